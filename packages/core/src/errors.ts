@@ -1,0 +1,88 @@
+/**
+ * Typed errors. Every error statesync throws or reports is a {@link StateSyncError} whose `code`
+ * is one of the stable strings below; match on `code`, never on `message`.
+ */
+
+/** Stable error codes. New codes may be added; existing ones never change meaning. */
+export const ERROR_CODES = [
+  /** Invalid user input: arguments, options, keys, a recipe result that fails the state schema. */
+  "VALIDATION",
+  /** A conditional update conflicted `maxAttempts` times in a row. */
+  "RETRY_LIMIT",
+  /** An entry or snapshot is larger than the log accepts (NATS `max_payload`). Nothing was sent. */
+  "PAYLOAD_TOO_LARGE",
+  /** A log entry failed envelope validation; it is skipped by every replica alike. */
+  "CORRUPT_ENTRY",
+  /** An unconditional command this client's model does not know; the replica stops before it. */
+  "UNKNOWN_COMMAND",
+  /** An entry of a newer wire-format version; the replica stops before it. */
+  "UNSUPPORTED_FORMAT",
+  /** The server refused an operation for lack of permission (NATS `PERMISSIONS_VIOLATION`). */
+  "PERMISSION_DENIED",
+  /** The log no longer holds the history this replica needs. */
+  "TRUNCATED",
+  /** An append may or may not have been stored and the log could not be reached in time to tell. */
+  "UNKNOWN_OUTCOME",
+  /** The log (server) cannot be reached. */
+  "UNAVAILABLE",
+  /** The stream's configuration is unsafe (it could drop history) or does not match. */
+  "STREAM_CONFIG",
+  /** The server version cannot give the guarantees the chosen layout needs. */
+  "UNSUPPORTED_SERVER",
+  /** The log was created by another model, or by the same model version with another `initial`. */
+  "MODEL_MISMATCH",
+  /** The synchronizer (or log) was closed. */
+  "CLOSED",
+  /** Internal to the log port: a conditional append found the log past the expected revision. */
+  "CONFLICT",
+  /** A stored snapshot failed validation (checksum, schema, log identity); it is discarded. */
+  "CORRUPT_SNAPSHOT",
+  /** The operation was aborted through an `AbortSignal`. */
+  "ABORTED",
+  /** A command recipe threw while being applied; the entry is a no-op on every replica. */
+  "COMMAND_FAILED",
+] as const;
+
+/** One of {@link ERROR_CODES}. */
+export type StateSyncErrorCode = (typeof ERROR_CODES)[number];
+
+/** The one error class of statesync. `code` is stable; `details` carries structured context. */
+export class StateSyncError extends Error {
+  override readonly name = "StateSyncError";
+  readonly code: StateSyncErrorCode;
+  /** Structured context, e.g. `{ revision }` of the entry concerned. */
+  readonly details: Readonly<Record<string, unknown>>;
+
+  constructor(
+    code: StateSyncErrorCode,
+    message: string,
+    options: { cause?: unknown; details?: Record<string, unknown> } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.details = Object.freeze({ ...(options.details ?? {}) });
+  }
+}
+
+/**
+ * Thrown by {@link RevisionedLog.appendConditional} when the log is not at the expected revision
+ * (JetStream API error 10071, "wrong last sequence").
+ */
+export class AppendConflictError extends StateSyncError {
+  /** The log's latest revision when known, else undefined. */
+  readonly latestRevision: number | undefined;
+  constructor(expectedRevision: number, latestRevision?: number, cause?: unknown) {
+    super(
+      "CONFLICT",
+      `conditional append expected revision ${expectedRevision}` +
+        (latestRevision === undefined ? "" : `, log is at ${latestRevision}`),
+      { cause, details: { expectedRevision, latestRevision } },
+    );
+    this.latestRevision = latestRevision;
+  }
+}
+
+/** True when `err` is a {@link StateSyncError}, optionally of the given code. */
+export function isStateSyncError(err: unknown, code?: StateSyncErrorCode): err is StateSyncError {
+  return err instanceof StateSyncError && (code === undefined || err.code === code);
+}

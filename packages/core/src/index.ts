@@ -1,0 +1,51 @@
+/**
+ * `@statesync/core`: the runtime-neutral engine. A replicated state machine over a revisioned
+ * log (NATS JetStream), after Pravega's StateSynchronizer. Runtime packages (`@statesync/node`,
+ * `@statesync/browser`) connect, persist and re-export this.
+ */
+export {
+  ERROR_CODES,
+  StateSyncError,
+  AppendConflictError,
+  isStateSyncError,
+  type StateSyncErrorCode,
+} from "./errors.js";
+export type {
+  RevisionedLog,
+  LogEntry,
+  LogInfo,
+  AppendResult,
+  LogFollowHandler,
+  LogFollower,
+  LogConnectionStatus,
+} from "./log.js";
+export { MemoryLog, type MemoryLogOptions } from "./memory-log.js";
+export {
+  snapshotRecordSchema,
+  shouldReplaceSnapshot,
+  type SnapshotRecord,
+  type SnapshotStore,
+} from "./snapshot-store.js";
+export { MemorySnapshotStore } from "./memory-snapshot-store.js";
+export {
+  defineModel,
+  type Model,
+  type ModelDefinition,
+  type CommandDefinition,
+  type CommandMap,
+  type CommandArgs,
+  type UpdateContext,
+} from "./model.js";
+export { stateHash, canonicalJson, findNonJson, type JsonValue } from "./json.js";
+export type {
+  StateSynchronizer,
+  CreateSynchronizerOptions,
+  SyncStatus,
+  SyncStats,
+  SyncEvents,
+  UpdateOptions,
+  UpdateResult,
+  Recipe,
+} from "./synchronizer-types.js";
+export { createSynchronizer } from "./synchronizer.js";
+export * from "./jetstream/index.js";

@@ -1,0 +1,62 @@
+import { sha256 } from "@noble/hashes/sha2.js";
+import { bytesToHex } from "@noble/hashes/utils.js";
+import stringify from "safe-stable-stringify";
+import { StateSyncError } from "./errors.js";
+
+/** A JSON value: what states, command arguments and patch values are restricted to. */
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+
+/**
+ * Checks iteratively (no recursion, so hostile depth cannot overflow the stack) that `value` is a
+ * plain JSON value: null, booleans, finite numbers, strings, arrays and plain objects. Returns a
+ * description of the first offending path, or undefined when it is JSON.
+ */
+export function findNonJson(value: unknown, maxDepth = Infinity): string | undefined {
+  const stack: Array<{ v: unknown; path: string; depth: number }> = [{ v: value, path: "$", depth: 0 }];
+  while (stack.length > 0) {
+    const { v, path, depth } = stack.pop()!;
+    if (depth > maxDepth) return `${path}: nested deeper than ${maxDepth}`;
+    if (v === null || typeof v === "string" || typeof v === "boolean") continue;
+    if (typeof v === "number") {
+      if (!Number.isFinite(v)) return `${path}: ${v} is not a finite number`;
+      continue;
+    }
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) stack.push({ v: v[i], path: `${path}[${i}]`, depth: depth + 1 });
+      continue;
+    }
+    if (typeof v === "object") {
+      const proto = Object.getPrototypeOf(v);
+      if (proto !== Object.prototype && proto !== null) return `${path}: not a plain object`;
+      for (const k of Object.keys(v)) {
+        stack.push({ v: (v as Record<string, unknown>)[k], path: `${path}.${k}`, depth: depth + 1 });
+      }
+      continue;
+    }
+    return `${path}: ${typeof v} is not a JSON value`;
+  }
+  return undefined;
+}
+
+/** Throws `VALIDATION` unless `value` is a plain JSON value (see {@link findNonJson}). */
+export function assertJson(value: unknown, what: string): void {
+  const problem = findNonJson(value);
+  if (problem !== undefined) {
+    throw new StateSyncError("VALIDATION", `${what} is not a JSON value (${problem})`);
+  }
+}
+
+/** Canonical JSON text: object keys sorted, no whitespace. Same value, same text, everywhere. */
+export function canonicalJson(value: unknown): string {
+  const text = stringify(value);
+  if (text === undefined) throw new StateSyncError("VALIDATION", "value has no JSON form");
+  return text;
+}
+
+/**
+ * SHA-256 (hex) of the canonical JSON of `value` (with `@noble/hashes`, synchronous, any
+ * runtime). Use it to compare replicas: two replicas at one revision have the same `stateHash`.
+ */
+export function stateHash(value: unknown): string {
+  return bytesToHex(sha256(new TextEncoder().encode(canonicalJson(value))));
+}

@@ -1,0 +1,131 @@
+/**
+ * The log port: an append-only sequence of opaque entries with revisions, after Pravega's
+ * `RevisionedStreamClient`. The engine never sees NATS; `MemoryLog` and `JetStreamLog` implement
+ * this and both pass `runRevisionedLogConformance` from `@statesync/core/testing`.
+ *
+ * Revisions are positive integers that only grow (JetStream stream sequences). A log holds the
+ * entries of one state. In a *contiguous* log (a state that owns its stream) every revision
+ * between the first and the latest belongs to the state; in a non-contiguous log (many states in
+ * one stream, one subject each) revisions of one state have gaps.
+ */
+
+/** One stored entry. */
+export interface LogEntry {
+  /** Revision of this entry (the stream sequence), >= 1. */
+  readonly revision: number;
+  /** The bytes as stored. */
+  readonly data: Uint8Array;
+  /** The message id the writer gave it (JetStream `Nats-Msg-Id`), if any. */
+  readonly messageId?: string | undefined;
+}
+
+/** Where the log stands. */
+export interface LogInfo {
+  /**
+   * Opaque identity of the log; changes when the log is deleted and recreated, so a snapshot
+   * of an older incarnation can be told apart. JetStream: stream name, key and creation time.
+   */
+  readonly identity: string;
+  /** Revision of the first retained entry of this state; 0 when it holds none. */
+  readonly firstRevision: number;
+  /** Revision of the last entry of this state; 0 when it never held one. */
+  readonly latestRevision: number;
+  /** Largest entry the log accepts, in bytes of `data` (message ids and headers excluded). */
+  readonly maxEntryBytes: number;
+}
+
+/** The result of a successful append. */
+export interface AppendResult {
+  /** Revision the entry was stored at. */
+  readonly revision: number;
+  /** True when the log already held an entry with this message id (a re-send) and stored nothing. */
+  readonly duplicate: boolean;
+}
+
+/** Receives entries from {@link RevisionedLog.follow}, in revision order, each once. */
+export interface LogFollowHandler {
+  onEntry(entry: LogEntry): void;
+  /** A failure the follower cannot recover from by itself (permission denied, log deleted). */
+  onError?(error: unknown): void;
+}
+
+/** A running follow; `stop()` ends it and resolves when no more entries will be delivered. */
+export interface LogFollower {
+  stop(): Promise<void>;
+}
+
+/** Connection state of the log, for the synchronizer's `status`. */
+export type LogConnectionStatus = "online" | "offline";
+
+/**
+ * The revisioned log a `StateSynchronizer` runs on.
+ *
+ * Errors: every method throws `StateSyncError`s: `CONFLICT` ({@link AppendConflictError}) from a
+ * conditional append, `UNAVAILABLE` when the log cannot be reached (for an append: the outcome is
+ * unknown, re-send the same bytes with the same message id), `PERMISSION_DENIED`,
+ * `PAYLOAD_TOO_LARGE` (before sending), `CLOSED` after `close()`.
+ */
+export interface RevisionedLog {
+  /**
+   * True when every revision between the first and the latest belongs to this state (own-stream
+   * layout), so the entry after revision r must be r + 1.
+   */
+  readonly contiguous: boolean;
+
+  /** Current identity, bounds and limits. */
+  info(): Promise<LogInfo>;
+
+  /**
+   * Stores `data` only if the latest revision of this state is `expectedRevision` (0: the state
+   * has no entry). JetStream: `Nats-Expected-Last-Sequence` (own stream) or
+   * `Nats-Expected-Last-Subject-Sequence` (shared stream). A known `messageId` within the
+   * duplicate window stores nothing and answers the original revision with `duplicate: true`.
+   * Throws {@link AppendConflictError} on a mismatch.
+   */
+  appendConditional(
+    data: Uint8Array,
+    expectedRevision: number,
+    messageId: string,
+  ): Promise<AppendResult>;
+
+  /** Stores `data` at the tail without a check; deduplicated by `messageId` like the above. */
+  appendUnconditional(data: Uint8Array, messageId: string): Promise<AppendResult>;
+
+  /**
+   * The retained entries of this state with `fromRevision <= revision <= toRevision`, ascending.
+   * Entries truncated away are silently missing (callers check continuity themselves).
+   */
+  read(fromRevision: number, toRevision: number): AsyncIterable<LogEntry>;
+
+  /**
+   * Delivers every entry with revision >= `fromRevision` as it is stored, in order, surviving
+   * reconnects, until stopped.
+   */
+  follow(fromRevision: number, handler: LogFollowHandler): LogFollower;
+
+  /** The entry at exactly `revision`, or undefined when this state has none there. */
+  entryAt(revision: number): Promise<LogEntry | undefined>;
+
+  /**
+   * The revision of the entry with `messageId` among the first `scan` entries of this state after
+   * `afterRevision` (default 1: the entry right after), or undefined. Used to resolve an append
+   * whose acknowledgement was lost once the server no longer deduplicates it.
+   */
+  findByMessageId(
+    messageId: string,
+    afterRevision: number,
+    scan?: number,
+  ): Promise<number | undefined>;
+
+  /** Removes the entries of this state with revision < `revision` (compaction). */
+  truncateBefore(revision: number): Promise<void>;
+
+  /** Subscribes to connection status changes; returns an unsubscribe function. */
+  watchStatus(listener: (status: LogConnectionStatus) => void): () => void;
+
+  /** Current connection status. */
+  readonly status: LogConnectionStatus;
+
+  /** Releases the log's resources (not a connection it was given). Idempotent. */
+  close(): Promise<void>;
+}

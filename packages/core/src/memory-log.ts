@@ -1,0 +1,289 @@
+import { AppendConflictError, StateSyncError, type StateSyncErrorCode } from "./errors.js";
+import type {
+  AppendResult,
+  LogConnectionStatus,
+  LogEntry,
+  LogFollowHandler,
+  LogFollower,
+  LogInfo,
+  RevisionedLog,
+} from "./log.js";
+
+/** Options of {@link MemoryLog}. */
+export interface MemoryLogOptions {
+  /** Largest entry in bytes. Default 1 MiB (NATS' default `max_payload`). */
+  maxEntryBytes?: number;
+  /**
+   * Order of checks on a conditional append with a known message id. `"dedupe-first"` (default)
+   * answers the original revision, as nats-server 2.9; `"expected-first"` answers CONFLICT, as
+   * nats-server 2.12+ (see jetstream-notes "Lost acknowledgements").
+   */
+  duplicateCheck?: "dedupe-first" | "expected-first";
+}
+
+interface Fault {
+  kind: "fail" | "lose-ack";
+  code: StateSyncErrorCode;
+}
+
+/** Storage shared by all handles of one MemoryLog. */
+class MemoryLogCore {
+  entries: LogEntry[] = [];
+  lastRevision = 0;
+  identity = newIdentity();
+  messageIds = new Map<string, number>();
+  followers = new Set<MemoryFollower>();
+  statusListeners = new Set<(s: LogConnectionStatus) => void>();
+  offline = false;
+  faults: Fault[] = [];
+  appendDelayMs = 0;
+  constructor(
+    readonly maxEntryBytes: number,
+    readonly duplicateCheck: "dedupe-first" | "expected-first",
+  ) {}
+}
+
+let identityCounter = 0;
+function newIdentity(): string {
+  identityCounter += 1;
+  return `memory-${identityCounter}-${Math.random().toString(36).slice(2, 10)}`;
+}
+
+class MemoryFollower implements LogFollower {
+  private next: number;
+  private stopped = false;
+  private scheduled = false;
+  constructor(
+    private readonly core: MemoryLogCore,
+    fromRevision: number,
+    private readonly handler: LogFollowHandler,
+  ) {
+    this.next = fromRevision;
+    core.followers.add(this);
+    this.poke();
+  }
+  poke(): void {
+    if (this.scheduled || this.stopped) return;
+    this.scheduled = true;
+    setTimeout(() => {
+      this.scheduled = false;
+      this.deliver();
+    }, 0);
+  }
+  private deliver(): void {
+    if (this.stopped || this.core.offline) return;
+    for (const entry of this.core.entries) {
+      if (this.stopped) return;
+      if (entry.revision < this.next) continue;
+      this.next = entry.revision + 1;
+      this.handler.onEntry(entry);
+    }
+  }
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.core.followers.delete(this);
+  }
+}
+
+/**
+ * An in-process {@link RevisionedLog} for unit tests and for users without a server. Several
+ * synchronizers may share one `new MemoryLog()`; `handle()` gives another handle on the same
+ * entries (as another connection would). Contiguous: revisions are 1, 2, 3, ...
+ *
+ * After LiveStore's mock sync backend it fails on purpose: {@link failNextAppends},
+ * {@link loseNextAcks}, {@link setOffline}, {@link setAppendDelay}, {@link injectRaw},
+ * {@link forgetMessageIds}, {@link recreate}.
+ */
+export class MemoryLog implements RevisionedLog {
+  readonly contiguous = true;
+  private readonly core: MemoryLogCore;
+  private closed = false;
+
+  constructor(options: MemoryLogOptions = {}, core?: MemoryLogCore) {
+    this.core =
+      core ??
+      new MemoryLogCore(
+        options.maxEntryBytes ?? 1024 * 1024,
+        options.duplicateCheck ?? "dedupe-first",
+      );
+  }
+
+  /** Another handle on the same entries, closed independently. */
+  handle(): MemoryLog {
+    return new MemoryLog({}, this.core);
+  }
+
+  get status(): LogConnectionStatus {
+    return this.core.offline ? "offline" : "online";
+  }
+
+  private check(): void {
+    if (this.closed) throw new StateSyncError("CLOSED", "the log handle is closed");
+    if (this.core.offline) throw new StateSyncError("UNAVAILABLE", "the memory log is offline");
+  }
+
+  async info(): Promise<LogInfo> {
+    this.check();
+    return {
+      identity: this.core.identity,
+      firstRevision: this.core.entries[0]?.revision ?? 0,
+      latestRevision: this.core.lastRevision,
+      maxEntryBytes: this.core.maxEntryBytes,
+    };
+  }
+
+  async appendConditional(
+    data: Uint8Array,
+    expectedRevision: number,
+    messageId: string,
+  ): Promise<AppendResult> {
+    return this.append(data, messageId, expectedRevision);
+  }
+
+  async appendUnconditional(data: Uint8Array, messageId: string): Promise<AppendResult> {
+    return this.append(data, messageId, undefined);
+  }
+
+  private async append(
+    data: Uint8Array,
+    messageId: string,
+    expected: number | undefined,
+  ): Promise<AppendResult> {
+    this.check();
+    if (data.byteLength > this.core.maxEntryBytes) {
+      throw new StateSyncError(
+        "PAYLOAD_TOO_LARGE",
+        `entry of ${data.byteLength} bytes exceeds the log's maximum of ${this.core.maxEntryBytes}`,
+        { details: { bytes: data.byteLength, maxEntryBytes: this.core.maxEntryBytes } },
+      );
+    }
+    const copy = data.slice();
+    if (this.core.appendDelayMs > 0) {
+      await new Promise((r) => setTimeout(r, this.core.appendDelayMs));
+      this.check();
+    }
+    const fault = this.core.faults.shift();
+    if (fault?.kind === "fail") {
+      throw new StateSyncError(fault.code, `injected failure (${fault.code})`);
+    }
+    const result = this.store(copy, messageId, expected);
+    if (fault?.kind === "lose-ack") {
+      throw new StateSyncError(fault.code, "injected lost acknowledgement");
+    }
+    return result;
+  }
+
+  private store(data: Uint8Array, messageId: string, expected: number | undefined): AppendResult {
+    const core = this.core;
+    const known = core.messageIds.get(messageId);
+    const dedupe = (): AppendResult | undefined =>
+      known === undefined ? undefined : { revision: known, duplicate: true };
+    if (core.duplicateCheck === "dedupe-first") {
+      const d = dedupe();
+      if (d) return d;
+    }
+    if (expected !== undefined && expected !== core.lastRevision) {
+      throw new AppendConflictError(expected, core.lastRevision);
+    }
+    const d = dedupe();
+    if (d) return d;
+    core.lastRevision += 1;
+    const entry: LogEntry = { revision: core.lastRevision, data, messageId };
+    core.entries.push(entry);
+    core.messageIds.set(messageId, entry.revision);
+    for (const f of core.followers) f.poke();
+    return { revision: entry.revision, duplicate: false };
+  }
+
+  async *read(fromRevision: number, toRevision: number): AsyncIterable<LogEntry> {
+    this.check();
+    const snapshot = this.core.entries.filter(
+      (e) => e.revision >= fromRevision && e.revision <= toRevision,
+    );
+    for (const e of snapshot) yield e;
+  }
+
+  follow(fromRevision: number, handler: LogFollowHandler): LogFollower {
+    if (this.closed) throw new StateSyncError("CLOSED", "the log handle is closed");
+    return new MemoryFollower(this.core, Math.max(1, fromRevision), handler);
+  }
+
+  async entryAt(revision: number): Promise<LogEntry | undefined> {
+    this.check();
+    return this.core.entries.find((e) => e.revision === revision);
+  }
+
+  async findByMessageId(
+    messageId: string,
+    afterRevision: number,
+    scan = 1,
+  ): Promise<number | undefined> {
+    this.check();
+    const after = this.core.entries.filter((e) => e.revision > afterRevision).slice(0, scan);
+    return after.find((e) => e.messageId === messageId)?.revision;
+  }
+
+  async truncateBefore(revision: number): Promise<void> {
+    this.check();
+    this.core.entries = this.core.entries.filter((e) => e.revision >= revision);
+  }
+
+  watchStatus(listener: (status: LogConnectionStatus) => void): () => void {
+    this.core.statusListeners.add(listener);
+    return () => this.core.statusListeners.delete(listener);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+
+  // ---- faults, on purpose (LiveStore style) ----
+
+  /** The next `n` appends fail without storing anything (default code UNAVAILABLE). */
+  failNextAppends(n: number, code: StateSyncErrorCode = "UNAVAILABLE"): void {
+    for (let i = 0; i < n; i++) this.core.faults.push({ kind: "fail", code });
+  }
+
+  /** The next `n` appends are stored but their acknowledgement is lost (UNAVAILABLE thrown). */
+  loseNextAcks(n: number): void {
+    for (let i = 0; i < n; i++) this.core.faults.push({ kind: "lose-ack", code: "UNAVAILABLE" });
+  }
+
+  /** Every append waits `ms` before it is stored. */
+  setAppendDelay(ms: number): void {
+    this.core.appendDelayMs = ms;
+  }
+
+  /** Takes the log off line (every call throws UNAVAILABLE, followers pause) or back. */
+  setOffline(offline: boolean): void {
+    if (this.core.offline === offline) return;
+    this.core.offline = offline;
+    const status: LogConnectionStatus = offline ? "offline" : "online";
+    for (const l of this.core.statusListeners) l(status);
+    if (!offline) for (const f of this.core.followers) f.poke();
+  }
+
+  /** Appends raw bytes at the tail as another program would (no message id check). */
+  injectRaw(data: Uint8Array | string, messageId?: string): number {
+    const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
+    return this.store(bytes, messageId ?? `raw-${Math.random()}`, undefined).revision;
+  }
+
+  /** Forgets every message id, as the server does past its duplicate window. */
+  forgetMessageIds(): void {
+    this.core.messageIds.clear();
+  }
+
+  /** Deletes every entry and starts a new incarnation with a new identity at revision 0. */
+  recreate(): void {
+    this.core.entries = [];
+    this.core.lastRevision = 0;
+    this.core.messageIds.clear();
+    this.core.identity = newIdentity();
+  }
+
+  /** Number of entries retained (for tests). */
+  get size(): number {
+    return this.core.entries.length;
+  }
+}

@@ -1,0 +1,73 @@
+import { z } from "zod";
+
+/**
+ * A persisted replica: the state and the revision it was computed at, written together.
+ * `logIdentity` and `messageId` let the engine check that the log still holds that exact entry
+ * (a recreated stream, or a snapshot ahead of the log, is discarded).
+ */
+export interface SnapshotRecord {
+  /** Format version of the record; this library writes 1. */
+  readonly format: 1;
+  /** Revision of the last entry consumed into `state`. */
+  readonly revision: number;
+  /** The state at `revision` (JSON value). */
+  readonly state: unknown;
+  /** `LogInfo.identity` of the log the state came from. */
+  readonly logIdentity: string;
+  /** Message id of the entry at `revision`, when it had one. */
+  readonly messageId?: string | undefined;
+  /** Model name and version that computed the state. */
+  readonly model: string;
+  readonly modelVersion: number;
+  /** When it was written, ms since the epoch (informational). */
+  readonly savedAt: number;
+}
+
+/** zod schema of {@link SnapshotRecord}: stores validate what they load with it. */
+export const snapshotRecordSchema = z.object({
+  format: z.literal(1),
+  revision: z.number().int().nonnegative(),
+  state: z.unknown(),
+  logIdentity: z.string().min(1),
+  messageId: z.string().optional(),
+  model: z.string().min(1),
+  modelVersion: z.number().int().nonnegative(),
+  savedAt: z.number(),
+});
+
+/**
+ * Where replicas persist state and revision (automerge-repo style narrow port). Keys are opaque
+ * strings chosen by the engine (one per stream and key). Implementations: `MemorySnapshotStore`,
+ * `FileSnapshotStore` (Node), `IndexedDbSnapshotStore` (browser); all pass
+ * `runSnapshotStoreConformance` from `@statesync/core/testing`.
+ */
+export interface SnapshotStore {
+  /**
+   * The record stored under `key`, or undefined when there is none. Throws
+   * `StateSyncError("CORRUPT_SNAPSHOT")` when what is stored fails validation (checksum, shape).
+   */
+  load(key: string): Promise<SnapshotRecord | undefined>;
+  /**
+   * Stores `record` under `key` atomically (state and revision together). A record with a lower
+   * revision than the stored one for the same `logIdentity` does not replace it.
+   */
+  save(key: string, record: SnapshotRecord): Promise<void>;
+  /** Removes the record under `key`; no error when there is none. */
+  delete(key: string): Promise<void>;
+  /** Releases resources. Optional. */
+  close?(): Promise<void>;
+}
+
+/**
+ * Decides whether `incoming` may replace `stored` under the "only replaces an older revision"
+ * rule every store follows: a record of another log identity always replaces (the log was
+ * recreated); within one log the higher-or-equal revision wins.
+ */
+export function shouldReplaceSnapshot(
+  stored: SnapshotRecord | undefined,
+  incoming: SnapshotRecord,
+): boolean {
+  if (stored === undefined) return true;
+  if (stored.logIdentity !== incoming.logIdentity) return true;
+  return incoming.revision >= stored.revision;
+}

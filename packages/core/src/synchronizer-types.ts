@@ -1,0 +1,168 @@
+import type { Draft, Immutable } from "immer";
+import type { StateSyncError } from "./errors.js";
+import type { RevisionedLog } from "./log.js";
+import type { CommandArgs, CommandMap, Model, UpdateContext } from "./model.js";
+import type { SnapshotStore } from "./snapshot-store.js";
+
+/**
+ * Where a replica stands:
+ * - `connecting`: not yet in touch with the log since it was opened;
+ * - `live`: in touch with the log (and following it when `live` is on);
+ * - `offline`: the log cannot be reached; reads serve the last state, the replica keeps trying;
+ * - `stalled`: stopped at its last good revision (unknown command, newer format, truncated log,
+ *   model mismatch); reads serve that state, updates reject with the stall error;
+ * - `closed`: `close()` was called.
+ */
+export type SyncStatus = "connecting" | "live" | "offline" | "stalled" | "closed";
+
+/** Options of one `update` / `updateUnconditionally` call. */
+export interface UpdateOptions {
+  /** Attempts before `RETRY_LIMIT` (conditional updates only). Default 64. */
+  maxAttempts?: number;
+  /** Aborts between attempts (rejects with `ABORTED`); an append in flight still completes. */
+  signal?: AbortSignal;
+  /**
+   * How long, in ms, an append whose outcome is unknown (lost acknowledgement, server gone) is
+   * re-sent before the call rejects with `UNKNOWN_OUTCOME`. Default 30,000; keep it well below
+   * the stream's duplicate window (2 minutes by default).
+   */
+  outcomeTimeoutMs?: number;
+}
+
+/** What a committed conditional update resolves to. */
+export interface UpdateResult<S, R = void> {
+  /** Revision of the entry (or the revision the replica was at when nothing changed). */
+  readonly revision: number;
+  /** The replica's state right after applying the entry. */
+  readonly state: Immutable<S>;
+  /** What the recipe returned (never the state). */
+  readonly result: R;
+  /** Attempts it took (1 when there was no conflict). */
+  readonly attempts: number;
+}
+
+/** A recipe: mutates the draft; its return value becomes `result`. Must be synchronous. */
+export type Recipe<S, R> = (draft: Draft<S>, ctx: UpdateContext) => R;
+
+/** Counters since the synchronizer was created. */
+export interface SyncStats {
+  /** Entries read from the log (catch-up and follow). */
+  entriesFetched: number;
+  /** Entries applied to the state (including no-op entries whose command threw). */
+  entriesApplied: number;
+  /** Entries skipped as malformed. */
+  entriesSkipped: number;
+  /** Bytes of entries read. */
+  bytesFetched: number;
+  /** Appends that stored an entry (conditional and unconditional). */
+  appends: number;
+  /** Conditional appends rejected because the log had moved on. */
+  conflicts: number;
+  /** Conditional append attempts made (committed or not). */
+  attempts: number;
+  /** Re-sends of an append whose acknowledgement was lost. */
+  resends: number;
+  /** Snapshots written to and restored from the snapshot store. */
+  snapshotsSaved: number;
+  snapshotsRestored: number;
+}
+
+/** Events of {@link StateSynchronizer.on}. */
+export interface SyncEvents {
+  /** Problems that reject no call: a skipped entry, a listener that threw, a stall, a warning. */
+  error: (error: StateSyncError) => void;
+  /** Status changes. */
+  status: (status: SyncStatus) => void;
+}
+
+/**
+ * A replica of one shared state (after Pravega's `StateSynchronizer`). Every replica applies the
+ * same entries in log order to the same initial state, so all converge.
+ */
+export interface StateSynchronizer<S, C extends CommandMap<S> = CommandMap<S>> {
+  /** The current state: immutable (deeply frozen). */
+  readonly state: Immutable<S>;
+  /** Revision of the last entry consumed (applied or skipped); 0 = nothing consumed. */
+  readonly revision: number;
+  /** See {@link SyncStatus}. */
+  readonly status: SyncStatus;
+  /** Counters a user and a test can read. */
+  readonly stats: Readonly<SyncStats>;
+  /** This client's id (stored in each entry it writes). */
+  readonly clientId: string;
+  /** The model the replica runs. */
+  readonly model: Model<S, C>;
+  /** The error that stalled the replica, if it is stalled. */
+  readonly stallReason: StateSyncError | undefined;
+
+  /** Reads and applies everything appended after `revision`; resolves to the new revision. */
+  fetchUpdates(): Promise<number>;
+  /** Resolves once `revision` has been consumed. Rejects `CLOSED`, `ABORTED` or the stall error. */
+  waitFor(revision: number, options?: { signal?: AbortSignal }): Promise<void>;
+  /** Resolves to the revision once the replica has caught up with the log's latest revision. */
+  synced(): Promise<number>;
+
+  /**
+   * Conditional update with a recipe. Runs it on the current state; appends its Immer patches
+   * only if the log is still at `revision`; on conflict catches up and runs it again (backoff with
+   * jitter). Throws `VALIDATION` (async recipe, invalid result state), `RETRY_LIMIT`,
+   * `PAYLOAD_TOO_LARGE`, `PERMISSION_DENIED`, `UNKNOWN_OUTCOME`, `ABORTED`, `CLOSED`, or what the
+   * recipe threw.
+   */
+  update<R>(recipe: Recipe<S, R>, options?: UpdateOptions): Promise<UpdateResult<S, R>>;
+  /** Conditional update with a named command; `args` are validated by its schema first. */
+  update<K extends keyof C & string>(
+    command: K,
+    args: CommandArgs<C[K]>,
+    options?: UpdateOptions,
+  ): Promise<UpdateResult<S, void>>;
+
+  /**
+   * Appends the command at the tail without a check; resolves once stored. Every replica runs the
+   * command's recipe when it reaches the entry. Throws `VALIDATION`, `UNKNOWN_COMMAND`,
+   * `PAYLOAD_TOO_LARGE`, `PERMISSION_DENIED`, `UNKNOWN_OUTCOME`, `CLOSED`.
+   */
+  updateUnconditionally<K extends keyof C & string>(
+    command: K,
+    args: CommandArgs<C[K]>,
+    options?: UpdateOptions,
+  ): Promise<{ readonly revision: number }>;
+
+  /** `(state, revision)` after each batch of applied entries (not on subscribe). */
+  subscribe(listener: (state: Immutable<S>, revision: number) => void): () => void;
+  /** Listens to an event; returns an unsubscribe function. */
+  on<E extends keyof SyncEvents>(event: E, listener: SyncEvents[E]): () => void;
+
+  /** Writes the local snapshot now (no-op without a snapshot store). */
+  saveSnapshot(): Promise<void>;
+  /** Writes the snapshot, stops following, releases what it owns; later calls reject `CLOSED`. */
+  close(): Promise<void>;
+}
+
+/** Options of {@link createSynchronizer}. */
+export interface CreateSynchronizerOptions<S, C extends CommandMap<S>> {
+  /** The log to run on. Not closed by `close()` unless `ownsLog`. */
+  log: RevisionedLog;
+  /** The model (see `defineModel`). */
+  model: Model<S, C>;
+  /** Where to persist the replica; none by default. */
+  snapshots?: SnapshotStore | false | undefined;
+  /** Key of this state in the snapshot store. Default: `model.name`. */
+  snapshotKey?: string;
+  /** Save a snapshot after this many consumed entries (default 100; 0 = only on close). */
+  snapshotEvery?: number;
+  /** Client id stored in entries. Default: random. */
+  clientId?: string;
+  /** Keep following the log after catching up. Default true. */
+  live?: boolean;
+  /**
+   * When the returned promise resolves: `"synced"` (default) once caught up with the log, or with
+   * the stored state and status `offline` when the log is unreachable; `"restored"` right after
+   * the local snapshot (if any) is restored.
+   */
+  waitFor?: "synced" | "restored";
+  /** Close the log in `close()`. Default false. */
+  ownsLog?: boolean;
+  /** Extra work for `close()`, after the log is released (runtime packages close connections). */
+  onClose?: () => Promise<void>;
+}
