@@ -41,6 +41,8 @@ export const ERROR_CODES = [
   "ABORTED",
   /** A command recipe threw while being applied; the entry is a no-op on every replica. */
   "COMMAND_FAILED",
+  /** A `subscribe` or `on` listener threw; reported, never rethrown. */
+  "LISTENER_FAILED",
 ] as const;
 
 /** One of {@link ERROR_CODES}. */

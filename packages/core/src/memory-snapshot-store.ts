@@ -14,6 +14,10 @@ export class MemorySnapshotStore implements SnapshotStore {
   private readonly records = new Map<string, string>();
 
   async load(key: string): Promise<SnapshotRecord | undefined> {
+    return this.loadNow(key);
+  }
+
+  private loadNow(key: string): SnapshotRecord | undefined {
     const text = this.records.get(key);
     if (text === undefined) return undefined;
     let parsed: unknown;
@@ -34,7 +38,7 @@ export class MemorySnapshotStore implements SnapshotStore {
   async save(key: string, record: SnapshotRecord): Promise<void> {
     let stored: SnapshotRecord | undefined;
     try {
-      stored = await this.load(key);
+      stored = this.loadNow(key);
     } catch {
       stored = undefined;
     }

@@ -1,0 +1,101 @@
+import { applyPatches, enablePatches, produce, type Patch } from "immer";
+import type { CommandEntry, Entry, UpdateEntry } from "./entry.js";
+import { StateSyncError } from "./errors.js";
+import type { CommandMap, Model, UpdateContext } from "./model.js";
+import { mulberry32 } from "./prng.js";
+
+enablePatches();
+
+/** What applying one entry did. Each entry is applied in isolation: a failure changes nothing. */
+export type ApplyOutcome<S> =
+  /** The entry changed (or kept) the state. */
+  | { kind: "applied"; state: S }
+  /** The entry is a no-op on every replica (its command threw or its args failed the schema). */
+  | { kind: "noop"; error: StateSyncError }
+  /** The replica cannot apply the entry and must stop before it (unknown command). */
+  | { kind: "stall"; error: StateSyncError };
+
+/** The deterministic context of an entry (see {@link UpdateContext}). */
+export function entryContext(
+  revision: number,
+  timestamp: number,
+  seed: number,
+  clientId: string,
+): UpdateContext {
+  return { revision, timestamp, random: mulberry32(seed), clientId };
+}
+
+function applyUpdate<S>(state: S, entry: UpdateEntry): ApplyOutcome<S> {
+  try {
+    return { kind: "applied", state: applyPatches(state as object, entry.patches as Patch[]) as S };
+  } catch (cause) {
+    return {
+      kind: "noop",
+      error: new StateSyncError("COMMAND_FAILED", `patches could not be applied: ${String(cause)}`, {
+        cause,
+      }),
+    };
+  }
+}
+
+function applyCommand<S, C extends CommandMap<S>>(
+  model: Model<S, C>,
+  state: S,
+  entry: CommandEntry,
+  revision: number,
+): ApplyOutcome<S> {
+  const command = Object.hasOwn(model.commands, entry.name) ? model.commands[entry.name] : undefined;
+  if (command === undefined) {
+    return {
+      kind: "stall",
+      error: new StateSyncError(
+        "UNKNOWN_COMMAND",
+        `command "${entry.name}" is unknown to model ${model.name} v${model.version}; upgrade this client`,
+        { details: { command: entry.name } },
+      ),
+    };
+  }
+  const args = command.args.safeParse(entry.args);
+  if (!args.success) {
+    return {
+      kind: "noop",
+      error: new StateSyncError("VALIDATION", `arguments of command "${entry.name}" fail its schema`, {
+        cause: args.error,
+        details: { command: entry.name },
+      }),
+    };
+  }
+  const ctx = entryContext(revision, entry.ts, entry.seed, entry.client);
+  try {
+    const next = produce(state, (draft) => {
+      const r: unknown = command.apply(draft as never, args.data, ctx);
+      if (r !== undefined && typeof (r as { then?: unknown }).then === "function") {
+        throw new StateSyncError("VALIDATION", "command recipes must be synchronous");
+      }
+    });
+    return { kind: "applied", state: next };
+  } catch (cause) {
+    return {
+      kind: "noop",
+      error: new StateSyncError("COMMAND_FAILED", `command "${entry.name}" threw: ${String(cause)}`, {
+        cause,
+        details: { command: entry.name },
+      }),
+    };
+  }
+}
+
+/**
+ * Applies an `update` or `command` entry to `state` at `revision` (the revision before the entry).
+ * Pure: the same inputs give the same outcome on every replica.
+ */
+export function applyEntry<S, C extends CommandMap<S>>(
+  model: Model<S, C>,
+  state: S,
+  entry: Exclude<Entry, { kind: "genesis" }>,
+  revision: number,
+): ApplyOutcome<S> {
+  return entry.kind === "update"
+    ? applyUpdate(state, entry)
+    : applyCommand(model, state, entry, revision);
+}

@@ -1,0 +1,30 @@
+import { StateSyncError } from "./errors.js";
+
+/**
+ * "Full jitter" exponential backoff (AWS Architecture Blog, "Exponential Backoff And Jitter"):
+ * a uniform delay in [0, min(capMs, baseMs * 2^attempt)).
+ */
+export function backoffDelay(attempt: number, baseMs = 2, capMs = 250): number {
+  return Math.random() * Math.min(capMs, baseMs * 2 ** Math.min(attempt, 20));
+}
+
+/** Resolves after `ms`, or rejects with `ABORTED` as soon as `signal` aborts. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(abortError(signal));
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(abortError(signal!));
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+/** The `ABORTED` error for an aborted signal, keeping its reason as the cause. */
+export function abortError(signal: AbortSignal): StateSyncError {
+  return new StateSyncError("ABORTED", "the operation was aborted", { cause: signal.reason });
+}

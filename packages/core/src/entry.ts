@@ -1,0 +1,157 @@
+import { z } from "zod";
+import { StateSyncError } from "./errors.js";
+
+/**
+ * The wire format of log entries (JSON, UTF-8). Version {@link FORMAT_VERSION}. The limits below
+ * are part of the format: every replica rejects the same entries, whatever its stack size.
+ *
+ * - `genesis`: first entry of every state; names the model so a replica of another model refuses
+ *   to open it.
+ * - `update`: a conditional update: the Immer patches it produced (replayed exactly), the
+ *   revision it was based on, and the commands it ran (informational, for history).
+ * - `command`: an unconditional update: a named command and its arguments; every replica runs the
+ *   command's recipe when it reaches the entry.
+ */
+export const FORMAT_VERSION = 1;
+/** Deepest nesting of arrays and objects in an entry's JSON text. */
+export const MAX_NESTING_DEPTH = 256;
+/** Largest entry the format admits, in bytes (the log's own limit is usually lower). */
+export const MAX_ENTRY_BYTES = 64 * 1024 * 1024;
+
+const FORBIDDEN_KEYS = new Set(["__proto__", "constructor", "prototype"]);
+
+const patchSchema = z.object({
+  op: z.enum(["add", "remove", "replace"]),
+  path: z.array(z.union([z.string(), z.number().int().nonnegative()])),
+  value: z.unknown().optional(),
+});
+
+const commandCallSchema = z.object({ name: z.string().min(1).max(256), args: z.unknown() });
+
+const common = {
+  v: z.literal(FORMAT_VERSION),
+  ts: z.number().int().nonnegative(),
+  client: z.string().max(256),
+};
+
+const entrySchema = z.discriminatedUnion("kind", [
+  z.object({
+    ...common,
+    kind: z.literal("genesis"),
+    model: z.string().min(1),
+    version: z.number().int().nonnegative(),
+    initialHash: z.string().regex(/^[0-9a-f]{64}$/),
+  }),
+  z.object({
+    ...common,
+    kind: z.literal("update"),
+    base: z.number().int().nonnegative(),
+    seed: z.number().int().nonnegative().max(0xffffffff),
+    patches: z.array(patchSchema),
+    commands: z.array(commandCallSchema).optional(),
+  }),
+  z.object({
+    ...common,
+    kind: z.literal("command"),
+    seed: z.number().int().nonnegative().max(0xffffffff),
+    name: z.string().min(1).max(256),
+    args: z.unknown(),
+  }),
+]);
+
+/** A decoded entry. */
+export type Entry = z.infer<typeof entrySchema>;
+/** An Immer patch as stored. */
+export type StoredPatch = z.infer<typeof patchSchema>;
+export type GenesisEntry = Extract<Entry, { kind: "genesis" }>;
+export type UpdateEntry = Extract<Entry, { kind: "update" }>;
+export type CommandEntry = Extract<Entry, { kind: "command" }>;
+
+/** Outcome of {@link decodeEntry}: an entry, or why not (CORRUPT_ENTRY / UNSUPPORTED_FORMAT). */
+export type DecodeResult = { ok: true; entry: Entry } | { ok: false; error: StateSyncError };
+
+const decoder = new TextDecoder("utf-8", { fatal: true });
+const encoder = new TextEncoder();
+
+/** Encodes an entry as UTF-8 JSON. */
+export function encodeEntry(entry: Entry): Uint8Array {
+  return encoder.encode(JSON.stringify(entry));
+}
+
+/**
+ * Nesting depth of JSON text, found iteratively (strings and escapes skipped), or -1 when it
+ * exceeds `limit`. Runs before `JSON.parse` so hostile depth never reaches recursive code.
+ */
+export function jsonNestingDepth(text: string, limit: number): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92 /* \ */) i++;
+      else if (c === 34 /* " */) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 91 /* [ */ || c === 123 /* { */) {
+      depth++;
+      if (depth > max) {
+        max = depth;
+        if (max > limit) return -1;
+      }
+    } else if (c === 93 /* ] */ || c === 125 /* } */) depth--;
+  }
+  return max;
+}
+
+function corrupt(reason: string, cause?: unknown): DecodeResult {
+  return {
+    ok: false,
+    error: new StateSyncError("CORRUPT_ENTRY", `malformed entry: ${reason}`, { cause }),
+  };
+}
+
+function forbiddenPath(entry: Entry): boolean {
+  if (entry.kind !== "update") return false;
+  return entry.patches.some((p) => p.path.some((k) => typeof k === "string" && FORBIDDEN_KEYS.has(k)));
+}
+
+/**
+ * Decodes and validates an entry's envelope, in this order: size, fatal UTF-8, iterative depth
+ * check, JSON.parse, format version, zod envelope, patch paths. Never throws.
+ * Returns `UNSUPPORTED_FORMAT` for an object whose integer `v` is newer than this library's,
+ * `CORRUPT_ENTRY` for anything else that fails.
+ */
+export function decodeEntry(data: Uint8Array): DecodeResult {
+  if (data.byteLength > MAX_ENTRY_BYTES) return corrupt(`${data.byteLength} bytes`);
+  let text: string;
+  try {
+    text = decoder.decode(data);
+  } catch (cause) {
+    return corrupt("invalid UTF-8", cause);
+  }
+  if (jsonNestingDepth(text, MAX_NESTING_DEPTH) < 0) {
+    return corrupt(`nested deeper than ${MAX_NESTING_DEPTH}`);
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (cause) {
+    return corrupt("invalid JSON", cause);
+  }
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return corrupt("not an object");
+  const v = (raw as { v?: unknown }).v;
+  if (typeof v === "number" && Number.isInteger(v) && v > FORMAT_VERSION) {
+    return {
+      ok: false,
+      error: new StateSyncError(
+        "UNSUPPORTED_FORMAT",
+        `entry format version ${v} is newer than this client's (${FORMAT_VERSION}); upgrade statesync`,
+        { details: { version: v } },
+      ),
+    };
+  }
+  const parsed = entrySchema.safeParse(raw);
+  if (!parsed.success) return corrupt(parsed.error.issues[0]?.message ?? "invalid envelope", parsed.error);
+  if (forbiddenPath(parsed.data)) return corrupt("patch path touches __proto__, constructor or prototype");
+  return { ok: true, entry: parsed.data };
+}

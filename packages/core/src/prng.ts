@@ -1,0 +1,26 @@
+/**
+ * mulberry32: a small, fast 32-bit PRNG. Deterministic for a seed, so `ctx.random()` gives the
+ * same sequence on every replica. Not for cryptography.
+ */
+export function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** A random unsigned 32-bit seed from the platform's CSPRNG. */
+export function randomSeed(): number {
+  return crypto.getRandomValues(new Uint32Array(1))[0]!;
+}
+
+/** A random id of `bytes` random bytes, hex. */
+export function randomId(bytes = 8): string {
+  return Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) =>
+    b.toString(16).padStart(2, "0"),
+  ).join("");
+}
