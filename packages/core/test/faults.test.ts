@@ -1,0 +1,130 @@
+import { describe, expect, it } from "vitest";
+import { MemoryLog } from "@statesync/core";
+import { codeOf, open, until } from "./fixtures.js";
+
+/** Fault handling of the engine against MemoryLog's injected faults (LiveStore style). */
+describe("faults on MemoryLog", () => {
+  it("resolves a conditional update whose acknowledgement was lost as committed, applied once", async () => {
+    const log = new MemoryLog();
+    const a = await open(log);
+    log.loseNextAcks(1);
+    const r = await a.update("increment", { by: 1 });
+    expect(r.revision).toBe(2);
+    expect(a.state.count).toBe(1);
+    expect(log.size).toBe(2);
+    expect(a.stats.resends).toBe(1);
+    await a.close();
+  });
+
+  it("finds its entry by message id when the server checks the expected revision first (2.12+)", async () => {
+    const log = new MemoryLog({ duplicateCheck: "expected-first" });
+    const a = await open(log, { live: false });
+    log.loseNextAcks(1);
+    const r = await a.update("increment", { by: 1 });
+    expect(r).toMatchObject({ revision: 2, attempts: 1 });
+    expect(a.state.count).toBe(1);
+    expect(log.size).toBe(2);
+    await a.close();
+  });
+
+  it("treats a re-send conflict without its message id in the log as a real conflict", async () => {
+    const log = new MemoryLog({ duplicateCheck: "expected-first" });
+    const a = await open(log, { live: false });
+    const b = await open(log, { live: false });
+    log.failNextAppends(1); // the first send never reached the log...
+    const p = a.update((d) => {
+      d.count += 1;
+    });
+    await until(() => a.stats.resends > 0);
+    await b.update("increment", { by: 10 }); // ...and someone else wrote meanwhile
+    const r = await p;
+    expect(r.attempts).toBe(2);
+    expect(a.state.count).toBe(11);
+    await Promise.all([a.close(), b.close()]);
+  });
+
+  it("applies a lost-ack unconditional command exactly once", async () => {
+    const log = new MemoryLog();
+    const a = await open(log);
+    log.loseNextAcks(2);
+    const { revision } = await a.updateUnconditionally("increment", { by: 5 });
+    await a.waitFor(revision);
+    expect(a.state.count).toBe(5);
+    expect(log.size).toBe(2);
+    await a.close();
+  });
+
+  it("rejects with UNKNOWN_OUTCOME when the log stays unreachable past the deadline", async () => {
+    const log = new MemoryLog();
+    const a = await open(log);
+    log.setOffline(true);
+    expect(await codeOf(a.update("increment", {}, { outcomeTimeoutMs: 200 }))).toBe("UNKNOWN_OUTCOME");
+    expect(await codeOf(a.updateUnconditionally("increment", {}, { outcomeTimeoutMs: 200 }))).toBe(
+      "UNKNOWN_OUTCOME",
+    );
+    expect(a.status).toBe("offline");
+    log.setOffline(false);
+    await until(() => a.status === "live");
+    expect(log.size).toBe(1);
+    await a.close();
+  });
+
+  it("rides out a short outage: the update commits once the log is back", async () => {
+    const log = new MemoryLog();
+    const a = await open(log);
+    const statuses: string[] = [];
+    a.on("status", (s) => statuses.push(s));
+    log.setOffline(true);
+    const p = a.update("increment", { by: 2 });
+    setTimeout(() => log.setOffline(false), 150);
+    const r = await p;
+    expect(r.revision).toBe(2);
+    expect(a.state.count).toBe(2);
+    expect(statuses).toEqual(["offline", "live"]);
+    await a.close();
+  });
+
+  it("reports a permission denial and stores nothing", async () => {
+    const log = new MemoryLog();
+    const a = await open(log);
+    log.failNextAppends(1, "PERMISSION_DENIED");
+    expect(await codeOf(a.update("increment", {}))).toBe("PERMISSION_DENIED");
+    expect(log.size).toBe(1);
+    await a.close();
+  });
+
+  it("keeps converging while appends are slow and several clients contend", async () => {
+    const log = new MemoryLog();
+    log.setAppendDelay(2);
+    const clients = await Promise.all([open(log), open(log), open(log)]);
+    await Promise.all(
+      clients.flatMap((c) => Array.from({ length: 10 }, () => c.update("increment", { by: 1 }))),
+    );
+    const latest = Math.max(...clients.map((c) => c.revision));
+    await Promise.all(clients.map((c) => c.waitFor(latest)));
+    for (const c of clients) expect(c.state.count).toBe(30);
+    await Promise.all(clients.map((c) => c.close()));
+  });
+
+  it("stops at TRUNCATED when a replica's position was truncated away", async () => {
+    const log = new MemoryLog();
+    const a = await open(log, { live: false });
+    const b = await open(log);
+    for (let i = 0; i < 5; i++) await b.update("increment", { by: 1 });
+    await log.truncateBefore(4);
+    expect(await codeOf(a.fetchUpdates())).toBe("TRUNCATED");
+    expect(a.status).toBe("stalled");
+    expect(a.state.count).toBe(0);
+    expect(await codeOf(open(log))).toBe("TRUNCATED");
+    await Promise.all([a.close(), b.close()]);
+  });
+
+  it("fails with TRUNCATED on a fresh log whose history was purged", async () => {
+    const log = new MemoryLog();
+    const a = await open(log);
+    await a.update("increment", {});
+    await a.close();
+    await log.truncateBefore(100);
+    expect(await codeOf(open(log))).toBe("TRUNCATED");
+  });
+});

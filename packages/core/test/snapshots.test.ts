@@ -1,0 +1,137 @@
+import { describe, expect, it } from "vitest";
+import { MemoryLog, MemorySnapshotStore } from "@statesync/core";
+import { open, until } from "./fixtures.js";
+
+describe("snapshots on MemoryLog", () => {
+  async function history(log: MemoryLog, n: number) {
+    const w = await open(log);
+    for (let i = 0; i < n; i++) await w.update("increment", { by: 1 });
+    return w;
+  }
+
+  it("restarts from a snapshot and fetches only the entries after it", async () => {
+    const log = new MemoryLog();
+    const store = new MemorySnapshotStore();
+    const w = await history(log, 10);
+    const a = await open(log, { snapshots: store });
+    expect(a.stats.entriesFetched).toBe(11);
+    await a.close(); // writes the snapshot at revision 11
+    for (let i = 0; i < 3; i++) await w.update("increment", { by: 1 });
+    const b = await open(log, { snapshots: store });
+    expect(b.stats.snapshotsRestored).toBe(1);
+    expect(b.stats.entriesFetched).toBe(3);
+    expect(b.state.count).toBe(13);
+    expect(b.revision).toBe(14);
+    await Promise.all([b.close(), w.close()]);
+  });
+
+  it("saves every snapshotEvery entries", async () => {
+    const log = new MemoryLog();
+    const store = new MemorySnapshotStore();
+    const w = await open(log, { snapshots: store });
+    for (let i = 0; i < 250; i++) await w.updateUnconditionally("increment", { by: 1 });
+    await w.waitFor(251);
+    await until(() => w.stats.snapshotsSaved >= 2);
+    const saved = await store.load("counter");
+    expect(saved!.revision).toBeGreaterThanOrEqual(200);
+    await w.close();
+  });
+
+  it("resolves with the stored state right away with waitFor: restored, then catches up", async () => {
+    const log = new MemoryLog();
+    const store = new MemorySnapshotStore();
+    const w = await history(log, 2);
+    const a = await open(log, { snapshots: store });
+    await a.close();
+    await w.update("increment", { by: 1 });
+    log.setOffline(true);
+    const b = await open(log, { snapshots: store, waitFor: "restored" });
+    expect(b.state.count).toBe(2);
+    expect(b.status).not.toBe("live");
+    log.setOffline(false);
+    await until(() => b.state.count === 3);
+    expect(b.status).toBe("live");
+    await Promise.all([b.close(), w.close()]);
+  });
+
+  it("starts offline from the stored state with waitFor: synced, and catches up later", async () => {
+    const log = new MemoryLog();
+    const store = new MemorySnapshotStore();
+    const w = await history(log, 4);
+    const a = await open(log, { snapshots: store });
+    await a.close();
+    log.setOffline(true);
+    const b = await open(log, { snapshots: store });
+    expect(b.status).toBe("offline");
+    expect(b.state.count).toBe(4);
+    log.setOffline(false);
+    await w.update("increment", { by: 1 });
+    await until(() => b.state.count === 5);
+    expect(b.status).toBe("live");
+    await Promise.all([b.close(), w.close()]);
+  });
+
+  it("discards a corrupted snapshot with a warning and rebuilds from the log", async () => {
+    const log = new MemoryLog();
+    const store = new MemorySnapshotStore();
+    const w = await history(log, 3);
+    const a = await open(log, { snapshots: store });
+    await a.close();
+    store.corrupt("counter");
+    const b = await open(log, { snapshots: store });
+    expect(b.stats.snapshotsRestored).toBe(0);
+    expect(b.stats.entriesFetched).toBe(4);
+    expect(b.state.count).toBe(3);
+    await Promise.all([b.close(), w.close()]);
+  });
+
+  it("discards a snapshot of a recreated log", async () => {
+    const log = new MemoryLog();
+    const store = new MemorySnapshotStore();
+    const w = await history(log, 3);
+    await w.close();
+    const a = await open(log, { snapshots: store });
+    await a.close();
+    log.recreate();
+    const warnings: string[] = [];
+    const b = await open(log, { snapshots: store });
+    b.errors.forEach((e) => warnings.push(e.code));
+    expect(b.state.count).toBe(0);
+    expect(b.revision).toBe(1);
+    await b.close();
+  });
+
+  it("discards a snapshot ahead of the log, or naming another entry", async () => {
+    const log = new MemoryLog();
+    const store = new MemorySnapshotStore();
+    const w = await history(log, 3);
+    const a = await open(log, { snapshots: store });
+    await a.close();
+    const saved = (await store.load("counter"))!;
+    await store.save("counter", { ...saved, revision: 99 });
+    const b = await open(log, { snapshots: store });
+    expect(b.revision).toBe(4);
+    expect(b.state.count).toBe(3);
+    await b.close();
+    const again = (await store.load("counter"))!;
+    await store.delete("counter");
+    await store.save("counter", { ...again, messageId: "not-the-real-one", state: { count: 77, items: [], log: [] } });
+    const c = await open(log, { snapshots: store });
+    expect(c.state.count).toBe(3);
+    await Promise.all([c.close(), w.close()]);
+  });
+
+  it("discards a snapshot whose state fails the schema", async () => {
+    const log = new MemoryLog();
+    const store = new MemorySnapshotStore();
+    const w = await history(log, 2);
+    const a = await open(log, { snapshots: store });
+    await a.close();
+    const saved = (await store.load("counter"))!;
+    await store.save("counter", { ...saved, state: { count: "two" } });
+    const b = await open(log, { snapshots: store });
+    expect(b.state.count).toBe(2);
+    expect(b.stats.snapshotsRestored).toBe(0);
+    await Promise.all([b.close(), w.close()]);
+  });
+});
