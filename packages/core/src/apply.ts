@@ -31,9 +31,13 @@ function applyUpdate<S>(state: S, entry: UpdateEntry): ApplyOutcome<S> {
   } catch (cause) {
     return {
       kind: "noop",
-      error: new StateSyncError("COMMAND_FAILED", `patches could not be applied: ${String(cause)}`, {
-        cause,
-      }),
+      error: new StateSyncError(
+        "COMMAND_FAILED",
+        `patches could not be applied: ${String(cause)}`,
+        {
+          cause,
+        },
+      ),
     };
   }
 }
@@ -44,7 +48,9 @@ function applyCommand<S, C extends CommandMap<S>>(
   entry: CommandEntry,
   revision: number,
 ): ApplyOutcome<S> {
-  const command = Object.hasOwn(model.commands, entry.name) ? model.commands[entry.name] : undefined;
+  const command = Object.hasOwn(model.commands, entry.name)
+    ? model.commands[entry.name]
+    : undefined;
   if (command === undefined) {
     return {
       kind: "stall",
@@ -59,10 +65,14 @@ function applyCommand<S, C extends CommandMap<S>>(
   if (!args.success) {
     return {
       kind: "noop",
-      error: new StateSyncError("VALIDATION", `arguments of command "${entry.name}" fail its schema`, {
-        cause: args.error,
-        details: { command: entry.name },
-      }),
+      error: new StateSyncError(
+        "VALIDATION",
+        `arguments of command "${entry.name}" fail its schema`,
+        {
+          cause: args.error,
+          details: { command: entry.name },
+        },
+      ),
     };
   }
   const ctx = entryContext(revision, entry.ts, entry.seed, entry.client);
@@ -77,10 +87,14 @@ function applyCommand<S, C extends CommandMap<S>>(
   } catch (cause) {
     return {
       kind: "noop",
-      error: new StateSyncError("COMMAND_FAILED", `command "${entry.name}" threw: ${String(cause)}`, {
-        cause,
-        details: { command: entry.name },
-      }),
+      error: new StateSyncError(
+        "COMMAND_FAILED",
+        `command "${entry.name}" threw: ${String(cause)}`,
+        {
+          cause,
+          details: { command: entry.name },
+        },
+      ),
     };
   }
 }

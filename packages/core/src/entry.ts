@@ -112,7 +112,9 @@ function corrupt(reason: string, cause?: unknown): DecodeResult {
 
 function forbiddenPath(entry: Entry): boolean {
   if (entry.kind !== "update") return false;
-  return entry.patches.some((p) => p.path.some((k) => typeof k === "string" && FORBIDDEN_KEYS.has(k)));
+  return entry.patches.some((p) =>
+    p.path.some((k) => typeof k === "string" && FORBIDDEN_KEYS.has(k)),
+  );
 }
 
 /**
@@ -138,7 +140,8 @@ export function decodeEntry(data: Uint8Array): DecodeResult {
   } catch (cause) {
     return corrupt("invalid JSON", cause);
   }
-  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return corrupt("not an object");
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw))
+    return corrupt("not an object");
   const v = (raw as { v?: unknown }).v;
   if (typeof v === "number" && Number.isInteger(v) && v > FORMAT_VERSION) {
     return {
@@ -151,7 +154,9 @@ export function decodeEntry(data: Uint8Array): DecodeResult {
     };
   }
   const parsed = entrySchema.safeParse(raw);
-  if (!parsed.success) return corrupt(parsed.error.issues[0]?.message ?? "invalid envelope", parsed.error);
-  if (forbiddenPath(parsed.data)) return corrupt("patch path touches __proto__, constructor or prototype");
+  if (!parsed.success)
+    return corrupt(parsed.error.issues[0]?.message ?? "invalid envelope", parsed.error);
+  if (forbiddenPath(parsed.data))
+    return corrupt("patch path touches __proto__, constructor or prototype");
   return { ok: true, entry: parsed.data };
 }

@@ -4,7 +4,8 @@ import stringify from "safe-stable-stringify";
 import { StateSyncError } from "./errors.js";
 
 /** A JSON value: what states, command arguments and patch values are restricted to. */
-export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+export type JsonValue =
+  null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
 /**
  * Checks iteratively (no recursion, so hostile depth cannot overflow the stack) that `value` is a
@@ -12,7 +13,9 @@ export type JsonValue = null | boolean | number | string | JsonValue[] | { [key:
  * description of the first offending path, or undefined when it is JSON.
  */
 export function findNonJson(value: unknown, maxDepth = Infinity): string | undefined {
-  const stack: Array<{ v: unknown; path: string; depth: number }> = [{ v: value, path: "$", depth: 0 }];
+  const stack: Array<{ v: unknown; path: string; depth: number }> = [
+    { v: value, path: "$", depth: 0 },
+  ];
   while (stack.length > 0) {
     const { v, path, depth } = stack.pop()!;
     if (depth > maxDepth) return `${path}: nested deeper than ${maxDepth}`;
@@ -22,14 +25,19 @@ export function findNonJson(value: unknown, maxDepth = Infinity): string | undef
       continue;
     }
     if (Array.isArray(v)) {
-      for (let i = 0; i < v.length; i++) stack.push({ v: v[i], path: `${path}[${i}]`, depth: depth + 1 });
+      for (let i = 0; i < v.length; i++)
+        stack.push({ v: v[i], path: `${path}[${i}]`, depth: depth + 1 });
       continue;
     }
     if (typeof v === "object") {
       const proto = Object.getPrototypeOf(v);
       if (proto !== Object.prototype && proto !== null) return `${path}: not a plain object`;
       for (const k of Object.keys(v)) {
-        stack.push({ v: (v as Record<string, unknown>)[k], path: `${path}.${k}`, depth: depth + 1 });
+        stack.push({
+          v: (v as Record<string, unknown>)[k],
+          path: `${path}.${k}`,
+          depth: depth + 1,
+        });
       }
       continue;
     }

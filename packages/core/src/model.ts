@@ -103,11 +103,7 @@ export function defineModel<S, C extends CommandMap<S>>(
   }
   assertJson(parsed.data, "initial state");
   for (const [commandName, command] of Object.entries(definition.commands ?? {})) {
-    if (
-      !command ||
-      !(command.args instanceof z.ZodType) ||
-      typeof command.apply !== "function"
-    ) {
+    if (!command || !(command.args instanceof z.ZodType) || typeof command.apply !== "function") {
       throw new StateSyncError(
         "VALIDATION",
         `command ${commandName} needs an args zod schema and an apply function`,

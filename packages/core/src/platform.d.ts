@@ -1,3 +1,4 @@
+/* eslint-disable no-var -- ambient global declarations must use var */
 /**
  * The few globals core uses, which Node >= 20 and every browser provide alike. Declared here
  * instead of pulling in the DOM or Node type libraries, so core cannot use anything else by

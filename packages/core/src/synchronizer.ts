@@ -31,10 +31,13 @@ const optionsSchema = z.object({
     "log must be a RevisionedLog",
   ),
   model: z.custom<Model<unknown>>(
-    (v) => typeof v === "object" && v !== null && typeof (v as Model<unknown>).initialHash === "string",
+    (v) =>
+      typeof v === "object" && v !== null && typeof (v as Model<unknown>).initialHash === "string",
     "model must come from defineModel()",
   ),
-  snapshots: z.union([z.literal(false), z.custom<SnapshotStore>((v) => typeof v === "object")]).optional(),
+  snapshots: z
+    .union([z.literal(false), z.custom<SnapshotStore>((v) => typeof v === "object")])
+    .optional(),
   snapshotKey: z.string().min(1).optional(),
   snapshotEvery: z.number().int().nonnegative().optional(),
   clientId: z.string().min(1).max(256).optional(),
@@ -135,7 +138,10 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
 
   private follower: LogFollower | undefined;
   private readonly subscribers = new Set<(state: Immutable<S>, revision: number) => void>();
-  private readonly listeners = { error: new Set<SyncEvents["error"]>(), status: new Set<SyncEvents["status"]>() };
+  private readonly listeners = {
+    error: new Set<SyncEvents["error"]>(),
+    status: new Set<SyncEvents["status"]>(),
+  };
   private readonly waiters = new Set<Waiter>();
   private notifyScheduled = false;
   private queue: PendingUpdate<S>[] = [];
@@ -175,15 +181,18 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
   }
 
   subscribe(listener: (state: Immutable<S>, revision: number) => void): () => void {
-    if (typeof listener !== "function") throw new StateSyncError("VALIDATION", "listener must be a function");
+    if (typeof listener !== "function")
+      throw new StateSyncError("VALIDATION", "listener must be a function");
     this.subscribers.add(listener);
     return () => this.subscribers.delete(listener);
   }
 
   on<E extends keyof SyncEvents>(event: E, listener: SyncEvents[E]): () => void {
     const set = this.listeners[event] as Set<SyncEvents[E]> | undefined;
-    if (set === undefined) throw new StateSyncError("VALIDATION", `unknown event "${String(event)}"`);
-    if (typeof listener !== "function") throw new StateSyncError("VALIDATION", "listener must be a function");
+    if (set === undefined)
+      throw new StateSyncError("VALIDATION", `unknown event "${String(event)}"`);
+    if (typeof listener !== "function")
+      throw new StateSyncError("VALIDATION", "listener must be a function");
     set.add(listener);
     return () => set.delete(listener);
   }
@@ -207,7 +216,13 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
     try {
       record = await this.store.load(this.snapshotKey);
     } catch (e) {
-      this.report(asError(e, "CORRUPT_SNAPSHOT", "the local snapshot could not be read; rebuilding from the log"));
+      this.report(
+        asError(
+          e,
+          "CORRUPT_SNAPSHOT",
+          "the local snapshot could not be read; rebuilding from the log",
+        ),
+      );
       await this.store.delete(this.snapshotKey).catch(() => undefined);
       return;
     }
@@ -221,7 +236,9 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
             ? "its state is not JSON"
             : undefined;
     if (problem !== undefined) {
-      this.report(new StateSyncError("CORRUPT_SNAPSHOT", `discarding the local snapshot: ${problem}`));
+      this.report(
+        new StateSyncError("CORRUPT_SNAPSHOT", `discarding the local snapshot: ${problem}`),
+      );
       await this.store.delete(this.snapshotKey).catch(() => undefined);
       return;
     }
@@ -275,22 +292,31 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
     }, delay);
   }
 
-  private async checkSnapshotAgainstLog(info: { identity: string; latestRevision: number; firstRevision: number }): Promise<void> {
+  private async checkSnapshotAgainstLog(info: {
+    identity: string;
+    latestRevision: number;
+    firstRevision: number;
+  }): Promise<void> {
     const record = this.restored!;
     this.restored = undefined;
     let problem: string | undefined;
-    if (record.logIdentity !== info.identity) problem = "the log was recreated since it was written";
-    else if (record.revision > info.latestRevision) problem = `it is ahead of the log (revision ${record.revision} > ${info.latestRevision})`;
+    if (record.logIdentity !== info.identity)
+      problem = "the log was recreated since it was written";
+    else if (record.revision > info.latestRevision)
+      problem = `it is ahead of the log (revision ${record.revision} > ${info.latestRevision})`;
     else if (record.revision > 0) {
       const entry = await this.log.entryAt(record.revision);
       if (entry === undefined) {
-        if (info.firstRevision <= record.revision) problem = `the log has no entry at revision ${record.revision}`;
+        if (info.firstRevision <= record.revision)
+          problem = `the log has no entry at revision ${record.revision}`;
       } else if (entry.messageId !== record.messageId) {
         problem = `the log's entry at revision ${record.revision} is another one`;
       }
     }
     if (problem === undefined) return;
-    this.report(new StateSyncError("CORRUPT_SNAPSHOT", `discarding the local snapshot: ${problem}`));
+    this.report(
+      new StateSyncError("CORRUPT_SNAPSHOT", `discarding the local snapshot: ${problem}`),
+    );
     await this.store?.delete(this.snapshotKey).catch(() => undefined);
     this.current = this.model.initial;
     this.rev = 0;
@@ -366,7 +392,8 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
     }
     const decoded = decodeEntry(entry.data);
     if (!decoded.ok) {
-      if (decoded.error.code === "UNSUPPORTED_FORMAT") return this.stallWith(withRevision(decoded.error, entry.revision));
+      if (decoded.error.code === "UNSUPPORTED_FORMAT")
+        return this.stallWith(withRevision(decoded.error, entry.revision));
       return this.skip(entry, decoded.error);
     }
     const e = decoded.entry;
@@ -378,17 +405,28 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
           : e.version === this.model.version && e.initialHash !== this.model.initialHash
             ? `the log was created by ${e.model} v${e.version} with another initial state`
             : undefined;
-      if (mismatch) return this.stallWith(new StateSyncError("MODEL_MISMATCH", mismatch, { details: { revision: entry.revision } }));
+      if (mismatch)
+        return this.stallWith(
+          new StateSyncError("MODEL_MISMATCH", mismatch, { details: { revision: entry.revision } }),
+        );
       this.genesisSeen = true;
       return this.advance(entry);
     }
-    if (e.kind === "genesis") return this.skip(entry, new StateSyncError("CORRUPT_ENTRY", "a second genesis entry"));
+    if (e.kind === "genesis")
+      return this.skip(entry, new StateSyncError("CORRUPT_ENTRY", "a second genesis entry"));
     if (e.kind === "update" && e.base !== this.rev) {
       if (!this.log.contiguous) return this.stallWith(this.truncated(entry.revision));
-      return this.skip(entry, new StateSyncError("CORRUPT_ENTRY", `conditional entry based on ${e.base}, not ${this.rev}`));
+      return this.skip(
+        entry,
+        new StateSyncError(
+          "CORRUPT_ENTRY",
+          `conditional entry based on ${e.base}, not ${this.rev}`,
+        ),
+      );
     }
     const outcome = applyEntry(this.model, this.current, e, this.rev);
-    if (outcome.kind === "stall") return this.stallWith(withRevision(outcome.error, entry.revision));
+    if (outcome.kind === "stall")
+      return this.stallWith(withRevision(outcome.error, entry.revision));
     if (outcome.kind === "noop") this.report(withRevision(outcome.error, entry.revision));
     else this.current = outcome.state;
     this.stats.entriesApplied += 1;
@@ -436,7 +474,11 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
         try {
           l(state, revision);
         } catch (cause) {
-          this.report(new StateSyncError("LISTENER_FAILED", `a subscriber threw: ${String(cause)}`, { cause }));
+          this.report(
+            new StateSyncError("LISTENER_FAILED", `a subscriber threw: ${String(cause)}`, {
+              cause,
+            }),
+          );
         }
       }
     });
@@ -521,7 +563,9 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
 
   waitFor(revision: number, options: { signal?: AbortSignal } = {}): Promise<void> {
     if (!Number.isSafeInteger(revision) || revision < 0) {
-      return Promise.reject(new StateSyncError("VALIDATION", "revision must be a non-negative integer"));
+      return Promise.reject(
+        new StateSyncError("VALIDATION", "revision must be a non-negative integer"),
+      );
     }
     if (this.rev >= revision) return Promise.resolve();
     try {
@@ -567,7 +611,11 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
   // ------------------------------------------------------------------ writing
 
   update<R>(recipe: Recipe<S, R>, options?: UpdateOptions): Promise<UpdateResult<S, R>>;
-  update<K extends keyof C & string>(command: K, args: CommandArgs<C[K]>, options?: UpdateOptions): Promise<UpdateResult<S, void>>;
+  update<K extends keyof C & string>(
+    command: K,
+    args: CommandArgs<C[K]>,
+    options?: UpdateOptions,
+  ): Promise<UpdateResult<S, void>>;
   update(first: unknown, second?: unknown, third?: unknown): Promise<UpdateResult<S, unknown>> {
     try {
       this.assertUsable();
@@ -595,7 +643,11 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
     }
   }
 
-  private parseUpdateOptions(options: unknown): { maxAttempts: number; outcomeTimeoutMs: number; signal: AbortSignal | undefined } {
+  private parseUpdateOptions(options: unknown): {
+    maxAttempts: number;
+    outcomeTimeoutMs: number;
+    signal: AbortSignal | undefined;
+  } {
     const parsed = updateOptionsSchema.safeParse(options);
     if (!parsed.success) throw validation("invalid update options", parsed.error);
     return {
@@ -606,14 +658,21 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
   }
 
   private parseCommand(name: string, args: unknown) {
-    const definition = Object.hasOwn(this.model.commands, name) ? this.model.commands[name] : undefined;
+    const definition = Object.hasOwn(this.model.commands, name)
+      ? this.model.commands[name]
+      : undefined;
     if (definition === undefined) {
-      throw new StateSyncError("UNKNOWN_COMMAND", `model ${this.model.name} has no command "${name}"`, { details: { command: name } });
+      throw new StateSyncError(
+        "UNKNOWN_COMMAND",
+        `model ${this.model.name} has no command "${name}"`,
+        { details: { command: name } },
+      );
     }
     const parsed = definition.args.safeParse(args);
     if (!parsed.success) throw validation(`invalid arguments for command "${name}"`, parsed.error);
     const problem = findNonJson(args);
-    if (problem !== undefined) throw new StateSyncError("VALIDATION", `arguments of "${name}" are not JSON (${problem})`);
+    if (problem !== undefined)
+      throw new StateSyncError("VALIDATION", `arguments of "${name}" are not JSON (${problem})`);
     return { definition, args: parsed.data as unknown };
   }
 
@@ -637,7 +696,9 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
     for (let round = 0; ops.length > 0; round++) {
       ops = ops.filter((op) => {
         if (this.closed || this.stall) {
-          op.reject(this.closed ? new StateSyncError("CLOSED", "the synchronizer is closed") : this.stall);
+          op.reject(
+            this.closed ? new StateSyncError("CLOSED", "the synchronizer is closed") : this.stall,
+          );
           return false;
         }
         if (op.signal?.aborted) {
@@ -661,16 +722,28 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
           let result: unknown;
           const [next, p] = produceWithPatches(draftState, (draft) => {
             result = op.run(draft, runCtx);
-            if (result !== null && typeof result === "object" && typeof (result as { then?: unknown }).then === "function") {
+            if (
+              result !== null &&
+              typeof result === "object" &&
+              typeof (result as { then?: unknown }).then === "function"
+            ) {
               (result as Promise<unknown>).then(undefined, () => undefined);
-              throw new StateSyncError("VALIDATION", "recipes must be synchronous (an async recipe returned a promise)");
+              throw new StateSyncError(
+                "VALIDATION",
+                "recipes must be synchronous (an async recipe returned a promise)",
+              );
             }
           });
           if (p.length > 0) {
             const check = this.model.state.safeParse(next);
-            if (!check.success) throw validation("the update would make the state invalid", check.error);
+            if (!check.success)
+              throw validation("the update would make the state invalid", check.error);
             const problem = findNonJson(next);
-            if (problem !== undefined) throw new StateSyncError("VALIDATION", `the update would put a non-JSON value in the state (${problem})`);
+            if (problem !== undefined)
+              throw new StateSyncError(
+                "VALIDATION",
+                `the update would put a non-JSON value in the state (${problem})`,
+              );
           }
           draftState = next as S;
           patches.push(...p);
@@ -683,7 +756,13 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
       ops = ops.filter((op) => results.has(op));
       if (ops.length === 0) return;
       if (patches.length === 0) {
-        for (const op of ops) op.resolve({ revision: base, state: this.state, result: results.get(op), attempts: Math.max(1, op.attempts) });
+        for (const op of ops)
+          op.resolve({
+            revision: base,
+            state: this.state,
+            result: results.get(op),
+            attempts: Math.max(1, op.attempts),
+          });
         return;
       }
       const entry: Entry = {
@@ -706,15 +785,26 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
           continue;
         }
         ops[0]!.reject(
-          new StateSyncError("PAYLOAD_TOO_LARGE", `the update is ${data.byteLength} bytes; the log accepts at most ${limit}`, {
-            details: { bytes: data.byteLength, maxEntryBytes: limit },
-          }),
+          new StateSyncError(
+            "PAYLOAD_TOO_LARGE",
+            `the update is ${data.byteLength} bytes; the log accepts at most ${limit}`,
+            {
+              details: { bytes: data.byteLength, maxEntryBytes: limit },
+            },
+          ),
         );
         return;
       }
       const check = decodeEntry(data);
       if (!check.ok) {
-        for (const op of ops) op.reject(new StateSyncError("VALIDATION", `the update cannot be stored: ${check.error.message}`, { cause: check.error }));
+        for (const op of ops)
+          op.reject(
+            new StateSyncError(
+              "VALIDATION",
+              `the update cannot be stored: ${check.error.message}`,
+              { cause: check.error },
+            ),
+          );
         return;
       }
       for (const op of ops) op.attempts += 1;
@@ -723,7 +813,13 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
       try {
         const revision = await this.appendExactlyOnce(data, base, timeout);
         await this.applyOwn(revision, data);
-        for (const op of ops) op.resolve({ revision, state: this.state, result: results.get(op), attempts: op.attempts });
+        for (const op of ops)
+          op.resolve({
+            revision,
+            state: this.state,
+            result: results.get(op),
+            attempts: op.attempts,
+          });
         return;
       } catch (e) {
         if (!isStateSyncError(e, "CONFLICT")) {
@@ -734,7 +830,10 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
         ops = ops.filter((op) => {
           if (op.attempts < op.maxAttempts) return true;
           op.reject(
-            new StateSyncError("RETRY_LIMIT", `the update conflicted ${op.attempts} times`, { cause: e, details: { attempts: op.attempts } }),
+            new StateSyncError("RETRY_LIMIT", `the update conflicted ${op.attempts} times`, {
+              cause: e,
+              details: { attempts: op.attempts },
+            }),
           );
           return false;
         });
@@ -751,7 +850,8 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
 
   private cachedMaxEntryBytes: number | undefined;
   private async maxEntryBytes(): Promise<number> {
-    if (this.cachedMaxEntryBytes === undefined) this.cachedMaxEntryBytes = (await this.log.info()).maxEntryBytes;
+    if (this.cachedMaxEntryBytes === undefined)
+      this.cachedMaxEntryBytes = (await this.log.info()).maxEntryBytes;
     return this.cachedMaxEntryBytes;
   }
 
@@ -765,7 +865,11 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
    * re-sends the same bytes with the same message id until the deadline; a conflict on a re-send
    * is resolved by looking the message id up after `expected`.
    */
-  private async appendExactlyOnce(data: Uint8Array, expected: number | undefined, timeoutMs: number): Promise<number> {
+  private async appendExactlyOnce(
+    data: Uint8Array,
+    expected: number | undefined,
+    timeoutMs: number,
+  ): Promise<number> {
     const messageId = this.nextMessageId();
     const deadline = Date.now() + timeoutMs;
     for (let attempt = 0; ; attempt++) {
@@ -824,7 +928,8 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
   ): Promise<{ readonly revision: number }> {
     return (async () => {
       this.assertUsable();
-      if (typeof command !== "string") throw new StateSyncError("VALIDATION", "command must be a command name");
+      if (typeof command !== "string")
+        throw new StateSyncError("VALIDATION", "command must be a command name");
       this.parseCommand(command, args);
       const opts = this.parseUpdateOptions(options);
       if (opts.signal?.aborted) throw abortError(opts.signal);
@@ -840,12 +945,21 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
       const data = encodeEntry(entry);
       const limit = await this.maxEntryBytes().catch(() => Infinity);
       if (data.byteLength > limit) {
-        throw new StateSyncError("PAYLOAD_TOO_LARGE", `the command is ${data.byteLength} bytes; the log accepts at most ${limit}`, {
-          details: { bytes: data.byteLength, maxEntryBytes: limit },
-        });
+        throw new StateSyncError(
+          "PAYLOAD_TOO_LARGE",
+          `the command is ${data.byteLength} bytes; the log accepts at most ${limit}`,
+          {
+            details: { bytes: data.byteLength, maxEntryBytes: limit },
+          },
+        );
       }
       const check = decodeEntry(data);
-      if (!check.ok) throw new StateSyncError("VALIDATION", `the command cannot be stored: ${check.error.message}`, { cause: check.error });
+      if (!check.ok)
+        throw new StateSyncError(
+          "VALIDATION",
+          `the command cannot be stored: ${check.error.message}`,
+          { cause: check.error },
+        );
       const revision = await this.appendExactlyOnce(data, undefined, opts.outcomeTimeoutMs);
       return { revision };
     })();
@@ -854,7 +968,8 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
   // ------------------------------------------------------------------ snapshots, events, close
 
   saveSnapshot(): Promise<void> {
-    if (!this.store || this.logIdentity === undefined || this.rev === 0 || !this.genesisSeen) return this.saving;
+    if (!this.store || this.logIdentity === undefined || this.rev === 0 || !this.genesisSeen)
+      return this.saving;
     const record: SnapshotRecord = {
       format: 1,
       revision: this.rev,
@@ -890,7 +1005,11 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
       try {
         l(status);
       } catch (cause) {
-        this.report(new StateSyncError("LISTENER_FAILED", `a status listener threw: ${String(cause)}`, { cause }));
+        this.report(
+          new StateSyncError("LISTENER_FAILED", `a status listener threw: ${String(cause)}`, {
+            cause,
+          }),
+        );
       }
     }
   }

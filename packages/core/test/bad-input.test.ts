@@ -21,14 +21,44 @@ describe("hostile and malformed entries", () => {
     ["unknown kind", JSON.stringify({ v: 1, kind: "teleport", ts: 1, client: "x" })],
     [
       "a patch touching __proto__",
-      JSON.stringify({ v: 1, kind: "update", base: 0, ts: 1, seed: 1, client: "x", patches: [{ op: "add", path: ["__proto__", "polluted"], value: 1 }] }),
+      JSON.stringify({
+        v: 1,
+        kind: "update",
+        base: 0,
+        ts: 1,
+        seed: 1,
+        client: "x",
+        patches: [{ op: "add", path: ["__proto__", "polluted"], value: 1 }],
+      }),
     ],
     [
       "a patch touching constructor.prototype",
-      JSON.stringify({ v: 1, kind: "update", base: 0, ts: 1, seed: 1, client: "x", patches: [{ op: "add", path: ["constructor", "prototype", "x"], value: 1 }] }),
+      JSON.stringify({
+        v: 1,
+        kind: "update",
+        base: 0,
+        ts: 1,
+        seed: 1,
+        client: "x",
+        patches: [{ op: "add", path: ["constructor", "prototype", "x"], value: 1 }],
+      }),
     ],
-    ["100,000 levels of nesting", `{"v":1,"kind":"command","ts":1,"seed":1,"client":"x","name":"increment","args":${"[".repeat(100_000)}${"]".repeat(100_000)}}`],
-    ["a second genesis", JSON.stringify({ v: 1, kind: "genesis", ts: 1, client: "x", model: "counter", version: 1, initialHash: "0".repeat(64) })],
+    [
+      "100,000 levels of nesting",
+      `{"v":1,"kind":"command","ts":1,"seed":1,"client":"x","name":"increment","args":${"[".repeat(100_000)}${"]".repeat(100_000)}}`,
+    ],
+    [
+      "a second genesis",
+      JSON.stringify({
+        v: 1,
+        kind: "genesis",
+        ts: 1,
+        client: "x",
+        model: "counter",
+        version: 1,
+        initialHash: "0".repeat(64),
+      }),
+    ],
   ];
 
   for (const [name, raw] of malformed) {
@@ -57,7 +87,12 @@ describe("hostile and malformed entries", () => {
       name: "bag",
       state: z.object({ n: z.number() }),
       initial: { n: 0 },
-      commands: { add: { args: z.object({ values: z.array(z.number()) }), apply: (d, a) => void (d.n += a.values.length) } },
+      commands: {
+        add: {
+          args: z.object({ values: z.array(z.number()) }),
+          apply: (d, a) => void (d.n += a.values.length),
+        },
+      },
     });
     const { createSynchronizer } = await import("@statesync/core");
     const a = await createSynchronizer({ log, model });
@@ -97,7 +132,16 @@ describe("hostile and malformed entries", () => {
     const log = new MemoryLog();
     const a = await open(log);
     const rev = log.injectRaw(
-      JSON.stringify({ v: 1, kind: "update", base: 1, ts: 1, seed: 1, client: "newer", patches: [{ op: "replace", path: ["count"], value: 9 }], commands: [{ name: "fromTheFuture", args: {} }] }),
+      JSON.stringify({
+        v: 1,
+        kind: "update",
+        base: 1,
+        ts: 1,
+        seed: 1,
+        client: "newer",
+        patches: [{ op: "replace", path: ["count"], value: 9 }],
+        commands: [{ name: "fromTheFuture", args: {} }],
+      }),
     );
     await a.waitFor(rev);
     expect(a.state.count).toBe(9);
@@ -132,7 +176,15 @@ describe("hostile and malformed entries", () => {
     const log = new MemoryLog();
     const a = await open(log);
     const bad = log.injectRaw(
-      JSON.stringify({ v: 1, kind: "update", base: 0, ts: 1, seed: 1, client: "x", patches: [{ op: "replace", path: ["count"], value: 5 }] }),
+      JSON.stringify({
+        v: 1,
+        kind: "update",
+        base: 0,
+        ts: 1,
+        seed: 1,
+        client: "x",
+        patches: [{ op: "replace", path: ["count"], value: 5 }],
+      }),
     );
     await a.waitFor(bad);
     expect(a.state.count).toBe(0);
@@ -144,7 +196,15 @@ describe("hostile and malformed entries", () => {
     const log = new MemoryLog();
     const a = await open(log);
     const bad = log.injectRaw(
-      JSON.stringify({ v: 1, kind: "update", base: 1, ts: 1, seed: 1, client: "x", patches: [{ op: "replace", path: ["nope", "deeper"], value: 5 }] }),
+      JSON.stringify({
+        v: 1,
+        kind: "update",
+        base: 1,
+        ts: 1,
+        seed: 1,
+        client: "x",
+        patches: [{ op: "replace", path: ["nope", "deeper"], value: 5 }],
+      }),
     );
     await a.waitFor(bad);
     expect(a.state).toEqual({ count: 0, items: [], log: [] });
@@ -154,19 +214,37 @@ describe("hostile and malformed entries", () => {
 
 describe("defineModel validation", () => {
   it("refuses schemas that admit non-JSON values", () => {
-    for (const state of [z.object({ d: z.date() }), z.object({ m: z.map(z.string(), z.string()) }), z.object({ u: z.undefined() }), z.object({ b: z.bigint() })]) {
-      expect(() => defineModel({ name: "x", state: state as never, initial: {} as never, commands: {} })).toThrow(
-        expect.objectContaining({ code: "VALIDATION" }),
-      );
+    for (const state of [
+      z.object({ d: z.date() }),
+      z.object({ m: z.map(z.string(), z.string()) }),
+      z.object({ u: z.undefined() }),
+      z.object({ b: z.bigint() }),
+    ]) {
+      expect(() =>
+        defineModel({ name: "x", state: state as never, initial: {} as never, commands: {} }),
+      ).toThrow(expect.objectContaining({ code: "VALIDATION" }));
     }
   });
 
   it("refuses an initial state that fails the schema, a bad name, a bad command", () => {
     const state = z.object({ n: z.number() });
-    expect(() => defineModel({ name: "x", state, initial: { n: "1" } as never, commands: {} })).toThrow(/initial/);
-    expect(() => defineModel({ name: "bad name!", state, initial: { n: 1 }, commands: {} })).toThrow(/name/);
-    expect(() => defineModel({ name: "x", version: -1, state, initial: { n: 1 }, commands: {} })).toThrow(/version/);
-    expect(() => defineModel({ name: "x", state, initial: { n: 1 }, commands: { c: { args: null, apply: () => {} } as never } })).toThrow(/command c/);
+    expect(() =>
+      defineModel({ name: "x", state, initial: { n: "1" } as never, commands: {} }),
+    ).toThrow(/initial/);
+    expect(() =>
+      defineModel({ name: "bad name!", state, initial: { n: 1 }, commands: {} }),
+    ).toThrow(/name/);
+    expect(() =>
+      defineModel({ name: "x", version: -1, state, initial: { n: 1 }, commands: {} }),
+    ).toThrow(/version/);
+    expect(() =>
+      defineModel({
+        name: "x",
+        state,
+        initial: { n: 1 },
+        commands: { c: { args: null, apply: () => {} } as never },
+      }),
+    ).toThrow(/command c/);
   });
 
   it("freezes the initial state and hashes it canonically", () => {

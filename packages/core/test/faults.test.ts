@@ -58,7 +58,9 @@ describe("faults on MemoryLog", () => {
     const log = new MemoryLog();
     const a = await open(log);
     log.setOffline(true);
-    expect(await codeOf(a.update("increment", {}, { outcomeTimeoutMs: 200 }))).toBe("UNKNOWN_OUTCOME");
+    expect(await codeOf(a.update("increment", {}, { outcomeTimeoutMs: 200 }))).toBe(
+      "UNKNOWN_OUTCOME",
+    );
     expect(await codeOf(a.updateUnconditionally("increment", {}, { outcomeTimeoutMs: 200 }))).toBe(
       "UNKNOWN_OUTCOME",
     );

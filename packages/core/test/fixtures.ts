@@ -11,7 +11,11 @@ import {
 /** A counter plus a list: enough to exercise patches, commands and unconditional updates. */
 export const counterModel = defineModel({
   name: "counter",
-  state: z.object({ count: z.number().int(), items: z.array(z.string()), log: z.array(z.string()) }),
+  state: z.object({
+    count: z.number().int(),
+    items: z.array(z.string()),
+    log: z.array(z.string()),
+  }),
   initial: { count: 0, items: [], log: [] },
   commands: {
     increment: {
@@ -29,7 +33,9 @@ export const counterModel = defineModel({
     stamp: {
       args: z.object({}),
       apply(draft, _args, ctx) {
-        draft.log.push(`${ctx.clientId}:${ctx.timestamp}:${ctx.random().toFixed(6)}:${ctx.revision}`);
+        draft.log.push(
+          `${ctx.clientId}:${ctx.timestamp}:${ctx.random().toFixed(6)}:${ctx.revision}`,
+        );
       },
     },
     fail: {
@@ -46,7 +52,12 @@ export type CounterModel = typeof counterModel;
 
 export async function open(
   log: RevisionedLog = new MemoryLog(),
-  extra: { snapshots?: SnapshotStore; clientId?: string; live?: boolean; waitFor?: "synced" | "restored" } = {},
+  extra: {
+    snapshots?: SnapshotStore;
+    clientId?: string;
+    live?: boolean;
+    waitFor?: "synced" | "restored";
+  } = {},
 ) {
   const sync = await createSynchronizer({ log, model: counterModel, ...extra });
   const errors: StateSyncError[] = [];

@@ -28,9 +28,13 @@ describe("random schedules on MemoryLog (fast-check)", () => {
         fc.boolean(),
         fc.boolean(),
         async (schedules, expectedFirst, someNotLive) => {
-          const log = new MemoryLog({ duplicateCheck: expectedFirst ? "expected-first" : "dedupe-first" });
+          const log = new MemoryLog({
+            duplicateCheck: expectedFirst ? "expected-first" : "dedupe-first",
+          });
           const clients = await Promise.all(
-            schedules.map((_, i) => open(log, { clientId: `c${i}`, live: !(someNotLive && i === 0) })),
+            schedules.map((_, i) =>
+              open(log, { clientId: `c${i}`, live: !(someNotLive && i === 0) }),
+            ),
           );
           let expectedCount = 0;
           const expectedItems: string[] = [];

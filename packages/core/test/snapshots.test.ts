@@ -115,7 +115,11 @@ describe("snapshots on MemoryLog", () => {
     await b.close();
     const again = (await store.load("counter"))!;
     await store.delete("counter");
-    await store.save("counter", { ...again, messageId: "not-the-real-one", state: { count: 77, items: [], log: [] } });
+    await store.save("counter", {
+      ...again,
+      messageId: "not-the-real-one",
+      state: { count: 77, items: [], log: [] },
+    });
     const c = await open(log, { snapshots: store });
     expect(c.state.count).toBe(3);
     await Promise.all([c.close(), w.close()]);

@@ -89,7 +89,9 @@ describe("StateSynchronizer on MemoryLog", () => {
     expect(await codeOf(a.updateUnconditionally("push", { item: 5 as never }))).toBe("VALIDATION");
     expect(await codeOf(a.update("nope" as never, {} as never))).toBe("UNKNOWN_COMMAND");
     expect(await codeOf(a.update(undefined as never))).toBe("VALIDATION");
-    expect(await codeOf(a.update((d) => void (d.count = 1), { maxAttempts: 0 }))).toBe("VALIDATION");
+    expect(await codeOf(a.update((d) => void (d.count = 1), { maxAttempts: 0 }))).toBe(
+      "VALIDATION",
+    );
     expect(log.size).toBe(1);
     await a.close();
   });
@@ -157,7 +159,15 @@ describe("StateSynchronizer on MemoryLog", () => {
         draft.count += 1;
         // another writer always gets there first
         log.injectRaw(
-          JSON.stringify({ v: 1, kind: "command", ts: 1, seed: 1, client: "x", name: "increment", args: { by: 1 } }),
+          JSON.stringify({
+            v: 1,
+            kind: "command",
+            ts: 1,
+            seed: 1,
+            client: "x",
+            name: "increment",
+            args: { by: 1 },
+          }),
         );
       },
       { maxAttempts: 3 },
@@ -171,13 +181,24 @@ describe("StateSynchronizer on MemoryLog", () => {
     const log = new MemoryLog();
     const a = await open(log, { live: false });
     const controller = new AbortController();
-    const p = a.update((draft) => {
-      draft.count += 1;
-      log.injectRaw(
-        JSON.stringify({ v: 1, kind: "command", ts: 1, seed: 1, client: "x", name: "increment", args: { by: 1 } }),
-      );
-      controller.abort();
-    }, { signal: controller.signal });
+    const p = a.update(
+      (draft) => {
+        draft.count += 1;
+        log.injectRaw(
+          JSON.stringify({
+            v: 1,
+            kind: "command",
+            ts: 1,
+            seed: 1,
+            client: "x",
+            name: "increment",
+            args: { by: 1 },
+          }),
+        );
+        controller.abort();
+      },
+      { signal: controller.signal },
+    );
     expect(await codeOf(p)).toBe("ABORTED");
     await a.close();
   });
@@ -219,25 +240,39 @@ describe("StateSynchronizer on MemoryLog", () => {
     expect(await codeOf(createSynchronizer({ log, model: other }))).toBe("MODEL_MISMATCH");
     const changed = defineModel({ ...counterModel, initial: { count: 1, items: [], log: [] } });
     expect(await codeOf(createSynchronizer({ log, model: changed }))).toBe("MODEL_MISMATCH");
-    const nextVersion = defineModel({ ...counterModel, version: 2, initial: { count: 1, items: [], log: [] } });
+    const nextVersion = defineModel({
+      ...counterModel,
+      version: 2,
+      initial: { count: 1, items: [], log: [] },
+    });
     const ok = await createSynchronizer({ log, model: nextVersion });
     expect(ok.revision).toBe(1);
     await ok.close();
   });
 
   it("validates createSynchronizer options", async () => {
-    expect(await codeOf(createSynchronizer({ log: {} as never, model: counterModel }))).toBe("VALIDATION");
-    expect(await codeOf(createSynchronizer({ log: new MemoryLog(), model: {} as never }))).toBe("VALIDATION");
+    expect(await codeOf(createSynchronizer({ log: {} as never, model: counterModel }))).toBe(
+      "VALIDATION",
+    );
+    expect(await codeOf(createSynchronizer({ log: new MemoryLog(), model: {} as never }))).toBe(
+      "VALIDATION",
+    );
     expect(
-      await codeOf(createSynchronizer({ log: new MemoryLog(), model: counterModel, snapshotEvery: -1 })),
+      await codeOf(
+        createSynchronizer({ log: new MemoryLog(), model: counterModel, snapshotEvery: -1 }),
+      ),
     ).toBe("VALIDATION");
   });
 
   it("fails with PAYLOAD_TOO_LARGE before sending", async () => {
     const log = new MemoryLog({ maxEntryBytes: 2_000 });
     const a = await open(log);
-    expect(await codeOf(a.update((d) => void d.items.push("x".repeat(5_000))))).toBe("PAYLOAD_TOO_LARGE");
-    expect(await codeOf(a.updateUnconditionally("push", { item: "x".repeat(5_000) }))).toBe("PAYLOAD_TOO_LARGE");
+    expect(await codeOf(a.update((d) => void d.items.push("x".repeat(5_000))))).toBe(
+      "PAYLOAD_TOO_LARGE",
+    );
+    expect(await codeOf(a.updateUnconditionally("push", { item: "x".repeat(5_000) }))).toBe(
+      "PAYLOAD_TOO_LARGE",
+    );
     expect(log.size).toBe(1);
     expect(a.state.items).toEqual([]);
     await a.close();

@@ -142,7 +142,8 @@ export function runRevisionedLogConformance(
     it("reads a bounded range", () =>
       withLog(async ({ log }) => {
         const revs: number[] = [];
-        for (let i = 0; i < 5; i++) revs.push((await log.appendUnconditional(bytes(`${i}`), `m${i}`)).revision);
+        for (let i = 0; i < 5; i++)
+          revs.push((await log.appendUnconditional(bytes(`${i}`), `m${i}`)).revision);
         const mid = await collect(log.read(revs[1]!, revs[3]!));
         expect(mid.map((e) => dec.decode(e.data))).toEqual(["1", "2", "3"]);
         expect(await collect(log.read(revs[4]! + 1, revs[4]! + 10))).toEqual([]);
@@ -189,7 +190,8 @@ export function runRevisionedLogConformance(
     it("follows from a revision in the middle", () =>
       withLog(async ({ log }) => {
         const revs: number[] = [];
-        for (let i = 0; i < 4; i++) revs.push((await log.appendUnconditional(bytes(`${i}`), `x${i}`)).revision);
+        for (let i = 0; i < 4; i++)
+          revs.push((await log.appendUnconditional(bytes(`${i}`), `x${i}`)).revision);
         const seen: string[] = [];
         const follower = log.follow(revs[2]!, { onEntry: (e) => seen.push(dec.decode(e.data)) });
         await until(() => (seen.length >= 2 ? true : undefined));
@@ -200,7 +202,8 @@ export function runRevisionedLogConformance(
     it("truncates before a revision and keeps appending", () =>
       withLog(async ({ log }) => {
         const revs: number[] = [];
-        for (let i = 0; i < 5; i++) revs.push((await log.appendUnconditional(bytes(`${i}`), `t${i}`)).revision);
+        for (let i = 0; i < 5; i++)
+          revs.push((await log.appendUnconditional(bytes(`${i}`), `t${i}`)).revision);
         await log.truncateBefore(revs[3]!);
         const info = await log.info();
         expect(info.firstRevision).toBe(revs[3]);

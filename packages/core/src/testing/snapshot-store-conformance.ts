@@ -99,7 +99,9 @@ export function runSnapshotStoreConformance(
 
     it("round-trips a large state (about 1 MB)", () =>
       withStore(async ({ store }) => {
-        const state = { items: Array.from({ length: 20_000 }, (_, i) => ({ i, s: "x".repeat(40) })) };
+        const state = {
+          items: Array.from({ length: 20_000 }, (_, i) => ({ i, s: "x".repeat(40) })),
+        };
         await store.save("big", record(1, state));
         expect((await store.load("big"))?.state).toEqual(state);
       }));

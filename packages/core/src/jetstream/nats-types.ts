@@ -1,0 +1,215 @@
+/**
+ * The few parts of a nats.js v2 connection that `JetStreamLog` uses, as structural types, so
+ * that core imports nothing runtime-specific (after nats.js v3's runtime-neutral core). A
+ * `NatsConnection` of `nats` (TCP, 2.29.x) and one of `nats.ws` (WebSocket, 1.30.x) are both
+ * assignable to {@link NatsConnectionLike}; the shapes follow their `.d.ts` files
+ * (`lib/nats-base-client/core.d.ts`, `lib/jetstream/types.d.ts`, `consumer.d.ts`,
+ * `jsapi_types.d.ts`), which both packages share.
+ */
+
+/** Message headers (nats.js `MsgHdrs`); `get` answers `""` for a missing header. */
+export interface MsgHdrsLike {
+  get(key: string): string;
+}
+
+/** Part of the server's INFO (nats.js `ServerInfo`) as of the current connection. */
+export interface ServerInfoLike {
+  /** Server version, e.g. `"2.9.10"`. */
+  readonly version: string;
+  /** Cluster name; absent on a standalone server. */
+  readonly cluster?: string | undefined;
+  /** Largest message the server accepts, in bytes, headers included (default 1 MiB). */
+  readonly max_payload: number;
+  readonly server_id?: string;
+  readonly jetstream?: boolean | undefined;
+}
+
+/** A connection status event (nats.js `Status`): `type` is `"disconnect"`, `"reconnect"`, ... */
+export interface NatsStatusLike {
+  readonly type: string;
+  readonly data: unknown;
+  readonly permissionContext?: { operation: string; subject: string } | undefined;
+}
+
+/** The error nats.js throws (`NatsError`): match on `code` and `api_error.err_code`. */
+export interface NatsErrorLike {
+  readonly code?: string;
+  readonly message: string;
+  readonly api_error?: { code: number; err_code?: number; description: string } | undefined;
+  readonly permissionContext?: { operation: string; subject: string } | undefined;
+}
+
+/** Acknowledgement of a JetStream publish (nats.js `PubAck`). */
+export interface PubAckLike {
+  readonly stream: string;
+  /** Stream sequence the message was stored at (the original one for a duplicate). */
+  readonly seq: number;
+  readonly duplicate: boolean;
+}
+
+/** Options of a JetStream publish (nats.js `JetStreamPublishOptions`, the parts used). */
+export interface PublishOptionsLike {
+  /** `Nats-Msg-Id`: deduplicated within the stream's `duplicate_window`. */
+  msgID?: string;
+  /** Milliseconds to wait for the acknowledgement. */
+  timeout?: number;
+  expect?: {
+    /** `Nats-Expected-Last-Sequence`. */
+    lastSequence?: number;
+    /** `Nats-Expected-Last-Subject-Sequence`. */
+    lastSubjectSequence?: number;
+  };
+}
+
+/** Where a delivered JetStream message sits (nats.js `DeliveryInfo`). */
+export interface DeliveryInfoLike {
+  readonly streamSequence: number;
+  readonly deliverySequence: number;
+  /** Messages left in the consumer after this one. */
+  readonly pending: number;
+}
+
+/** A message delivered by a consumer (nats.js `JsMsg`). */
+export interface JsMsgLike {
+  readonly subject: string;
+  /** The stream sequence. */
+  readonly seq: number;
+  readonly data: Uint8Array;
+  readonly headers: MsgHdrsLike | undefined;
+  readonly info: DeliveryInfoLike;
+}
+
+/** A consumer status notification (nats.js `ConsumerStatus`), e.g. `"stream_not_found"`. */
+export interface ConsumerStatusLike {
+  readonly type: string;
+  readonly data: unknown;
+}
+
+/** The iterator `fetch` and `consume` return (nats.js `ConsumerMessages`). */
+export interface ConsumerMessagesLike extends AsyncIterable<JsMsgLike> {
+  stop(err?: Error): void;
+  close(): Promise<void | Error>;
+  closed(): Promise<void | Error>;
+  status(): Promise<AsyncIterable<ConsumerStatusLike>>;
+}
+
+/** Options of `fetch` (nats.js `FetchMessages`). */
+export interface FetchOptionsLike {
+  max_messages?: number;
+  /** Milliseconds a pull request waits for messages; at least 1000. */
+  expires?: number;
+}
+
+/** Options of `consume` (nats.js `ConsumeMessages`). */
+export interface ConsumeOptionsLike extends FetchOptionsLike {
+  callback?: (msg: JsMsgLike) => void;
+}
+
+/** An ordered consumer (nats.js `Consumer` from `js.consumers.get(stream, opts)`). */
+export interface ConsumerLike {
+  fetch(options?: FetchOptionsLike): Promise<ConsumerMessagesLike>;
+  consume(options?: ConsumeOptionsLike): Promise<ConsumerMessagesLike>;
+  delete(): Promise<boolean>;
+}
+
+/**
+ * Options of an ordered consumer (nats.js `OrderedConsumerOptions`). On 2.9.x `filterSubjects`
+ * must be one string; never pass `deliver_policy: "all"` (jetstream-notes "Reading").
+ */
+export interface OrderedConsumerOptionsLike {
+  filterSubjects: string;
+  opt_start_seq?: number;
+  /** Milliseconds of inactivity after which the server deletes the consumer. */
+  inactive_threshold?: number;
+}
+
+/** The JetStream client (nats.js `JetStreamClient`, the parts used). */
+export interface JetStreamClientLike {
+  publish(subject: string, payload?: Uint8Array, options?: PublishOptionsLike): Promise<PubAckLike>;
+  readonly consumers: {
+    get(stream: string, options: OrderedConsumerOptionsLike): Promise<ConsumerLike>;
+  };
+}
+
+/** A stream configuration (nats.js `StreamConfig`); durations in nanoseconds. */
+export interface StreamConfigLike {
+  name?: string;
+  subjects?: string[];
+  retention?: string;
+  storage?: string;
+  max_msgs?: number;
+  max_bytes?: number;
+  /** Nanoseconds; 0 = no limit. */
+  max_age?: number;
+  max_msgs_per_subject?: number;
+  /** Bytes; -1 = no limit. */
+  max_msg_size?: number;
+  discard?: string;
+  num_replicas?: number;
+  /** Nanoseconds. */
+  duplicate_window?: number;
+  allow_rollup_hdrs?: boolean;
+  deny_delete?: boolean;
+  deny_purge?: boolean;
+  sealed?: boolean;
+  mirror?: unknown;
+  sources?: unknown[] | undefined;
+  description?: string;
+}
+
+/** Stream information (nats.js `StreamInfo`). */
+export interface StreamInfoLike {
+  readonly config: StreamConfigLike;
+  /** Creation time (RFC 3339, nanoseconds); a recreated stream has a new one. */
+  readonly created: string;
+  readonly state: {
+    readonly messages: number;
+    readonly first_seq: number;
+    readonly last_seq: number;
+  };
+}
+
+/** A message read directly from a stream (nats.js `StoredMsg`). */
+export interface StoredMsgLike {
+  readonly subject: string;
+  readonly seq: number;
+  readonly header: MsgHdrsLike;
+  readonly data: Uint8Array;
+}
+
+/**
+ * A `STREAM.MSG.GET` query: by sequence, the last message on a subject, or (server 2.9+) the
+ * first message on a subject at or after `seq`.
+ */
+export type MsgQueryLike = { seq: number; next_by_subj?: string } | { last_by_subj: string };
+
+/** The stream part of the JetStream manager (nats.js `StreamAPI`). */
+export interface StreamApiLike {
+  info(stream: string): Promise<StreamInfoLike>;
+  add(config: StreamConfigLike): Promise<StreamInfoLike>;
+  delete(stream: string): Promise<boolean>;
+  getMessage(stream: string, query: MsgQueryLike): Promise<StoredMsgLike>;
+  purge(stream: string, options: { filter: string; seq: number }): Promise<{ purged: number }>;
+}
+
+/** The JetStream manager (nats.js `JetStreamManager`, the parts used). */
+export interface JetStreamManagerLike {
+  readonly streams: StreamApiLike;
+}
+
+/**
+ * A nats.js v2 connection as `JetStreamLog` uses it. `status()` answers a nats.js
+ * `QueuedIterator`, which has `stop()`; the log calls it when present to end its subscription.
+ */
+export interface NatsConnectionLike {
+  /** INFO of the server currently connected, if any. */
+  readonly info?: ServerInfoLike | undefined;
+  status(): AsyncIterable<NatsStatusLike> & { stop?(): void };
+  closed(): Promise<void | Error>;
+  isClosed(): boolean;
+  jetstream(options?: { timeout?: number }): JetStreamClientLike;
+  jetstreamManager(options?: {
+    timeout?: number;
+    checkAPI?: boolean;
+  }): Promise<JetStreamManagerLike>;
+}

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# The one test command (README quick start, .ci/run): install, build, lint, typecheck, test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+echo "==> lint (eslint + prettier)"
+npx eslint .
+npx prettier --check . >/dev/null || { npx prettier --check .; exit 1; }
+echo "==> tests (vitest, against real nats-server processes)"
+npx vitest run "$@"
