@@ -161,6 +161,10 @@ export interface CreateSynchronizerOptions<S, C extends CommandMap<S>> {
    * the local snapshot (if any) is restored.
    */
   waitFor?: "synced" | "restored";
+  /** Listens to `"error"` from the start, so problems found while opening are seen too. */
+  onError?: SyncEvents["error"];
+  /** Listens to `"status"` from the start. */
+  onStatus?: SyncEvents["status"];
   /** Close the log in `close()`. Default false. */
   ownsLog?: boolean;
   /** Extra work for `close()`, after the log is released (runtime packages close connections). */

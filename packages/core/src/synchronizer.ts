@@ -45,6 +45,8 @@ const optionsSchema = z.object({
   waitFor: z.enum(["synced", "restored"]).optional(),
   ownsLog: z.boolean().optional(),
   onClose: z.function().optional(),
+  onError: z.function().optional(),
+  onStatus: z.function().optional(),
 });
 
 const updateOptionsSchema = z
@@ -163,6 +165,8 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
     this.live = options.live ?? true;
     this.clientId = options.clientId ?? randomId(8);
     this.current = options.model.initial;
+    if (options.onError) this.listeners.error.add(options.onError);
+    if (options.onStatus) this.listeners.status.add(options.onStatus);
   }
 
   // ------------------------------------------------------------------ reads
@@ -318,6 +322,7 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
       new StateSyncError("CORRUPT_SNAPSHOT", `discarding the local snapshot: ${problem}`),
     );
     await this.store?.delete(this.snapshotKey).catch(() => undefined);
+    this.stats.snapshotsRestored -= 1;
     this.current = this.model.initial;
     this.rev = 0;
     this.lastMessageId = undefined;

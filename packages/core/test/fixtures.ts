@@ -59,9 +59,13 @@ export async function open(
     waitFor?: "synced" | "restored";
   } = {},
 ) {
-  const sync = await createSynchronizer({ log, model: counterModel, ...extra });
   const errors: StateSyncError[] = [];
-  sync.on("error", (e) => errors.push(e));
+  const sync = await createSynchronizer({
+    log,
+    model: counterModel,
+    onError: (e) => errors.push(e),
+    ...extra,
+  });
   return Object.assign(sync, { errors });
 }
 

@@ -79,6 +79,7 @@ describe("snapshots on MemoryLog", () => {
     await a.close();
     store.corrupt("counter");
     const b = await open(log, { snapshots: store });
+    expect(b.errors.map((e) => e.code)).toEqual(["CORRUPT_SNAPSHOT"]);
     expect(b.stats.snapshotsRestored).toBe(0);
     expect(b.stats.entriesFetched).toBe(4);
     expect(b.state.count).toBe(3);
@@ -93,9 +94,10 @@ describe("snapshots on MemoryLog", () => {
     const a = await open(log, { snapshots: store });
     await a.close();
     log.recreate();
-    const warnings: string[] = [];
     const b = await open(log, { snapshots: store });
-    b.errors.forEach((e) => warnings.push(e.code));
+    expect(b.errors.map((e) => e.code)).toEqual(["CORRUPT_SNAPSHOT"]);
+    expect(b.errors[0]!.message).toMatch(/recreated/);
+    expect(b.stats.snapshotsRestored).toBe(0);
     expect(b.state.count).toBe(0);
     expect(b.revision).toBe(1);
     await b.close();

@@ -1,0 +1,108 @@
+import net from "node:net";
+
+/**
+ * A small TCP proxy between a NATS client and nats-server, for fault tests. It can cut every
+ * connection now (`cutAll`), refuse new ones (`setRefusing`), or cut a connection right after
+ * the client sent a publish on a subject, before any reply reaches the client (`cutAfterPublish`):
+ * the server stores the message but its acknowledgement is lost.
+ */
+export class TcpProxy {
+  private readonly server: net.Server;
+  private readonly pairs = new Set<{ client: net.Socket; upstream: net.Socket }>();
+  private refusing = false;
+  private armed: ((subject: string) => boolean) | undefined;
+  private onCut: (() => void) | undefined;
+  /** Number of connections cut after a publish. */
+  cuts = 0;
+
+  private constructor(
+    private readonly target: { host: string; port: number },
+    readonly port: number,
+    server: net.Server,
+  ) {
+    this.server = server;
+  }
+
+  /** Starts a proxy on a free loopback port in front of `target`. */
+  static async start(target: { host: string; port: number }): Promise<TcpProxy> {
+    const server = net.createServer();
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const port = (server.address() as net.AddressInfo).port;
+    const proxy = new TcpProxy(target, port, server);
+    server.on("connection", (socket) => proxy.accept(socket));
+    return proxy;
+  }
+
+  get url(): string {
+    return `nats://127.0.0.1:${this.port}`;
+  }
+
+  private accept(client: net.Socket): void {
+    if (this.refusing) {
+      client.destroy();
+      return;
+    }
+    const upstream = net.connect(this.target.port, this.target.host);
+    const pair = { client, upstream };
+    this.pairs.add(pair);
+    let blocked = false;
+    const close = () => {
+      this.pairs.delete(pair);
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on("error", close).on("close", close);
+    upstream.on("error", close).on("close", close);
+    upstream.on("data", (chunk: Buffer) => {
+      if (!blocked) client.write(chunk);
+    });
+    client.on("data", (chunk: Buffer) => {
+      const match = this.armed;
+      const subjects = [...chunk.toString("latin1").matchAll(/(?:^|\r\n)H?PUB (\S+) /g)].map(
+        (m) => m[1]!,
+      );
+      if (match !== undefined && subjects.some(match)) {
+        this.armed = undefined;
+        blocked = true; // nothing the server answers reaches the client any more
+        upstream.write(chunk);
+        setTimeout(() => {
+          this.cuts += 1;
+          close();
+          this.onCut?.();
+        }, 100);
+        return;
+      }
+      upstream.write(chunk);
+    });
+  }
+
+  /**
+   * Cuts the next connection that publishes on a subject `match` accepts (a string is a prefix),
+   * after the publish is forwarded to the server. Resolves once cut.
+   */
+  cutAfterPublish(match: string | ((subject: string) => boolean)): Promise<void> {
+    this.armed = typeof match === "string" ? (s) => s.startsWith(match) : match;
+    return new Promise((resolve) => {
+      this.onCut = resolve;
+    });
+  }
+
+  /** Cuts every open connection now. */
+  cutAll(): void {
+    for (const { client, upstream } of [...this.pairs]) {
+      client.destroy();
+      upstream.destroy();
+    }
+    this.pairs.clear();
+  }
+
+  /** While refusing, new connections are closed at once. */
+  setRefusing(refusing: boolean): void {
+    this.refusing = refusing;
+  }
+
+  async stop(): Promise<void> {
+    this.cutAll();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
