@@ -106,7 +106,7 @@ function applyCommand<S, C extends CommandMap<S>>(
 export function applyEntry<S, C extends CommandMap<S>>(
   model: Model<S, C>,
   state: S,
-  entry: Exclude<Entry, { kind: "genesis" }>,
+  entry: Extract<Entry, { kind: "update" | "command" }>,
   revision: number,
 ): ApplyOutcome<S> {
   return entry.kind === "update"

@@ -11,12 +11,23 @@ import { StateSyncError } from "./errors.js";
  *   revision it was based on, and the commands it ran (informational, for history).
  * - `command`: an unconditional update: a named command and its arguments; every replica runs the
  *   command's recipe when it reaches the entry.
+ * - `snapshot`: the whole state at `base`, written by compaction; a replica whose position was
+ *   truncated away, or that starts fresh after a compaction, starts from it.
  */
 export const FORMAT_VERSION = 1;
 /** Deepest nesting of arrays and objects in an entry's JSON text. */
 export const MAX_NESTING_DEPTH = 256;
 /** Largest entry the format admits, in bytes (the log's own limit is usually lower). */
 export const MAX_ENTRY_BYTES = 64 * 1024 * 1024;
+
+/**
+ * A snapshot entry lists the message ids of the entries consumed shortly before it, as
+ * `[messageId, revision, timestamp]`, at most this many: a writer whose acknowledgement was lost
+ * and whose entry was truncated away by a compaction finds it there instead of in the log.
+ */
+export const MAX_RECENT = 4_000;
+/** How far back (ms, by entry timestamp) a snapshot entry's `recent` list reaches. */
+export const RECENT_WINDOW_MS = 10 * 60_000;
 
 const FORBIDDEN_KEYS = new Set(["__proto__", "constructor", "prototype"]);
 
@@ -52,6 +63,25 @@ const entrySchema = z.discriminatedUnion("kind", [
   }),
   z.object({
     ...common,
+    kind: z.literal("snapshot"),
+    base: z.number().int().nonnegative(),
+    model: z.string().min(1),
+    version: z.number().int().nonnegative(),
+    initialHash: z.string().regex(/^[0-9a-f]{64}$/),
+    state: z.unknown(),
+    recent: z
+      .array(
+        z.tuple([
+          z.string().max(256),
+          z.number().int().nonnegative(),
+          z.number().int().nonnegative(),
+        ]),
+      )
+      .max(MAX_RECENT)
+      .optional(),
+  }),
+  z.object({
+    ...common,
     kind: z.literal("command"),
     seed: z.number().int().nonnegative().max(0xffffffff),
     name: z.string().min(1).max(256),
@@ -66,6 +96,7 @@ export type StoredPatch = z.infer<typeof patchSchema>;
 export type GenesisEntry = Extract<Entry, { kind: "genesis" }>;
 export type UpdateEntry = Extract<Entry, { kind: "update" }>;
 export type CommandEntry = Extract<Entry, { kind: "command" }>;
+export type SnapshotEntry = Extract<Entry, { kind: "snapshot" }>;
 
 /** Outcome of {@link decodeEntry}: an entry, or why not (CORRUPT_ENTRY / UNSUPPORTED_FORMAT). */
 export type DecodeResult = { ok: true; entry: Entry } | { ok: false; error: StateSyncError };

@@ -46,6 +46,9 @@ export type {
   UpdateOptions,
   UpdateResult,
   Recipe,
+  CompactionResult,
 } from "./synchronizer-types.js";
+export type { CompactionOptions } from "./compaction-policy.js";
+export type { HistoryEntry, HistoryOptions } from "./history.js";
 export { createSynchronizer } from "./synchronizer.js";
 export * from "./jetstream/index.js";

@@ -37,6 +37,8 @@ class MemoryLogCore {
   offline = false;
   faults: Fault[] = [];
   appendDelayMs = 0;
+  truncateFaults: StateSyncErrorCode[] = [];
+  truncations = 0;
   constructor(
     readonly maxEntryBytes: number,
     readonly duplicateCheck: "dedupe-first" | "expected-first",
@@ -225,6 +227,10 @@ export class MemoryLog implements RevisionedLog {
 
   async truncateBefore(revision: number): Promise<void> {
     this.check();
+    this.core.truncations += 1;
+    const fault = this.core.truncateFaults.shift();
+    if (fault !== undefined)
+      throw new StateSyncError(fault, `injected truncation failure (${fault})`);
     this.core.entries = this.core.entries.filter((e) => e.revision >= revision);
   }
 
@@ -247,6 +253,16 @@ export class MemoryLog implements RevisionedLog {
   /** The next `n` appends are stored but their acknowledgement is lost (UNAVAILABLE thrown). */
   loseNextAcks(n: number): void {
     for (let i = 0; i < n; i++) this.core.faults.push({ kind: "lose-ack", code: "UNAVAILABLE" });
+  }
+
+  /** The next `n` truncations fail (default code UNAVAILABLE), as a crash or a denial would. */
+  failNextTruncations(n: number, code: StateSyncErrorCode = "UNAVAILABLE"): void {
+    for (let i = 0; i < n; i++) this.core.truncateFaults.push(code);
+  }
+
+  /** Truncations attempted so far (for tests). */
+  get truncations(): number {
+    return this.core.truncations;
   }
 
   /** Every append waits `ms` before it is stored. */

@@ -1,5 +1,7 @@
 import type { Draft, Immutable } from "immer";
+import type { CompactionOptions } from "./compaction-policy.js";
 import type { StateSyncError } from "./errors.js";
+import type { HistoryEntry, HistoryOptions } from "./history.js";
 import type { RevisionedLog } from "./log.js";
 import type { CommandArgs, CommandMap, Model, UpdateContext } from "./model.js";
 import type { SnapshotStore } from "./snapshot-store.js";
@@ -65,6 +67,14 @@ export interface SyncStats {
   /** Snapshots written to and restored from the snapshot store. */
   snapshotsSaved: number;
   snapshotsRestored: number;
+  /** Compactions this client completed. */
+  compactions: number;
+}
+
+/** What `compact()` resolves to. */
+export interface CompactionResult {
+  /** Revision of the snapshot entry the log now starts at. */
+  readonly revision: number;
 }
 
 /** Events of {@link StateSynchronizer.on}. */
@@ -133,6 +143,21 @@ export interface StateSynchronizer<S, C extends CommandMap<S> = CommandMap<S>> {
   /** Listens to an event; returns an unsubscribe function. */
   on<E extends keyof SyncEvents>(event: E, listener: SyncEvents[E]): () => void;
 
+  /**
+   * Compaction: appends the state as a snapshot entry (conditionally, at the current revision),
+   * then truncates the history before it. A crash between the two loses nothing. Throws
+   * `PAYLOAD_TOO_LARGE` before any I/O when the state does not fit one entry (the history stays),
+   * `PERMISSION_DENIED` without purge permission, and what `update` throws.
+   */
+  compact(): Promise<CompactionResult>;
+  /** The retained entries in `[from, to]` (revision, time, kind, command and args, client). */
+  history(options?: HistoryOptions): Promise<HistoryEntry[]>;
+  /**
+   * Rebuilds the state at a retained revision by replaying the log from its first entry.
+   * Throws `TRUNCATED` for a revision before the retained history.
+   */
+  stateAt(revision: number): Promise<Immutable<S>>;
+
   /** Writes the local snapshot now (no-op without a snapshot store). */
   saveSnapshot(): Promise<void>;
   /** Writes the snapshot, stops following, releases what it owns; later calls reject `CLOSED`. */
@@ -165,6 +190,11 @@ export interface CreateSynchronizerOptions<S, C extends CommandMap<S>> {
   onError?: SyncEvents["error"];
   /** Listens to `"status"` from the start. */
   onStatus?: SyncEvents["status"];
+  /**
+   * Automatic compaction (on by default): after so many entries or bytes since the last snapshot
+   * entry, randomised per client. `false` turns it off.
+   */
+  compaction?: CompactionOptions | false;
   /** Close the log in `close()`. Default false. */
   ownsLog?: boolean;
   /** Extra work for `close()`, after the log is released (runtime packages close connections). */

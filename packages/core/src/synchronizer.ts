@@ -1,15 +1,19 @@
 import { freeze, produceWithPatches, type Immutable, type Patch } from "immer";
 import { z } from "zod";
-import { applyEntry, entryContext } from "./apply.js";
+import { entryContext } from "./apply.js";
 import { abortError, backoffDelay, sleep } from "./backoff.js";
+import { CompactionPolicy } from "./compaction-policy.js";
 import { decodeEntry, encodeEntry, type Entry, type StoredPatch } from "./entry.js";
 import { AppendConflictError, isStateSyncError, StateSyncError } from "./errors.js";
+import { readHistory, rebuildStateAt, type HistoryEntry, type HistoryOptions } from "./history.js";
 import { findNonJson } from "./json.js";
-import type { LogEntry, LogFollower, RevisionedLog } from "./log.js";
-import type { CommandArgs, CommandMap, Model } from "./model.js";
+import type { LogEntry, LogFollower, LogInfo, RevisionedLog } from "./log.js";
+import type { CommandArgs, CommandMap, Model, UpdateContext } from "./model.js";
 import { randomId, randomSeed } from "./prng.js";
+import { Replay } from "./replay.js";
 import type { SnapshotRecord, SnapshotStore } from "./snapshot-store.js";
 import type {
+  CompactionResult,
   CreateSynchronizerOptions,
   Recipe,
   StateSynchronizer,
@@ -25,6 +29,8 @@ const DEFAULT_OUTCOME_TIMEOUT_MS = 30_000;
 const MAX_BATCH = 64;
 const FOLLOWER_GRACE_MS = 250;
 
+const fn = z.custom<(...args: never[]) => unknown>((v) => typeof v === "function");
+
 const optionsSchema = z.object({
   log: z.custom<RevisionedLog>(
     (v) => typeof v === "object" && v !== null && typeof (v as RevisionedLog).read === "function",
@@ -36,17 +42,34 @@ const optionsSchema = z.object({
     "model must come from defineModel()",
   ),
   snapshots: z
-    .union([z.literal(false), z.custom<SnapshotStore>((v) => typeof v === "object")])
+    .union([
+      z.literal(false),
+      z.custom<SnapshotStore>(
+        (v) =>
+          typeof v === "object" && v !== null && typeof (v as SnapshotStore).load === "function",
+        "snapshots must be a SnapshotStore or false",
+      ),
+    ])
     .optional(),
   snapshotKey: z.string().min(1).optional(),
   snapshotEvery: z.number().int().nonnegative().optional(),
   clientId: z.string().min(1).max(256).optional(),
   live: z.boolean().optional(),
   waitFor: z.enum(["synced", "restored"]).optional(),
+  compaction: z
+    .union([
+      z.literal(false),
+      z.object({
+        everyEntries: z.number().int().positive().optional(),
+        everyBytes: z.number().int().positive().optional(),
+        jitter: z.number().min(0).max(10).optional(),
+      }),
+    ])
+    .optional(),
   ownsLog: z.boolean().optional(),
-  onClose: z.function().optional(),
-  onError: z.function().optional(),
-  onStatus: z.function().optional(),
+  onClose: fn.optional(),
+  onError: fn.optional(),
+  onStatus: fn.optional(),
 });
 
 const updateOptionsSchema = z
@@ -63,7 +86,7 @@ function validation(what: string, error: z.ZodError): StateSyncError {
 
 /** A conditional update waiting in the local queue. */
 interface PendingUpdate<S> {
-  run: (draft: unknown, ctx: import("./model.js").UpdateContext) => unknown;
+  run: (draft: unknown, ctx: UpdateContext) => unknown;
   command?: { name: string; args: unknown };
   maxAttempts: number;
   outcomeTimeoutMs: number;
@@ -87,7 +110,7 @@ interface Waiter {
  * Rejects with `VALIDATION` for bad options; with `waitFor: "synced"` also with a fatal start
  * error (`MODEL_MISMATCH`, `TRUNCATED`, `UNSUPPORTED_FORMAT`, `PERMISSION_DENIED`, ...). An
  * unreachable log is not fatal: the replica resolves with its stored state and status `offline`
- * and keeps trying.
+ * and keeps trying in the background.
  */
 export async function createSynchronizer<S, C extends CommandMap<S>>(
   options: CreateSynchronizerOptions<S, C>,
@@ -118,6 +141,7 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
     resends: 0,
     snapshotsSaved: 0,
     snapshotsRestored: 0,
+    compactions: 0,
   };
 
   private readonly log: RevisionedLog;
@@ -126,11 +150,9 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
   private readonly snapshotEvery: number;
   private readonly live: boolean;
   private readonly options: CreateSynchronizerOptions<S, C>;
+  private readonly policy: CompactionPolicy | undefined;
 
-  private current: S;
-  private rev = 0;
-  private lastMessageId: string | undefined;
-  private genesisSeen = false;
+  private replay: Replay<S, C>;
   private logIdentity: string | undefined;
   private restored: SnapshotRecord | undefined;
   private statusValue: SyncStatus = "connecting";
@@ -151,9 +173,11 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
   private reading: Promise<void> = Promise.resolve();
   private consumedSinceSnapshot = 0;
   private saving: Promise<void> = Promise.resolve();
+  private compacting: Promise<CompactionResult> | undefined;
   private unwatchStatus: (() => void) | undefined;
   private messageCounter = 0;
   private reconnectTimer: ReturnType<typeof setTimeout> | undefined;
+  private cachedMaxEntryBytes: number | undefined;
 
   constructor(options: CreateSynchronizerOptions<S, C>) {
     this.options = options;
@@ -164,7 +188,9 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
     this.snapshotEvery = options.snapshotEvery ?? 100;
     this.live = options.live ?? true;
     this.clientId = options.clientId ?? randomId(8);
-    this.current = options.model.initial;
+    this.replay = new Replay(options.model, options.log.contiguous);
+    this.policy =
+      options.compaction === false ? undefined : new CompactionPolicy(options.compaction);
     if (options.onError) this.listeners.error.add(options.onError);
     if (options.onStatus) this.listeners.status.add(options.onStatus);
   }
@@ -172,10 +198,10 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
   // ------------------------------------------------------------------ reads
 
   get state(): Immutable<S> {
-    return this.current as Immutable<S>;
+    return this.replay.state as Immutable<S>;
   }
   get revision(): number {
-    return this.rev;
+    return this.replay.revision;
   }
   get status(): SyncStatus {
     return this.statusValue;
@@ -185,20 +211,35 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
   }
 
   subscribe(listener: (state: Immutable<S>, revision: number) => void): () => void {
-    if (typeof listener !== "function")
+    if (typeof listener !== "function") {
       throw new StateSyncError("VALIDATION", "listener must be a function");
+    }
     this.subscribers.add(listener);
     return () => this.subscribers.delete(listener);
   }
 
   on<E extends keyof SyncEvents>(event: E, listener: SyncEvents[E]): () => void {
-    const set = this.listeners[event] as Set<SyncEvents[E]> | undefined;
+    const set = (this.listeners as unknown as Record<string, Set<SyncEvents[E]>>)[event];
     if (set === undefined)
       throw new StateSyncError("VALIDATION", `unknown event "${String(event)}"`);
-    if (typeof listener !== "function")
+    if (typeof listener !== "function") {
       throw new StateSyncError("VALIDATION", "listener must be a function");
+    }
     set.add(listener);
     return () => set.delete(listener);
+  }
+
+  history(options?: HistoryOptions): Promise<HistoryEntry[]> {
+    return this.usable(() => readHistory(this.log, options));
+  }
+
+  stateAt(revision: number): Promise<Immutable<S>> {
+    return this.usable(() => rebuildStateAt(this.log, this.model, revision));
+  }
+
+  private async usable<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.closed) throw new StateSyncError("CLOSED", "the synchronizer is closed");
+    return fn();
   }
 
   // ------------------------------------------------------------------ start
@@ -214,20 +255,20 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
     await connecting;
   }
 
+  private async discardSnapshot(problem: string): Promise<void> {
+    this.report(
+      new StateSyncError("CORRUPT_SNAPSHOT", `discarding the local snapshot: ${problem}`),
+    );
+    await this.store?.delete(this.snapshotKey).catch(() => undefined);
+  }
+
   private async restoreSnapshot(): Promise<void> {
     if (!this.store) return;
     let record: SnapshotRecord | undefined;
     try {
       record = await this.store.load(this.snapshotKey);
     } catch (e) {
-      this.report(
-        asError(
-          e,
-          "CORRUPT_SNAPSHOT",
-          "the local snapshot could not be read; rebuilding from the log",
-        ),
-      );
-      await this.store.delete(this.snapshotKey).catch(() => undefined);
+      await this.discardSnapshot(e instanceof Error ? e.message : String(e));
       return;
     }
     if (record === undefined) return;
@@ -239,18 +280,13 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
           : findNonJson(record.state) !== undefined
             ? "its state is not JSON"
             : undefined;
-    if (problem !== undefined) {
-      this.report(
-        new StateSyncError("CORRUPT_SNAPSHOT", `discarding the local snapshot: ${problem}`),
-      );
-      await this.store.delete(this.snapshotKey).catch(() => undefined);
-      return;
-    }
-    this.current = freeze(record.state as S, true);
-    this.rev = record.revision;
-    this.lastMessageId = record.messageId;
+    if (problem !== undefined) return this.discardSnapshot(problem);
+    this.replay = new Replay(this.model, this.log.contiguous, {
+      state: freeze(record.state as S, true),
+      revision: record.revision,
+      messageId: record.messageId,
+    });
     this.logIdentity = record.logIdentity;
-    this.genesisSeen = true;
     this.restored = record;
     this.stats.snapshotsRestored += 1;
   }
@@ -259,10 +295,11 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
   private async connect(): Promise<void> {
     try {
       const info = await this.log.info();
+      this.cachedMaxEntryBytes = info.maxEntryBytes;
       if (this.restored) await this.checkSnapshotAgainstLog(info);
       this.logIdentity = info.identity;
       let latest = info.latestRevision;
-      if (latest === 0 && this.rev === 0) latest = await this.appendGenesis();
+      if (latest === 0 && this.revision === 0) latest = await this.appendGenesis();
       await this.readRange(latest);
       if (this.stall) throw this.stall;
       this.connected = true;
@@ -296,37 +333,29 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
     }, delay);
   }
 
-  private async checkSnapshotAgainstLog(info: {
-    identity: string;
-    latestRevision: number;
-    firstRevision: number;
-  }): Promise<void> {
+  private async checkSnapshotAgainstLog(info: LogInfo): Promise<void> {
     const record = this.restored!;
     this.restored = undefined;
     let problem: string | undefined;
-    if (record.logIdentity !== info.identity)
+    if (record.logIdentity !== info.identity) {
       problem = "the log was recreated since it was written";
-    else if (record.revision > info.latestRevision)
+    } else if (record.revision > info.latestRevision) {
       problem = `it is ahead of the log (revision ${record.revision} > ${info.latestRevision})`;
-    else if (record.revision > 0) {
+    } else if (record.revision > 0) {
       const entry = await this.log.entryAt(record.revision);
       if (entry === undefined) {
-        if (info.firstRevision <= record.revision)
+        // Truncated by a compaction since: the catch-up jumps onto the snapshot entry after it.
+        if (info.firstRevision <= record.revision) {
           problem = `the log has no entry at revision ${record.revision}`;
+        }
       } else if (entry.messageId !== record.messageId) {
         problem = `the log's entry at revision ${record.revision} is another one`;
       }
     }
     if (problem === undefined) return;
-    this.report(
-      new StateSyncError("CORRUPT_SNAPSHOT", `discarding the local snapshot: ${problem}`),
-    );
-    await this.store?.delete(this.snapshotKey).catch(() => undefined);
+    await this.discardSnapshot(problem);
     this.stats.snapshotsRestored -= 1;
-    this.current = this.model.initial;
-    this.rev = 0;
-    this.lastMessageId = undefined;
-    this.genesisSeen = false;
+    this.replay = new Replay(this.model, this.log.contiguous);
     this.scheduleNotify();
   }
 
@@ -351,11 +380,10 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
 
   private startFollowing(): void {
     if (this.follower || this.closed || this.stall) return;
-    this.follower = this.log.follow(this.rev + 1, {
+    this.follower = this.log.follow(this.revision + 1, {
       onEntry: (entry) => this.consume(entry),
       onError: (error) => {
-        const e = asError(error, "UNAVAILABLE", "following the log failed");
-        this.report(e);
+        this.report(asError(error, "UNAVAILABLE", "following the log failed"));
         void this.restartFollowing();
       },
     });
@@ -389,82 +417,53 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
 
   /** Consumes one entry from the log, in order. Synchronous: never interleaves with another. */
   private consume(entry: LogEntry): void {
-    if (this.closed || this.stall || entry.revision <= this.rev) return;
+    if (this.closed || this.stall || entry.revision <= this.revision) return;
     this.stats.entriesFetched += 1;
     this.stats.bytesFetched += entry.data.byteLength;
-    if (this.log.contiguous && this.rev > 0 && entry.revision !== this.rev + 1) {
-      return this.stallWith(this.truncated(entry.revision));
+    const result = this.replay.step(entry);
+    switch (result.kind) {
+      case "ignored":
+        return;
+      case "stall":
+        return this.stallWith(result.error);
+      case "skipped":
+        this.stats.entriesSkipped += 1;
+        this.report(result.error);
+        break;
+      case "applied":
+        if (result.entry.kind === "update" || result.entry.kind === "command") {
+          this.stats.entriesApplied += 1;
+        }
+        if (result.error) this.report(result.error);
+        break;
     }
-    const decoded = decodeEntry(entry.data);
-    if (!decoded.ok) {
-      if (decoded.error.code === "UNSUPPORTED_FORMAT")
-        return this.stallWith(withRevision(decoded.error, entry.revision));
-      return this.skip(entry, decoded.error);
-    }
-    const e = decoded.entry;
-    if (!this.genesisSeen) {
-      if (e.kind !== "genesis") return this.stallWith(this.truncated(entry.revision));
-      const mismatch =
-        e.model !== this.model.name
-          ? `the log belongs to model "${e.model}", not "${this.model.name}"`
-          : e.version === this.model.version && e.initialHash !== this.model.initialHash
-            ? `the log was created by ${e.model} v${e.version} with another initial state`
-            : undefined;
-      if (mismatch)
-        return this.stallWith(
-          new StateSyncError("MODEL_MISMATCH", mismatch, { details: { revision: entry.revision } }),
-        );
-      this.genesisSeen = true;
-      return this.advance(entry);
-    }
-    if (e.kind === "genesis")
-      return this.skip(entry, new StateSyncError("CORRUPT_ENTRY", "a second genesis entry"));
-    if (e.kind === "update" && e.base !== this.rev) {
-      if (!this.log.contiguous) return this.stallWith(this.truncated(entry.revision));
-      return this.skip(
-        entry,
-        new StateSyncError(
-          "CORRUPT_ENTRY",
-          `conditional entry based on ${e.base}, not ${this.rev}`,
-        ),
-      );
-    }
-    const outcome = applyEntry(this.model, this.current, e, this.rev);
-    if (outcome.kind === "stall")
-      return this.stallWith(withRevision(outcome.error, entry.revision));
-    if (outcome.kind === "noop") this.report(withRevision(outcome.error, entry.revision));
-    else this.current = outcome.state;
-    this.stats.entriesApplied += 1;
-    this.advance(entry);
+    this.afterConsume(entry, result.kind === "applied" ? result.entry.kind : undefined);
   }
 
-  private truncated(revision: number): StateSyncError {
-    return new StateSyncError(
-      "TRUNCATED",
-      `the log no longer holds the entries after revision ${this.rev} (next retained: ${revision})`,
-      { details: { revision: this.rev, next: revision } },
-    );
-  }
-
-  private skip(entry: LogEntry, error: StateSyncError): void {
-    this.stats.entriesSkipped += 1;
-    this.report(withRevision(error, entry.revision));
-    this.advance(entry);
-  }
-
-  private advance(entry: LogEntry): void {
-    this.rev = entry.revision;
-    this.lastMessageId = entry.messageId;
+  private afterConsume(entry: LogEntry, kind: Entry["kind"] | undefined): void {
     this.consumedSinceSnapshot += 1;
     this.scheduleNotify();
     for (const w of this.waiters) {
-      if (w.revision <= this.rev) {
+      if (w.revision <= this.revision) {
         this.waiters.delete(w);
         w.resolve();
       }
     }
     if (this.snapshotEvery > 0 && this.consumedSinceSnapshot >= this.snapshotEvery) {
       void this.saveSnapshot().catch(() => undefined);
+    }
+    if (this.policy) {
+      if (kind === "snapshot" || kind === "genesis") this.policy.reset();
+      else this.policy.count(entry.data.byteLength);
+      if (this.policy.due() && this.statusValue === "live" && !this.compacting) {
+        this.compact().then(
+          () => this.policy?.succeeded(),
+          (e: unknown) => {
+            const error = asError(e, "UNAVAILABLE", "automatic compaction failed");
+            if (this.policy?.failed(error)) this.report(error);
+          },
+        );
+      }
     }
   }
 
@@ -474,7 +473,7 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
     queueMicrotask(() => {
       this.notifyScheduled = false;
       const state = this.state;
-      const revision = this.rev;
+      const revision = this.revision;
       for (const l of [...this.subscribers]) {
         try {
           l(state, revision);
@@ -504,13 +503,19 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
   /** Reads entries up to `target` from the log (serialized with other reads). */
   private readRange(target: number): Promise<void> {
     const run = async () => {
-      if (this.rev >= target || this.stall) return;
-      for await (const entry of this.log.read(this.rev + 1, target)) {
+      if (this.revision >= target || this.stall) return;
+      for await (const entry of this.log.read(this.revision + 1, target)) {
         this.consume(entry);
         if (this.stall || this.closed) return;
       }
-      if (this.rev < target && !this.stall && !this.closed) {
-        this.stallWith(this.truncated(target));
+      if (this.revision < target && !this.stall && !this.closed) {
+        this.stallWith(
+          new StateSyncError(
+            "TRUNCATED",
+            `the log no longer holds the entries after revision ${this.revision} (latest: ${target})`,
+            { details: { after: this.revision, latest: target } },
+          ),
+        );
       }
     };
     const p = this.reading.then(run, run);
@@ -520,7 +525,7 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
 
   private async catchUp(target?: number): Promise<void> {
     const latest = target ?? (await this.log.info()).latestRevision;
-    if (this.rev >= latest) return;
+    if (this.revision >= latest) return;
     if (this.follower && this.log.status === "online") {
       const reached = await this.waitUntil(latest, FOLLOWER_GRACE_MS);
       if (reached) return;
@@ -530,21 +535,13 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
 
   private waitUntil(revision: number, ms: number): Promise<boolean> {
     return new Promise((resolve) => {
-      const waiter: Waiter = {
-        revision,
-        resolve: () => {
-          clearTimeout(timer);
-          resolve(true);
-        },
-        reject: () => {
-          clearTimeout(timer);
-          resolve(false);
-        },
-      };
-      const timer = setTimeout(() => {
+      const done = (value: boolean) => {
+        clearTimeout(timer);
         this.waiters.delete(waiter);
-        resolve(false);
-      }, ms);
+        resolve(value);
+      };
+      const waiter: Waiter = { revision, resolve: () => done(true), reject: () => done(false) };
+      const timer = setTimeout(() => done(false), ms);
       this.waiters.add(waiter);
     });
   }
@@ -563,7 +560,7 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
       if (this.live) this.startFollowing();
       this.setStatus("live");
     }
-    return this.rev;
+    return this.revision;
   }
 
   waitFor(revision: number, options: { signal?: AbortSignal } = {}): Promise<void> {
@@ -572,7 +569,7 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
         new StateSyncError("VALIDATION", "revision must be a non-negative integer"),
       );
     }
-    if (this.rev >= revision) return Promise.resolve();
+    if (this.revision >= revision) return Promise.resolve();
     try {
       this.assertUsable();
     } catch (e) {
@@ -626,15 +623,13 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
       this.assertUsable();
       let pending: Omit<PendingUpdate<S>, "resolve" | "reject" | "attempts">;
       if (typeof first === "function") {
-        const opts = this.parseUpdateOptions(second);
-        pending = { run: first as PendingUpdate<S>["run"], ...opts };
+        pending = { run: first as PendingUpdate<S>["run"], ...this.parseUpdateOptions(second) };
       } else if (typeof first === "string") {
         const { definition, args } = this.parseCommand(first, second);
-        const opts = this.parseUpdateOptions(third);
         pending = {
           run: (draft, ctx) => void definition.apply(draft as never, args, ctx),
           command: { name: first, args: second },
-          ...opts,
+          ...this.parseUpdateOptions(third),
         };
       } else {
         throw new StateSyncError("VALIDATION", "update takes a recipe function or a command name");
@@ -648,11 +643,7 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
     }
   }
 
-  private parseUpdateOptions(options: unknown): {
-    maxAttempts: number;
-    outcomeTimeoutMs: number;
-    signal: AbortSignal | undefined;
-  } {
+  private parseUpdateOptions(options: unknown) {
     const parsed = updateOptionsSchema.safeParse(options);
     if (!parsed.success) throw validation("invalid update options", parsed.error);
     return {
@@ -670,14 +661,17 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
       throw new StateSyncError(
         "UNKNOWN_COMMAND",
         `model ${this.model.name} has no command "${name}"`,
-        { details: { command: name } },
+        {
+          details: { command: name },
+        },
       );
+    }
+    const problem = findNonJson(args);
+    if (problem !== undefined) {
+      throw new StateSyncError("VALIDATION", `arguments of "${name}" are not JSON (${problem})`);
     }
     const parsed = definition.args.safeParse(args);
     if (!parsed.success) throw validation(`invalid arguments for command "${name}"`, parsed.error);
-    const problem = findNonJson(args);
-    if (problem !== undefined)
-      throw new StateSyncError("VALIDATION", `arguments of "${name}" are not JSON (${problem})`);
     return { definition, args: parsed.data as unknown };
   }
 
@@ -685,14 +679,74 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
     if (this.writing) return;
     this.writing = (async () => {
       try {
-        while (this.queue.length > 0) {
-          const batch = this.queue.splice(0, MAX_BATCH);
-          await this.commitBatch(batch);
-        }
+        while (this.queue.length > 0) await this.commitBatch(this.queue.splice(0, MAX_BATCH));
       } finally {
         this.writing = undefined;
       }
     })();
+  }
+
+  /** Runs the recipes of `ops` in order on `state`; rejects those that throw or break the schema. */
+  private runRecipes(ops: PendingUpdate<S>[], state: S, ctx: UpdateContext) {
+    let next = state;
+    const patches: Patch[] = [];
+    const commands: { name: string; args: unknown }[] = [];
+    const results = new Map<PendingUpdate<S>, unknown>();
+    for (const op of ops) {
+      try {
+        let result: unknown;
+        const [produced, p] = produceWithPatches(next, (draft) => {
+          result = op.run(draft, ctx);
+          if (isThenable(result)) {
+            (result as Promise<unknown>).then(undefined, () => undefined);
+            throw new StateSyncError(
+              "VALIDATION",
+              "recipes must be synchronous (this one returned a promise)",
+            );
+          }
+        });
+        if (p.length > 0) this.checkState(produced);
+        next = produced as S;
+        patches.push(...p);
+        if (op.command) commands.push(op.command);
+        results.set(op, result);
+      } catch (e) {
+        op.reject(e);
+      }
+    }
+    return { patches, commands, results };
+  }
+
+  private checkState(state: unknown): void {
+    const check = this.model.state.safeParse(state);
+    if (!check.success) throw validation("the update would make the state invalid", check.error);
+    const problem = findNonJson(state);
+    if (problem !== undefined) {
+      throw new StateSyncError(
+        "VALIDATION",
+        `the update would put a non-JSON value in the state (${problem})`,
+      );
+    }
+  }
+
+  /** Checks size and format of an entry this client is about to append. */
+  private async prepare(entry: Entry, what: string): Promise<Uint8Array> {
+    const data = encodeEntry(entry);
+    const limit = await this.maxEntryBytes();
+    if (data.byteLength > limit) {
+      throw new StateSyncError(
+        "PAYLOAD_TOO_LARGE",
+        `${what} is ${data.byteLength} bytes; the log accepts at most ${limit}`,
+        { details: { bytes: data.byteLength, maxEntryBytes: limit } },
+      );
+    }
+    const check = decodeEntry(data);
+    if (!check.ok) {
+      throw new StateSyncError("VALIDATION", `${what} cannot be stored: ${check.error.message}`, {
+        cause: check.error,
+      });
+    }
+    return data;
   }
 
   /** Runs a batch of queued recipes as one conditional append until it commits or each fails. */
@@ -701,9 +755,7 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
     for (let round = 0; ops.length > 0; round++) {
       ops = ops.filter((op) => {
         if (this.closed || this.stall) {
-          op.reject(
-            this.closed ? new StateSyncError("CLOSED", "the synchronizer is closed") : this.stall,
-          );
+          op.reject(this.stall ?? new StateSyncError("CLOSED", "the synchronizer is closed"));
           return false;
         }
         if (op.signal?.aborted) {
@@ -714,60 +766,22 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
       });
       if (ops.length === 0) return;
 
-      const base = this.rev;
+      const base = this.revision;
       const timestamp = Date.now();
       const seed = randomSeed();
-      const runCtx = entryContext(base, timestamp, seed, this.clientId);
-      let draftState = this.current;
-      const patches: Patch[] = [];
-      const commands: { name: string; args: unknown }[] = [];
-      const results = new Map<PendingUpdate<S>, unknown>();
-      for (const op of ops) {
-        try {
-          let result: unknown;
-          const [next, p] = produceWithPatches(draftState, (draft) => {
-            result = op.run(draft, runCtx);
-            if (
-              result !== null &&
-              typeof result === "object" &&
-              typeof (result as { then?: unknown }).then === "function"
-            ) {
-              (result as Promise<unknown>).then(undefined, () => undefined);
-              throw new StateSyncError(
-                "VALIDATION",
-                "recipes must be synchronous (an async recipe returned a promise)",
-              );
-            }
-          });
-          if (p.length > 0) {
-            const check = this.model.state.safeParse(next);
-            if (!check.success)
-              throw validation("the update would make the state invalid", check.error);
-            const problem = findNonJson(next);
-            if (problem !== undefined)
-              throw new StateSyncError(
-                "VALIDATION",
-                `the update would put a non-JSON value in the state (${problem})`,
-              );
-          }
-          draftState = next as S;
-          patches.push(...p);
-          if (op.command) commands.push(op.command);
-          results.set(op, result);
-        } catch (e) {
-          op.reject(e);
-        }
-      }
+      const ctx = entryContext(base, timestamp, seed, this.clientId);
+      const { patches, commands, results } = this.runRecipes(ops, this.replay.state, ctx);
       ops = ops.filter((op) => results.has(op));
       if (ops.length === 0) return;
       if (patches.length === 0) {
-        for (const op of ops)
+        for (const op of ops) {
           op.resolve({
             revision: base,
             state: this.state,
             result: results.get(op),
             attempts: Math.max(1, op.attempts),
           });
+        }
         return;
       }
       const entry: Entry = {
@@ -780,51 +794,34 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
         patches: patches as StoredPatch[],
         ...(commands.length > 0 ? { commands } : {}),
       };
-      const data = encodeEntry(entry);
-      const limit = await this.maxEntryBytes().catch(() => Infinity);
-      if (data.byteLength > limit) {
-        if (ops.length > 1) {
+      let data: Uint8Array;
+      try {
+        data = await this.prepare(entry, "the update");
+      } catch (e) {
+        if (isStateSyncError(e, "PAYLOAD_TOO_LARGE") && ops.length > 1) {
           // Too large together: commit them one by one.
           this.queue.unshift(...ops.slice(1));
           ops = ops.slice(0, 1);
           continue;
         }
-        ops[0]!.reject(
-          new StateSyncError(
-            "PAYLOAD_TOO_LARGE",
-            `the update is ${data.byteLength} bytes; the log accepts at most ${limit}`,
-            {
-              details: { bytes: data.byteLength, maxEntryBytes: limit },
-            },
-          ),
-        );
-        return;
-      }
-      const check = decodeEntry(data);
-      if (!check.ok) {
-        for (const op of ops)
-          op.reject(
-            new StateSyncError(
-              "VALIDATION",
-              `the update cannot be stored: ${check.error.message}`,
-              { cause: check.error },
-            ),
-          );
+        for (const op of ops) op.reject(e);
         return;
       }
       for (const op of ops) op.attempts += 1;
       this.stats.attempts += 1;
-      const timeout = Math.min(...ops.map((o) => o.outcomeTimeoutMs));
       try {
-        const revision = await this.appendExactlyOnce(data, base, timeout);
-        await this.applyOwn(revision, data);
-        for (const op of ops)
+        const timeout = Math.min(...ops.map((o) => o.outcomeTimeoutMs));
+        const messageId = this.nextMessageId();
+        const revision = await this.appendExactlyOnce(data, base, timeout, messageId);
+        await this.applyOwn({ revision, data, messageId }, base);
+        for (const op of ops) {
           op.resolve({
             revision,
             state: this.state,
             result: results.get(op),
             attempts: op.attempts,
           });
+        }
         return;
       } catch (e) {
         if (!isStateSyncError(e, "CONFLICT")) {
@@ -844,7 +841,7 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
         });
         try {
           await this.catchUp(e instanceof AppendConflictError ? e.latestRevision : undefined);
-          await sleep(backoffDelay(round));
+          if (round > 0) await sleep(backoffDelay(round));
         } catch (err) {
           for (const op of ops) op.reject(err);
           return;
@@ -853,10 +850,14 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
     }
   }
 
-  private cachedMaxEntryBytes: number | undefined;
   private async maxEntryBytes(): Promise<number> {
-    if (this.cachedMaxEntryBytes === undefined)
-      this.cachedMaxEntryBytes = (await this.log.info()).maxEntryBytes;
+    if (this.cachedMaxEntryBytes === undefined) {
+      try {
+        this.cachedMaxEntryBytes = (await this.log.info()).maxEntryBytes;
+      } catch {
+        return Infinity; // unknown while offline; the log checks again before sending
+      }
+    }
     return this.cachedMaxEntryBytes;
   }
 
@@ -874,8 +875,8 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
     data: Uint8Array,
     expected: number | undefined,
     timeoutMs: number,
+    messageId: string = this.nextMessageId(),
   ): Promise<number> {
-    const messageId = this.nextMessageId();
     const deadline = Date.now() + timeoutMs;
     for (let attempt = 0; ; attempt++) {
       try {
@@ -886,17 +887,19 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
         this.stats.appends += 1;
         return result.revision;
       } catch (e) {
+        let failure: unknown = e;
         if (isStateSyncError(e, "CONFLICT") && attempt > 0 && expected !== undefined) {
           try {
-            const found = await this.log.findByMessageId(messageId, expected);
+            const found = await this.findOwnEntry(messageId, expected);
             if (found !== undefined) {
               this.stats.appends += 1;
               return found;
             }
-            throw e;
           } catch (lookup) {
             if (!isStateSyncError(lookup, "UNAVAILABLE")) throw lookup;
+            failure = lookup;
           }
+          if (isStateSyncError(failure, "CONFLICT")) throw failure;
         } else if (!isStateSyncError(e, "UNAVAILABLE")) {
           throw e;
         }
@@ -904,7 +907,7 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
           throw new StateSyncError(
             "UNKNOWN_OUTCOME",
             `the append may or may not be stored: the log could not be reached within ${timeoutMs} ms`,
-            { cause: e, details: { messageId } },
+            { cause: failure, details: { messageId } },
           );
         }
         this.stats.resends += 1;
@@ -913,16 +916,33 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
     }
   }
 
-  /** Applies this client's own entry as decoded from the wire, in log order. */
-  private async applyOwn(revision: number, data: Uint8Array): Promise<void> {
-    if (this.rev >= revision) return;
-    const previous = this.reading;
-    await previous;
-    if (this.rev < revision) {
-      const entryBase = (decodeEntry(data) as { ok: true; entry: { base?: number } }).entry.base;
-      if (entryBase === this.rev) this.consume({ revision, data });
-      else await this.catchUp(revision);
+  /**
+   * Where an append with `messageId` based on `expected` landed, if it did: right after
+   * `expected` in the log; or, when a compaction truncated that position away, in this replica's
+   * recent entries or the `recent` list of the snapshot entry the log now starts with.
+   */
+  private async findOwnEntry(messageId: string, expected: number): Promise<number | undefined> {
+    const found = await this.log.findByMessageId(messageId, expected);
+    if (found !== undefined) return found;
+    const local = this.replay.recentRevisionOf(messageId);
+    if (local !== undefined) return local;
+    const info = await this.log.info();
+    if (info.firstRevision <= expected) return undefined;
+    const first = await this.log.entryAt(info.firstRevision);
+    const decoded = first && decodeEntry(first.data);
+    if (decoded && decoded.ok && decoded.entry.kind === "snapshot") {
+      const hit = decoded.entry.recent?.find((r) => r[0] === messageId);
+      if (hit) return hit[1];
     }
+    return undefined;
+  }
+
+  /** Applies this client's own entry as decoded from the wire, in log order. */
+  private async applyOwn(entry: LogEntry, base: number): Promise<void> {
+    if (this.revision >= entry.revision) return;
+    await this.reading;
+    if (this.revision === base) this.consume(entry);
+    else if (this.revision < entry.revision) await this.catchUp(entry.revision);
     if (this.stall) throw this.stall;
   }
 
@@ -933,8 +953,9 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
   ): Promise<{ readonly revision: number }> {
     return (async () => {
       this.assertUsable();
-      if (typeof command !== "string")
+      if (typeof command !== "string") {
         throw new StateSyncError("VALIDATION", "command must be a command name");
+      }
       this.parseCommand(command, args);
       const opts = this.parseUpdateOptions(options);
       if (opts.signal?.aborted) throw abortError(opts.signal);
@@ -947,40 +968,86 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
         name: command,
         args: args as unknown,
       };
-      const data = encodeEntry(entry);
-      const limit = await this.maxEntryBytes().catch(() => Infinity);
-      if (data.byteLength > limit) {
-        throw new StateSyncError(
-          "PAYLOAD_TOO_LARGE",
-          `the command is ${data.byteLength} bytes; the log accepts at most ${limit}`,
-          {
-            details: { bytes: data.byteLength, maxEntryBytes: limit },
-          },
-        );
-      }
-      const check = decodeEntry(data);
-      if (!check.ok)
-        throw new StateSyncError(
-          "VALIDATION",
-          `the command cannot be stored: ${check.error.message}`,
-          { cause: check.error },
-        );
-      const revision = await this.appendExactlyOnce(data, undefined, opts.outcomeTimeoutMs);
-      return { revision };
+      const data = await this.prepare(entry, "the command");
+      return { revision: await this.appendExactlyOnce(data, undefined, opts.outcomeTimeoutMs) };
     })();
+  }
+
+  // ------------------------------------------------------------------ compaction
+
+  compact(): Promise<CompactionResult> {
+    if (this.compacting) return this.compacting;
+    const run = this.runCompaction().finally(() => {
+      this.compacting = undefined;
+    });
+    this.compacting = run;
+    return run;
+  }
+
+  /**
+   * Writes the state as a snapshot entry with a conditional append, then truncates the history
+   * before it. A crash in between leaves the snapshot entry and the whole history: nothing lost,
+   * the next compaction truncates. Concurrent compactions: only one snapshot entry can be based on
+   * a revision; truncation below an already truncated point removes nothing (Pravega issues 4383
+   * and 6232).
+   */
+  private async runCompaction(): Promise<CompactionResult> {
+    this.assertUsable();
+    let revision = 0;
+    for (let attempt = 0; ; attempt++) {
+      await this.fetchUpdates();
+      if (this.replay.lastKind === "snapshot") {
+        revision = this.revision; // the tail is a snapshot entry already
+        break;
+      }
+      const base = this.revision;
+      const entry: Entry = {
+        v: 1,
+        kind: "snapshot",
+        base,
+        ts: Date.now(),
+        client: this.clientId,
+        model: this.model.name,
+        version: this.model.version,
+        initialHash: this.model.initialHash,
+        state: this.replay.state,
+        recent: this.replay.recentForSnapshot(Date.now()),
+      };
+      const data = await this.prepare(entry, "the snapshot entry");
+      try {
+        this.stats.attempts += 1;
+        const messageId = this.nextMessageId();
+        revision = await this.appendExactlyOnce(data, base, DEFAULT_OUTCOME_TIMEOUT_MS, messageId);
+        await this.applyOwn({ revision, data, messageId }, base);
+        break;
+      } catch (e) {
+        if (!isStateSyncError(e, "CONFLICT") || attempt >= 16) throw e;
+        this.stats.conflicts += 1;
+        await sleep(backoffDelay(attempt));
+      }
+    }
+    await this.log.truncateBefore(revision);
+    this.stats.compactions += 1;
+    return { revision };
   }
 
   // ------------------------------------------------------------------ snapshots, events, close
 
   saveSnapshot(): Promise<void> {
-    if (!this.store || this.logIdentity === undefined || this.rev === 0 || !this.genesisSeen)
+    if (
+      !this.store ||
+      this.logIdentity === undefined ||
+      this.revision === 0 ||
+      !this.replay.anchored
+    ) {
       return this.saving;
+    }
     const record: SnapshotRecord = {
       format: 1,
-      revision: this.rev,
-      state: this.current,
+      revision: this.revision,
+      state: this.replay.state,
       logIdentity: this.logIdentity,
-      messageId: this.lastMessageId,
+      messageId: this.replay.messageId,
       model: this.model.name,
       modelVersion: this.model.version,
       savedAt: Date.now(),
@@ -1002,8 +1069,7 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
   }
 
   private setStatus(status: SyncStatus): void {
-    if (this.statusValue === status) return;
-    if (this.statusValue === "closed") return;
+    if (this.statusValue === status || this.statusValue === "closed") return;
     if (this.statusValue === "stalled" && status !== "closed") return;
     this.statusValue = status;
     for (const l of [...this.listeners.status]) {
@@ -1036,6 +1102,7 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
     const closedError = new StateSyncError("CLOSED", "the synchronizer is closed");
     for (const op of this.queue.splice(0)) op.reject(closedError);
     await this.writing?.catch(() => undefined);
+    await this.compacting?.catch(() => undefined);
     const f = this.follower;
     this.follower = undefined;
     await f?.stop().catch(() => undefined);
@@ -1050,14 +1117,13 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
   }
 }
 
+function isThenable(v: unknown): boolean {
+  return (
+    v !== null && typeof v === "object" && typeof (v as { then?: unknown }).then === "function"
+  );
+}
+
 function asError(e: unknown, code: StateSyncError["code"], message: string): StateSyncError {
   if (e instanceof StateSyncError) return e;
   return new StateSyncError(code, `${message}: ${String(e)}`, { cause: e });
-}
-
-function withRevision(error: StateSyncError, revision: number): StateSyncError {
-  return new StateSyncError(error.code, `${error.message} (entry at revision ${revision})`, {
-    cause: error.cause ?? error,
-    details: { ...error.details, revision },
-  });
 }

@@ -49,6 +49,7 @@ export const counterModel = defineModel({
 });
 
 export type CounterModel = typeof counterModel;
+export type CounterState = CounterModel["initial"];
 
 export async function open(
   log: RevisionedLog = new MemoryLog(),
@@ -57,6 +58,7 @@ export async function open(
     clientId?: string;
     live?: boolean;
     waitFor?: "synced" | "restored";
+    compaction?: false | { everyEntries?: number; everyBytes?: number; jitter?: number };
   } = {},
 ) {
   const errors: StateSyncError[] = [];

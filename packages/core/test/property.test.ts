@@ -9,6 +9,7 @@ type Op =
   | { kind: "uncond"; by: number }
   | { kind: "loseAck" }
   | { kind: "fetch" }
+  | { kind: "compact" }
   | { kind: "pause"; ms: number };
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
@@ -17,11 +18,12 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   fc.record({ kind: fc.constant("uncond" as const), by: fc.integer({ min: 1, max: 5 }) }),
   fc.constant({ kind: "loseAck" as const }),
   fc.constant({ kind: "fetch" as const }),
+  fc.constant({ kind: "compact" as const }),
   fc.record({ kind: fc.constant("pause" as const), ms: fc.integer({ min: 0, max: 3 }) }),
 );
 
 describe("random schedules on MemoryLog (fast-check)", () => {
-  it("end with identical replicas and no lost increment", async () => {
+  it("end with identical replicas and no lost increment, compactions included", async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.array(fc.array(opArb, { maxLength: 12 }), { minLength: 2, maxLength: 4 }),
@@ -54,6 +56,7 @@ describe("random schedules on MemoryLog (fast-check)", () => {
                   inFlight.push(c.updateUnconditionally("increment", { by: op.by }));
                 } else if (op.kind === "loseAck") log.loseNextAcks(1);
                 else if (op.kind === "fetch") await c.fetchUpdates();
+                else if (op.kind === "compact") inFlight.push(c.compact());
                 else await new Promise((r) => setTimeout(r, op.ms));
               }
               await Promise.all(inFlight);
@@ -61,6 +64,8 @@ describe("random schedules on MemoryLog (fast-check)", () => {
           );
           const latest = (await log.info()).latestRevision;
           await Promise.all(clients.map((c) => c.synced()));
+          const late = await open(log, { clientId: "late" });
+          clients.push(late);
           for (const c of clients) expect(c.revision).toBe(latest);
           const hashes = new Set(clients.map((c) => stateHash(c.state)));
           expect(hashes.size).toBe(1);

@@ -25,6 +25,20 @@ describe("snapshots on MemoryLog", () => {
     await Promise.all([b.close(), w.close()]);
   });
 
+  it("restarts from a snapshot whose last entry was its own update", async () => {
+    const log = new MemoryLog();
+    const store = new MemorySnapshotStore();
+    const a = await open(log, { snapshots: store });
+    await a.update("increment", { by: 4 });
+    await a.close();
+    const b = await open(log, { snapshots: store });
+    expect(b.errors).toEqual([]);
+    expect(b.stats.snapshotsRestored).toBe(1);
+    expect(b.stats.entriesFetched).toBe(0);
+    expect(b.state.count).toBe(4);
+    await b.close();
+  });
+
   it("saves every snapshotEvery entries", async () => {
     const log = new MemoryLog();
     const store = new MemorySnapshotStore();

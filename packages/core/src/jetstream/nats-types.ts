@@ -119,6 +119,8 @@ export interface ConsumerLike {
 export interface OrderedConsumerOptionsLike {
   filterSubjects: string;
   opt_start_seq?: number;
+  /** Prefix of the consumer names the client generates. */
+  name_prefix?: string;
   /** Milliseconds of inactivity after which the server deletes the consumer. */
   inactive_threshold?: number;
 }

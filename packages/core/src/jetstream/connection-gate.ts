@@ -1,0 +1,131 @@
+import { StateSyncError } from "../errors.js";
+import type { LogConnectionStatus } from "../log.js";
+import { toStateSyncError } from "./nats-errors.js";
+import type { NatsConnectionLike } from "./nats-types.js";
+
+type PermissionListener = (context: { operation: string; subject: string }) => void;
+
+/**
+ * Holds a connection that may not exist yet (a promise while the server is unreachable) and
+ * turns its `status()` events into `online`/`offline` (nats.js `Events.Disconnect` and
+ * `Events.Reconnect`) and permission-violation notices. Never closes the connection.
+ */
+export class ConnectionGate {
+  private nc: NatsConnectionLike | undefined;
+  private failure: unknown;
+  private hasFailed = false;
+  private current: LogConnectionStatus = "offline";
+  private ended = false;
+  private iterator: { stop?(): void } | undefined;
+  private readonly statusListeners = new Set<(status: LogConnectionStatus) => void>();
+  private readonly permissionListeners = new Set<PermissionListener>();
+  private readonly pending: Promise<NatsConnectionLike>;
+
+  constructor(connection: NatsConnectionLike | Promise<NatsConnectionLike>) {
+    this.pending = Promise.resolve(connection);
+    this.pending.then(
+      (nc) => {
+        if (this.ended) return;
+        this.nc = nc;
+        this.watch(nc);
+      },
+      (err: unknown) => {
+        this.failure = err;
+        this.hasFailed = true;
+      },
+    );
+  }
+
+  /** `online` while the connection is up, else `offline` (also before it first resolves). */
+  get status(): LogConnectionStatus {
+    return this.current;
+  }
+
+  /**
+   * The connection; waits at most `timeoutMs` for a pending one. Throws `UNAVAILABLE` when it
+   * does not resolve in time, or the mapped rejection (e.g. `PERMISSION_DENIED`).
+   */
+  async get(timeoutMs: number): Promise<NatsConnectionLike> {
+    if (this.nc) return this.nc;
+    if (this.hasFailed) throw toStateSyncError(this.failure, "connect to NATS");
+    let timer: unknown;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(
+            new StateSyncError("UNAVAILABLE", `not connected to NATS within ${timeoutMs} ms`, {
+              details: { timeoutMs },
+            }),
+          ),
+        timeoutMs,
+      );
+    });
+    try {
+      return await Promise.race([this.pending, timeout]);
+    } catch (err) {
+      throw toStateSyncError(err, "connect to NATS");
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Subscribes to status changes; returns an unsubscribe function. */
+  watchStatus(listener: (status: LogConnectionStatus) => void): () => void {
+    this.statusListeners.add(listener);
+    return () => {
+      this.statusListeners.delete(listener);
+    };
+  }
+
+  /** Subscribes to the server's permission violations on this connection. */
+  onPermissionError(listener: PermissionListener): () => void {
+    this.permissionListeners.add(listener);
+    return () => {
+      this.permissionListeners.delete(listener);
+    };
+  }
+
+  /** Stops watching the connection (leaves it open). */
+  close(): void {
+    this.ended = true;
+    this.iterator?.stop?.();
+    this.statusListeners.clear();
+    this.permissionListeners.clear();
+  }
+
+  private set(status: LogConnectionStatus): void {
+    if (this.current === status || this.ended) return;
+    this.current = status;
+    for (const listener of [...this.statusListeners]) {
+      try {
+        listener(status);
+      } catch {
+        // a listener's failure is its own
+      }
+    }
+  }
+
+  private watch(nc: NatsConnectionLike): void {
+    const iterator = nc.status();
+    this.iterator = iterator;
+    this.set(nc.isClosed() ? "offline" : "online");
+    nc.closed().then(
+      () => this.set("offline"),
+      () => this.set("offline"),
+    );
+    void (async () => {
+      try {
+        for await (const s of iterator) {
+          if (this.ended) break;
+          if (s.type === "disconnect") this.set("offline");
+          else if (s.type === "reconnect") this.set("online");
+          else if (s.type === "error" && s.permissionContext) {
+            for (const l of [...this.permissionListeners]) l(s.permissionContext);
+          }
+        }
+      } catch {
+        // the iterator ends with the connection
+      }
+    })();
+  }
+}

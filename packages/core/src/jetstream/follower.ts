@@ -1,0 +1,248 @@
+import { StateSyncError, type StateSyncErrorCode } from "../errors.js";
+import type { LogFollowHandler, LogFollower } from "../log.js";
+import type { ConnectionGate } from "./connection-gate.js";
+import { toStateSyncError } from "./nats-errors.js";
+import type {
+  ConsumerLike,
+  ConsumerMessagesLike,
+  JetStreamClientLike,
+  JsMsgLike,
+} from "./nats-types.js";
+import {
+  backoffMs,
+  entryFromJsMsg,
+  interruptibleSleep,
+  randomToken,
+  withDeadline,
+} from "./util.js";
+
+/** What a {@link JetStreamFollower} needs from the log. */
+export interface FollowSource {
+  readonly gate: ConnectionGate;
+  readonly stream: string;
+  readonly subject: string;
+  readonly timeoutMs: number;
+  /** The JetStream client and the stream's creation time as last seen (throws like the log). */
+  ready(): Promise<{ js: JetStreamClientLike; created: string }>;
+  /** The stream's creation time now; throws `TRUNCATED` when the stream no longer exists. */
+  streamCreated(): Promise<string>;
+}
+
+/** Errors a follower reports through `onError` and stops on; others are retried. */
+const FATAL: ReadonlySet<StateSyncErrorCode> = new Set([
+  "PERMISSION_DENIED",
+  "TRUNCATED",
+  "STREAM_CONFIG",
+  "UNSUPPORTED_SERVER",
+]);
+
+/** Messages asked for per pull while following; refilled at 75% (nats.js `consume`). */
+const FOLLOW_BATCH = 256;
+/** Pull expiry; idle heartbeats come every half of it, a lost consumer shows after two missed. */
+const FOLLOW_EXPIRES_MS = 10_000;
+
+/**
+ * Follows one subject with an ordered consumer's `consume()` (jetstream-notes "Reading"): the
+ * client recreates the consumer from its cursor after a reconnect, a server restart or a
+ * delivery gap. On top of it this follower
+ * - delivers each stream sequence once, in order, synchronously from the client's callback;
+ * - checks the stream's creation time whenever the client recreates the consumer, holding
+ *   deliveries until it knows, and reports `TRUNCATED` when the stream was deleted or recreated
+ *   (its new sequences belong to another log);
+ * - reports `PERMISSION_DENIED` as soon as the server rejects this consumer's subjects;
+ * - retries other failures with backoff until stopped.
+ * `stop()` resolves at once; no entry is delivered after it is called.
+ */
+export class JetStreamFollower implements LogFollower {
+  private stopped = false;
+  private next: number;
+  private attempt = 0;
+  private consumer: ConsumerLike | undefined;
+  private messages: ConsumerMessagesLike | undefined;
+  private holding = false;
+  private held: JsMsgLike[] = [];
+  private verifying = false;
+  private wake: (() => void) | undefined;
+  private readonly namePrefix = `ssf_${randomToken()}`;
+  private readonly unwatchPermission: () => void;
+
+  constructor(
+    private readonly source: FollowSource,
+    fromRevision: number,
+    private readonly handler: LogFollowHandler,
+  ) {
+    this.next = Math.max(1, fromRevision);
+    this.unwatchPermission = source.gate.onPermissionError((ctx) => {
+      if (ctx.subject.includes(this.namePrefix)) {
+        this.fail(
+          new StateSyncError(
+            "PERMISSION_DENIED",
+            `follow ${source.subject}: ${ctx.operation} to ${ctx.subject} denied`,
+          ),
+        );
+      }
+    });
+    void this.run();
+  }
+
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.release();
+  }
+
+  private release(): void {
+    this.attempt += 1;
+    this.unwatchPermission();
+    this.wake?.();
+    this.messages?.stop();
+    this.messages = undefined;
+    this.consumer?.delete().catch(() => undefined);
+    this.consumer = undefined;
+    this.held = [];
+  }
+
+  private fail(error: unknown): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.release();
+    this.handler.onError?.(error);
+  }
+
+  private async run(): Promise<void> {
+    let failures = 0;
+    while (!this.stopped) {
+      const attempt = ++this.attempt;
+      try {
+        const { js, created } = await this.source.ready();
+        if (this.stopped) return;
+        const what = `follow ${this.source.subject}`;
+        const consumer = await withDeadline(
+          js.consumers.get(this.source.stream, {
+            filterSubjects: this.source.subject,
+            opt_start_seq: this.next,
+            name_prefix: this.namePrefix,
+          }),
+          this.source.timeoutMs,
+          what,
+        );
+        if (this.stopped || attempt !== this.attempt) return;
+        this.consumer = consumer;
+        const messages = await withDeadline(
+          consumer.consume({
+            max_messages: FOLLOW_BATCH,
+            expires: FOLLOW_EXPIRES_MS,
+            callback: (m) => {
+              if (attempt === this.attempt) this.onMessage(m);
+            },
+          }),
+          this.source.timeoutMs * 2,
+          what,
+          { onLate: (m) => m.stop() },
+        );
+        if (this.stopped || attempt !== this.attempt) {
+          messages.stop();
+          return;
+        }
+        this.messages = messages;
+        failures = 0;
+        void this.watchConsumer(messages, created, attempt);
+        const ended = await messages.closed();
+        if (this.stopped || attempt !== this.attempt) return;
+        throw ended ?? new StateSyncError("UNAVAILABLE", `${what}: the consumer ended`);
+      } catch (err) {
+        if (this.stopped) return;
+        const error = toStateSyncError(err, `follow ${this.source.subject}`);
+        if (FATAL.has(error.code)) {
+          this.fail(error);
+          return;
+        }
+        this.messages?.stop();
+        this.messages = undefined;
+        this.consumer?.delete().catch(() => undefined);
+        this.consumer = undefined;
+        const sleep = interruptibleSleep(backoffMs(failures++));
+        this.wake = sleep.wake;
+        await sleep.done;
+        this.wake = undefined;
+      }
+    }
+  }
+
+  /** Re-checks the stream whenever the client recreates the consumer (or misses the stream). */
+  private async watchConsumer(
+    messages: ConsumerMessagesLike,
+    created: string,
+    attempt: number,
+  ): Promise<void> {
+    try {
+      for await (const s of await messages.status()) {
+        if (this.stopped || attempt !== this.attempt) return;
+        if (s.type === "ordered_consumer_recreated" || s.type === "stream_not_found") {
+          this.holding = true;
+          void this.verify(created, attempt);
+        }
+      }
+    } catch {
+      // ends with the consumer
+    }
+  }
+
+  private async verify(created: string, attempt: number): Promise<void> {
+    if (this.verifying) return;
+    this.verifying = true;
+    try {
+      for (let failures = 0; !this.stopped && attempt === this.attempt; failures++) {
+        try {
+          const now = await this.source.streamCreated();
+          if (now !== created) {
+            this.fail(
+              new StateSyncError(
+                "TRUNCATED",
+                `follow ${this.source.subject}: stream ${this.source.stream} was recreated`,
+                { details: { created, now } },
+              ),
+            );
+            return;
+          }
+          const held = this.held;
+          this.held = [];
+          this.holding = false;
+          for (const m of held) this.deliver(m);
+          return;
+        } catch (err) {
+          const error = toStateSyncError(err, `follow ${this.source.subject}`);
+          if (FATAL.has(error.code)) {
+            this.fail(error);
+            return;
+          }
+          const sleep = interruptibleSleep(backoffMs(failures));
+          this.wake = sleep.wake;
+          await sleep.done;
+        }
+      }
+    } finally {
+      this.verifying = false;
+    }
+  }
+
+  private onMessage(m: JsMsgLike): void {
+    if (this.stopped) return;
+    if (this.holding) {
+      this.held.push(m);
+      return;
+    }
+    this.deliver(m);
+  }
+
+  private deliver(m: JsMsgLike): void {
+    if (this.stopped || m.seq < this.next) return;
+    this.next = m.seq + 1;
+    try {
+      this.handler.onEntry(entryFromJsMsg(m));
+    } catch (err) {
+      // A handler that throws ends the follow: its state is suspect from here on.
+      this.fail(err);
+    }
+  }
+}

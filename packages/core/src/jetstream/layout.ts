@@ -1,0 +1,105 @@
+import { StateSyncError } from "../errors.js";
+
+/**
+ * Where one state lives in JetStream: its stream, its one subject and the subjects a stream
+ * created for it gets. Built and validated by {@link resolveLayout}.
+ */
+export interface JetStreamLayout {
+  readonly stream: string;
+  /** The key in the shared layout; undefined when the state owns the stream. */
+  readonly key: string | undefined;
+  /** The one subject this state's entries are published on. */
+  readonly subject: string;
+  /** `subjects` of a stream created for this layout. */
+  readonly streamSubjects: readonly string[];
+  /** True when many states share the stream (one subject each). */
+  readonly shared: boolean;
+}
+
+const KEY = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
+// NATS stream names: no whitespace, no `.`, `*`, `>`, path separators or control characters.
+// eslint-disable-next-line no-control-regex
+const STREAM = /^[^\s.*>/\\\u0000-\u001f\u007f]+$/;
+// eslint-disable-next-line no-control-regex
+const TOKEN = /^[^\s.*>\u0000-\u001f\u007f]+$/;
+
+/** Longest key accepted, in characters. */
+export const MAX_KEY_LENGTH = 256;
+
+/** True when `name` is a valid JetStream stream name (at most 255 characters). */
+export function isValidStreamName(name: unknown): name is string {
+  return typeof name === "string" && name.length <= 255 && STREAM.test(name);
+}
+
+/** True when `key` is one or more dot-separated tokens of `[A-Za-z0-9_-]`. */
+export function isValidKey(key: unknown): key is string {
+  return typeof key === "string" && key.length <= MAX_KEY_LENGTH && KEY.test(key);
+}
+
+/** True when `prefix` is one or more dot-separated subject tokens without wildcards or `$`. */
+export function isValidSubjectPrefix(prefix: unknown): prefix is string {
+  return (
+    typeof prefix === "string" &&
+    prefix.length > 0 &&
+    prefix.length <= 256 &&
+    !prefix.startsWith("$") &&
+    prefix.split(".").every((t) => TOKEN.test(t))
+  );
+}
+
+/**
+ * Builds the layout of a state. Own-stream layout (no `key`): subject `<prefix>.log`, the stream
+ * captures exactly that subject. Shared layout: subject `<prefix>.<key>`, a stream created for
+ * it captures `<prefix>.>`. `prefix` defaults to the stream name.
+ *
+ * Throws `StateSyncError("VALIDATION")` for an invalid stream name, key or prefix.
+ */
+export function resolveLayout(
+  stream: unknown,
+  key?: unknown,
+  subjectPrefix?: unknown,
+): JetStreamLayout {
+  if (!isValidStreamName(stream)) {
+    throw new StateSyncError(
+      "VALIDATION",
+      `invalid stream name ${JSON.stringify(stream)}: 1-255 characters, no whitespace, '.', '*', '>', '/' or '\\'`,
+    );
+  }
+  if (key !== undefined && !isValidKey(key)) {
+    throw new StateSyncError(
+      "VALIDATION",
+      `invalid key ${JSON.stringify(key)}: one or more dot-separated tokens of [A-Za-z0-9_-], at most ${MAX_KEY_LENGTH} characters`,
+    );
+  }
+  const prefix = subjectPrefix ?? stream;
+  if (!isValidSubjectPrefix(prefix)) {
+    throw new StateSyncError(
+      "VALIDATION",
+      `invalid subject prefix ${JSON.stringify(subjectPrefix)}: dot-separated subject tokens without wildcards, not starting with '$'`,
+    );
+  }
+  if (key === undefined) {
+    const subject = `${prefix}.log`;
+    return { stream, key: undefined, subject, streamSubjects: [subject], shared: false };
+  }
+  return {
+    stream,
+    key,
+    subject: `${prefix}.${key}`,
+    streamSubjects: [`${prefix}.>`],
+    shared: true,
+  };
+}
+
+/** True when the NATS subject `pattern` (with `*` and `>` wildcards) matches `subject`. */
+export function subjectMatches(pattern: string, subject: string): boolean {
+  const p = pattern.split(".");
+  const s = subject.split(".");
+  for (let i = 0; i < p.length; i++) {
+    const token = p[i];
+    if (token === ">") return s.length > i;
+    if (i >= s.length) return false;
+    if (token !== "*" && token !== s[i]) return false;
+  }
+  return p.length === s.length;
+}

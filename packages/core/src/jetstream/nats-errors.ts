@@ -1,0 +1,72 @@
+import { AppendConflictError, StateSyncError } from "../errors.js";
+import type { NatsErrorLike } from "./nats-types.js";
+
+/** JetStream API error codes statesync reacts to (`api_error.err_code`). */
+export const JS_ERR = {
+  /** "wrong last sequence: N" on a conditional publish. */
+  WRONG_LAST_SEQUENCE: 10071,
+  /** "no message found" from STREAM.MSG.GET. */
+  NO_MESSAGE_FOUND: 10037,
+  /** "stream not found". */
+  STREAM_NOT_FOUND: 10059,
+  /** "stream name already in use with a different configuration". */
+  STREAM_NAME_IN_USE: 10058,
+  /** "message size exceeds maximum allowed" (stream `max_msg_size`). */
+  MESSAGE_TOO_LARGE: 10054,
+} as const;
+
+const DENIED = new Set([
+  "PERMISSIONS_VIOLATION",
+  "AUTHORIZATION_VIOLATION",
+  "AUTHENTICATION_EXPIRED",
+  "AUTHENTICATION_TIMEOUT",
+  "ACCOUNT_EXPIRED",
+  "BAD_AUTHENTICATION",
+  "BAD_CREDS",
+]);
+
+/** The JetStream API error code of a nats.js error, if it carries one. */
+export function apiErrorCode(err: unknown): number | undefined {
+  return (err as NatsErrorLike | undefined)?.api_error?.err_code;
+}
+
+/**
+ * Maps what nats.js throws to a `StateSyncError` (jetstream-notes; match on `code` and
+ * `api_error.err_code`, never on the message):
+ * - 10071 with an `expectedRevision` → {@link AppendConflictError} (the latest revision parsed
+ *   from the description as optional detail);
+ * - `PERMISSIONS_VIOLATION` and authentication failures → `PERMISSION_DENIED`;
+ * - `MAX_PAYLOAD_EXCEEDED`, 10054 → `PAYLOAD_TOO_LARGE`;
+ * - 10059 (stream not found) → `TRUNCATED` (the log was deleted);
+ * - everything else (`TIMEOUT`, `DISCONNECT`, `CONNECTION_CLOSED`, `503` no responders, other
+ *   API errors) → `UNAVAILABLE`: for an append the outcome is unknown.
+ * A `StateSyncError` passes through unchanged.
+ */
+export function toStateSyncError(
+  err: unknown,
+  what: string,
+  expectedRevision?: number,
+): StateSyncError {
+  if (err instanceof StateSyncError) return err;
+  const e = (err ?? {}) as NatsErrorLike;
+  const errCode = e.api_error?.err_code;
+  const text = `${what}: ${e.api_error?.description ?? e.message ?? String(err)}`;
+  if (errCode === JS_ERR.WRONG_LAST_SEQUENCE && expectedRevision !== undefined) {
+    const m = /(\d+)\s*$/.exec(e.api_error?.description ?? "");
+    return new AppendConflictError(expectedRevision, m ? Number(m[1]) : undefined, err);
+  }
+  const details = { natsCode: e.code, errCode };
+  if (e.code !== undefined && DENIED.has(e.code)) {
+    return new StateSyncError("PERMISSION_DENIED", text, { cause: err, details });
+  }
+  if (e.code === "MAX_PAYLOAD_EXCEEDED" || errCode === JS_ERR.MESSAGE_TOO_LARGE) {
+    return new StateSyncError("PAYLOAD_TOO_LARGE", text, { cause: err, details });
+  }
+  if (errCode === JS_ERR.STREAM_NOT_FOUND) {
+    return new StateSyncError("TRUNCATED", `${text} (the stream was deleted)`, {
+      cause: err,
+      details,
+    });
+  }
+  return new StateSyncError("UNAVAILABLE", text, { cause: err, details });
+}

@@ -1,0 +1,133 @@
+import { StateSyncError } from "../errors.js";
+import { subjectMatches, type JetStreamLayout } from "./layout.js";
+import { apiErrorCode, JS_ERR, toStateSyncError } from "./nats-errors.js";
+import type { JetStreamManagerLike, StreamConfigLike, StreamInfoLike } from "./nats-types.js";
+
+/** Default duplicate window of a created stream: 2 minutes, in nanoseconds (the server default). */
+export const DEFAULT_DUPLICATE_WINDOW_NS = 120_000_000_000;
+
+/**
+ * The configuration of a stream created for `layout` (jetstream-notes "Compaction primitives",
+ * "Lost acknowledgements"): file storage, limits retention with no limit that drops history
+ * (`max_age` 0, `max_msgs`/`max_bytes`/`max_msgs_per_subject` -1), `discard: old`, a 2 minute
+ * duplicate window, `deny_delete: true` (a deleted message would punch a hole in a contiguous
+ * log; truncation uses filtered purge, which stays allowed) and `allow_rollup_hdrs: false` (the
+ * log never rolls up, and a rollup header would let any publisher wipe a subject's history).
+ */
+export function createdStreamConfig(layout: JetStreamLayout, replicas: number): StreamConfigLike {
+  return {
+    name: layout.stream,
+    subjects: [...layout.streamSubjects],
+    retention: "limits",
+    storage: "file",
+    max_age: 0,
+    max_msgs: -1,
+    max_bytes: -1,
+    max_msgs_per_subject: -1,
+    max_msg_size: -1,
+    discard: "old",
+    num_replicas: replicas,
+    duplicate_window: DEFAULT_DUPLICATE_WINDOW_NS,
+    allow_rollup_hdrs: false,
+    deny_delete: true,
+    deny_purge: false,
+    description: layout.shared
+      ? "statesync: many replicated states, one subject each"
+      : "statesync: one replicated state",
+  };
+}
+
+const positive = (n: number | undefined): boolean => typeof n === "number" && n > 0;
+
+/**
+ * The reasons `config` is unsafe for `layout`, empty when it is fine: a retention other than
+ * `limits`, a `max_age`/`max_msgs`/`max_bytes`/`max_msgs_per_subject` limit, memory storage (lost
+ * on a server restart), a mirror or sealed stream, subjects that do not capture the state's
+ * subject, and for the own-stream layout any other subject or a source (every sequence of the
+ * stream must belong to the state).
+ */
+export function streamConfigProblems(config: StreamConfigLike, layout: JetStreamLayout): string[] {
+  const problems: string[] = [];
+  if (config.retention !== undefined && config.retention !== "limits") {
+    problems.push(`retention "${config.retention}" deletes messages (need "limits")`);
+  }
+  for (const limit of ["max_age", "max_msgs", "max_bytes", "max_msgs_per_subject"] as const) {
+    if (positive(config[limit])) problems.push(`${limit} ${config[limit]} drops history`);
+  }
+  if (config.storage === "memory") problems.push("memory storage loses history on restart");
+  if (config.mirror) problems.push("a mirror cannot be written");
+  if (config.sealed) problems.push("a sealed stream cannot be written");
+  const subjects = config.subjects ?? [];
+  if (layout.shared) {
+    if (!subjects.some((p) => subjectMatches(p, layout.subject))) {
+      problems.push(`subjects ${JSON.stringify(subjects)} do not capture ${layout.subject}`);
+    }
+  } else {
+    if (subjects.length !== 1 || subjects[0] !== layout.subject) {
+      problems.push(
+        `subjects ${JSON.stringify(subjects)} are not exactly ["${layout.subject}"] (a state that owns a stream needs every sequence)`,
+      );
+    }
+    if (config.sources && config.sources.length > 0) {
+      problems.push("sources add foreign messages to a stream a state owns");
+    }
+  }
+  return problems;
+}
+
+/** Throws `StateSyncError("STREAM_CONFIG")` listing {@link streamConfigProblems}, if any. */
+export function assertStreamConfig(info: StreamInfoLike, layout: JetStreamLayout): void {
+  const problems = streamConfigProblems(info.config, layout);
+  if (problems.length > 0) {
+    throw new StateSyncError(
+      "STREAM_CONFIG",
+      `stream ${layout.stream} is unsafe for statesync: ${problems.join("; ")}`,
+      { details: { stream: layout.stream, problems } },
+    );
+  }
+}
+
+/**
+ * Opens the stream of `layout`: reads its info and checks its configuration; when it does not
+ * exist, creates it with {@link createdStreamConfig} if `create`, else throws `STREAM_CONFIG`.
+ * Two clients creating it at once both succeed (an identical add is idempotent; a differing one,
+ * 10058, re-reads and checks what the other created).
+ *
+ * Throws `STREAM_CONFIG`, `PERMISSION_DENIED`, `UNAVAILABLE`.
+ */
+export async function ensureStream(
+  jsm: JetStreamManagerLike,
+  layout: JetStreamLayout,
+  create: boolean,
+  replicas: number,
+): Promise<StreamInfoLike> {
+  let info: StreamInfoLike;
+  try {
+    info = await jsm.streams.info(layout.stream);
+  } catch (err) {
+    if (apiErrorCode(err) !== JS_ERR.STREAM_NOT_FOUND) {
+      throw toStateSyncError(err, `stream info ${layout.stream}`);
+    }
+    if (!create) {
+      throw new StateSyncError(
+        "STREAM_CONFIG",
+        `stream ${layout.stream} does not exist and creating it is not permitted (create: false)`,
+        { cause: err, details: { stream: layout.stream } },
+      );
+    }
+    try {
+      info = await jsm.streams.add(createdStreamConfig(layout, replicas));
+    } catch (addErr) {
+      if (apiErrorCode(addErr) !== JS_ERR.STREAM_NAME_IN_USE) {
+        throw toStateSyncError(addErr, `create stream ${layout.stream}`);
+      }
+      try {
+        info = await jsm.streams.info(layout.stream);
+      } catch (again) {
+        throw toStateSyncError(again, `stream info ${layout.stream}`);
+      }
+    }
+  }
+  assertStreamConfig(info, layout);
+  return info;
+}

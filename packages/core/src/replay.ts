@@ -1,0 +1,183 @@
+import { freeze } from "immer";
+import { applyEntry } from "./apply.js";
+import {
+  decodeEntry,
+  MAX_RECENT,
+  RECENT_WINDOW_MS,
+  type Entry,
+  type GenesisEntry,
+  type SnapshotEntry,
+} from "./entry.js";
+import { StateSyncError } from "./errors.js";
+import { findNonJson } from "./json.js";
+import type { LogEntry } from "./log.js";
+import type { CommandMap, Model } from "./model.js";
+
+/** What one {@link Replay.step} did. */
+export type StepResult =
+  /** Already consumed (revision not above the current one): nothing happened. */
+  | { kind: "ignored" }
+  /** Consumed and applied (or a no-op whose command failed: `error` is set). */
+  | { kind: "applied"; entry: Entry; error?: StateSyncError }
+  /** Consumed without effect because it is malformed (every replica skips it alike). */
+  | { kind: "skipped"; error: StateSyncError }
+  /** Not consumed: the replica must stop before it. */
+  | { kind: "stall"; error: StateSyncError };
+
+/**
+ * The deterministic core of a replica: a state, the revision it is at, and the rules that move
+ * it along the log (Pravega's `Revisioned` state plus its update loop). Pure: two replays fed
+ * the same entries end in the same place. The synchronizer wraps one; `stateAt` runs another.
+ *
+ * Continuity: in a contiguous log the entry after r must be r + 1; in a shared stream a
+ * conditional entry must be based on r. A gap is accepted only onto a snapshot entry (compaction);
+ * otherwise the replay stalls with `TRUNCATED`. The first entry consumed must be the genesis
+ * entry or a snapshot entry.
+ */
+export class Replay<S, C extends CommandMap<S>> {
+  state: S;
+  revision: number;
+  /** Whether a genesis or snapshot entry (or a restored snapshot) anchors the replay. */
+  anchored: boolean;
+  /** Message id of the entry at `revision`. */
+  messageId: string | undefined;
+  /** Kind of the entry at `revision` (undefined after a restore). */
+  lastKind: Entry["kind"] | undefined;
+  /** `[messageId, revision, timestamp]` of entries consumed recently (see `MAX_RECENT`). */
+  private recent: Array<[string, number, number]> = [];
+
+  constructor(
+    private readonly model: Model<S, C>,
+    private readonly contiguous: boolean,
+    from?: { state: S; revision: number; messageId?: string | undefined },
+  ) {
+    this.state = from?.state ?? model.initial;
+    this.revision = from?.revision ?? 0;
+    this.anchored = from !== undefined;
+    this.messageId = from?.messageId;
+  }
+
+  /** Consumes one entry read from the log. */
+  step(logEntry: LogEntry): StepResult {
+    if (logEntry.revision <= this.revision) return { kind: "ignored" };
+    const gap = this.contiguous && this.anchored && logEntry.revision !== this.revision + 1;
+    const decoded = decodeEntry(logEntry.data);
+    if (!decoded.ok) {
+      if (decoded.error.code === "UNSUPPORTED_FORMAT" || gap) {
+        return this.stall(gap ? this.truncated(logEntry.revision) : decoded.error, logEntry);
+      }
+      return this.skip(logEntry, decoded.error);
+    }
+    const entry = decoded.entry;
+    if (entry.kind === "snapshot") return this.jump(logEntry, entry);
+    if (gap || !this.anchored) {
+      if (entry.kind === "genesis" && !this.anchored) return this.genesis(logEntry, entry);
+      return this.stall(this.truncated(logEntry.revision), logEntry);
+    }
+    if (entry.kind === "genesis") {
+      return this.skip(logEntry, new StateSyncError("CORRUPT_ENTRY", "a second genesis entry"));
+    }
+    if (entry.kind === "update" && entry.base !== this.revision) {
+      if (!this.contiguous) return this.stall(this.truncated(logEntry.revision), logEntry);
+      return this.skip(
+        logEntry,
+        new StateSyncError(
+          "CORRUPT_ENTRY",
+          `conditional entry based on ${entry.base}, not ${this.revision}`,
+        ),
+      );
+    }
+    const outcome = applyEntry(this.model, this.state, entry, this.revision);
+    if (outcome.kind === "stall") return this.stall(outcome.error, logEntry);
+    if (outcome.kind === "applied") this.state = outcome.state;
+    this.advance(logEntry, entry.kind, entry.ts);
+    return outcome.kind === "noop"
+      ? { kind: "applied", entry, error: withRevision(outcome.error, logEntry.revision) }
+      : { kind: "applied", entry };
+  }
+
+  private modelMismatch(entry: GenesisEntry | SnapshotEntry): string | undefined {
+    if (entry.model !== this.model.name) {
+      return `the log belongs to model "${entry.model}", not "${this.model.name}"`;
+    }
+    if (entry.version === this.model.version && entry.initialHash !== this.model.initialHash) {
+      return `the log was created by ${entry.model} v${entry.version} with another initial state`;
+    }
+    return undefined;
+  }
+
+  private genesis(logEntry: LogEntry, entry: GenesisEntry): StepResult {
+    const mismatch = this.modelMismatch(entry);
+    if (mismatch) return this.stall(new StateSyncError("MODEL_MISMATCH", mismatch), logEntry);
+    this.anchored = true;
+    this.advance(logEntry, "genesis", entry.ts);
+    return { kind: "applied", entry };
+  }
+
+  /** A snapshot entry: the state at its revision, whatever came before. */
+  private jump(logEntry: LogEntry, entry: SnapshotEntry): StepResult {
+    const mismatch = this.modelMismatch(entry);
+    if (mismatch) return this.stall(new StateSyncError("MODEL_MISMATCH", mismatch), logEntry);
+    const valid = this.model.state.safeParse(entry.state);
+    const problem = valid.success ? findNonJson(entry.state) : "it fails the state schema";
+    if (problem !== undefined) {
+      const error = new StateSyncError("CORRUPT_ENTRY", `snapshot entry is invalid: ${problem}`);
+      const needed = !this.anchored || (this.contiguous && logEntry.revision !== this.revision + 1);
+      return needed ? this.stall(error, logEntry) : this.skip(logEntry, error);
+    }
+    this.state = freeze(entry.state as S, true);
+    this.anchored = true;
+    this.recent = (entry.recent ?? []).map((r) => [...r]);
+    this.advance(logEntry, "snapshot", entry.ts);
+    return { kind: "applied", entry };
+  }
+
+  private advance(logEntry: LogEntry, kind: Entry["kind"] | undefined, ts = 0): void {
+    this.revision = logEntry.revision;
+    this.messageId = logEntry.messageId;
+    this.lastKind = kind;
+    if (logEntry.messageId !== undefined) {
+      this.recent.push([logEntry.messageId, logEntry.revision, ts]);
+      if (this.recent.length > 2 * MAX_RECENT) this.recent = this.recent.slice(-MAX_RECENT);
+    }
+  }
+
+  /** The revision at which an entry with `messageId` was consumed recently, if it was. */
+  recentRevisionOf(messageId: string): number | undefined {
+    for (let i = this.recent.length - 1; i >= 0; i--) {
+      if (this.recent[i]![0] === messageId) return this.recent[i]![1];
+    }
+    return undefined;
+  }
+
+  /** The `recent` list a snapshot entry written at `now` carries. */
+  recentForSnapshot(now: number): Array<[string, number, number]> {
+    return this.recent.filter((r) => r[2] >= now - RECENT_WINDOW_MS).slice(-MAX_RECENT);
+  }
+
+  private skip(logEntry: LogEntry, error: StateSyncError): StepResult {
+    this.advance(logEntry, undefined);
+    return { kind: "skipped", error: withRevision(error, logEntry.revision) };
+  }
+
+  private stall(error: StateSyncError, logEntry: LogEntry): StepResult {
+    return { kind: "stall", error: withRevision(error, logEntry.revision) };
+  }
+
+  private truncated(next: number): StateSyncError {
+    return new StateSyncError(
+      "TRUNCATED",
+      `the log no longer holds the entries after revision ${this.revision} and no snapshot entry follows (next retained: ${next})`,
+      { details: { after: this.revision, next } },
+    );
+  }
+}
+
+/** A copy of `error` whose message and details name the entry's revision. */
+export function withRevision(error: StateSyncError, revision: number): StateSyncError {
+  if (error.details.revision === revision) return error;
+  return new StateSyncError(error.code, `${error.message} (entry at revision ${revision})`, {
+    cause: error.cause ?? error,
+    details: { ...error.details, revision },
+  });
+}
