@@ -3,6 +3,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+echo "==> typecheck tests"
+npx tsc -p tsconfig.test.json
 echo "==> lint (eslint + prettier)"
 npx eslint .
 npx prettier --check . >/dev/null || { npx prettier --check .; exit 1; }

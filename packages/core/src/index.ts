@@ -34,10 +34,14 @@ export {
   type CommandDefinition,
   type CommandMap,
   type CommandArgs,
+  type CommandSchemas,
+  type CommandsOf,
   type UpdateContext,
 } from "./model.js";
 export { stateHash, canonicalJson, findNonJson, type JsonValue } from "./json.js";
+export type { Draft, Immutable } from "immer";
 export type {
+  SynchronizerOf,
   StateSynchronizer,
   CreateSynchronizerOptions,
   SyncStatus,

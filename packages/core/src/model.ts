@@ -1,7 +1,7 @@
 import { freeze, type Draft } from "immer";
 import { z } from "zod";
 import { StateSyncError } from "./errors.js";
-import { assertJson, canonicalJson, stateHash } from "./json.js";
+import { assertJson, stateHash } from "./json.js";
 
 /**
  * The deterministic inputs a recipe may use; identical on every replica that applies the entry.
@@ -27,11 +27,19 @@ export interface CommandDefinition<S, A extends z.ZodType = z.ZodType> {
 /** Commands of a model, by name. */
 export type CommandMap<S> = Record<string, CommandDefinition<S, any>>;
 
+/** The argument schemas of a model's commands, by name (what `defineModel` infers). */
+export type CommandSchemas = Record<string, z.ZodType>;
+
+/** The command definitions for argument schemas `A`: `apply` gets typed `args`. */
+export type CommandsOf<S, A extends CommandSchemas> = {
+  [K in keyof A]: CommandDefinition<S, A[K]>;
+};
+
 /** The arguments a command takes, typed from its schema's input. */
 export type CommandArgs<C> = C extends CommandDefinition<any, infer A> ? z.input<A> : never;
 
 /** What {@link defineModel} takes. */
-export interface ModelDefinition<S, C extends CommandMap<S>> {
+export interface ModelDefinition<S, A extends CommandSchemas> {
   /** Name of the model; stored in the genesis entry. */
   name: string;
   /** Version (non-negative integer, default 1); stored in the genesis entry. */
@@ -40,8 +48,11 @@ export interface ModelDefinition<S, C extends CommandMap<S>> {
   state: z.ZodType<S>;
   /** The state before any update; validated against `state`. */
   initial: S;
-  /** Named commands (for conditional and unconditional updates). */
-  commands: C;
+  /**
+   * Named commands (for conditional and unconditional updates): `{ args: <zod schema>,
+   * apply(draft, args, ctx) }`; `args` in `apply` is typed from the schema's output.
+   */
+  commands: CommandsOf<S, A>;
 }
 
 /** A validated model (see {@link defineModel}). */
@@ -70,9 +81,9 @@ const nameSchema = z
  * with `z.toJSONSchema`), an `initial` that fails the schema or is not JSON, or a command without
  * an `args` schema or `apply` function.
  */
-export function defineModel<S, C extends CommandMap<S>>(
-  definition: ModelDefinition<S, C>,
-): Model<S, C> {
+export function defineModel<S, A extends CommandSchemas = Record<never, z.ZodType>>(
+  definition: ModelDefinition<S, A>,
+): Model<S, CommandsOf<S, A>> {
   const name = nameSchema.safeParse(definition.name);
   if (!name.success) {
     throw new StateSyncError("VALIDATION", `invalid model name: ${name.error.issues[0]?.message}`);
@@ -110,13 +121,14 @@ export function defineModel<S, C extends CommandMap<S>>(
       );
     }
   }
-  const initial = freeze(JSON.parse(canonicalJson(parsed.data)) as S, true);
+  // A copy that keeps key order (what users see); the hash uses canonical JSON.
+  const initial = freeze(JSON.parse(JSON.stringify(parsed.data)) as S, true);
   return Object.freeze({
     name: definition.name,
     version,
     state: definition.state,
     initial,
-    commands: Object.freeze({ ...definition.commands }) as C,
+    commands: Object.freeze({ ...definition.commands }) as CommandsOf<S, A>,
     initialHash: stateHash(initial),
   });
 }

@@ -164,6 +164,9 @@ export interface StateSynchronizer<S, C extends CommandMap<S> = CommandMap<S>> {
   close(): Promise<void>;
 }
 
+/** The synchronizer type of a model: `SynchronizerOf<typeof myModel>`. */
+export type SynchronizerOf<M> = M extends Model<infer S, infer C> ? StateSynchronizer<S, C> : never;
+
 /** Options of {@link createSynchronizer}. */
 export interface CreateSynchronizerOptions<S, C extends CommandMap<S>> {
   /** The log to run on. Not closed by `close()` unless `ownsLog`. */

@@ -43,10 +43,19 @@ export class ConnectionGate {
 
   /**
    * The connection; waits at most `timeoutMs` for a pending one. Throws `UNAVAILABLE` when it
-   * does not resolve in time, or the mapped rejection (e.g. `PERMISSION_DENIED`).
+   * does not resolve in time or is disconnected now (nats.js drops a request buffered while
+   * disconnected and answers TIMEOUT only after the full timeout: failing at once is faster and
+   * just as true), or the mapped rejection (e.g. `PERMISSION_DENIED`).
    */
   async get(timeoutMs: number): Promise<NatsConnectionLike> {
-    if (this.nc) return this.nc;
+    const nc = this.nc ?? (await this.wait(timeoutMs));
+    if (this.current === "offline") {
+      throw new StateSyncError("UNAVAILABLE", "disconnected from NATS (reconnecting)");
+    }
+    return nc;
+  }
+
+  private async wait(timeoutMs: number): Promise<NatsConnectionLike> {
     if (this.hasFailed) throw toStateSyncError(this.failure, "connect to NATS");
     let timer: unknown;
     const timeout = new Promise<never>((_, reject) => {

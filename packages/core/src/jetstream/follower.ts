@@ -36,6 +36,9 @@ const FATAL: ReadonlySet<StateSyncErrorCode> = new Set([
   "UNSUPPORTED_SERVER",
 ]);
 
+/** Consumer notifications (nats.js `ConsumerEvents`) after which the stream is re-checked. */
+const RECHECK = new Set(["ordered_consumer_recreated", "stream_not_found", "consumer_deleted"]);
+
 /** Messages asked for per pull while following; refilled at 75% (nats.js `consume`). */
 const FOLLOW_BATCH = 256;
 /** Pull expiry; idle heartbeats come every half of it, a lost consumer shows after two missed. */
@@ -178,7 +181,7 @@ export class JetStreamFollower implements LogFollower {
     try {
       for await (const s of await messages.status()) {
         if (this.stopped || attempt !== this.attempt) return;
-        if (s.type === "ordered_consumer_recreated" || s.type === "stream_not_found") {
+        if (RECHECK.has(s.type)) {
           this.holding = true;
           void this.verify(created, attempt);
         }

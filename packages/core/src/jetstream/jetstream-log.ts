@@ -221,16 +221,17 @@ export class JetStreamLog implements RevisionedLog {
     checkRevision(fromRevision, "fromRevision");
     if (Number.isNaN(toRevision)) throw new StateSyncError("VALIDATION", "toRevision is NaN");
     const s = await this.ready();
-    const start = Math.max(1, Math.ceil(fromRevision));
+    let start = Math.max(1, Math.ceil(fromRevision));
     if (start > toRevision) return;
-    let last: number;
+    let bounds: { first: number; last: number };
     try {
-      last = await this.latest(s);
+      bounds = await this.bounds(s, start);
     } catch (err) {
       throw this.failure(err, "read");
     }
-    const end = Math.min(Math.floor(toRevision), last);
-    if (start > end) return;
+    start = Math.max(start, bounds.first);
+    const end = Math.min(Math.floor(toRevision), bounds.last);
+    if (bounds.first === 0 || start > end) return;
     yield* readRange(this.rangeSource(s), start, end);
   }
 
@@ -449,6 +450,24 @@ export class JetStreamLog implements RevisionedLog {
     const si = await s.jsm.streams.info(this.stream);
     this.observe(s, si);
     return si.state.last_seq;
+  }
+
+  /**
+   * The first revision >= `from` that holds an entry of this state (0: none) and the latest
+   * revision, so that a read never pulls on an empty range (a pull would wait for its expiry).
+   */
+  private async bounds(s: Setup, from: number): Promise<{ first: number; last: number }> {
+    if (this.layout.shared) {
+      const [first, last] = await Promise.all([this.nextOnSubject(s, from), this.lastOnSubject(s)]);
+      return { first: first?.seq ?? 0, last: last?.seq ?? 0 };
+    }
+    const si = await s.jsm.streams.info(this.stream);
+    this.observe(s, si);
+    const { messages, first_seq, last_seq } = si.state;
+    return {
+      first: messages === 0 || from > last_seq ? 0 : Math.max(from, first_seq),
+      last: last_seq,
+    };
   }
 
   private async lastOnSubject(s: Setup): Promise<StoredMsgLike | undefined> {
