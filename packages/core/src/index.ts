@@ -56,3 +56,8 @@ export type { CompactionOptions } from "./compaction-policy.js";
 export type { HistoryEntry, HistoryOptions } from "./history.js";
 export { createSynchronizer } from "./synchronizer.js";
 export * from "./jetstream/index.js";
+export {
+  openJetStreamSynchronizer,
+  jetStreamSnapshotKey,
+  type OpenJetStreamOptions,
+} from "./open-jetstream.js";

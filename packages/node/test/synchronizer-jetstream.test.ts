@@ -144,7 +144,8 @@ describe("disk snapshots on nats-server", () => {
     for (const f of files) {
       const p = path.join(snapshotDir, f);
       const bytes = await readFile(p);
-      bytes[Math.floor(bytes.length / 2)] ^= 0x20;
+      const i = Math.floor(bytes.length / 2);
+      bytes[i] = bytes[i]! ^ 0x20;
       await writeFile(p, bytes);
     }
     const b = await openSynchronizer({ servers: server.url, stream, model: counter, snapshotDir });

@@ -78,6 +78,11 @@ export class ConnectionGate {
     }
   }
 
+  /** True once the connection was closed for good (nats.js does not reopen a closed one). */
+  get connectionClosed(): boolean {
+    return this.nc?.isClosed() ?? false;
+  }
+
   /** Subscribes to status changes; returns an unsubscribe function. */
   watchStatus(listener: (status: LogConnectionStatus) => void): () => void {
     this.statusListeners.add(listener);

@@ -14,6 +14,7 @@ import {
   interruptibleSleep,
   randomToken,
   withDeadline,
+  type MessageIdCodec,
 } from "./util.js";
 
 /** What a {@link JetStreamFollower} needs from the log. */
@@ -22,6 +23,8 @@ export interface FollowSource {
   readonly stream: string;
   readonly subject: string;
   readonly timeoutMs: number;
+  /** Reads `Nats-Msg-Id` back into message ids. */
+  readonly ids: MessageIdCodec;
   /** The JetStream client and the stream's creation time as last seen (throws like the log). */
   ready(): Promise<{ js: JetStreamClientLike; created: string }>;
   /** The stream's creation time now; throws `TRUNCATED` when the stream no longer exists. */
@@ -53,7 +56,8 @@ const FOLLOW_EXPIRES_MS = 10_000;
  *   deliveries until it knows, and reports `TRUNCATED` when the stream was deleted or recreated
  *   (its new sequences belong to another log);
  * - reports `PERMISSION_DENIED` as soon as the server rejects this consumer's subjects;
- * - retries other failures with backoff until stopped.
+ * - retries other failures with backoff until stopped, or until the connection is closed for
+ *   good (then it ends quietly; the log is `offline`).
  * `stop()` resolves at once; no entry is delivered after it is called.
  */
 export class JetStreamFollower implements LogFollower {
@@ -164,6 +168,8 @@ export class JetStreamFollower implements LogFollower {
         this.messages = undefined;
         this.consumer?.delete().catch(() => undefined);
         this.consumer = undefined;
+        // A closed connection never comes back: end quietly (the log reports `offline`).
+        if (this.source.gate.connectionClosed) return;
         const sleep = interruptibleSleep(backoffMs(failures++));
         this.wake = sleep.wake;
         await sleep.done;
@@ -242,7 +248,7 @@ export class JetStreamFollower implements LogFollower {
     if (this.stopped || m.seq < this.next) return;
     this.next = m.seq + 1;
     try {
-      this.handler.onEntry(entryFromJsMsg(m));
+      this.handler.onEntry(entryFromJsMsg(m, this.source.ids));
     } catch (err) {
       // A handler that throws ends the follow: its state is suspect from here on.
       this.fail(err);

@@ -23,7 +23,7 @@ import type {
 import { readRange, type RangeSource } from "./range-reader.js";
 import { assertSharedLayoutSupported } from "./server-version.js";
 import { assertStreamConfig, ensureStream } from "./stream-config.js";
-import { entryFromStoredMsg, MSG_ID_HEADER } from "./util.js";
+import { entryFromStoredMsg, MSG_ID_HEADER, messageIdCodec, type MessageIdCodec } from "./util.js";
 
 /** Options of {@link JetStreamLog}. */
 export interface JetStreamLogOptions {
@@ -53,7 +53,7 @@ export interface JetStreamLogOptions {
 /** Room left in `max_payload` for the headers of a publish (message id, expected sequence). */
 export const HEADER_ALLOWANCE_BYTES = 1024;
 /** Longest message id accepted, in UTF-8 bytes. */
-export const MAX_MESSAGE_ID_BYTES = 512;
+export const MAX_MESSAGE_ID_BYTES = 256;
 
 const optionsSchema = z.object({
   connection: z.custom<NatsConnectionLike | Promise<NatsConnectionLike>>(
@@ -92,7 +92,8 @@ const encoder = new TextEncoder();
  * The stream is opened on first use: created when missing (if `create`; see
  * `createdStreamConfig`), and its configuration checked (`STREAM_CONFIG` when it could drop
  * history). Every publish carries `Nats-Msg-Id`, so a re-send within the duplicate window is
- * answered `{ revision, duplicate: true }`. Reads use ordered consumers filtered to the one
+ * answered `{ revision, duplicate: true }`; JetStream deduplicates per stream, so in the shared
+ * layout the header is `<subject>:<messageId>` (read back without the prefix). Reads use ordered consumers filtered to the one
  * subject; point reads use `STREAM.MSG.GET`; truncation is a filtered purge (safe from
  * 2.9.10's purge bug, which only moves unfiltered or wider consumers).
  *
@@ -111,6 +112,7 @@ export class JetStreamLog implements RevisionedLog {
   readonly subject: string;
 
   private readonly layout: JetStreamLayout;
+  private readonly ids: MessageIdCodec;
   private readonly gate: ConnectionGate;
   private readonly create: boolean;
   private readonly replicas: number;
@@ -135,6 +137,7 @@ export class JetStreamLog implements RevisionedLog {
     this.key = this.layout.key;
     this.subject = this.layout.subject;
     this.contiguous = !this.layout.shared;
+    this.ids = messageIdCodec(this.layout.shared, this.subject);
     this.create = o.create ?? true;
     this.replicas = o.replicas ?? 1;
     this.timeoutMs = o.requestTimeoutMs ?? 5_000;
@@ -245,6 +248,7 @@ export class JetStreamLog implements RevisionedLog {
         stream: this.stream,
         subject: this.subject,
         timeoutMs: this.timeoutMs,
+        ids: this.ids,
         ready: async () => {
           const s = await this.ready();
           created ??= s.created;
@@ -283,7 +287,7 @@ export class JetStreamLog implements RevisionedLog {
     if (!Number.isInteger(revision) || revision < 1) return undefined;
     try {
       const m = await s.jsm.streams.getMessage(this.stream, { seq: revision });
-      return m.subject === this.subject ? entryFromStoredMsg(m) : undefined;
+      return m.subject === this.subject ? entryFromStoredMsg(m, this.ids) : undefined;
     } catch (err) {
       if (apiErrorCode(err) === JS_ERR.NO_MESSAGE_FOUND) return undefined;
       throw this.failure(err, "entryAt");
@@ -312,7 +316,9 @@ export class JetStreamLog implements RevisionedLog {
       } catch (err) {
         throw this.failure(err, "findByMessageId");
       }
-      return m !== undefined && m.header.get(MSG_ID_HEADER) === messageId ? m.seq : undefined;
+      return m !== undefined && this.ids.decode(m.header.get(MSG_ID_HEADER)) === messageId
+        ? m.seq
+        : undefined;
     }
     let last: number;
     try {
@@ -434,7 +440,7 @@ export class JetStreamLog implements RevisionedLog {
           : { lastSubjectSequence: expected };
     try {
       const ack = await s.js.publish(this.subject, data, {
-        msgID: messageId,
+        msgID: this.ids.encode(messageId),
         timeout: this.timeoutMs,
         ...(expect ? { expect } : {}),
       });
@@ -497,6 +503,7 @@ export class JetStreamLog implements RevisionedLog {
       subject: this.subject,
       contiguous: this.contiguous,
       timeoutMs: this.timeoutMs,
+      ids: this.ids,
       hasMore: async (from, to) => {
         try {
           const m = await this.nextOnSubject(s, from);

@@ -3,7 +3,7 @@ import type { LogEntry } from "../log.js";
 import type { ConnectionGate } from "./connection-gate.js";
 import { toStateSyncError } from "./nats-errors.js";
 import type { ConsumerLike, ConsumerMessagesLike, JetStreamClientLike } from "./nats-types.js";
-import { entryFromJsMsg, randomToken, withDeadline } from "./util.js";
+import { entryFromJsMsg, randomToken, withDeadline, type MessageIdCodec } from "./util.js";
 
 /** Most messages one pull asks for. */
 export const READ_BATCH = 256;
@@ -17,6 +17,8 @@ export interface RangeSource {
   /** Every sequence of the stream belongs to the subject (own-stream layout). */
   readonly contiguous: boolean;
   readonly timeoutMs: number;
+  /** Reads `Nats-Msg-Id` back into message ids. */
+  readonly ids: MessageIdCodec;
   /** True when the subject still holds a message with `from <= seq <= to` (after a short pull). */
   hasMore(from: number, to: number): Promise<boolean>;
 }
@@ -99,7 +101,7 @@ export async function* readRange(
         }
         next = m.seq + 1;
         count += 1;
-        yield entryFromJsMsg(m);
+        yield entryFromJsMsg(m, source.ids);
         if (m.seq >= to || m.info.pending === 0 || count >= limit) {
           finished = true;
           break;

@@ -1,6 +1,6 @@
 import { StateSyncError } from "../errors.js";
 import type { LogEntry } from "../log.js";
-import type { JsMsgLike, MsgHdrsLike, StoredMsgLike } from "./nats-types.js";
+import type { JsMsgLike, StoredMsgLike } from "./nats-types.js";
 
 /** The header JetStream deduplicates on. */
 export const MSG_ID_HEADER = "Nats-Msg-Id";
@@ -14,19 +14,39 @@ export function randomToken(length = 10): string {
   return out;
 }
 
-function messageIdOf(headers: MsgHdrsLike | undefined): string | undefined {
-  const id = headers?.get(MSG_ID_HEADER);
-  return id ? id : undefined;
+/**
+ * How message ids are written to `Nats-Msg-Id` and read back. JetStream deduplicates ids per
+ * stream, not per subject, so in the shared layout each state's ids are namespaced with its
+ * subject (`<subject>:<id>`): two states writing the same id (say, the same genesis id) must not
+ * be taken for re-sends of each other. Ids written by other programs read back as they are.
+ */
+export interface MessageIdCodec {
+  encode(id: string): string;
+  decode(header: string): string | undefined;
+}
+
+/** The codec of a layout: identity for an owned stream, `<subject>:` prefix when shared. */
+export function messageIdCodec(shared: boolean, subject: string): MessageIdCodec {
+  if (!shared) return { encode: (id) => id, decode: (h) => (h ? h : undefined) };
+  const prefix = `${subject}:`;
+  return {
+    encode: (id) => prefix + id,
+    decode: (h) => (!h ? undefined : h.startsWith(prefix) ? h.slice(prefix.length) : h),
+  };
 }
 
 /** A consumer message as a {@link LogEntry}. */
-export function entryFromJsMsg(m: JsMsgLike): LogEntry {
-  return { revision: m.seq, data: m.data, messageId: messageIdOf(m.headers) };
+export function entryFromJsMsg(m: JsMsgLike, ids: MessageIdCodec): LogEntry {
+  return {
+    revision: m.seq,
+    data: m.data,
+    messageId: ids.decode(m.headers?.get(MSG_ID_HEADER) ?? ""),
+  };
 }
 
 /** A directly read message as a {@link LogEntry}. */
-export function entryFromStoredMsg(m: StoredMsgLike): LogEntry {
-  return { revision: m.seq, data: m.data, messageId: messageIdOf(m.header) };
+export function entryFromStoredMsg(m: StoredMsgLike, ids: MessageIdCodec): LogEntry {
+  return { revision: m.seq, data: m.data, messageId: ids.decode(m.header.get(MSG_ID_HEADER)) };
 }
 
 /**

@@ -1,0 +1,69 @@
+import type { Json } from "./flagd-schema.js";
+
+/** Revision and state hash of one replica of one state. */
+export interface StateReport {
+  readonly revision: number;
+  readonly hash: string;
+}
+
+/** What one replica reports at the end: its states and the flag values it serves. */
+export interface ReplicaReport {
+  readonly replica: string;
+  readonly flags?: StateReport;
+  readonly membership?: StateReport;
+  /** `"flag for user"` → value served (see `EXPECTATIONS`). */
+  readonly observed?: Record<string, Json>;
+}
+
+/** Orchestrator → child. */
+export type ToChild =
+  /** Stop writing (services stop their heartbeats), then answer `quiesced`. */
+  | { type: "quiesce" }
+  /** Catch up with the log, then answer `report`. */
+  | { type: "report" }
+  /** Close everything and exit. */
+  | { type: "exit" };
+
+/** Child → orchestrator. */
+export type FromChild =
+  | { type: "ready" }
+  | { type: "done"; changes: number; rejected: number; conflicts: number }
+  | { type: "quiesced" }
+  | { type: "report"; replicas: ReplicaReport[] }
+  | { type: "failed"; message: string };
+
+/** Sends a message to the orchestrator. */
+export function toParent(message: FromChild): void {
+  process.send?.(message);
+}
+
+/**
+ * Runs a child process's body: `start`, then answers the orchestrator's messages with `handle`.
+ * Exits when the orchestrator goes away (so no child outlives it), and reports any failure
+ * before exiting 1.
+ */
+export function runChild(
+  name: string,
+  start: () => Promise<void>,
+  handle: (message: ToChild) => Promise<void>,
+): void {
+  const fail = (error: unknown): void => {
+    const message = error instanceof Error ? error.message : String(error);
+    console.error(`[${name}] failed: ${message}`);
+    toParent({ type: "failed", message: `${name}: ${message}` });
+    process.exitCode = 1;
+    setImmediate(() => process.exit(1));
+  };
+  if (!process.send) {
+    console.error(`${name} is started by the demo (node dist/demo.js), not on its own`);
+    process.exit(2);
+  }
+  let started = false;
+  process.on("disconnect", () => process.exit(1));
+  process.on("message", (message: ToChild) => {
+    // Asked to exit while still starting: nothing to close cleanly yet.
+    if (!started && message.type === "exit") process.exit(0);
+    handle(message).catch(fail);
+  });
+  start().then(() => (started = true), fail);
+}

@@ -1,0 +1,119 @@
+import type { CompactionOptions } from "./compaction-policy.js";
+import { JetStreamLog } from "./jetstream/jetstream-log.js";
+import { resolveLayout } from "./jetstream/layout.js";
+import type { NatsConnectionLike } from "./jetstream/nats-types.js";
+import type { CommandMap, Model } from "./model.js";
+import type { SnapshotStore } from "./snapshot-store.js";
+import { createSynchronizer } from "./synchronizer.js";
+import type { StateSynchronizer, SyncEvents } from "./synchronizer-types.js";
+
+/**
+ * Options of {@link openJetStreamSynchronizer}: where the state lives in JetStream (the
+ * `JetStreamLogOptions` fields) plus the `createSynchronizer` options. Runtime packages fill
+ * `connection` (and `closeConnection` when they made it) and `snapshots`.
+ */
+export interface OpenJetStreamOptions<S, C extends CommandMap<S>> {
+  /** A nats.js v2 connection (`nats` or `nats.ws`), or a promise of one while still connecting. */
+  connection: NatsConnectionLike | Promise<NatsConnectionLike>;
+  /**
+   * Releases the connection when the replica closes, or when opening fails. Give it only for a
+   * connection the replica owns; without it the connection is left open.
+   */
+  closeConnection?: () => Promise<void>;
+  /** Stream name (see `JetStreamLogOptions.stream`). */
+  stream: string;
+  /** Key in a shared stream (see `JetStreamLogOptions.key`); without it the state owns `stream`. */
+  key?: string;
+  /** Subject prefix (see `JetStreamLogOptions.subjectPrefix`). */
+  subjectPrefix?: string;
+  /** Create the stream when missing (default true). */
+  create?: boolean;
+  /** Replicas of a created stream (default 1). */
+  replicas?: number;
+  /** JetStream request timeout, ms (default 5000). */
+  requestTimeoutMs?: number;
+  /** The model (see `defineModel`). */
+  model: Model<S, C>;
+  /** Where to persist the replica, or false/undefined for nowhere. */
+  snapshots?: SnapshotStore | false;
+  /** Key in the snapshot store. Default {@link jetStreamSnapshotKey} of stream, key and prefix. */
+  snapshotKey?: string;
+  /** Save a snapshot after this many entries (default 100; 0 = only on close). */
+  snapshotEvery?: number;
+  /** Keep following the log (default true). */
+  live?: boolean;
+  /** `"synced"` (default) or `"restored"`; see `CreateSynchronizerOptions.waitFor`. */
+  waitFor?: "synced" | "restored";
+  /** Client id stored in entries; default random. */
+  clientId?: string;
+  /** Automatic compaction (see `CreateSynchronizerOptions.compaction`). */
+  compaction?: CompactionOptions | false;
+  /** Listens to `"error"` from the start. */
+  onError?: SyncEvents["error"];
+  /** Listens to `"status"` from the start. */
+  onStatus?: SyncEvents["status"];
+}
+
+/**
+ * The default snapshot-store key of a state in JetStream: `<stream>:<subject>`, where the subject
+ * is `<prefix>.log` (own stream) or `<prefix>.<key>` (shared stream) and the prefix defaults to
+ * the stream name. Throws `VALIDATION` for an invalid stream, key or prefix.
+ */
+export function jetStreamSnapshotKey(location: {
+  stream: string;
+  key?: string | undefined;
+  subjectPrefix?: string | undefined;
+}): string {
+  const layout = resolveLayout(location.stream, location.key, location.subjectPrefix);
+  return `${layout.stream}:${layout.subject}`;
+}
+
+/**
+ * Opens a replica of one state on NATS JetStream over a connection a runtime package made:
+ * builds a `JetStreamLog` (lazily opened, so a pending connection leaves the replica `offline`
+ * rather than failing), keys the snapshot with {@link jetStreamSnapshotKey} unless `snapshotKey`
+ * is given, and calls `createSynchronizer` with `ownsLog: true`; `close()` of the replica then
+ * closes the log and calls `closeConnection`.
+ *
+ * Throws `VALIDATION` for bad options and what `createSynchronizer` throws (`STREAM_CONFIG`,
+ * `MODEL_MISMATCH`, `PERMISSION_DENIED`, ...); on failure the log is closed and
+ * `closeConnection` called.
+ */
+export async function openJetStreamSynchronizer<S, C extends CommandMap<S>>(
+  options: OpenJetStreamOptions<S, C>,
+): Promise<StateSynchronizer<S, C>> {
+  // Called once, whether by the replica's close() (also run when its start fails) or below.
+  let released: Promise<void> | undefined;
+  const release = () => (released ??= (options.closeConnection ?? (async () => undefined))());
+  let log: JetStreamLog | undefined;
+  try {
+    log = new JetStreamLog({
+      connection: options.connection,
+      stream: options.stream,
+      key: options.key,
+      subjectPrefix: options.subjectPrefix,
+      create: options.create,
+      replicas: options.replicas,
+      requestTimeoutMs: options.requestTimeoutMs,
+    });
+    return await createSynchronizer<S, C>({
+      log,
+      model: options.model,
+      snapshots: options.snapshots,
+      snapshotKey: options.snapshotKey ?? `${log.stream}:${log.subject}`,
+      snapshotEvery: options.snapshotEvery,
+      live: options.live,
+      waitFor: options.waitFor,
+      clientId: options.clientId,
+      compaction: options.compaction,
+      onError: options.onError,
+      onStatus: options.onStatus,
+      ownsLog: true,
+      onClose: release,
+    });
+  } catch (err) {
+    await log?.close().catch(() => undefined);
+    await release().catch(() => undefined);
+    throw err;
+  }
+}

@@ -1,0 +1,181 @@
+import { createHash, randomBytes } from "node:crypto";
+import { mkdir, open, readFile, rename, unlink } from "node:fs/promises";
+import { join } from "node:path";
+import {
+  shouldReplaceSnapshot,
+  snapshotRecordSchema,
+  StateSyncError,
+  type SnapshotRecord,
+  type SnapshotStore,
+} from "@statesync/core";
+
+/** Marks a statesync snapshot file; `v` is the file format version. */
+const FILE_KIND = "statesync-snapshot";
+
+interface SnapshotFile {
+  kind: typeof FILE_KIND;
+  v: 1;
+  /** The key, for people reading the directory. */
+  key: string;
+  /** SHA-256 (hex) of `body`. */
+  sha256: string;
+  /** The record as JSON text. */
+  body: string;
+}
+
+const sha256 = (text: string): string => createHash("sha256").update(text, "utf8").digest("hex");
+
+/**
+ * The file of `key`: a readable prefix (the key with anything but `[A-Za-z0-9_-]` turned into
+ * `_`, at most 48 characters) and 16 hex digits of the key's SHA-256, so distinct keys never
+ * share a file, also on case-insensitive file systems.
+ */
+export function snapshotFileName(key: string): string {
+  const readable = key.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 48);
+  return `${readable}-${sha256(key).slice(0, 16)}.snapshot.json`;
+}
+
+function corrupt(key: string, why: string, cause?: unknown): StateSyncError {
+  return new StateSyncError("CORRUPT_SNAPSHOT", `snapshot ${key}: ${why}`, {
+    cause,
+    details: { key },
+  });
+}
+
+/**
+ * A {@link SnapshotStore} on disk: one file per key in `dir` (created on first save). A file is
+ * JSON `{ kind, v, key, sha256, body }` where `body` is the record's JSON text and `sha256` its
+ * checksum; `load` checks both and validates the record with `snapshotRecordSchema`, so a
+ * truncated, bit-flipped or foreign file throws `StateSyncError("CORRUPT_SNAPSHOT")` rather than
+ * returning garbage.
+ *
+ * Saves are atomic (temporary file in the same directory, write, fsync, rename, fsync of the
+ * directory) and follow `shouldReplaceSnapshot` (never replace a newer revision of the same log).
+ * Saves and deletes of one key are serialized within this process; two processes sharing a
+ * directory may interleave (each file stays whole, the last rename wins).
+ */
+export class FileSnapshotStore implements SnapshotStore {
+  private readonly queues = new Map<string, Promise<unknown>>();
+  private dirReady: Promise<unknown> | undefined;
+
+  /** @param dir directory of the snapshot files; created when missing. */
+  constructor(readonly dir: string) {
+    if (typeof dir !== "string" || dir.length === 0) {
+      throw new StateSyncError("VALIDATION", "FileSnapshotStore needs a directory path");
+    }
+  }
+
+  /** Path of the file holding `key`. */
+  pathOf(key: string): string {
+    return join(this.dir, snapshotFileName(key));
+  }
+
+  async load(key: string): Promise<SnapshotRecord | undefined> {
+    let text: string;
+    try {
+      text = await readFile(this.pathOf(key), "utf8");
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+      throw err;
+    }
+    let file: Partial<SnapshotFile>;
+    try {
+      file = JSON.parse(text) as Partial<SnapshotFile>;
+    } catch (cause) {
+      throw corrupt(key, "the file is not valid JSON (truncated?)", cause);
+    }
+    if (
+      typeof file !== "object" ||
+      file === null ||
+      file.kind !== FILE_KIND ||
+      file.v !== 1 ||
+      typeof file.body !== "string" ||
+      typeof file.sha256 !== "string"
+    ) {
+      throw corrupt(key, "the file is not a statesync snapshot of format 1");
+    }
+    if (sha256(file.body) !== file.sha256) throw corrupt(key, "checksum mismatch");
+    if (file.key !== key) throw corrupt(key, "the file belongs to another key");
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(file.body);
+    } catch (cause) {
+      throw corrupt(key, "the record is not valid JSON", cause);
+    }
+    const result = snapshotRecordSchema.safeParse(parsed);
+    if (!result.success) throw corrupt(key, "the record has an invalid shape", result.error);
+    return result.data as SnapshotRecord;
+  }
+
+  save(key: string, record: SnapshotRecord): Promise<void> {
+    return this.serialize(key, async () => {
+      let stored: SnapshotRecord | undefined;
+      try {
+        stored = await this.load(key);
+      } catch {
+        stored = undefined; // a damaged file is replaced
+      }
+      if (!shouldReplaceSnapshot(stored, record)) return;
+      const body = JSON.stringify(record);
+      const file: SnapshotFile = { kind: FILE_KIND, v: 1, key, sha256: sha256(body), body };
+      await this.writeAtomically(this.pathOf(key), JSON.stringify(file));
+    });
+  }
+
+  delete(key: string): Promise<void> {
+    return this.serialize(key, async () => {
+      try {
+        await unlink(this.pathOf(key));
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+      }
+    });
+  }
+
+  private serialize<T>(key: string, task: () => Promise<T>): Promise<T> {
+    const previous = this.queues.get(key) ?? Promise.resolve();
+    const run = previous.then(task, task);
+    const settled = run.catch(() => undefined);
+    this.queues.set(key, settled);
+    void settled.then(() => {
+      if (this.queues.get(key) === settled) this.queues.delete(key);
+    });
+    return run;
+  }
+
+  private async writeAtomically(path: string, text: string): Promise<void> {
+    this.dirReady ??= mkdir(this.dir, { recursive: true }).catch((err: unknown) => {
+      this.dirReady = undefined;
+      throw err;
+    });
+    await this.dirReady;
+    const temp = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
+    try {
+      const handle = await open(temp, "w");
+      try {
+        await handle.writeFile(text, "utf8");
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await rename(temp, path);
+    } catch (err) {
+      await unlink(temp).catch(() => undefined);
+      throw err;
+    }
+    await syncDirectory(this.dir);
+  }
+}
+
+/** fsync of a directory, so a rename survives a power loss; not supported everywhere (Windows). */
+async function syncDirectory(dir: string): Promise<void> {
+  let handle;
+  try {
+    handle = await open(dir, "r");
+    await handle.sync();
+  } catch {
+    // best effort
+  } finally {
+    await handle?.close().catch(() => undefined);
+  }
+}

@@ -1,0 +1,22 @@
+/**
+ * `@statesync/node`: statesync for Node.js. Everything of `@statesync/core`, plus a TCP
+ * connection with `nats` (`openSynchronizer`), snapshots on disk (`FileSnapshotStore`) and a
+ * throwaway nats-server for tests and demos (`startNatsServer`).
+ */
+export * from "@statesync/core";
+export {
+  openSynchronizer,
+  defaultSnapshotDir,
+  type OpenSynchronizerOptions,
+} from "./open-synchronizer.js";
+export { FileSnapshotStore, snapshotFileName } from "./file-snapshot-store.js";
+export { connectInBackground, type BackgroundConnection } from "./background-connect.js";
+export {
+  startNatsServer,
+  findNatsServer,
+  getFreePort,
+  NatsServerNotFoundError,
+  type NatsServer,
+  type NatsServerPorts,
+  type StartNatsServerOptions,
+} from "./nats-server.js";

@@ -1,0 +1,320 @@
+import { fork, type ChildProcess } from "node:child_process";
+import { accessSync, constants as fsConstants } from "node:fs";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { delimiter, dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** Ports and paths of a started server, for {@link StartNatsServerOptions.extraConfig}. */
+export interface NatsServerPorts {
+  /** Client port (TCP). */
+  readonly port: number;
+  /** WebSocket port. */
+  readonly wsPort: number;
+  /** Directory of the config file and the JetStream store. */
+  readonly dir: string;
+}
+
+/** Options of {@link startNatsServer}. */
+export interface StartNatsServerOptions {
+  /** The binary; default `NATS_SERVER_BIN`, then `nats-server` on PATH, then /usr/sbin/nats-server. */
+  bin?: string;
+  /** Client port; default a free one. */
+  port?: number;
+  /** WebSocket port; default a free one. */
+  wsPort?: number;
+  /** JetStream limits in bytes (`max_memory_store`, `max_file_store`). */
+  jetstream?: { maxMemoryStore?: number; maxFileStore?: number };
+  /**
+   * Config text appended to the generated file: `authorization { users = [...] }`, a `cluster`
+   * block, ... A function receives the ports and directory first.
+   */
+  extraConfig?: string | ((ports: NatsServerPorts) => string);
+  /** `server_name`; default a random `statesync-...`. */
+  serverName?: string;
+  /** Keep the directory (store and config) on `stop()`. Default false. */
+  keepStore?: boolean;
+  /** How long to wait for "Server is ready", ms. Default 15,000. */
+  startTimeoutMs?: number;
+}
+
+/** A running nats-server (see {@link startNatsServer}). */
+export interface NatsServer {
+  /** `nats://127.0.0.1:<port>` for `nats`. */
+  readonly url: string;
+  /** `ws://127.0.0.1:<wsPort>` for `nats.ws`. */
+  readonly wsUrl: string;
+  readonly port: number;
+  readonly wsPort: number;
+  /** Directory holding `nats-server.conf` and the JetStream store. */
+  readonly dir: string;
+  /** JetStream `store_dir`. */
+  readonly storeDir: string;
+  /** Path of the generated config file. */
+  readonly configFile: string;
+  /** Process id of the current server process (changes on restart), undefined when stopped. */
+  readonly pid: number | undefined;
+  /** Server log lines seen so far (the last 500). */
+  output(): string;
+  /** Stops the server (SIGTERM, then SIGKILL after 10 s) and removes the directory unless kept. */
+  stop(options?: { keepStore?: boolean }): Promise<void>;
+  /** Stops the server if running and starts it again on the same ports and store. */
+  restart(): Promise<void>;
+  /** Sends `signal` (default SIGKILL) to the server; waits for it to exit when it is fatal. */
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/** Thrown when no nats-server binary can be found. */
+export class NatsServerNotFoundError extends Error {
+  override readonly name = "NatsServerNotFoundError";
+}
+
+const FALLBACK_BINS = [
+  "/usr/sbin/nats-server",
+  "/usr/local/bin/nats-server",
+  "/usr/bin/nats-server",
+];
+const INSTALL_HINT =
+  "install it with `apt-get install -y nats-server` (Debian/Ubuntu) or from https://nats.io, " +
+  "or point NATS_SERVER_BIN at the binary";
+
+function executable(path: string): boolean {
+  try {
+    accessSync(path, fsConstants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Locates nats-server: `bin` if given, else `NATS_SERVER_BIN`, else `nats-server` on PATH, else
+ * /usr/sbin/nats-server. Throws {@link NatsServerNotFoundError} with an install hint.
+ */
+export function findNatsServer(bin?: string): string {
+  const explicit = bin ?? process.env.NATS_SERVER_BIN;
+  if (explicit) {
+    if (executable(explicit)) return explicit;
+    throw new NatsServerNotFoundError(
+      `nats-server not found at ${explicit} (${bin ? "bin option" : "NATS_SERVER_BIN"}): ${INSTALL_HINT}`,
+    );
+  }
+  for (const dir of (process.env.PATH ?? "").split(delimiter)) {
+    if (dir && executable(join(dir, "nats-server"))) return join(dir, "nats-server");
+  }
+  for (const candidate of FALLBACK_BINS) if (executable(candidate)) return candidate;
+  throw new NatsServerNotFoundError(
+    `nats-server not found on PATH or in /usr/sbin: ${INSTALL_HINT}`,
+  );
+}
+
+/** A TCP port on 127.0.0.1 that was free a moment ago. */
+export function getFreePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => {
+        if (address && typeof address === "object") resolve(address.port);
+        else reject(new Error("no port"));
+      });
+    });
+  });
+}
+
+const live = new Set<ChildProcess>();
+const livePids = new Set<number>();
+let exitHookInstalled = false;
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on("exit", () => {
+    for (const pid of livePids) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
+    for (const child of live) child.kill("SIGKILL");
+  });
+}
+
+const WATCHDOG = join(dirname(fileURLToPath(import.meta.url)), "nats-server-watchdog.js");
+
+/**
+ * Starts a throwaway nats-server with JetStream and a WebSocket listener on free ports in a
+ * fresh temporary directory (for tests, demos and local development; jetstream-notes
+ * "WebSocket": `websocket { listen, no_tls: true }`). Resolves once the server logs
+ * "Server is ready". The server runs under a small watchdog process that kills it when this
+ * process exits, however it exits. Throws {@link NatsServerNotFoundError} without a binary, or
+ * an Error with the server's output when it does not start.
+ */
+export async function startNatsServer(options: StartNatsServerOptions = {}): Promise<NatsServer> {
+  const bin = findNatsServer(options.bin);
+  installExitHook();
+  const dir = await mkdtemp(join(tmpdir(), "statesync-nats-"));
+  const port = options.port ?? (await getFreePort());
+  const wsPort = options.wsPort ?? (await getFreePort());
+  const storeDir = join(dir, "jetstream");
+  const configFile = join(dir, "nats-server.conf");
+  const ports: NatsServerPorts = { port, wsPort, dir };
+  const extra =
+    typeof options.extraConfig === "function"
+      ? options.extraConfig(ports)
+      : (options.extraConfig ?? "");
+  const js = options.jetstream ?? {};
+  const config = [
+    `server_name: ${JSON.stringify(options.serverName ?? `statesync-${port}`)}`,
+    `listen: "127.0.0.1:${port}"`,
+    `jetstream {`,
+    `  store_dir: ${JSON.stringify(storeDir)}`,
+    js.maxMemoryStore !== undefined ? `  max_memory_store: ${js.maxMemoryStore}` : "",
+    js.maxFileStore !== undefined ? `  max_file_store: ${js.maxFileStore}` : "",
+    `}`,
+    `websocket {`,
+    `  listen: "127.0.0.1:${wsPort}"`,
+    `  no_tls: true`,
+    `}`,
+    extra,
+    "",
+  ].join("\n");
+  await writeFile(configFile, config);
+
+  const lines: string[] = [];
+  const timeoutMs = options.startTimeoutMs ?? 15_000;
+  let child: ChildProcess | undefined;
+  let pid: number | undefined;
+  let exited: Promise<void> = Promise.resolve();
+  let removed = false;
+
+  const launch = async (): Promise<void> => {
+    const proc = fork(WATCHDOG, [bin, configFile], {
+      stdio: ["ignore", "pipe", "pipe", "ipc"],
+      execArgv: [],
+    });
+    child = proc;
+    live.add(proc);
+    let markExited: () => void = () => undefined;
+    exited = new Promise<void>((resolve) => (markExited = resolve));
+    const ready = new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        reject(new Error(`nats-server did not start within ${timeoutMs} ms:\n${tail(lines)}`));
+      }, timeoutMs);
+      const onData = (chunk: Buffer) => {
+        for (const line of chunk.toString("utf8").split("\n")) {
+          if (!line) continue;
+          lines.push(line);
+          if (lines.length > 500) lines.shift();
+          if (line.includes("Server is ready")) {
+            clearTimeout(timer);
+            resolve();
+          }
+        }
+      };
+      proc.stdout?.on("data", onData);
+      proc.stderr?.on("data", onData);
+      proc.on("message", (m: { type: string; pid?: number; message?: string }) => {
+        if (m.type === "pid" && m.pid !== undefined) {
+          pid = m.pid;
+          livePids.add(m.pid);
+        } else if (m.type === "error") {
+          clearTimeout(timer);
+          reject(new Error(`nats-server failed to start: ${m.message}`));
+        }
+      });
+      proc.on("exit", () => {
+        clearTimeout(timer);
+        live.delete(proc);
+        if (pid !== undefined) livePids.delete(pid);
+        pid = undefined;
+        if (child === proc) child = undefined;
+        markExited();
+        reject(new Error(`nats-server exited before it was ready:\n${tail(lines)}`));
+      });
+    });
+    try {
+      await ready;
+    } catch (err) {
+      proc.kill("SIGKILL");
+      await exited;
+      throw err;
+    }
+    // Let this process exit while the server runs; the watchdog then stops it.
+    proc.unref();
+    proc.channel?.unref();
+    (proc.stdout as { unref?: () => void } | null)?.unref?.();
+    (proc.stderr as { unref?: () => void } | null)?.unref?.();
+  };
+
+  const terminate = async (signal: NodeJS.Signals): Promise<void> => {
+    if (!child) return;
+    child.ref();
+    const serverPid = pid;
+    if (serverPid !== undefined) {
+      try {
+        process.kill(serverPid, signal);
+      } catch {
+        // already gone
+      }
+    }
+    const killer = setTimeout(() => {
+      if (pid !== undefined) {
+        try {
+          process.kill(pid, "SIGKILL");
+        } catch {
+          // already gone
+        }
+      }
+      child?.kill("SIGKILL");
+    }, 10_000);
+    await exited;
+    clearTimeout(killer);
+  };
+
+  try {
+    await launch();
+  } catch (err) {
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  }
+
+  return {
+    url: `nats://127.0.0.1:${port}`,
+    wsUrl: `ws://127.0.0.1:${wsPort}`,
+    port,
+    wsPort,
+    dir,
+    storeDir,
+    configFile,
+    get pid() {
+      return pid;
+    },
+    output: () => lines.join("\n"),
+    async stop(stopOptions = {}) {
+      await terminate("SIGTERM");
+      const keep = stopOptions.keepStore ?? options.keepStore ?? false;
+      if (!keep && !removed) {
+        removed = true;
+        await rm(dir, { recursive: true, force: true });
+      }
+    },
+    async restart() {
+      if (removed) throw new Error("the server was stopped and its directory removed");
+      await terminate("SIGTERM");
+      await launch();
+    },
+    async kill(signal = "SIGKILL") {
+      const fatal = ["SIGKILL", "SIGTERM", "SIGINT", "SIGQUIT"].includes(signal);
+      if (fatal) return terminate(signal);
+      if (pid !== undefined) process.kill(pid, signal);
+    },
+  };
+}
+
+function tail(lines: string[]): string {
+  return lines.slice(-30).join("\n");
+}

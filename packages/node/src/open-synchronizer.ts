@@ -1,0 +1,104 @@
+import { join } from "node:path";
+import {
+  openJetStreamSynchronizer,
+  StateSyncError,
+  type CommandMap,
+  type OpenJetStreamOptions,
+  type SnapshotStore,
+  type StateSynchronizer,
+} from "@statesync/core";
+import type { ConnectionOptions, NatsConnection } from "nats";
+import { z } from "zod";
+import { connectInBackground } from "./background-connect.js";
+import { FileSnapshotStore } from "./file-snapshot-store.js";
+
+/**
+ * Options of {@link openSynchronizer}: core's `OpenJetStreamOptions` (stream, key, model,
+ * snapshotEvery, live, waitFor, clientId, compaction, onError, onStatus, ...) with the
+ * connection given as `servers` (made and owned by the replica) or `connection` (never closed by
+ * it), and snapshots on disk by default.
+ */
+export interface OpenSynchronizerOptions<S, C extends CommandMap<S>> extends Omit<
+  OpenJetStreamOptions<S, C>,
+  "connection" | "closeConnection" | "snapshots"
+> {
+  /** NATS server URL(s) (`nats://host:4222`); a connection is made and owned by the replica. */
+  servers?: string | string[];
+  /** An existing `nats` connection (or a promise of one); never closed by the replica. */
+  connection?: NatsConnection | Promise<NatsConnection>;
+  /** Extra `nats` connect options with `servers`; default `maxReconnectAttempts: -1`. */
+  connectOptions?: Omit<ConnectionOptions, "servers">;
+  /** A snapshot store, or false for none. Default: a `FileSnapshotStore` in `snapshotDir`. */
+  snapshots?: SnapshotStore | false;
+  /** Directory of the default `FileSnapshotStore`. Default `<cwd>/.statesync/snapshots`. */
+  snapshotDir?: string;
+}
+
+const objectLike = (v: unknown) => typeof v === "object" && v !== null;
+const storeLike = (v: unknown) =>
+  objectLike(v) &&
+  ["load", "save", "delete"].every((m) => typeof (v as Record<string, unknown>)[m] === "function");
+
+const optionsSchema = z
+  .object({
+    servers: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).optional(),
+    connection: z.custom<unknown>(objectLike, "connection must be a nats connection").optional(),
+    connectOptions: z.custom<unknown>(objectLike, "connectOptions must be an object").optional(),
+    stream: z.string(),
+    snapshots: z
+      .union([z.literal(false), z.custom<unknown>(storeLike, "snapshots must be a SnapshotStore")])
+      .optional(),
+    snapshotDir: z.string().min(1).optional(),
+  })
+  .refine((o) => (o.servers === undefined) !== (o.connection === undefined), {
+    message: "give exactly one of servers and connection",
+  });
+
+/** Default directory of snapshots: `.statesync/snapshots` under the working directory. */
+export function defaultSnapshotDir(): string {
+  return join(process.cwd(), ".statesync", "snapshots");
+}
+
+/**
+ * Opens a replica of one state on NATS JetStream from Node. With `servers` it connects over TCP
+ * with `nats` (`maxReconnectAttempts: -1`; a server that is down at start is retried in the
+ * background by {@link connectInBackground} while the replica reports `offline`) and closes that
+ * connection when the replica closes; with `connection` it uses and never closes the one given.
+ * Snapshots go to a `FileSnapshotStore` in `snapshotDir` unless `snapshots` is given. The rest is
+ * core's `openJetStreamSynchronizer` (a `JetStreamLog`, snapshot key `<stream>:<subject>`,
+ * `createSynchronizer` with `waitFor: "synced"` by default).
+ *
+ * Throws `VALIDATION` for bad options, and what `createSynchronizer` throws (`STREAM_CONFIG`,
+ * `MODEL_MISMATCH`, `PERMISSION_DENIED`, ...).
+ */
+export async function openSynchronizer<S, C extends CommandMap<S>>(
+  options: OpenSynchronizerOptions<S, C>,
+): Promise<StateSynchronizer<S, C>> {
+  const parsed = optionsSchema.safeParse(options);
+  if (!parsed.success) {
+    throw new StateSyncError(
+      "VALIDATION",
+      `invalid openSynchronizer options: ${z.prettifyError(parsed.error)}`,
+      { cause: parsed.error },
+    );
+  }
+  const { servers, connection, connectOptions, snapshots, snapshotDir, ...rest } = options;
+  const owned =
+    servers === undefined
+      ? undefined
+      : connectInBackground({
+          name: `statesync${rest.clientId ? `-${rest.clientId}` : ""}`,
+          ...connectOptions,
+          servers,
+        });
+  return openJetStreamSynchronizer<S, C>({
+    ...rest,
+    connection: owned ? owned.connection : connection!,
+    closeConnection: owned ? () => owned.cancel() : undefined,
+    snapshots:
+      snapshots === undefined
+        ? new FileSnapshotStore(snapshotDir ?? defaultSnapshotDir())
+        : snapshots,
+    waitFor: rest.waitFor ?? "synced",
+  });
+}

@@ -1,0 +1,122 @@
+import { mkdtemp, readdir, readFile, rm, truncate, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { isStateSyncError, type SnapshotRecord } from "@statesync/core";
+import { runSnapshotStoreConformance } from "@statesync/core/testing";
+import { FileSnapshotStore, snapshotFileName } from "@statesync/node";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { rejection } from "./helpers.js";
+
+async function tempDir(): Promise<string> {
+  return mkdtemp(join(tmpdir(), "statesync-snapshots-"));
+}
+
+async function flipBit(path: string, at: number): Promise<void> {
+  const buf = await readFile(path);
+  const i = Math.min(buf.length - 1, Math.max(0, at));
+  buf[i] = (buf[i] as number) ^ 0x04;
+  await writeFile(path, buf);
+}
+
+let flips = 0;
+runSnapshotStoreConformance("FileSnapshotStore", async () => {
+  const dir = await tempDir();
+  const store = new FileSnapshotStore(join(dir, "nested", "snapshots"));
+  return {
+    store,
+    corrupt: async (key) => {
+      const path = store.pathOf(key);
+      flips += 1;
+      if (flips % 2 === 0) await truncate(path, Math.floor((await readFile(path)).length / 2));
+      else await flipBit(path, Math.floor((await readFile(path)).length * 0.6));
+    },
+    teardown: () => rm(dir, { recursive: true, force: true }),
+  };
+});
+
+const record = (revision: number, state: unknown = { n: revision }): SnapshotRecord => ({
+  format: 1,
+  revision,
+  state,
+  logIdentity: "jetstream:S:S.log@2024-01-01T00:00:00Z",
+  messageId: `m${revision}`,
+  model: "m",
+  modelVersion: 1,
+  savedAt: 1,
+});
+
+describe("FileSnapshotStore damage", () => {
+  let dir: string;
+  let store: FileSnapshotStore;
+  beforeEach(async () => {
+    dir = await tempDir();
+    store = new FileSnapshotStore(dir);
+  });
+  afterEach(() => rm(dir, { recursive: true, force: true }));
+
+  const expectCorrupt = async () => {
+    const err = await rejection(store.load("k"));
+    expect(isStateSyncError(err, "CORRUPT_SNAPSHOT"), String(err)).toBe(true);
+  };
+
+  it("rejects a bit flip anywhere in the file", async () => {
+    await store.save("k", record(3, { text: "x".repeat(200), list: [1, 2, 3] }));
+    const size = (await readFile(store.pathOf("k"))).length;
+    for (const at of [0, 10, 40, 90, Math.floor(size / 2), size - 10, size - 1]) {
+      await rm(store.pathOf("k"), { force: true });
+      await store.save("k", record(3, { text: "x".repeat(200), list: [1, 2, 3] }));
+      await flipBit(store.pathOf("k"), at);
+      await expectCorrupt();
+    }
+  });
+
+  it("rejects a truncated file, an empty file and another program's JSON", async () => {
+    await store.save("k", record(5));
+    const size = (await readFile(store.pathOf("k"))).length;
+    for (const length of [size - 1, Math.floor(size / 2), 1, 0]) {
+      await rm(store.pathOf("k"));
+      await store.save("k", record(5));
+      await truncate(store.pathOf("k"), length);
+      await expectCorrupt();
+    }
+    await writeFile(store.pathOf("k"), JSON.stringify({ revision: 5, state: {} }));
+    await expectCorrupt();
+  });
+
+  it("rejects a record of the wrong shape even with a valid checksum", async () => {
+    const body = JSON.stringify({ ...record(2), format: 2 });
+    const { createHash } = await import("node:crypto");
+    const sha256 = createHash("sha256").update(body).digest("hex");
+    await writeFile(
+      store.pathOf("k"),
+      JSON.stringify({ kind: "statesync-snapshot", v: 1, key: "k", sha256, body }),
+    );
+    await expectCorrupt();
+  });
+
+  it("replaces a damaged file on the next save", async () => {
+    await store.save("k", record(9));
+    await truncate(store.pathOf("k"), 10);
+    await store.save("k", record(2));
+    expect((await store.load("k"))?.revision).toBe(2);
+  });
+
+  it("writes atomically: no temporary file is left, one file per key", async () => {
+    await Promise.all(Array.from({ length: 20 }, (_, i) => store.save(`key/${i % 3}`, record(i))));
+    const files = await readdir(dir);
+    expect(files.filter((f) => f.endsWith(".tmp"))).toEqual([]);
+    expect(files).toHaveLength(3);
+    expect((await store.load("key/0"))?.revision).toBe(18);
+  });
+
+  it("derives distinct, safe file names (case, separators, long keys)", () => {
+    const names = ["a", "A", "a/b", "a.b", "a_b", "../x", "x".repeat(500), "ü"].map(
+      snapshotFileName,
+    );
+    expect(new Set(names).size).toBe(names.length);
+    for (const n of names) {
+      expect(n).toMatch(/^[A-Za-z0-9_-]*-[0-9a-f]{16}\.snapshot\.json$/);
+      expect(n.length).toBeLessThan(100);
+    }
+  });
+});

@@ -1,0 +1,57 @@
+import type { NatsConnectionLike } from "@statesync/core";
+import { connect as connectTcp, type ConnectionOptions, type NatsConnection } from "nats";
+
+let counter = 0;
+/** A stream name no other test uses. */
+export function uniqueStream(prefix = "T"): string {
+  counter += 1;
+  return `${prefix}_${process.pid}_${Date.now().toString(36)}_${counter}`;
+}
+
+/** A TCP connection that reconnects quickly and forever. */
+export function tcp(url: string, options: ConnectionOptions = {}): Promise<NatsConnection> {
+  return connectTcp({
+    servers: url,
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 100,
+    ...options,
+  });
+}
+
+/** A WebSocket connection with `nats.ws` (Node 20 needs a global WebSocket: the `ws` package). */
+export async function websocket(
+  url: string,
+  options: { user?: string; pass?: string } = {},
+): Promise<NatsConnectionLike & { close(): Promise<void> }> {
+  const g = globalThis as { WebSocket?: unknown };
+  if (g.WebSocket === undefined) g.WebSocket = (await import("ws")).default;
+  const { connect } = await import("nats.ws");
+  return connect({ servers: url, maxReconnectAttempts: -1, reconnectTimeWait: 100, ...options });
+}
+
+/** Polls `fn` until it returns a value other than undefined. */
+export async function until<T>(
+  fn: () => T | undefined | Promise<T | undefined>,
+  timeoutMs = 15_000,
+): Promise<T> {
+  const start = Date.now();
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined) return v;
+    if (Date.now() - start > timeoutMs) throw new Error("condition not reached");
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** The error a promise rejects with (fails when it resolves). */
+export async function rejection(p: Promise<unknown>): Promise<any> {
+  try {
+    await p;
+  } catch (e) {
+    return e;
+  }
+  throw new Error("expected a rejection");
+}
+
+export const bytes = (s: string) => new TextEncoder().encode(s);
+export const text = (b: Uint8Array) => new TextDecoder().decode(b);

@@ -1,0 +1,130 @@
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import {
+  findNatsServer,
+  NatsServerNotFoundError,
+  startNatsServer,
+  type NatsServer,
+} from "@statesync/node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { rejection, tcp, until, websocket } from "./helpers.js";
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe("startNatsServer", () => {
+  let server: NatsServer;
+  beforeAll(async () => {
+    server = await startNatsServer();
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it("serves TCP and WebSocket clients with JetStream", async () => {
+    expect(server.url).toBe(`nats://127.0.0.1:${server.port}`);
+    expect(server.wsUrl).toBe(`ws://127.0.0.1:${server.wsPort}`);
+    const nc = await tcp(server.url);
+    const jsm = await nc.jetstreamManager();
+    await jsm.streams.add({ name: "KEEP", subjects: ["KEEP.>"] });
+    await nc.jetstream().publish("KEEP.a", "x");
+    const ws = await websocket(server.wsUrl);
+    expect(ws.info?.version).toBe(nc.info?.version);
+    await ws.close();
+    await nc.close();
+  });
+
+  it("restarts on the same ports with the same store", async () => {
+    const { port, wsPort, storeDir } = server;
+    const pid = server.pid!;
+    await server.restart();
+    expect(server.pid).not.toBe(pid);
+    expect(alive(pid)).toBe(false);
+    expect([server.port, server.wsPort, server.storeDir]).toEqual([port, wsPort, storeDir]);
+    const nc = await tcp(server.url);
+    const info = await (await nc.jetstreamManager()).streams.info("KEEP");
+    expect(info.state.messages).toBe(1);
+    await nc.close();
+  });
+
+  it("kill() crashes it and restart() brings it back", async () => {
+    const pid = server.pid!;
+    await server.kill("SIGKILL");
+    expect(server.pid).toBeUndefined();
+    expect(alive(pid)).toBe(false);
+    await server.restart();
+    const nc = await tcp(server.url);
+    expect((await (await nc.jetstreamManager()).streams.info("KEEP")).state.messages).toBe(1);
+    await nc.close();
+  });
+
+  it("stop() removes the directory unless asked to keep it", async () => {
+    const other = await startNatsServer({ keepStore: true });
+    await other.stop();
+    expect(existsSync(other.storeDir)).toBe(true);
+    await other.stop({ keepStore: false });
+    expect(existsSync(other.dir)).toBe(false);
+    const third = await startNatsServer();
+    const pid = third.pid!;
+    await third.stop();
+    expect(existsSync(third.dir)).toBe(false);
+    expect(alive(pid)).toBe(false);
+  });
+
+  it("reports a config the server refuses with its output", async () => {
+    const err = await rejection(startNatsServer({ extraConfig: "this is { not valid" }));
+    expect(String(err.message)).toMatch(/exited before it was ready|did not start/);
+  });
+});
+
+describe("missing binary", () => {
+  it("throws NatsServerNotFoundError with an install hint", async () => {
+    const err = await rejection(startNatsServer({ bin: "/nonexistent/nats-server" }));
+    expect(err).toBeInstanceOf(NatsServerNotFoundError);
+    expect(err.message).toContain("apt-get install -y nats-server");
+    const saved = { env: process.env.NATS_SERVER_BIN, path: process.env.PATH };
+    try {
+      process.env.NATS_SERVER_BIN = "/nonexistent/bin";
+      expect(() => findNatsServer()).toThrow(/NATS_SERVER_BIN/);
+      delete process.env.NATS_SERVER_BIN;
+      process.env.PATH = "/nonexistent";
+      // Falls back to /usr/sbin/nats-server where it is installed.
+      expect(findNatsServer()).toMatch(/nats-server$/);
+    } finally {
+      if (saved.env === undefined) delete process.env.NATS_SERVER_BIN;
+      else process.env.NATS_SERVER_BIN = saved.env;
+      process.env.PATH = saved.path;
+    }
+  });
+});
+
+describe("no orphans", () => {
+  it("kills the server when the process that started it is SIGKILLed", async () => {
+    const index = fileURLToPath(import.meta.resolve("@statesync/node"));
+    const script = `
+      const { startNatsServer } = await import(${JSON.stringify(index)});
+      const s = await startNatsServer();
+      console.log(JSON.stringify({ pid: s.pid }));
+      setInterval(() => {}, 1000);
+    `;
+    const child = spawn(process.execPath, ["--input-type=module", "-e", script], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    let out = "";
+    child.stdout.on("data", (d) => (out += d));
+    const pid = await until(() => {
+      const line = out.split("\n").find((l) => l.startsWith("{"));
+      return line ? (JSON.parse(line).pid as number) : undefined;
+    });
+    expect(alive(pid)).toBe(true);
+    child.kill("SIGKILL");
+    await until(() => (alive(pid) ? undefined : true), 15_000);
+  });
+});

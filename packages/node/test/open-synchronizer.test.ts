@@ -1,0 +1,153 @@
+import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  defineModel,
+  getFreePort,
+  isStateSyncError,
+  openSynchronizer,
+  startNatsServer,
+  type NatsServer,
+} from "@statesync/node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { rejection, tcp, uniqueStream, until } from "./helpers.js";
+
+const counter = defineModel({
+  name: "counter",
+  state: z.object({ n: z.number() }),
+  initial: { n: 0 },
+  commands: {
+    add: {
+      args: z.object({ by: z.number() }),
+      apply: (draft, args) => {
+        draft.n += args.by;
+      },
+    },
+  },
+});
+
+let server: NatsServer;
+let dir: string;
+beforeAll(async () => {
+  server = await startNatsServer();
+  dir = await mkdtemp(join(tmpdir(), "statesync-open-"));
+});
+afterAll(async () => {
+  await server?.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe("openSynchronizer", () => {
+  it("opens two replicas over TCP that converge, with snapshots on disk", async () => {
+    const stream = uniqueStream();
+    const snapshotDir = join(dir, "a");
+    const a = await openSynchronizer({ servers: server.url, stream, model: counter, snapshotDir });
+    const b = await openSynchronizer({
+      servers: server.url,
+      stream,
+      model: counter,
+      snapshots: false,
+    });
+    expect(a.status).toBe("live");
+    await a.update("add", { by: 2 });
+    const { revision } = await b.update("add", { by: 3 });
+    await a.waitFor(revision);
+    expect(a.state).toEqual({ n: 5 });
+    await a.close();
+    await b.close();
+    expect((await readdir(snapshotDir)).length).toBe(1);
+    const again = await openSynchronizer({
+      servers: [server.url],
+      stream,
+      model: counter,
+      snapshotDir,
+      waitFor: "restored",
+    });
+    expect(again.stats.snapshotsRestored).toBe(1);
+    expect(again.state).toEqual({ n: 5 });
+    await again.close();
+  });
+
+  it("works in a shared stream and leaves a given connection open", async () => {
+    const nc = await tcp(server.url);
+    const stream = uniqueStream();
+    const x = await openSynchronizer({
+      connection: nc,
+      stream,
+      key: "tenant.x",
+      model: counter,
+      snapshots: false,
+    });
+    const y = await openSynchronizer({
+      connection: nc,
+      stream,
+      key: "tenant.y",
+      model: counter,
+      snapshots: false,
+    });
+    await x.update("add", { by: 1 });
+    await y.update("add", { by: 10 });
+    await x.update("add", { by: 1 });
+    expect(x.state).toEqual({ n: 2 });
+    expect(y.state).toEqual({ n: 10 });
+    await x.close();
+    await y.close();
+    expect(nc.isClosed()).toBe(false);
+    await nc.close();
+  });
+
+  it("starts offline when the server is down and goes live once it is up", async () => {
+    const port = await getFreePort();
+    const started = Date.now();
+    const sync = await openSynchronizer({
+      servers: `nats://127.0.0.1:${port}`,
+      stream: uniqueStream(),
+      model: counter,
+      snapshots: false,
+      requestTimeoutMs: 500,
+    });
+    expect(sync.status).toBe("offline");
+    expect(Date.now() - started).toBeLessThan(5_000);
+    const late = await startNatsServer({ port });
+    try {
+      await until(() => (sync.status === "live" ? true : undefined), 30_000);
+      const { revision } = await sync.update("add", { by: 1 });
+      expect(revision).toBeGreaterThan(0);
+      expect(sync.state).toEqual({ n: 1 });
+      await sync.close();
+    } finally {
+      await late.stop();
+    }
+  });
+
+  it("closes without a server ever answering", async () => {
+    const port = await getFreePort();
+    const sync = await openSynchronizer({
+      servers: `nats://127.0.0.1:${port}`,
+      stream: uniqueStream(),
+      model: counter,
+      snapshots: false,
+      requestTimeoutMs: 200,
+    });
+    await sync.close();
+    expect(sync.status).toBe("closed");
+  });
+
+  it("validates its options", async () => {
+    const nc = await tcp(server.url);
+    const cases: unknown[] = [
+      { stream: "S", model: counter },
+      { servers: server.url, connection: nc, stream: "S", model: counter },
+      { servers: server.url, model: counter },
+      { servers: server.url, stream: "S", model: counter, snapshots: {} },
+      { servers: server.url, stream: "bad.name", model: counter },
+      { servers: server.url, stream: "S", key: "a..b", model: counter },
+    ];
+    for (const options of cases) {
+      const err = await rejection(openSynchronizer(options as any));
+      expect(isStateSyncError(err, "VALIDATION"), String(err)).toBe(true);
+    }
+    await nc.close();
+  });
+});
