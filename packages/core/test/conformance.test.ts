@@ -6,6 +6,7 @@ runRevisionedLogConformance("MemoryLog", async () => {
   return {
     log,
     openAnother: async () => log.handle(),
+    openSibling: async () => new MemoryLog(),
     recreate: async () => {
       log.recreate();
       return log.handle();

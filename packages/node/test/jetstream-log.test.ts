@@ -50,6 +50,10 @@ function harness(connectFn: () => Promise<Closable>, key?: string) {
     }
     return {
       log,
+      openSibling: async () =>
+        key
+          ? new JetStreamLog({ connection: main, stream, key: `${key}-sibling` })
+          : new JetStreamLog({ connection: main, stream: `${stream}_SIB` }),
       openAnother: async () => {
         const nc = await connectFn();
         connections.push(nc);
@@ -65,6 +69,7 @@ function harness(connectFn: () => Promise<Closable>, key?: string) {
         try {
           const jsm = await (main as any).jetstreamManager();
           await jsm.streams.delete(stream);
+          if (!key) await jsm.streams.delete(`${stream}_SIB`).catch(() => undefined);
         } catch {
           // already gone
         }

@@ -8,6 +8,11 @@ export interface RevisionedLogHarness {
   log: RevisionedLog;
   /** Another handle on the same log (another connection where that applies). */
   openAnother(): Promise<RevisionedLog>;
+  /**
+   * A handle on ANOTHER state in the same backend (another key of the same shared stream, or
+   * another stream): nothing of it may show in this log.
+   */
+  openSibling?(): Promise<RevisionedLog>;
   /** Deletes the log and creates it again; resolves to a handle on the new incarnation. */
   recreate?(): Promise<RevisionedLog>;
   teardown?(): Promise<void>;
@@ -225,6 +230,33 @@ export function runRevisionedLogConformance(
           "PAYLOAD_TOO_LARGE",
         );
         expect((await log.info()).latestRevision).toBe(0);
+      }));
+
+    it("keeps a sibling state's entries and message ids apart", () =>
+      withLog(async (h) => {
+        if (!h.openSibling) return;
+        const sibling = await h.openSibling();
+        try {
+          const s1 = await sibling.appendConditional(bytes("s1"), 0, "shared-id");
+          const mine = await h.log.appendConditional(bytes("m1"), 0, "shared-id");
+          expect(mine.duplicate).toBe(false);
+          await sibling.appendUnconditional(bytes("s2"), "s2");
+          const mine2 = await h.log.appendConditional(bytes("m2"), mine.revision, "m2");
+          const seen: string[] = [];
+          const follower = h.log.follow(1, { onEntry: (e) => seen.push(dec.decode(e.data)) });
+          await until(() => (seen.length >= 2 ? true : undefined));
+          await new Promise((r) => setTimeout(r, 50));
+          await follower.stop();
+          expect(seen).toEqual(["m1", "m2"]);
+          const read = await collect(h.log.read(1, mine2.revision));
+          expect(read.map((e) => dec.decode(e.data))).toEqual(["m1", "m2"]);
+          const at = await h.log.entryAt(s1.revision);
+          if (at !== undefined) expect(dec.decode(at.data)).not.toBe("s1");
+          expect((await h.log.info()).latestRevision).toBe(mine2.revision);
+          expect(await h.log.findByMessageId("s2", mine.revision, 10)).toBeUndefined();
+        } finally {
+          await sibling.close();
+        }
       }));
 
     it("changes identity when recreated", () =>
