@@ -1,33 +1,12 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import path from "node:path";
 import { connect } from "nats";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openSynchronizer, startNatsServer, stateHash, type StateSyncError } from "@statesync/node";
+import { describe, expect, it } from "vitest";
+import { openSynchronizer, stateHash } from "@statesync/node";
+import { codeOf, uniqueStream, useNatsServer } from "./helpers.js";
 import { counter } from "./support/models.js";
 
-let server: Awaited<ReturnType<typeof startNatsServer>>;
-let dir: string;
-let n = 0;
-const fresh = (p: string) => `${p}_${process.pid}_${++n}`;
-
-beforeAll(async () => {
-  server = await startNatsServer();
-  dir = await mkdtemp(path.join(tmpdir(), "statesync-compaction-"));
-});
-afterAll(async () => {
-  await server?.stop();
-  await rm(dir, { recursive: true, force: true });
-});
-
-async function codeOf(p: Promise<unknown>): Promise<string | undefined> {
-  try {
-    await p;
-    return undefined;
-  } catch (e) {
-    return (e as StateSyncError).code ?? String(e);
-  }
-}
+const ctx = useNatsServer();
+const fresh = (p: string) => uniqueStream(p);
 
 const layouts = [
   { name: "own stream", where: (s: string) => ({ stream: s }) },
@@ -38,8 +17,13 @@ for (const layout of layouts) {
   describe(`compaction on nats-server, ${layout.name}`, () => {
     it("truncates the history; fresh and returning clients start from the snapshot entry", async () => {
       const where = layout.where(fresh("CMP"));
-      const snapshotDir = path.join(dir, fresh("snap"));
-      const base = { servers: server.url, model: counter, compaction: false as const, ...where };
+      const snapshotDir = path.join(ctx.dir, fresh("snap"));
+      const base = {
+        servers: ctx.server.url,
+        model: counter,
+        compaction: false as const,
+        ...where,
+      };
       const writer = await openSynchronizer({ ...base, snapshots: false });
       const away = await openSynchronizer({ ...base, snapshotDir });
       for (let i = 0; i < 10; i++) await writer.update("increment", { by: 1 });
@@ -67,7 +51,7 @@ for (const layout of layouts) {
 
     it("keeps live followers converging through concurrent compactions and updates", async () => {
       const where = layout.where(fresh("CMP2"));
-      const base = { servers: server.url, model: counter, snapshots: false as const, ...where };
+      const base = { servers: ctx.server.url, model: counter, snapshots: false as const, ...where };
       const clients = await Promise.all(
         [0, 1, 2].map(() => openSynchronizer({ ...base, compaction: { everyEntries: 15 } })),
       );
@@ -100,19 +84,19 @@ describe("truncation without a snapshot entry", () => {
   it("fails with TRUNCATED instead of guessing", async () => {
     const stream = fresh("PURGED");
     const a = await openSynchronizer({
-      servers: server.url,
+      servers: ctx.server.url,
       stream,
       model: counter,
       snapshots: false,
     });
     for (let i = 0; i < 3; i++) await a.update("increment", { by: 1 });
     await a.close();
-    const nc = await connect({ servers: server.url });
+    const nc = await connect({ servers: ctx.server.url });
     await (await nc.jetstreamManager()).streams.purge(stream);
     await nc.close();
     expect(
       await codeOf(
-        openSynchronizer({ servers: server.url, stream, model: counter, snapshots: false }),
+        openSynchronizer({ servers: ctx.server.url, stream, model: counter, snapshots: false }),
       ),
     ).toBe("TRUNCATED");
   });

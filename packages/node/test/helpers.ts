@@ -1,4 +1,9 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import type { NatsConnectionLike } from "@statesync/core";
+import { startNatsServer, type NatsServer } from "@statesync/node";
+import { afterAll, beforeAll } from "vitest";
 import { connect as connectTcp, type ConnectionOptions, type NatsConnection } from "nats";
 
 let counter = 0;
@@ -55,3 +60,30 @@ export async function rejection(p: Promise<unknown>): Promise<any> {
 
 export const bytes = (s: string) => new TextEncoder().encode(s);
 export const text = (b: Uint8Array) => new TextDecoder().decode(b);
+
+/** The `code` of the StateSyncError a promise rejects with, or undefined when it resolves. */
+export async function codeOf(p: Promise<unknown>): Promise<string | undefined> {
+  try {
+    await p;
+    return undefined;
+  } catch (e) {
+    return (e as { code?: string }).code ?? String(e);
+  }
+}
+
+/**
+ * Starts a throwaway nats-server and a temporary directory for the current test file
+ * (beforeAll) and removes both afterwards (afterAll). Read `ctx.server` and `ctx.dir` in tests.
+ */
+export function useNatsServer(): { server: NatsServer; dir: string } {
+  const ctx = {} as { server: NatsServer; dir: string };
+  beforeAll(async () => {
+    ctx.server = await startNatsServer();
+    ctx.dir = await mkdtemp(path.join(tmpdir(), "statesync-test-"));
+  });
+  afterAll(async () => {
+    await ctx.server?.stop();
+    if (ctx.dir) await rm(ctx.dir, { recursive: true, force: true });
+  });
+  return ctx;
+}

@@ -1,40 +1,14 @@
-import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { connect } from "nats";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  FileSnapshotStore,
-  openSynchronizer,
-  startNatsServer,
-  stateHash,
-  type StateSyncError,
-} from "@statesync/node";
+import { describe, expect, it } from "vitest";
+import { FileSnapshotStore, openSynchronizer, startNatsServer, stateHash } from "@statesync/node";
+import { codeOf, uniqueStream, useNatsServer } from "./helpers.js";
 import { counter } from "./support/models.js";
 import { TcpProxy } from "./support/tcp-proxy.js";
 
-let server: Awaited<ReturnType<typeof startNatsServer>>;
-let dir: string;
-let n = 0;
-const fresh = (p: string) => `${p}_${process.pid}_${++n}`;
-
-beforeAll(async () => {
-  server = await startNatsServer();
-  dir = await mkdtemp(path.join(tmpdir(), "statesync-sync-"));
-});
-afterAll(async () => {
-  await server?.stop();
-  await rm(dir, { recursive: true, force: true });
-});
-
-async function codeOf(p: Promise<unknown>): Promise<string | undefined> {
-  try {
-    await p;
-    return undefined;
-  } catch (e) {
-    return (e as StateSyncError).code ?? String(e);
-  }
-}
+const ctx = useNatsServer();
+const fresh = (p: string) => uniqueStream(p);
 
 const layouts = [
   { name: "own stream", options: (s: string) => ({ stream: s }) },
@@ -51,7 +25,7 @@ for (const layout of layouts) {
       const clients = await Promise.all(
         [0, 1, 2, 3].map((i) =>
           openSynchronizer({
-            servers: server.url,
+            servers: ctx.server.url,
             model: counter,
             snapshots: false,
             clientId: `c${i}`,
@@ -81,7 +55,7 @@ for (const layout of layouts) {
       const clients = await Promise.all(
         [0, 1, 2, 3].map((i) =>
           openSynchronizer({
-            servers: server.url,
+            servers: ctx.server.url,
             model: counter,
             snapshots: false,
             clientId: `u${i}`,
@@ -114,19 +88,29 @@ for (const layout of layouts) {
 describe("disk snapshots on nats-server", () => {
   it("restarts from a disk snapshot and fetches only the entries after it", async () => {
     const stream = fresh("SNAP");
-    const snapshotDir = path.join(dir, stream);
+    const snapshotDir = path.join(ctx.dir, stream);
     const writer = await openSynchronizer({
-      servers: server.url,
+      servers: ctx.server.url,
       stream,
       model: counter,
       snapshots: false,
     });
     for (let i = 0; i < 20; i++) await writer.update("increment", { by: 1 });
-    const a = await openSynchronizer({ servers: server.url, stream, model: counter, snapshotDir });
+    const a = await openSynchronizer({
+      servers: ctx.server.url,
+      stream,
+      model: counter,
+      snapshotDir,
+    });
     expect(a.stats.entriesFetched).toBe(21);
     await a.close();
     for (let i = 0; i < 5; i++) await writer.update("increment", { by: 1 });
-    const b = await openSynchronizer({ servers: server.url, stream, model: counter, snapshotDir });
+    const b = await openSynchronizer({
+      servers: ctx.server.url,
+      stream,
+      model: counter,
+      snapshotDir,
+    });
     expect(b.stats.snapshotsRestored).toBe(1);
     expect(b.stats.entriesFetched).toBe(5);
     expect(b.state.count).toBe(25);
@@ -135,8 +119,13 @@ describe("disk snapshots on nats-server", () => {
 
   it("recovers from a corrupted snapshot file by rebuilding from the log", async () => {
     const stream = fresh("CORRUPT");
-    const snapshotDir = path.join(dir, stream);
-    const a = await openSynchronizer({ servers: server.url, stream, model: counter, snapshotDir });
+    const snapshotDir = path.join(ctx.dir, stream);
+    const a = await openSynchronizer({
+      servers: ctx.server.url,
+      stream,
+      model: counter,
+      snapshotDir,
+    });
     for (let i = 0; i < 3; i++) await a.update("increment", { by: 1 });
     await a.close();
     const files = (await readdir(snapshotDir)).filter((f) => !f.startsWith("."));
@@ -148,7 +137,12 @@ describe("disk snapshots on nats-server", () => {
       bytes[i] = bytes[i]! ^ 0x20;
       await writeFile(p, bytes);
     }
-    const b = await openSynchronizer({ servers: server.url, stream, model: counter, snapshotDir });
+    const b = await openSynchronizer({
+      servers: ctx.server.url,
+      stream,
+      model: counter,
+      snapshotDir,
+    });
     expect(b.stats.snapshotsRestored).toBe(0);
     expect(b.state.count).toBe(3);
     expect(b.stats.entriesFetched).toBe(4);
@@ -157,14 +151,24 @@ describe("disk snapshots on nats-server", () => {
 
   it("discards the snapshot of a recreated stream", async () => {
     const stream = fresh("RECREATE");
-    const snapshotDir = path.join(dir, stream);
-    const a = await openSynchronizer({ servers: server.url, stream, model: counter, snapshotDir });
+    const snapshotDir = path.join(ctx.dir, stream);
+    const a = await openSynchronizer({
+      servers: ctx.server.url,
+      stream,
+      model: counter,
+      snapshotDir,
+    });
     for (let i = 0; i < 3; i++) await a.update("increment", { by: 1 });
     await a.close();
-    const nc = await connect({ servers: server.url });
+    const nc = await connect({ servers: ctx.server.url });
     await (await nc.jetstreamManager()).streams.delete(stream);
     await nc.close();
-    const b = await openSynchronizer({ servers: server.url, stream, model: counter, snapshotDir });
+    const b = await openSynchronizer({
+      servers: ctx.server.url,
+      stream,
+      model: counter,
+      snapshotDir,
+    });
     expect(b.state.count).toBe(0);
     expect(b.revision).toBe(1);
     await b.close();
@@ -172,8 +176,14 @@ describe("disk snapshots on nats-server", () => {
 
   it("discards a snapshot that is ahead of the log", async () => {
     const stream = fresh("AHEAD");
-    const snapshotDir = path.join(dir, stream);
-    const opts = { servers: server.url, stream, model: counter, snapshotDir, snapshotKey: "ahead" };
+    const snapshotDir = path.join(ctx.dir, stream);
+    const opts = {
+      servers: ctx.server.url,
+      stream,
+      model: counter,
+      snapshotDir,
+      snapshotKey: "ahead",
+    };
     const a = await openSynchronizer(opts);
     await a.update("increment", { by: 1 });
     await a.close();
@@ -191,7 +201,7 @@ describe("disk snapshots on nats-server", () => {
 
 describe("faults on nats-server", () => {
   it("ends a lost acknowledgement with the update applied exactly once", async () => {
-    const proxy = await TcpProxy.start({ host: "127.0.0.1", port: server.port });
+    const proxy = await TcpProxy.start({ host: "127.0.0.1", port: ctx.server.port });
     const stream = fresh("LOSTACK");
     const a = await openSynchronizer({
       servers: proxy.url,
@@ -210,7 +220,7 @@ describe("faults on nats-server", () => {
       expect(a.state.count).toBe(1);
       expect(a.stats.resends).toBeGreaterThanOrEqual(1);
       const check = await openSynchronizer({
-        servers: server.url,
+        servers: ctx.server.url,
         stream,
         model: counter,
         snapshots: false,
@@ -227,7 +237,7 @@ describe("faults on nats-server", () => {
   it("opens offline from the disk snapshot when the server is down, then catches up", async () => {
     const local = await startNatsServer();
     const stream = fresh("OFFLINE");
-    const snapshotDir = path.join(dir, stream);
+    const snapshotDir = path.join(ctx.dir, stream);
     try {
       const a = await openSynchronizer({ servers: local.url, stream, model: counter, snapshotDir });
       await a.update("increment", { by: 5 });
@@ -257,7 +267,7 @@ describe("faults on nats-server", () => {
   it("refuses an entry larger than the server's max payload before sending", async () => {
     const stream = fresh("BIG");
     const a = await openSynchronizer({
-      servers: server.url,
+      servers: ctx.server.url,
       stream,
       model: counter,
       snapshots: false,
@@ -277,7 +287,7 @@ describe("faults on nats-server", () => {
       expect(
         await codeOf(
           openSynchronizer({
-            servers: server.url,
+            servers: ctx.server.url,
             stream: "SHARED_X",
             key,
             model: counter,
