@@ -10,3 +10,4 @@ npx eslint .
 npx prettier --check . >/dev/null || { npx prettier --check .; exit 1; }
 echo "==> tests (vitest, against real nats-server processes)"
 npx vitest run "$@"
+echo "==> e2e (Playwright, system Chromium, built apps)" && npx playwright test -c e2e/playwright.config.ts

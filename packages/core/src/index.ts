@@ -55,6 +55,7 @@ export type {
 export type { CompactionOptions } from "./compaction-policy.js";
 export type { HistoryEntry, HistoryOptions } from "./history.js";
 export { createSynchronizer } from "./synchronizer.js";
+export { keepConnecting, type BackgroundConnection } from "./keep-connecting.js";
 export * from "./jetstream/index.js";
 export {
   openJetStreamSynchronizer,

@@ -1,6 +1,5 @@
 import { sha256 } from "@noble/hashes/sha2.js";
 import { bytesToHex } from "@noble/hashes/utils.js";
-import stringify from "safe-stable-stringify";
 import { StateSyncError } from "./errors.js";
 
 /** A JSON value: what states, command arguments and patch values are restricted to. */
@@ -54,11 +53,26 @@ export function assertJson(value: unknown, what: string): void {
   }
 }
 
-/** Canonical JSON text: object keys sorted, no whitespace. Same value, same text, everywhere. */
+/**
+ * Canonical JSON text of a JSON value: object keys sorted (by UTF-16 code units, as
+ * `Array.prototype.sort`), no whitespace; otherwise `JSON.stringify`'s output. Same value, same
+ * text, on every runtime. Throws `VALIDATION` for a value that is not JSON (see {@link findNonJson}).
+ */
 export function canonicalJson(value: unknown): string {
-  const text = stringify(value);
-  if (text === undefined) throw new StateSyncError("VALIDATION", "value has no JSON form");
-  return text;
+  const problem = findNonJson(value);
+  if (problem !== undefined)
+    throw new StateSyncError("VALIDATION", `not a JSON value (${problem})`);
+  return canonical(value);
+}
+
+function canonical(v: unknown): string {
+  if (v === null || typeof v !== "object") return JSON.stringify(v);
+  if (Array.isArray(v)) return `[${v.map(canonical).join(",")}]`;
+  const o = v as Record<string, unknown>;
+  return `{${Object.keys(o)
+    .sort()
+    .map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`)
+    .join(",")}}`;
 }
 
 /**

@@ -1,0 +1,58 @@
+import { expect, test, waitForConvergence } from "@statesync/playwright";
+import { boardModel, boardStream, openBoardPage, pageCommand } from "../support/board.js";
+
+test("clients go offline when the server stops, then reconnect and lose no committed update", async ({
+  browser,
+  natsServer,
+  openNodeSynchronizer,
+}) => {
+  const contexts = await Promise.all([browser.newContext(), browser.newContext()]);
+  const pages = await Promise.all(contexts.map((c) => openBoardPage(c, natsServer)));
+  const node = await openNodeSynchronizer({ stream: boardStream(), model: boardModel });
+
+  // Committed before the outage.
+  const committed: string[] = [];
+  for (const [i, page] of pages.entries()) {
+    await pageCommand(page, "addCard", {
+      id: `before-p${i}`,
+      listId: "todo",
+      title: `before ${i}`,
+    });
+    committed.push(`before-p${i}`);
+  }
+  await node.update("addCard", { id: "before-n", listId: "todo", title: "before node" });
+  committed.push("before-n");
+  await waitForConvergence([...pages, node]);
+
+  await natsServer.kill("SIGTERM");
+  for (const page of pages) await expect(page.getByTestId("status")).toHaveText("offline");
+  await expect.poll(() => node.status).toBe("offline");
+
+  // Edits made during the outage wait for the server (outcome unknown until it answers).
+  const during = [
+    ...pages.map((page, i) =>
+      pageCommand(page, "addCard", {
+        id: `during-p${i}`,
+        listId: "doing",
+        title: `during ${i}`,
+      }).then(() => `during-p${i}`),
+    ),
+    node
+      .update("addCard", { id: "during-n", listId: "doing", title: "during node" })
+      .then(() => "during-n"),
+  ];
+
+  await natsServer.restart();
+  for (const page of pages) await expect(page.getByTestId("status")).toHaveText("live");
+  await expect.poll(() => node.status).toBe("live");
+  committed.push(...(await Promise.all(during)));
+
+  const converged = await waitForConvergence([...pages, node]);
+  const cards = node.state.lists.flatMap((l) => l.cards.map((c) => c.id));
+  expect(cards.sort()).toEqual([...committed].sort());
+  for (const page of pages) {
+    await expect(page.getByTestId("revision")).toHaveText(String(converged.revision));
+    await expect(page.getByTestId("card")).toHaveCount(committed.length);
+  }
+  await Promise.all(contexts.map((c) => c.close()));
+});

@@ -1,0 +1,79 @@
+import { expect, holdWebSockets, probe, test, waitForConvergence } from "@statesync/playwright";
+import {
+  boardModel,
+  boardStream,
+  openBoardPage,
+  pageCommand,
+  storedRevision,
+} from "../support/board.js";
+
+test("two tabs of one profile share IndexedDB without damaging each other's snapshot", async ({
+  browser,
+  natsServer,
+  openNodeSynchronizer,
+}) => {
+  const profile = await browser.newContext();
+  const tabs = [await openBoardPage(profile, natsServer), await openBoardPage(profile, natsServer)];
+  const node = await openNodeSynchronizer({ stream: boardStream(), model: boardModel });
+
+  // Both tabs edit at once; each writes a snapshot after every entry to the same IndexedDB key.
+  await Promise.all(
+    tabs.flatMap((tab, i) =>
+      Array.from({ length: 8 }, (_, n) =>
+        pageCommand(tab, "addCard", { id: `t${i}-${n}`, listId: "todo", title: `tab ${i} #${n}` }),
+      ),
+    ),
+  );
+  const converged = await waitForConvergence([...tabs, node]);
+  // The stored snapshot ends at the newest revision: an older save never replaced a newer one.
+  await expect.poll(() => storedRevision(tabs[0]!)).toBe(converged.revision);
+
+  // Reload both with the server held off: each restores that snapshot whole.
+  const held = await holdWebSockets(profile);
+  await Promise.all(tabs.map((tab) => tab.reload()));
+  for (const tab of tabs) {
+    await expect(tab.getByTestId("card")).toHaveCount(16);
+    const restored = (await probe(tab))!;
+    expect(restored.stats.snapshotsRestored).toBe(1);
+    expect(restored.revision).toBe(converged.revision);
+    expect(restored.hash).toBe(converged.hash);
+    await expect(tab.getByTestId("status")).not.toHaveText("live");
+  }
+  held.release();
+  for (const tab of tabs) await expect(tab.getByTestId("status")).toHaveText("live");
+  await waitForConvergence([...tabs, node]);
+  await profile.close();
+});
+
+test("a browser out of storage quota keeps editing in memory and says so once", async ({
+  browser,
+  natsServer,
+  baseURL,
+}) => {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  // A real QuotaExceededError: shrink the origin's quota before it ever used IndexedDB.
+  const devtools = await context.newCDPSession(page);
+  await devtools.send("Storage.overrideQuotaForOrigin", {
+    origin: new URL(baseURL!).origin,
+    quotaSize: 1,
+  });
+  const warnings: string[] = [];
+  page.on("console", (m) => {
+    if (m.type() === "warning" && m.text().includes("SnapshotStoreWarning"))
+      warnings.push(m.text());
+  });
+  const other = await openBoardPage(await browser.newContext(), natsServer);
+  await page.goto(`/?server=${encodeURIComponent(natsServer.wsUrl)}&board=main`);
+  await expect(page.getByTestId("status")).toHaveText("live");
+  let last = 0;
+  for (let n = 0; n < 3; n++) {
+    last = await pageCommand(page, "addCard", { id: `q${n}`, listId: "todo", title: `card ${n}` });
+  }
+  await expect(page.getByRole("status")).toHaveText(/cannot store the board offline \(quota\)/);
+  await waitForConvergence([page, other], { atLeast: last });
+  await expect(other.getByTestId("card")).toHaveCount(3);
+  expect(warnings).toHaveLength(1);
+  await context.close();
+  await other.context().close();
+});

@@ -1,0 +1,78 @@
+import { createSynchronizer, isStateSyncError, MemoryLog } from "@statesync/core";
+import { describe, expect, it } from "vitest";
+import { boardModel } from "../src/board-model.js";
+
+/** Two replicas of one board on one in-memory log. */
+async function twoReplicas() {
+  const log = new MemoryLog();
+  const open = (clientId: string) =>
+    createSynchronizer({ log: log.handle(), model: boardModel, clientId, compaction: false });
+  const [a, b] = [await open("a"), await open("b")];
+  await a.update("addCard", { id: "x", listId: "todo", title: "X" });
+  await a.update("addCard", { id: "y", listId: "todo", title: "Y" });
+  await b.synced();
+  return { a, b, close: () => Promise.all([a.close(), b.close()]) };
+}
+
+const where = (state: any) =>
+  Object.fromEntries(state.lists.map((l: any) => [l.id, l.cards.map((c: any) => c.id)]));
+
+describe("board model", () => {
+  it("resolves two concurrent moves of one card: the later one wins on every replica", async () => {
+    const { a, b, close } = await twoReplicas();
+    const [ra, rb] = await Promise.all([
+      a.update("moveCard", { cardId: "x", toListId: "doing", beforeCardId: null }),
+      b.update("moveCard", { cardId: "x", toListId: "done", beforeCardId: null }),
+    ]);
+    const last = Math.max(ra.revision, rb.revision);
+    await Promise.all([a.waitFor(last), b.waitFor(last)]);
+    expect(where(a.state)).toEqual(where(b.state));
+    expect(where(a.state)[ra.revision > rb.revision ? "doing" : "done"]).toEqual(["x"]);
+    expect(a.state.lists.flatMap((l) => l.cards)).toHaveLength(2);
+    await close();
+  });
+
+  it("inserts before a card, or at the end when that card moved away meanwhile", async () => {
+    const { a, b, close } = await twoReplicas();
+    await a.update("moveCard", { cardId: "y", toListId: "todo", beforeCardId: "x" });
+    expect(where(a.state).todo).toEqual(["y", "x"]);
+    await b.update("moveCard", { cardId: "x", toListId: "done", beforeCardId: null });
+    await a.update("moveCard", { cardId: "y", toListId: "done", beforeCardId: "gone" });
+    expect(where(a.state).done).toEqual(["x", "y"]);
+    await close();
+  });
+
+  it("refuses a move into a list deleted meanwhile, and leaves the card where it was", async () => {
+    const { a, b, close } = await twoReplicas();
+    await b.update("deleteList", { listId: "done" });
+    await expect(
+      a.update("moveCard", { cardId: "x", toListId: "done", beforeCardId: null }),
+    ).rejects.toThrow(/list no longer exists/);
+    expect(where(a.state).todo).toEqual(["x", "y"]);
+    await close();
+  });
+
+  it("validates arguments with zod before anything is sent", async () => {
+    const { a, close } = await twoReplicas();
+    const error = await a
+      .update("addCard", { id: "", listId: "todo", title: "  " })
+      .catch((e) => e);
+    expect(isStateSyncError(error, "VALIDATION")).toBe(true);
+    await expect(a.update("addCard", { id: "x", listId: "todo", title: "again" })).rejects.toThrow(
+      /taken/,
+    );
+    await close();
+  });
+
+  it("renames, reorders and deletes lists and cards", async () => {
+    const { a, close } = await twoReplicas();
+    await a.update("addList", { id: "later", title: "Later" });
+    await a.update("moveList", { listId: "later", beforeListId: "todo" });
+    await a.update("renameList", { listId: "later", title: "Someday" });
+    await a.update("renameCard", { cardId: "x", title: "X!" });
+    await a.update("deleteCard", { cardId: "y" });
+    expect(a.state.lists.map((l) => l.title)).toEqual(["Someday", "To do", "Doing", "Done"]);
+    expect(a.state.lists[1]?.cards).toEqual([{ id: "x", title: "X!" }]);
+    await close();
+  });
+});

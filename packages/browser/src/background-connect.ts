@@ -1,0 +1,31 @@
+import { keepConnecting, type BackgroundConnection } from "@statesync/core";
+import { connect, type ConnectionOptions, type NatsConnection } from "nats.ws";
+
+/**
+ * Connects with `nats.ws` over WebSocket and keeps trying while no server answers (core's
+ * `keepConnecting`; the browser's `online` event starts the next attempt at once). Once
+ * connected, nats.ws reconnects by itself: defaults `maxReconnectAttempts: -1` and
+ * `ignoreClusterUpdates: true` (do not try cluster URLs the server gossips; jetstream-notes
+ * calls it `ignoreServerUpdates`, nats.ws 1.30 names it so), unless given.
+ */
+export function connectInBackground(
+  options: ConnectionOptions,
+): BackgroundConnection<NatsConnection> {
+  return keepConnecting(
+    () =>
+      connect({
+        maxReconnectAttempts: -1,
+        ignoreClusterUpdates: true,
+        ...options,
+        waitOnFirstConnect: false,
+      }),
+    {
+      wake: (retry) => {
+        globalThis.addEventListener?.("online", retry);
+        return () => globalThis.removeEventListener?.("online", retry);
+      },
+    },
+  );
+}
+
+export type { BackgroundConnection };

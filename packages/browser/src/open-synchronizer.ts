@@ -1,0 +1,120 @@
+import {
+  openJetStreamSynchronizer,
+  StateSyncError,
+  type CommandMap,
+  type OpenJetStreamOptions,
+  type SnapshotStore,
+  type StateSynchronizer,
+} from "@statesync/core";
+import type { ConnectionOptions, NatsConnection } from "nats.ws";
+import { z } from "zod";
+import { connectInBackground, type BackgroundConnection } from "./background-connect.js";
+import { IndexedDbSnapshotStore, type SnapshotStoreWarning } from "./indexeddb-snapshot-store.js";
+import { saveSnapshotOnHide } from "./save-on-hide.js";
+
+/**
+ * Options of {@link openSynchronizer}: those of core's `OpenJetStreamOptions` (stream, key,
+ * model, snapshotEvery, live, clientId, compaction, onError, onStatus, ...) with a WebSocket
+ * connection and browser defaults. Give `servers` or `connection`, not both.
+ */
+export interface OpenSynchronizerOptions<S, C extends CommandMap<S>> extends Omit<
+  OpenJetStreamOptions<S, C>,
+  "connection" | "closeConnection" | "snapshots"
+> {
+  /**
+   * WebSocket URL(s) of NATS servers: `ws://host:port` or `wss://host:port` (a bare `host:port`
+   * is refused: nats.ws would take it as `wss://`). A connection is made and owned by the replica.
+   */
+  servers?: string | string[];
+  /** An existing `nats.ws` connection (or a promise of one); never closed by the replica. */
+  connection?: NatsConnection | Promise<NatsConnection>;
+  /** Extra `nats.ws` connect options with `servers` (defaults: see `connectInBackground`). */
+  connectOptions?: Omit<ConnectionOptions, "servers">;
+  /** A snapshot store, or false for none. Default: an `IndexedDbSnapshotStore` (closed with the replica). */
+  snapshots?: SnapshotStore | false;
+  /** Where the default IndexedDB store reports, once, that it fell back to memory. */
+  onWarning?: (warning: SnapshotStoreWarning) => void;
+  /** Save the snapshot when the page is hidden or left (see `saveSnapshotOnHide`). Default true. */
+  saveOnHide?: boolean;
+  /**
+   * `"restored"` (default in the browser): resolves as soon as the stored state is restored,
+   * without waiting for the server; `"synced"`: once caught up (or offline).
+   */
+  waitFor?: "synced" | "restored";
+}
+
+const wsUrl = z
+  .string()
+  .regex(/^wss?:\/\/[^/\s]+/i, "servers must be ws:// or wss:// URLs (e.g. ws://127.0.0.1:8080)");
+const objectLike = (v: unknown) => typeof v === "object" && v !== null;
+const fn = z.custom<unknown>((v) => typeof v === "function", "must be a function");
+
+const optionsSchema = z
+  .object({
+    servers: z.union([wsUrl, z.array(wsUrl).min(1)]).optional(),
+    connection: z.custom<unknown>(objectLike, "connection must be a nats.ws connection").optional(),
+    connectOptions: z.custom<unknown>(objectLike, "connectOptions must be an object").optional(),
+    onWarning: fn.optional(),
+    saveOnHide: z.boolean().optional(),
+  })
+  .refine((o) => (o.servers === undefined) !== (o.connection === undefined), {
+    message: "give exactly one of servers and connection",
+  });
+
+/**
+ * Opens a replica of one state on NATS JetStream from a browser: connects with `nats.ws`
+ * (`servers`; a server that is down at start is retried in the background while the replica
+ * reports `offline`) or uses `connection`, persists snapshots in an `IndexedDbSnapshotStore`
+ * unless `snapshots` says otherwise, saves the snapshot when the page is hidden, and opens the
+ * replica with core's `openJetStreamSynchronizer` (default `waitFor: "restored"`: the page can
+ * render the stored state before the server answers). `close()` of the replica closes the
+ * connection and the default store only when it made them.
+ *
+ * Throws `VALIDATION` for bad options, and what `openJetStreamSynchronizer` throws.
+ */
+export async function openSynchronizer<S, C extends CommandMap<S>>(
+  options: OpenSynchronizerOptions<S, C>,
+): Promise<StateSynchronizer<S, C>> {
+  const parsed = optionsSchema.safeParse(options);
+  if (!parsed.success) {
+    throw new StateSyncError(
+      "VALIDATION",
+      `invalid openSynchronizer options: ${z.prettifyError(parsed.error)}`,
+      { cause: parsed.error },
+    );
+  }
+  const {
+    servers,
+    connection,
+    connectOptions,
+    snapshots,
+    onWarning,
+    saveOnHide,
+    waitFor,
+    ...rest
+  } = options;
+  let owned: BackgroundConnection<NatsConnection> | undefined;
+  if (servers !== undefined) {
+    owned = connectInBackground({
+      name: `statesync${rest.clientId ? `-${rest.clientId}` : ""}`,
+      ...connectOptions,
+      servers,
+    });
+  }
+  const ownedStore =
+    snapshots === undefined ? new IndexedDbSnapshotStore({ onWarning }) : undefined;
+  let stopSaving = () => undefined as void;
+  const sync = await openJetStreamSynchronizer<S, C>({
+    ...rest,
+    connection: owned ? owned.connection : connection!,
+    snapshots: ownedStore ?? snapshots,
+    waitFor: waitFor ?? "restored",
+    closeConnection: async () => {
+      stopSaving();
+      await owned?.cancel().catch(() => undefined);
+      await ownedStore?.close();
+    },
+  });
+  if (saveOnHide ?? true) stopSaving = saveSnapshotOnHide(sync);
+  return sync;
+}

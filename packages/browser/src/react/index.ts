@@ -1,0 +1,7 @@
+/**
+ * `@statesync/browser/react`: React hooks over a `StateSynchronizer` (React 18 or later, an
+ * optional peer dependency of `@statesync/browser`).
+ */
+export { useSynchronizedState } from "./use-synchronized-state.js";
+export { useSyncStatus } from "./use-sync-status.js";
+export { useRevision } from "./use-revision.js";

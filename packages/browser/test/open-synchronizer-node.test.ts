@@ -1,0 +1,111 @@
+// @statesync/browser's openSynchronizer, run in Node against real nats-server processes over
+// WebSocket (Node 20 has no global WebSocket: the `ws` package stands in for the browser's).
+import {
+  defineModel,
+  MemorySnapshotStore,
+  openSynchronizer,
+  type SnapshotStoreWarning,
+} from "@statesync/browser";
+import { getFreePort, startNatsServer, type NatsServer } from "@statesync/node";
+import { connect } from "nats.ws";
+import WebSocket from "ws";
+import { afterEach, beforeAll, expect, it } from "vitest";
+import { z } from "zod";
+
+const counter = defineModel({
+  name: "counter",
+  state: z.object({ n: z.number() }),
+  initial: { n: 0 },
+  commands: {
+    add: {
+      args: z.object({ by: z.number() }),
+      apply: (draft, args) => {
+        draft.n += args.by;
+      },
+    },
+  },
+});
+
+beforeAll(() => {
+  (globalThis as { WebSocket?: unknown }).WebSocket ??= WebSocket;
+});
+
+const servers: NatsServer[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.stop()));
+});
+
+async function until(fn: () => boolean, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!fn()) {
+    if (Date.now() > deadline) throw new Error("condition not reached");
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+let counterStreams = 0;
+const stream = () => `B_${process.pid}_${Date.now().toString(36)}_${++counterStreams}`;
+
+it("opens at once while the server is down, connects when it comes up, and closes", async () => {
+  const wsPort = await getFreePort();
+  const sync = await openSynchronizer({
+    servers: `ws://127.0.0.1:${wsPort}`,
+    stream: stream(),
+    model: counter,
+    snapshots: new MemorySnapshotStore(),
+  });
+  expect(["connecting", "offline"]).toContain(sync.status);
+  servers.push(await startNatsServer({ wsPort }));
+  await until(() => sync.status === "live");
+  const { revision } = await sync.update("add", { by: 2 });
+  expect(sync.state).toEqual({ n: 2 });
+  expect(revision).toBeGreaterThan(1);
+  await sync.close();
+  expect(sync.status).toBe("closed");
+});
+
+it("waits for the server with waitFor: synced, and leaves a given connection open", async () => {
+  const server = await startNatsServer();
+  servers.push(server);
+  const nc = await connect({ servers: server.wsUrl });
+  const name = stream();
+  const writer = await openSynchronizer({
+    connection: nc,
+    stream: name,
+    model: counter,
+    snapshots: false,
+  });
+  await writer.update("add", { by: 5 });
+  const reader = await openSynchronizer({
+    servers: server.wsUrl,
+    stream: name,
+    model: counter,
+    snapshots: false,
+    waitFor: "synced",
+  });
+  expect(reader.state).toEqual({ n: 5 });
+  expect(reader.status).toBe("live");
+  await Promise.all([reader.close(), writer.close()]);
+  expect(nc.isClosed()).toBe(false);
+  await nc.close();
+});
+
+it("falls back to memory, with one warning, where there is no IndexedDB", async () => {
+  const server = await startNatsServer();
+  servers.push(server);
+  const warnings: SnapshotStoreWarning[] = [];
+  const sync = await openSynchronizer({
+    servers: server.wsUrl,
+    stream: stream(),
+    model: counter,
+    onWarning: (w) => warnings.push(w),
+    snapshotEvery: 1,
+    waitFor: "synced",
+  });
+  await sync.update("add", { by: 1 });
+  await sync.update("add", { by: 1 });
+  await sync.saveSnapshot();
+  expect(sync.stats.snapshotsSaved).toBeGreaterThan(0);
+  expect(warnings.map((w) => w.reason)).toEqual(["unavailable"]);
+  await sync.close();
+});

@@ -1,0 +1,102 @@
+import {
+  defineModel,
+  IndexedDbSnapshotStore,
+  isStateSyncError,
+  jetStreamSnapshotKey,
+  openSynchronizer,
+  type SnapshotStoreWarning,
+} from "@statesync/browser";
+import { expect, it, vi } from "vitest";
+import { z } from "zod";
+import { dropDatabase, uniqueDatabase } from "./idb-helpers.js";
+
+const model = defineModel({
+  name: "notes",
+  state: z.object({ notes: z.array(z.string()) }),
+  initial: { notes: [] },
+  commands: {
+    add: {
+      args: z.object({ text: z.string() }),
+      apply(draft, { text }) {
+        draft.notes.push(text);
+      },
+    },
+  },
+});
+
+// No server listens here: these tests are about what happens before the network answers.
+const NOBODY = "ws://127.0.0.1:9";
+
+it("refuses a server address that is not ws:// or wss://", async () => {
+  for (const servers of ["127.0.0.1:4222", "nats://127.0.0.1:4222", ["ws://a:1", "b:2"]]) {
+    const error = await openSynchronizer({ servers, stream: "notes", model }).catch((e) => e);
+    expect(isStateSyncError(error, "VALIDATION")).toBe(true);
+  }
+});
+
+/** A store holding a snapshot of `stream` at revision 12. */
+async function storeWithSnapshot(stream: string) {
+  const databaseName = uniqueDatabase("open");
+  const store = new IndexedDbSnapshotStore({ databaseName });
+  await store.save(jetStreamSnapshotKey({ stream }), {
+    format: 1,
+    revision: 12,
+    state: { notes: ["kept across reloads"] },
+    logIdentity: `jetstream:${stream}:${stream}.log@2026-01-01T00:00:00Z`,
+    model: "notes",
+    modelVersion: 1,
+    savedAt: Date.now(),
+  });
+  return { store, databaseName };
+}
+
+it("resolves with the state restored from IndexedDB before any server answers", async () => {
+  const { store, databaseName } = await storeWithSnapshot("notes_1");
+  const sync = await openSynchronizer({
+    servers: NOBODY,
+    stream: "notes_1",
+    model,
+    snapshots: store,
+  });
+  expect(sync.state).toEqual({ notes: ["kept across reloads"] });
+  expect(sync.revision).toBe(12);
+  expect(sync.stats.snapshotsRestored).toBe(1);
+  expect(["connecting", "offline"]).toContain(sync.status);
+  await sync.close();
+  expect(sync.status).toBe("closed");
+  await store.close();
+  await dropDatabase(databaseName);
+});
+
+it("opens with the default IndexedDB store and no stored state", async () => {
+  const warnings: SnapshotStoreWarning[] = [];
+  const sync = await openSynchronizer({
+    servers: NOBODY,
+    stream: `notes_${Date.now()}`,
+    model,
+    onWarning: (w) => warnings.push(w),
+  });
+  expect(sync.revision).toBe(0);
+  expect(sync.state).toEqual({ notes: [] });
+  await sync.close();
+  expect(warnings).toEqual([]);
+});
+
+it("saves the snapshot when the page is hidden or left, until closed", async () => {
+  const { store, databaseName } = await storeWithSnapshot("notes_2");
+  const sync = await openSynchronizer({
+    servers: NOBODY,
+    stream: "notes_2",
+    model,
+    snapshots: store,
+  });
+  const saves = vi.spyOn(store, "save");
+  window.dispatchEvent(new PageTransitionEvent("pagehide"));
+  await expect.poll(() => saves.mock.calls.length).toBe(1);
+  expect(saves.mock.calls[0]?.[1].revision).toBe(12);
+  await sync.close(); // saves once more, then stops listening
+  window.dispatchEvent(new PageTransitionEvent("pagehide"));
+  expect(saves.mock.calls.length).toBe(2);
+  await store.close();
+  await dropDatabase(databaseName);
+});

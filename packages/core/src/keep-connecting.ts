@@ -1,0 +1,76 @@
+import { StateSyncError } from "./errors.js";
+
+/** A connection being made in the background (see {@link keepConnecting}). */
+export interface BackgroundConnection<N> {
+  /** Resolves once connected; rejects on an error retrying cannot fix, or `CLOSED` on cancel. */
+  readonly connection: Promise<N>;
+  /** Stops trying and closes the connection if it was made. Idempotent. */
+  cancel(): Promise<void>;
+}
+
+/** Connect errors that retrying will not fix (nats.js `ErrorCode`). */
+const FATAL = new Set([
+  "AUTHORIZATION_VIOLATION",
+  "AUTHENTICATION_EXPIRED",
+  "AUTHENTICATION_TIMEOUT",
+  "ACCOUNT_EXPIRED",
+  "BAD_AUTHENTICATION",
+  "BAD_CREDS",
+  "INVALID_OPTION",
+  "PERMISSIONS_VIOLATION",
+]);
+
+/**
+ * Calls `connect` until it resolves (jetstream-notes: nats.js `connect()` rejects when no server
+ * answers, so a replica that must start offline needs its own loop): backoff 250 ms doubling to
+ * 5 s, with jitter. `wake(retry)` may start the next attempt early (the browser's `online` event)
+ * and returns an unsubscribe function. Authentication and option errors are final. The runtime
+ * packages' `connectInBackground` wrap this with their client.
+ */
+export function keepConnecting<N extends { close(): Promise<void>; isClosed(): boolean }>(
+  connect: () => Promise<N>,
+  options: { wake?: (retry: () => void) => () => void } = {},
+): BackgroundConnection<N> {
+  let cancelled = false;
+  let wake: (() => void) | undefined;
+  let made: N | undefined;
+  const cancelledError = () => new StateSyncError("CLOSED", "connecting was cancelled");
+  const unsubscribe = options.wake?.(() => wake?.());
+
+  const connection = (async () => {
+    for (let attempt = 0; ; attempt++) {
+      if (cancelled) throw cancelledError();
+      try {
+        const nc = await connect();
+        if (cancelled) {
+          await nc.close().catch(() => undefined);
+          throw cancelledError();
+        }
+        made = nc;
+        return nc;
+      } catch (err) {
+        if (cancelled) throw cancelledError();
+        if (FATAL.has((err as { code?: string }).code ?? "")) throw err;
+        const ms = Math.min(5_000, 250 * 2 ** Math.min(attempt, 5)) * (0.75 + Math.random() / 4);
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, ms);
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        wake = undefined;
+      }
+    }
+  })();
+  connection.then(unsubscribe, unsubscribe).catch(() => undefined);
+
+  return {
+    connection,
+    async cancel() {
+      cancelled = true;
+      wake?.();
+      if (made && !made.isClosed()) await made.close();
+    },
+  };
+}
