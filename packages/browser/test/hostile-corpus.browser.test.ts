@@ -1,0 +1,114 @@
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import {
+  createSynchronizer,
+  defineModel,
+  MemoryLog,
+  stateHash,
+  type StateSyncError,
+} from "@statesync/browser";
+import manifest from "../../node/test/fixtures/hostile/manifest.json";
+
+/**
+ * The hostile-input corpus of the Node fault tests (packages/node/test/fixtures/hostile), run by
+ * replicas inside Chromium: the same raw bytes must end the same way as in Node (the manifest's
+ * expected outcome), whatever the browser's JSON, UTF-8 and stack behave like. The log here is a
+ * MemoryLog holding exactly the bytes nats-server stores; the Node test feeds them through a real
+ * server.
+ */
+const ledger = defineModel({
+  name: "ledger",
+  state: z.object({
+    count: z.number().int(),
+    ops: z.array(z.string()),
+    notes: z.array(z.string()),
+  }),
+  initial: { count: 0, ops: [], notes: [] },
+  commands: {
+    increment: {
+      args: z.object({ by: z.number().int(), opId: z.string().min(1).max(64) }),
+      apply(draft, args) {
+        draft.count += args.by;
+        draft.ops.push(args.opId);
+      },
+    },
+    note: {
+      args: z.object({ text: z.string().max(4096) }),
+      apply(draft, args) {
+        draft.notes.push(args.text);
+      },
+    },
+  },
+});
+
+interface HostileCase {
+  name: string;
+  description: string;
+  expected: string;
+  reported?: string;
+  state?: unknown;
+  stateHash?: string;
+  payload: string;
+}
+
+const bytes = (b64: string) => Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+const INITIAL = { count: 0, ops: [], notes: [] };
+
+async function replica(log: MemoryLog) {
+  const errors: StateSyncError[] = [];
+  const sync = await createSynchronizer({
+    log,
+    model: ledger,
+    waitFor: "restored",
+    compaction: false,
+    onError: (e) => errors.push(e),
+  });
+  return Object.assign(sync, { errors });
+}
+
+async function settled(r: { revision: number; status: string }): Promise<void> {
+  for (let i = 0; i < 500 && r.revision < 3 && r.status !== "stalled"; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+}
+
+describe("hostile corpus in Chromium", () => {
+  const cases = (manifest as { cases: HostileCase[]; marker: string }).cases;
+  it("has the corpus", () => expect(cases.length).toBeGreaterThanOrEqual(40));
+
+  for (const c of cases) {
+    it(`${c.name}: ${c.expected}`, async () => {
+      const log = new MemoryLog();
+      const live = await replica(log);
+      await live.synced();
+      expect(live.revision).toBe(1);
+      expect(log.injectRaw(bytes(c.payload), `hostile-${c.name}`)).toBe(2);
+      log.injectRaw(bytes(manifest.marker), "marker");
+      await settled(live);
+      const late = await replica(log);
+      await settled(late);
+      for (const r of [live, late]) {
+        const at2 = r.errors.filter((e) => e.details.revision === 2).map((e) => e.code);
+        if (c.expected.startsWith("stall:")) {
+          expect(r.status).toBe("stalled");
+          expect(r.stallReason?.code).toBe(c.expected.slice("stall:".length));
+          expect(r.revision).toBe(1);
+          expect(r.state).toEqual(INITIAL);
+        } else if (c.expected === "skipped") {
+          expect(r.revision).toBe(3);
+          expect(at2).toEqual([c.reported ?? "CORRUPT_ENTRY"]);
+          expect(r.state).toEqual({ ...INITIAL, notes: ["after"] });
+        } else {
+          expect(c.expected).toBe("applied");
+          expect(r.revision).toBe(3);
+          expect(at2).toEqual(c.reported ? [c.reported] : []);
+          if (c.state !== undefined) expect(r.state).toEqual(c.state);
+          if (c.stateHash !== undefined) expect(stateHash(r.state)).toBe(c.stateHash);
+        }
+      }
+      expect(stateHash(late.state)).toBe(stateHash(live.state));
+      expect(({} as { polluted?: unknown }).polluted).toBeUndefined();
+      await Promise.all([live.close(), late.close()]);
+    });
+  }
+});
