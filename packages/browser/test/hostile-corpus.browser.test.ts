@@ -7,7 +7,7 @@ import {
   stateHash,
   type StateSyncError,
 } from "@statesync/browser";
-import manifest from "../../node/test/fixtures/hostile/manifest.json";
+import manifest from "../../node/test/fixtures/hostile/manifest.json" with { type: "json" };
 
 /**
  * The hostile-input corpus of the Node fault tests (packages/node/test/fixtures/hostile), run by
