@@ -50,7 +50,9 @@ export class ConnectionGate {
   async get(timeoutMs: number): Promise<NatsConnectionLike> {
     const nc = this.nc ?? (await this.wait(timeoutMs));
     if (this.current === "offline") {
-      throw new StateSyncError("UNAVAILABLE", "disconnected from NATS (reconnecting)");
+      throw new StateSyncError("UNAVAILABLE", "disconnected from NATS (reconnecting)", {
+        details: { notSent: true },
+      });
     }
     return nc;
   }
@@ -63,7 +65,7 @@ export class ConnectionGate {
         () =>
           reject(
             new StateSyncError("UNAVAILABLE", `not connected to NATS within ${timeoutMs} ms`, {
-              details: { timeoutMs },
+              details: { timeoutMs, notSent: true },
             }),
           ),
         timeoutMs,

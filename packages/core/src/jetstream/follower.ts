@@ -29,6 +29,10 @@ export interface FollowSource {
   ready(): Promise<{ js: JetStreamClientLike; created: string }>;
   /** The stream's creation time now; throws `TRUNCATED` when the stream no longer exists. */
   streamCreated(): Promise<string>;
+  /** True when every sequence of the stream belongs to the subject (own-stream layout). */
+  readonly contiguous: boolean;
+  /** Whether the stream (its leader) holds a message of the subject at exactly `seq`. */
+  entryExists(seq: number): Promise<boolean>;
 }
 
 /** Errors a follower reports through `onError` and stops on; others are retried. */
@@ -55,6 +59,10 @@ const FOLLOW_EXPIRES_MS = 10_000;
  * - checks the stream's creation time whenever the client recreates the consumer, holding
  *   deliveries until it knows, and reports `TRUNCATED` when the stream was deleted or recreated
  *   (its new sequences belong to another log);
+ * - in an owned stream (contiguous), never hands on a jump over a sequence the stream still
+ *   holds: the consumer's replica lags the leader (seen after a cluster failover, where it
+ *   delivered later sequences first), so it starts a new consumer at the missing sequence; a
+ *   jump over sequences the stream no longer holds (a truncation) is handed on;
  * - reports `PERMISSION_DENIED` as soon as the server rejects this consumer's subjects;
  * - retries other failures with backoff until stopped, or until the connection is closed for
  *   good (then it ends quietly; the log is `offline`).
@@ -67,8 +75,16 @@ export class JetStreamFollower implements LogFollower {
   private consumer: ConsumerLike | undefined;
   private messages: ConsumerMessagesLike | undefined;
   private holding = false;
+  /** Messages received and not delivered yet, in order (while holding or checking a gap). */
   private held: JsMsgLike[] = [];
-  private verifying = false;
+  /** The attempt whose consumer recreation is being verified. */
+  private verifying: number | undefined;
+  /** A jump in sequences is being checked: deliveries wait. */
+  private gapChecking = false;
+  /** Jumps up to this sequence were checked and are truncations: deliver them. */
+  private gapAcceptedUpTo = 0;
+  /** The consumer is being replaced: ignore what it still sends. */
+  private restarting = false;
   private wake: (() => void) | undefined;
   private readonly namePrefix = `ssf_${randomToken()}`;
   private readonly unwatchPermission: () => void;
@@ -120,6 +136,11 @@ export class JetStreamFollower implements LogFollower {
     let failures = 0;
     while (!this.stopped) {
       const attempt = ++this.attempt;
+      // A new consumer starts at `next`: whatever the previous one sent and was held is stale.
+      this.held = [];
+      this.holding = false;
+      this.gapChecking = false;
+      this.restarting = false;
       try {
         const { js, created } = await this.source.ready();
         if (this.stopped) return;
@@ -198,8 +219,8 @@ export class JetStreamFollower implements LogFollower {
   }
 
   private async verify(created: string, attempt: number): Promise<void> {
-    if (this.verifying) return;
-    this.verifying = true;
+    if (this.verifying === attempt) return;
+    this.verifying = attempt;
     try {
       for (let failures = 0; !this.stopped && attempt === this.attempt; failures++) {
         try {
@@ -214,10 +235,8 @@ export class JetStreamFollower implements LogFollower {
             );
             return;
           }
-          const held = this.held;
-          this.held = [];
           this.holding = false;
-          for (const m of held) this.deliver(m);
+          this.flush();
           return;
         } catch (err) {
           const error = toStateSyncError(err, `follow ${this.source.subject}`);
@@ -231,21 +250,31 @@ export class JetStreamFollower implements LogFollower {
         }
       }
     } finally {
-      this.verifying = false;
+      if (this.verifying === attempt) this.verifying = undefined;
     }
   }
 
   private onMessage(m: JsMsgLike): void {
-    if (this.stopped) return;
-    if (this.holding) {
-      this.held.push(m);
-      return;
+    if (this.stopped || this.restarting) return;
+    this.held.push(m);
+    this.flush();
+  }
+
+  /** Delivers held messages in order while nothing holds them back. */
+  private flush(): void {
+    while (this.held.length > 0 && !this.holding && !this.gapChecking && !this.stopped) {
+      this.deliver(this.held.shift()!);
     }
-    this.deliver(m);
   }
 
   private deliver(m: JsMsgLike): void {
     if (this.stopped || m.seq < this.next) return;
+    if (this.source.contiguous && m.seq > this.next && m.seq > this.gapAcceptedUpTo) {
+      this.held.unshift(m);
+      this.gapChecking = true;
+      void this.checkGap(this.next, m.seq, this.attempt);
+      return;
+    }
     this.next = m.seq + 1;
     try {
       this.handler.onEntry(entryFromJsMsg(m, this.source.ids));
@@ -253,5 +282,36 @@ export class JetStreamFollower implements LogFollower {
       // A handler that throws ends the follow: its state is suspect from here on.
       this.fail(err);
     }
+  }
+
+  /**
+   * The consumer jumped from `next` to `seen` in an owned stream: hand the jump on if the stream
+   * no longer holds `next` (truncated: the synchronizer decides), else start a new consumer at
+   * `next` (this one lags the stream leader).
+   */
+  private async checkGap(next: number, seen: number, attempt: number): Promise<void> {
+    let exists = true;
+    try {
+      exists = await this.source.entryExists(next);
+    } catch (err) {
+      const error = toStateSyncError(err, `follow ${this.source.subject}`);
+      if (FATAL.has(error.code)) {
+        this.fail(error);
+        return;
+      }
+      // Unknown: take the safe way and read it again.
+    }
+    if (this.stopped || attempt !== this.attempt) return;
+    this.gapChecking = false;
+    if (!exists) {
+      this.gapAcceptedUpTo = seen;
+      this.flush();
+      return;
+    }
+    this.held = [];
+    this.restarting = true;
+    const messages = this.messages;
+    this.messages = undefined;
+    messages?.stop(); // run() sees the consumer end and starts a new one at `next`
   }
 }

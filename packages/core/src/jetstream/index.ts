@@ -9,6 +9,7 @@ export {
   type JetStreamLogOptions,
 } from "./jetstream-log.js";
 export { createdStreamConfig, streamConfigProblems } from "./stream-config.js";
+export type { PointReadMode } from "./point-reads.js";
 export { compareServerVersions, MIN_CLUSTERED_SHARED_VERSION } from "./server-version.js";
 export { isValidKey, isValidStreamName } from "./layout.js";
 export type {
@@ -23,6 +24,9 @@ export type {
   StreamInfoLike,
   StoredMsgLike,
   MsgQueryLike,
+  ConsumerApiLike,
+  ConsumerConfigLike,
+  ConsumerInfoLike,
   MsgHdrsLike,
   PubAckLike,
   PublishOptionsLike,

@@ -12,18 +12,18 @@ import type {
 import { ConnectionGate } from "./connection-gate.js";
 import { JetStreamFollower } from "./follower.js";
 import { resolveLayout, type JetStreamLayout } from "./layout.js";
-import { apiErrorCode, JS_ERR, toStateSyncError } from "./nats-errors.js";
+import { toStateSyncError } from "./nats-errors.js";
 import type {
   JetStreamClientLike,
   JetStreamManagerLike,
   NatsConnectionLike,
-  StoredMsgLike,
   StreamInfoLike,
 } from "./nats-types.js";
+import { PointReader, type PointMessage, type PointReadMode } from "./point-reads.js";
 import { readRange, type RangeSource } from "./range-reader.js";
 import { assertSharedLayoutSupported } from "./server-version.js";
 import { assertStreamConfig, ensureStream } from "./stream-config.js";
-import { entryFromStoredMsg, MSG_ID_HEADER, messageIdCodec, type MessageIdCodec } from "./util.js";
+import { MSG_ID_HEADER, messageIdCodec, type MessageIdCodec } from "./util.js";
 
 /** Options of {@link JetStreamLog}. */
 export interface JetStreamLogOptions {
@@ -48,6 +48,14 @@ export interface JetStreamLogOptions {
   replicas?: number;
   /** Timeout of each JetStream request and of the wait for a pending connection, ms (default 5000). */
   requestTimeoutMs?: number;
+  /**
+   * How single entries are read (the latest, the first at or after a revision, one by revision):
+   * `"direct"` with `STREAM.MSG.GET`, `"consumer"` through an ephemeral consumer filtered to this
+   * state's subject, or `"auto"` (default): direct until the server denies `STREAM.MSG.GET`, then
+   * consumers. A tenant of a shared stream must be denied `STREAM.MSG.GET` (it reads any subject);
+   * see docs/permissions.md.
+   */
+  pointReads?: PointReadMode;
 }
 
 /** Room left in `max_payload` for the headers of a publish (message id, expected sequence). */
@@ -66,6 +74,7 @@ const optionsSchema = z.object({
   create: z.boolean().optional(),
   replicas: z.number().int().min(1).max(5).optional(),
   requestTimeoutMs: z.number().int().min(1).max(600_000).optional(),
+  pointReads: z.enum(["auto", "direct", "consumer"]).optional(),
 });
 
 /** What the log learned when it opened the stream on a connection. */
@@ -77,6 +86,16 @@ interface Setup {
   created: string;
   /** Stream `max_msg_size` as last seen (-1: none). */
   maxMsgSize: number;
+  /** Stream `duplicate_window` as last seen, ms. */
+  duplicateWindowMs: number;
+}
+
+/** The server's default `duplicate_window` (2 minutes), ms. */
+const DEFAULT_DUPLICATE_WINDOW_MS = 120_000;
+
+function duplicateWindowMs(si: StreamInfoLike): number {
+  const ns = si.config.duplicate_window;
+  return typeof ns === "number" && ns > 0 ? ns / 1_000_000 : DEFAULT_DUPLICATE_WINDOW_MS;
 }
 
 const encoder = new TextEncoder();
@@ -93,13 +112,17 @@ const encoder = new TextEncoder();
  * `createdStreamConfig`), and its configuration checked (`STREAM_CONFIG` when it could drop
  * history). Every publish carries `Nats-Msg-Id`, so a re-send within the duplicate window is
  * answered `{ revision, duplicate: true }`; JetStream deduplicates per stream, so in the shared
- * layout the header is `<subject>:<messageId>` (read back without the prefix). Reads use ordered consumers filtered to the one
- * subject; point reads use `STREAM.MSG.GET`; truncation is a filtered purge (safe from
+ * layout the header is `<subject>:<messageId>` (read back without the prefix). An unconditional
+ * append is re-sent only while the server surely still remembers its id: later it fails with
+ * `UNKNOWN_OUTCOME` (see `checkResend`). Reads use ordered consumers filtered to the one
+ * subject; point reads use `STREAM.MSG.GET`, or a consumer filtered to the subject when the
+ * server denies that API (option `pointReads`); truncation is a filtered purge (safe from
  * 2.9.10's purge bug, which only moves unfiltered or wider consumers).
  *
  * Errors (all `StateSyncError`): `CONFLICT` ({@link AppendConflictError}), `UNAVAILABLE`
  * (timeout, disconnected, no responders: an append's outcome is unknown), `PERMISSION_DENIED`,
- * `PAYLOAD_TOO_LARGE` (checked before sending), `STREAM_CONFIG`, `UNSUPPORTED_SERVER`,
+ * `PAYLOAD_TOO_LARGE` (checked before sending), `UNKNOWN_OUTCOME` (an unconditional re-send
+ * refused near the duplicate window), `STREAM_CONFIG`, `UNSUPPORTED_SERVER`,
  * `TRUNCATED` (the stream was deleted), `VALIDATION` (options and arguments), `CLOSED`.
  */
 export class JetStreamLog implements RevisionedLog {
@@ -117,9 +140,12 @@ export class JetStreamLog implements RevisionedLog {
   private readonly create: boolean;
   private readonly replicas: number;
   private readonly timeoutMs: number;
+  private readonly points: PointReader;
   private setup: Promise<Setup> | undefined;
   private closed = false;
   private readonly followers = new Set<JetStreamFollower>();
+  /** First send time (ms) of unconditional appends not acknowledged yet, by message id. */
+  private readonly unacknowledged = new Map<string, number>();
 
   /** Validates `options` (throws `VALIDATION`); connects lazily. */
   constructor(options: JetStreamLogOptions) {
@@ -141,6 +167,7 @@ export class JetStreamLog implements RevisionedLog {
     this.create = o.create ?? true;
     this.replicas = o.replicas ?? 1;
     this.timeoutMs = o.requestTimeoutMs ?? 5_000;
+    this.points = new PointReader(this.stream, this.subject, o.pointReads ?? "auto");
     this.gate = new ConnectionGate(o.connection);
   }
 
@@ -257,6 +284,15 @@ export class JetStreamLog implements RevisionedLog {
           }
           return { js: s.js, created };
         },
+        contiguous: this.contiguous,
+        entryExists: async (seq) => {
+          const s = await this.ready();
+          try {
+            return (await this.points.at(s, seq)) !== undefined;
+          } catch (err) {
+            throw this.failure(err, "follow");
+          }
+        },
         streamCreated: async () => {
           const s = await this.ready();
           try {
@@ -280,16 +316,15 @@ export class JetStreamLog implements RevisionedLog {
     };
   }
 
-  /** `STREAM.MSG.GET` by sequence; undefined when absent (10037) or on another subject. */
+  /** A point read by sequence; undefined when absent or on another subject. */
   async entryAt(revision: number): Promise<LogEntry | undefined> {
     checkRevision(revision, "revision");
     const s = await this.ready();
     if (!Number.isInteger(revision) || revision < 1) return undefined;
     try {
-      const m = await s.jsm.streams.getMessage(this.stream, { seq: revision });
-      return m.subject === this.subject ? entryFromStoredMsg(m, this.ids) : undefined;
+      const m = await this.points.at(s, revision);
+      return m === undefined ? undefined : this.toEntry(m);
     } catch (err) {
-      if (apiErrorCode(err) === JS_ERR.NO_MESSAGE_FOUND) return undefined;
       throw this.failure(err, "entryAt");
     }
   }
@@ -310,15 +345,13 @@ export class JetStreamLog implements RevisionedLog {
     const s = await this.ready();
     const from = Math.max(1, Math.floor(afterRevision) + 1);
     if (scan === 1) {
-      let m: StoredMsgLike | undefined;
+      let m: PointMessage | undefined;
       try {
         m = await this.nextOnSubject(s, from);
       } catch (err) {
         throw this.failure(err, "findByMessageId");
       }
-      return m !== undefined && this.ids.decode(m.header.get(MSG_ID_HEADER)) === messageId
-        ? m.seq
-        : undefined;
+      return m !== undefined && this.toEntry(m).messageId === messageId ? m.seq : undefined;
     }
     let last: number;
     try {
@@ -387,7 +420,14 @@ export class JetStreamLog implements RevisionedLog {
     }
     const js = nc.jetstream({ timeout: this.timeoutMs });
     const si = await ensureStream(jsm, this.layout, this.create, this.replicas);
-    return { nc, js, jsm, created: si.created, maxMsgSize: si.config.max_msg_size ?? -1 };
+    return {
+      nc,
+      js,
+      jsm,
+      created: si.created,
+      maxMsgSize: si.config.max_msg_size ?? -1,
+      duplicateWindowMs: duplicateWindowMs(si),
+    };
   }
 
   /** Records what a fresh stream info says and re-checks the configuration. */
@@ -395,6 +435,7 @@ export class JetStreamLog implements RevisionedLog {
     assertStreamConfig(si, this.layout);
     s.created = si.created;
     s.maxMsgSize = si.config.max_msg_size ?? -1;
+    s.duplicateWindowMs = duplicateWindowMs(si);
   }
 
   /** Maps an error; forgets the opened stream when it is gone or unsafe, to re-open it next time. */
@@ -432,6 +473,7 @@ export class JetStreamLog implements RevisionedLog {
         { details: { bytes: data.byteLength, maxEntryBytes: max } },
       );
     }
+    if (expected === undefined) this.checkResend(messageId, s);
     const expect =
       expected === undefined
         ? undefined
@@ -444,10 +486,41 @@ export class JetStreamLog implements RevisionedLog {
         timeout: this.timeoutMs,
         ...(expect ? { expect } : {}),
       });
+      this.unacknowledged.delete(messageId);
       return { revision: ack.seq, duplicate: ack.duplicate };
     } catch (err) {
       throw this.failure(err, "append", expected);
     }
+  }
+
+  /**
+   * Refuses to re-send an unconditional append once the server may have forgotten its message id
+   * (jetstream-notes "Lost acknowledgements": past `duplicate_window` a re-send is stored again,
+   * and nothing else would stop it; a conditional re-send is safe, its expected sequence fails).
+   * A re-send must be answered well inside the window: before `first send + window - request
+   * timeout - max(1 s, window / 10)`. Later it throws `UNKNOWN_OUTCOME` without sending.
+   */
+  private checkResend(messageId: string, s: Setup): void {
+    const now = Date.now();
+    const first = this.unacknowledged.get(messageId);
+    if (first === undefined) {
+      if (this.unacknowledged.size >= 1_024) {
+        for (const [id, at] of this.unacknowledged) {
+          if (now - at > 2 * s.duplicateWindowMs) this.unacknowledged.delete(id);
+        }
+      }
+      this.unacknowledged.set(messageId, now);
+      return;
+    }
+    const window = s.duplicateWindowMs;
+    const safeUntil = first + window - this.timeoutMs - Math.max(1_000, window / 10);
+    if (now < safeUntil) return;
+    throw new StateSyncError(
+      "UNKNOWN_OUTCOME",
+      `append ${this.subject}: not re-sending message ${messageId}: the stream's duplicate window ` +
+        `(${window} ms) may expire before the server answers, and a re-send could be stored twice`,
+      { details: { messageId, duplicateWindowMs: window, firstSentAt: first } },
+    );
   }
 
   /** Latest revision of this state (own: the stream's `last_seq`; shared: `last_by_subj`). */
@@ -476,23 +549,22 @@ export class JetStreamLog implements RevisionedLog {
     };
   }
 
-  private async lastOnSubject(s: Setup): Promise<StoredMsgLike | undefined> {
-    try {
-      return await s.jsm.streams.getMessage(this.stream, { last_by_subj: this.subject });
-    } catch (err) {
-      if (apiErrorCode(err) === JS_ERR.NO_MESSAGE_FOUND) return undefined;
-      throw err;
-    }
+  /** The last message on the subject (`last_by_subj`, or a consumer: see `pointReads`). */
+  private lastOnSubject(s: Setup): Promise<PointMessage | undefined> {
+    return this.points.last(s);
   }
 
   /** The first message on the subject with a sequence >= `from` (`next_by_subj`, server 2.9+). */
-  private async nextOnSubject(s: Setup, from: number): Promise<StoredMsgLike | undefined> {
-    try {
-      return await s.jsm.streams.getMessage(this.stream, { seq: from, next_by_subj: this.subject });
-    } catch (err) {
-      if (apiErrorCode(err) === JS_ERR.NO_MESSAGE_FOUND) return undefined;
-      throw err;
-    }
+  private nextOnSubject(s: Setup, from: number): Promise<PointMessage | undefined> {
+    return this.points.next(s, from);
+  }
+
+  private toEntry(m: PointMessage): LogEntry {
+    return {
+      revision: m.seq,
+      data: m.data,
+      messageId: this.ids.decode(m.headers?.get(MSG_ID_HEADER) ?? ""),
+    };
   }
 
   private rangeSource(s: Setup): RangeSource {
@@ -505,12 +577,8 @@ export class JetStreamLog implements RevisionedLog {
       timeoutMs: this.timeoutMs,
       ids: this.ids,
       hasMore: async (from, to) => {
-        try {
-          const m = await this.nextOnSubject(s, from);
-          return m !== undefined && m.seq <= to;
-        } catch {
-          return false;
-        }
+        const m = await this.nextOnSubject(s, from);
+        return m !== undefined && m.seq <= to;
       },
     };
   }

@@ -128,6 +128,11 @@ export interface OrderedConsumerOptionsLike {
 /** The JetStream client (nats.js `JetStreamClient`, the parts used). */
 export interface JetStreamClientLike {
   publish(subject: string, payload?: Uint8Array, options?: PublishOptionsLike): Promise<PubAckLike>;
+  /**
+   * One message from the named pull consumer (`$JS.API.CONSUMER.MSG.NEXT.<stream>.<consumer>`);
+   * `expires` 0 asks `no_wait`: rejects with `code === "404"` when none is pending.
+   */
+  pull(stream: string, consumer: string, expires?: number): Promise<JsMsgLike>;
   readonly consumers: {
     get(stream: string, options: OrderedConsumerOptionsLike): Promise<ConsumerLike>;
   };
@@ -194,9 +199,42 @@ export interface StreamApiLike {
   purge(stream: string, options: { filter: string; seq: number }): Promise<{ purged: number }>;
 }
 
+/**
+ * A consumer configuration (nats.js `ConsumerConfig`, the parts used); durations in nanoseconds.
+ * Policies are the server's strings (`"none"`, `"by_start_sequence"`, `"last_per_subject"`).
+ */
+export interface ConsumerConfigLike {
+  name?: string;
+  filter_subject?: string;
+  ack_policy?: string;
+  deliver_policy?: string;
+  opt_start_seq?: number;
+  mem_storage?: boolean;
+  num_replicas?: number;
+  inactive_threshold?: number;
+}
+
+/** What creating a consumer answers (nats.js `ConsumerInfo`, the parts used). */
+export interface ConsumerInfoLike {
+  readonly name: string;
+  /** Messages matching the filter from the start position that are not delivered yet. */
+  readonly num_pending: number;
+}
+
+/** The consumer part of the JetStream manager (nats.js `ConsumerAPI`). */
+export interface ConsumerApiLike {
+  /**
+   * Creates a consumer. With a `name` and one `filter_subject` the request goes to
+   * `$JS.API.CONSUMER.CREATE.<stream>.<name>.<filter>` (server 2.9+).
+   */
+  add(stream: string, config: ConsumerConfigLike): Promise<ConsumerInfoLike>;
+  delete(stream: string, name: string): Promise<boolean>;
+}
+
 /** The JetStream manager (nats.js `JetStreamManager`, the parts used). */
 export interface JetStreamManagerLike {
   readonly streams: StreamApiLike;
+  readonly consumers: ConsumerApiLike;
 }
 
 /**

@@ -7,6 +7,12 @@ import { entryFromJsMsg, randomToken, withDeadline, type MessageIdCodec } from "
 
 /** Most messages one pull asks for. */
 export const READ_BATCH = 256;
+/** Empty pulls in a row, while the stream says entries remain, after which a read fails. */
+const MAX_IDLE_PULLS = 3;
+/** New consumers a read starts when one falls behind the stream, before it fails. */
+const MAX_RESTARTS = 8;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** What {@link readRange} needs from the log. */
 export interface RangeSource {
@@ -27,12 +33,23 @@ export interface RangeSource {
  * Reads the messages of one subject with `from <= seq <= to` (at most `limit`), in order, with
  * an ordered consumer (`js.consumers.get(stream, { filterSubjects, opt_start_seq })`, never
  * `deliver_policy: "all"`: jetstream-notes "Reading") and `fetch` in batches. `to` must be at
- * most the subject's last sequence: the read stops at `to`, or when a message says nothing is
- * pending, so it never waits for a pull to expire while messages remain. The consumer is
- * deleted afterwards (best effort; the server drops it after 5 idle minutes anyway).
+ * most the subject's last sequence: the read stops at `to`; when a message says nothing more is
+ * pending (or a pull comes back empty) before `to`, it asks the stream whether entries remain
+ * (`hasMore`) and pulls again if so, so it never waits for a pull to expire at the end, and
+ * never ends short unless the rest was truncated. The consumer is deleted afterwards (best
+ * effort; the server drops it after 5 idle minutes anyway).
  *
- * Throws `UNAVAILABLE`, `PERMISSION_DENIED` (detected from the server's permission violation on
- * this consumer's subjects, which the client would otherwise retry for minutes), `TRUNCATED`.
+ * In an owned stream (contiguous) a jump over a sequence the stream still holds is not passed
+ * on: the read starts a new consumer at the missing sequence.
+ *
+ * Found by the cluster fault test: after a stream leader change the consumer's replica may lag:
+ * its `pending` read 0 before `to`, and it even delivered a later sequence before earlier ones
+ * it did not have yet. The read used to end short or hand on the gap, which the synchronizer
+ * took for a truncation (a replica stalled with `TRUNCATED`) and `history()` returned short.
+ *
+ * Throws `UNAVAILABLE` (also after repeated empty pulls while entries remain), `PERMISSION_DENIED`
+ * (detected from the server's permission violation on this consumer's subjects, which the client
+ * would otherwise retry for minutes), `TRUNCATED`.
  */
 export async function* readRange(
   source: RangeSource,
@@ -59,12 +76,12 @@ export async function* readRange(
   const expires = Math.max(1_000, Math.min(source.timeoutMs, 5_000));
   let consumer: ConsumerLike | undefined;
   let messages: ConsumerMessagesLike | undefined;
-  try {
+  const openConsumer = async (start: number): Promise<ConsumerLike> => {
     try {
-      consumer = await withDeadline(
+      return await withDeadline(
         source.js.consumers.get(source.stream, {
           filterSubjects: source.subject,
-          opt_start_seq: Math.max(1, from),
+          opt_start_seq: Math.max(1, start),
           name_prefix: namePrefix,
         }),
         source.timeoutMs,
@@ -74,9 +91,21 @@ export async function* readRange(
     } catch (err) {
       throw toStateSyncError(err, what);
     }
+  };
+  /** Asks the stream (its leader) whether the subject holds a message in [a, b]. */
+  const holds = async (a: number, b: number): Promise<boolean> => {
+    try {
+      return await source.hasMore(a, b);
+    } catch (err) {
+      throw toStateSyncError(err, what);
+    }
+  };
+  try {
+    consumer = await openConsumer(from);
     let next = from;
     let count = 0;
     let idleRounds = 0;
+    let restarts = 0;
     while (count < limit && next <= to) {
       const remaining = source.contiguous ? to - next + 1 : READ_BATCH;
       const batch = Math.max(1, Math.min(READ_BATCH, limit - count, remaining));
@@ -92,31 +121,61 @@ export async function* readRange(
       }
       let got = 0;
       let finished = false;
+      let drained = false;
+      let skipped = false;
       for await (const m of messages) {
-        got += 1;
         if (m.seq < next) continue;
+        got += 1;
         if (m.seq > to) {
           finished = true;
+          break;
+        }
+        // Every sequence of an owned stream is this state's: a gap is a truncation only if the
+        // stream no longer holds `next`; otherwise this consumer skipped it (its replica lags
+        // the leader after a failover) and must not hand the gap on.
+        if (source.contiguous && m.seq > next && (await holds(next, next))) {
+          skipped = true;
           break;
         }
         next = m.seq + 1;
         count += 1;
         yield entryFromJsMsg(m, source.ids);
-        if (m.seq >= to || m.info.pending === 0 || count >= limit) {
+        if (m.seq >= to || count >= limit) {
           finished = true;
+          break;
+        }
+        // The consumer has nothing more right now. Not proof that nothing remains: on a
+        // cluster the consumer's replica may lag the stream leader that `to` came from.
+        if (m.info.pending === 0) {
+          drained = true;
           break;
         }
       }
       messages.stop();
       messages = undefined;
       if (finished) break;
-      if (got === 0) {
-        // The pull expired empty: the rest was purged meanwhile, or the consumer was reset.
-        idleRounds += 1;
-        if (idleRounds >= 3 || !(await source.hasMore(next, to))) break;
-      } else {
+      if (got > 0 && !drained && !skipped) {
         idleRounds = 0;
+        continue;
       }
+      // The consumer skipped an entry the stream holds, said nothing more is pending, or its
+      // pull came back empty. Ask the stream (its leader) whether entries remain in
+      // [next, to]: none when the rest was purged meanwhile (a legitimately short read). Else
+      // the consumer is behind the leader (and what it delivers into an abandoned pull is
+      // lost to it): start a new one at `next`, and fail after a few tries rather than end
+      // the read short (callers take a short read for a truncation).
+      if (!skipped && !(await holds(next, to))) break;
+      if (got === 0) idleRounds += 1;
+      if (idleRounds >= MAX_IDLE_PULLS || ++restarts > MAX_RESTARTS) {
+        throw new StateSyncError(
+          "UNAVAILABLE",
+          `${what}: the consumer does not deliver entries ${next}..${to}, which the stream holds`,
+          { details: { next, to } },
+        );
+      }
+      consumer.delete().catch(() => undefined);
+      await sleep(50 * restarts);
+      consumer = await openConsumer(next);
     }
   } finally {
     unwatch();

@@ -2,16 +2,19 @@ import net from "node:net";
 
 /**
  * A small TCP proxy between a NATS client and nats-server, for fault tests. It can cut every
- * connection now (`cutAll`), refuse new ones (`setRefusing`), or cut a connection right after
- * the client sent a publish on a subject, before any reply reaches the client (`cutAfterPublish`):
- * the server stores the message but its acknowledgement is lost.
+ * connection now (`cutAll`), refuse new ones (`setRefusing`), cut and refuse on a schedule
+ * (`startFlapping`), or cut a connection right after the client sent a publish on a subject,
+ * before any reply reaches the client (`cutAfterPublish`, optionally refusing reconnects for a
+ * while): the server stores the message but its acknowledgement is lost.
  */
 export class TcpProxy {
   private readonly server: net.Server;
   private readonly pairs = new Set<{ client: net.Socket; upstream: net.Socket }>();
   private refusing = false;
   private armed: ((subject: string) => boolean) | undefined;
+  private refuseAfterCutMs = 0;
   private onCut: (() => void) | undefined;
+  private flapTimer: ReturnType<typeof setTimeout> | undefined;
   /** Number of connections cut after a publish. */
   cuts = 0;
 
@@ -67,6 +70,10 @@ export class TcpProxy {
         upstream.write(chunk);
         setTimeout(() => {
           this.cuts += 1;
+          if (this.refuseAfterCutMs > 0) {
+            this.refusing = true;
+            setTimeout(() => (this.refusing = false), this.refuseAfterCutMs);
+          }
           close();
           this.onCut?.();
         }, 100);
@@ -80,7 +87,11 @@ export class TcpProxy {
    * Cuts the next connection that publishes on a subject `match` accepts (a string is a prefix),
    * after the publish is forwarded to the server. Resolves once cut.
    */
-  cutAfterPublish(match: string | ((subject: string) => boolean)): Promise<void> {
+  cutAfterPublish(
+    match: string | ((subject: string) => boolean),
+    options: { refuseForMs?: number } = {},
+  ): Promise<void> {
+    this.refuseAfterCutMs = options.refuseForMs ?? 0;
     this.armed = typeof match === "string" ? (s) => s.startsWith(match) : match;
     return new Promise((resolve) => {
       this.onCut = resolve;
@@ -101,7 +112,36 @@ export class TcpProxy {
     this.refusing = refusing;
   }
 
+  /**
+   * Cuts every connection every `everyMs` and refuses new ones for `downMs` after each cut, until
+   * {@link stopFlapping}. Counts cuts in `flaps`.
+   */
+  startFlapping(everyMs: number, downMs: number): void {
+    this.stopFlapping();
+    const tick = () => {
+      this.flaps += 1;
+      this.cutAll();
+      this.refusing = true;
+      this.flapTimer = setTimeout(() => {
+        this.refusing = false;
+        this.flapTimer = setTimeout(tick, everyMs);
+      }, downMs);
+    };
+    this.flapTimer = setTimeout(tick, everyMs);
+  }
+
+  /** Stops {@link startFlapping}; connections are accepted again. */
+  stopFlapping(): void {
+    if (this.flapTimer) clearTimeout(this.flapTimer);
+    this.flapTimer = undefined;
+    this.refusing = false;
+  }
+
+  /** Number of cuts by {@link startFlapping}. */
+  flaps = 0;
+
   async stop(): Promise<void> {
+    this.stopFlapping();
     this.cutAll();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }

@@ -1,0 +1,257 @@
+import { describe, expect, it } from "vitest";
+import {
+  JetStreamLog,
+  type ConsumerLike,
+  type ConsumerMessagesLike,
+  type JsMsgLike,
+  type LogEntry,
+  type NatsConnectionLike,
+} from "@statesync/core";
+
+/**
+ * Regression tests for what the three-node cluster fault test found: after a stream leader
+ * change, an ordered consumer's replica may lag the leader. It then reported `pending: 0` before
+ * the end of the range (a read ended short, which the synchronizer takes for a truncation and
+ * stalls on) and delivered a later sequence before earlier ones it did not have yet (the gap was
+ * handed on: a replica stalled with TRUNCATED). A fake JetStream reproduces both in milliseconds.
+ */
+
+const SUBJECT = "S.log";
+const enc = new TextEncoder();
+
+/** What one consumer delivers: sequences in order, with the `pending` each message reports. */
+type Plan = Array<{ seq: number; pending?: number }>;
+
+interface FakeOptions {
+  /** Sequences the stream holds (the leader's view). */
+  seqs: number[];
+  /** The plan of the n-th consumer created from `start`; default: everything from `start`. */
+  plan?: (n: number, start: number, seqs: number[]) => Plan | undefined;
+}
+
+function message(seq: number, pending: number, deliverySequence: number): JsMsgLike {
+  return {
+    subject: SUBJECT,
+    seq,
+    data: enc.encode(`entry ${seq}`),
+    headers: { get: (k: string) => (k === "Nats-Msg-Id" ? `m${seq}` : "") },
+    info: { streamSequence: seq, deliverySequence, pending },
+  };
+}
+
+function messagesOf(list: JsMsgLike[]): ConsumerMessagesLike {
+  let stop: () => void = () => undefined;
+  const closed = new Promise<void>((r) => (stop = r));
+  return {
+    async *[Symbol.asyncIterator]() {
+      for (const m of list) yield m;
+    },
+    stop: () => stop(),
+    close: async () => stop(),
+    closed: () => closed,
+    status: async () => ({
+      [Symbol.asyncIterator]: () => ({
+        next: async () => {
+          await closed;
+          return { done: true as const, value: undefined };
+        },
+      }),
+    }),
+  };
+}
+
+/** A NatsConnectionLike over one owned stream whose consumers deliver what `plan` says. */
+function fakeConnection(options: FakeOptions) {
+  const seqs = options.seqs;
+  let consumersCreated = 0;
+  const notFound = () =>
+    Object.assign(new Error("no message found"), {
+      api_error: { code: 404, err_code: 10037, description: "no message found" },
+    });
+  const stored = (seq: number) => ({
+    subject: SUBJECT,
+    seq,
+    data: enc.encode(`entry ${seq}`),
+    header: { get: (k: string) => (k === "Nats-Msg-Id" ? `m${seq}` : "") },
+  });
+  const js = {
+    publish: async () => {
+      throw new Error("read-only fake");
+    },
+    pull: async () => {
+      throw new Error("not used");
+    },
+    consumers: {
+      async get(_stream: string, o: { opt_start_seq?: number }): Promise<ConsumerLike> {
+        const n = consumersCreated++;
+        const start = o.opt_start_seq ?? 1;
+        const plan: Plan =
+          options.plan?.(n, start, seqs) ?? seqs.filter((s) => s >= start).map((seq) => ({ seq }));
+        let cursor = 0;
+        let delivered = 0;
+        const take = (max: number) => {
+          const out: JsMsgLike[] = [];
+          while (out.length < max && cursor < plan.length) {
+            const p = plan[cursor++]!;
+            out.push(message(p.seq, p.pending ?? plan.length - cursor, ++delivered));
+          }
+          return out;
+        };
+        return {
+          fetch: async (f) => messagesOf(take(f?.max_messages ?? 100)),
+          consume: async (c) => {
+            const list = take(Number.POSITIVE_INFINITY);
+            const messages = messagesOf([]);
+            let i = 0;
+            const tick = () => {
+              if (i >= list.length) return;
+              c?.callback?.(list[i++]!);
+              setTimeout(tick, 1);
+            };
+            setTimeout(tick, 1);
+            return messages;
+          },
+          delete: async () => true,
+        };
+      },
+    },
+  };
+  const info = () => ({
+    created: "2026-01-01T00:00:00Z",
+    config: {
+      name: "S",
+      subjects: [SUBJECT],
+      retention: "limits",
+      storage: "file",
+      max_age: 0,
+      max_msgs: -1,
+      max_bytes: -1,
+      max_msgs_per_subject: -1,
+      duplicate_window: 120e9,
+    },
+    state: { messages: seqs.length, first_seq: seqs[0] ?? 0, last_seq: seqs.at(-1) ?? 0 },
+  });
+  const jsm = {
+    streams: {
+      info: async () => info(),
+      add: async () => info(),
+      delete: async () => true,
+      purge: async () => ({ purged: 0 }),
+      getMessage: async (
+        _s: string,
+        q: { seq?: number; next_by_subj?: string; last_by_subj?: string },
+      ) => {
+        const hit =
+          q.last_by_subj !== undefined
+            ? seqs.at(-1)
+            : q.next_by_subj !== undefined
+              ? seqs.find((s) => s >= q.seq!)
+              : seqs.find((s) => s === q.seq);
+        if (hit === undefined) throw notFound();
+        return stored(hit);
+      },
+    },
+    consumers: { add: async () => ({ name: "x", num_pending: 0 }), delete: async () => true },
+  };
+  const nc: NatsConnectionLike = {
+    info: { version: "2.9.10", max_payload: 1024 * 1024 },
+    status: () => ({
+      [Symbol.asyncIterator]: () => ({
+        next: async () => ({ done: true as const, value: undefined as never }),
+      }),
+      stop() {},
+    }),
+    closed: () => new Promise(() => undefined),
+    isClosed: () => false,
+    jetstream: () => js,
+    jetstreamManager: async () => jsm,
+  };
+  return { nc, consumersCreated: () => consumersCreated };
+}
+
+const range = (a: number, b: number) => Array.from({ length: b - a + 1 }, (_, i) => a + i);
+
+async function readAll(log: JetStreamLog, from: number, to: number): Promise<number[]> {
+  const out: number[] = [];
+  for await (const e of log.read(from, to)) out.push(e.revision);
+  return out;
+}
+
+function followUntil(log: JetStreamLog, from: number, count: number): Promise<LogEntry[]> {
+  return new Promise((resolve, reject) => {
+    const seen: LogEntry[] = [];
+    const f = log.follow(from, {
+      onEntry: (e) => {
+        seen.push(e);
+        if (seen.length === count) void f.stop().then(() => resolve(seen));
+      },
+      onError: reject,
+    });
+    setTimeout(() => reject(new Error(`followed only ${seen.map((e) => e.revision)}`)), 5_000);
+  });
+}
+
+describe("JetStreamLog over a consumer whose replica lags the stream leader", () => {
+  it("read: a consumer that skips sequences the stream holds is replaced, nothing is skipped", async () => {
+    const fake = fakeConnection({
+      seqs: range(1, 10),
+      // The first consumer's replica has 1-3 and 7-10 (4-6 still on their way to it).
+      plan: (n) => (n === 0 ? [1, 2, 3, 7, 8, 9, 10].map((seq) => ({ seq })) : undefined),
+    });
+    const log = await JetStreamLog.open({ connection: fake.nc, stream: "S" });
+    expect(await readAll(log, 1, 10)).toEqual(range(1, 10));
+    expect(fake.consumersCreated()).toBe(2);
+    await log.close();
+  });
+
+  it("read: `pending: 0` before the end of the range does not end the read short", async () => {
+    const fake = fakeConnection({
+      seqs: range(1, 10),
+      plan: (n, start) =>
+        n === 0
+          ? [
+              ...range(start, 3).map((seq) => ({ seq, pending: seq === 3 ? 0 : undefined })),
+              ...range(4, 10).map((seq) => ({ seq })),
+            ]
+          : undefined,
+    });
+    const log = await JetStreamLog.open({ connection: fake.nc, stream: "S" });
+    expect(await readAll(log, 1, 10)).toEqual(range(1, 10));
+    await log.close();
+  });
+
+  it("read: a consumer that never delivers what the stream holds fails UNAVAILABLE, not short", async () => {
+    const fake = fakeConnection({
+      seqs: range(1, 10),
+      plan: () => [1, 2, 3].map((seq) => ({ seq, pending: 0 })),
+    });
+    const log = await JetStreamLog.open({
+      connection: fake.nc,
+      stream: "S",
+      requestTimeoutMs: 200,
+    });
+    const err = await readAll(log, 1, 10).catch((e: unknown) => e);
+    expect((err as { code?: string }).code).toBe("UNAVAILABLE");
+    await log.close();
+  });
+
+  it("follow: a jump over sequences the stream holds restarts the consumer there", async () => {
+    const fake = fakeConnection({
+      seqs: range(1, 10),
+      plan: (n) => (n === 0 ? [1, 2, 3, 7, 8, 9, 10].map((seq) => ({ seq })) : undefined),
+    });
+    const log = await JetStreamLog.open({ connection: fake.nc, stream: "S" });
+    const seen = await followUntil(log, 1, 10);
+    expect(seen.map((e) => e.revision)).toEqual(range(1, 10));
+    expect(seen.map((e) => e.messageId)).toEqual(range(1, 10).map((i) => `m${i}`));
+    await log.close();
+  });
+
+  it("follow: a jump over sequences the stream no longer holds (truncated) is handed on", async () => {
+    const fake = fakeConnection({ seqs: range(7, 10) });
+    const log = await JetStreamLog.open({ connection: fake.nc, stream: "S" });
+    const seen = await followUntil(log, 4, 4);
+    expect(seen.map((e) => e.revision)).toEqual(range(7, 10));
+    await log.close();
+  });
+});

@@ -1,0 +1,100 @@
+import { afterAll, beforeAll } from "vitest";
+import { JetStreamLog } from "@statesync/node";
+import { runRevisionedLogConformance } from "@statesync/core/testing";
+import { startNatsServer, type NatsServer } from "@statesync/node";
+import { documentedConfigs, tcpAs, wsAs } from "../support/permissions.js";
+
+/**
+ * The RevisionedLog conformance suite, run by a tenant of the shared stream with exactly the
+ * permissions of docs/permissions.md (no `STREAM.MSG.GET`, consumers only on its own subjects):
+ * `JetStreamLog` reads single entries through consumers filtered to the tenant's subject and must
+ * behave as it does with every permission. TCP and WebSocket. Truncation goes through the operator,
+ * as the documentation says it must (purge reaches every tenant's subjects).
+ */
+let server: NatsServer;
+beforeAll(async () => {
+  server = await startNatsServer({ extraConfig: documentedConfigs()["shared-stream"] });
+});
+afterAll(async () => {
+  await server?.stop();
+});
+
+let counter = 0;
+
+function harness(transport: "tcp" | "ws") {
+  return async () => {
+    counter += 1;
+    const key = `tenant-a.c${counter}`;
+    const operator = await tcpAs(server.url, "operator");
+    const tenant =
+      transport === "tcp"
+        ? await tcpAs(server.url, "tenant-a-writer")
+        : await wsAs(server.wsUrl, "tenant-a-writer");
+    const connections = [operator, tenant];
+    const ensure = async () =>
+      (
+        await JetStreamLog.open({ connection: operator, stream: "BOARDS", key: "tenant-b.noise" })
+      ).close();
+    await ensure();
+    // Truncation (compaction) is the operator's in this setup: a tenant may not purge.
+    const truncator = new JetStreamLog({ connection: operator, stream: "BOARDS", key });
+    const open = (nc = tenant) => {
+      const log = new JetStreamLog({ connection: nc, stream: "BOARDS", key, create: false });
+      log.truncateBefore = (revision) => truncator.truncateBefore(revision);
+      return log;
+    };
+    // Another tenant writes to the same stream all along: revisions of this state have gaps.
+    const noise = await JetStreamLog.open({
+      connection: operator,
+      stream: "BOARDS",
+      key: "tenant-b.noise",
+    });
+    let n = 0;
+    const timer = setInterval(() => {
+      n += 1;
+      noise
+        .appendUnconditional(new Uint8Array([n % 256]), `noise-${counter}-${n}`)
+        .catch(() => undefined);
+    }, 11);
+    return {
+      log: open(),
+      openAnother: async () => {
+        const nc =
+          transport === "tcp"
+            ? await tcpAs(server.url, "tenant-a-writer")
+            : await wsAs(server.wsUrl, "tenant-a-writer");
+        connections.push(nc);
+        return open(nc);
+      },
+      openSibling: async () =>
+        new JetStreamLog({
+          connection: tenant,
+          stream: "BOARDS",
+          key: `${key}-sibling`,
+          create: false,
+        }),
+      recreate: async () => {
+        // Only the operator may delete and create the stream.
+        const jsm = await operator.jetstreamManager();
+        await jsm.streams.delete("BOARDS");
+        await ensure();
+        return open();
+      },
+      teardown: async () => {
+        clearInterval(timer);
+        await noise.close();
+        await truncator.close();
+        await Promise.all(connections.map((c) => c.close()));
+      },
+    };
+  };
+}
+
+runRevisionedLogConformance(
+  "JetStreamLog as a tenant with the documented permissions, TCP",
+  harness("tcp"),
+);
+runRevisionedLogConformance(
+  "JetStreamLog as a tenant with the documented permissions, WebSocket",
+  harness("ws"),
+);

@@ -1,0 +1,123 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connect, type NatsConnection } from "nats";
+import { isStateSyncError, JetStreamLog } from "@statesync/node";
+import { codeOf, uniqueStream } from "../helpers.js";
+import { History, type LedgerSync } from "../support/checker.js";
+import { startNatsCluster, type NatsCluster } from "../support/cluster.js";
+import { closeAtEnd, openLedger, sleep, startWorkload, verify } from "../support/workload.js";
+
+/**
+ * A three-node JetStream cluster on loopback, the state's stream replicated three times:
+ * the stream leader is killed during updates; clients keep going after the re-election.
+ * The shared-stream layout is refused there (2.9.10 clustered only pre-checks
+ * `Nats-Expected-Last-Subject-Sequence` on the leader).
+ */
+let cluster: NatsCluster;
+let admin: NatsConnection;
+beforeAll(async () => {
+  cluster = await startNatsCluster(3);
+  admin = await connect({ servers: [...cluster.urls], maxReconnectAttempts: -1 });
+});
+afterAll(async () => {
+  await admin?.close();
+  await cluster?.stop();
+});
+
+/** Stream info, retried while the cluster settles (a node may not know a new stream yet). */
+async function streamInfo(stream: string) {
+  const jsm = await admin.jetstreamManager();
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await jsm.streams.info(stream);
+    } catch (err) {
+      if (attempt >= 50) throw err;
+      await sleep(100);
+    }
+  }
+}
+
+async function streamLeader(stream: string): Promise<string> {
+  for (;;) {
+    const leader = (await streamInfo(stream)).cluster?.leader;
+    if (leader) return leader;
+    await sleep(100);
+  }
+}
+
+describe("a three-node JetStream cluster", () => {
+  it("kill the R3 stream's leader during updates: re-election, clients keep going, nothing lost", async () => {
+    const stream = uniqueStream("R3");
+    const replicas: Record<string, LedgerSync> = {};
+    for (const name of ["a", "b", "c"]) {
+      replicas[name] = await openLedger({
+        servers: [...cluster.urls],
+        stream,
+        replicas: 3,
+        clientId: name,
+      });
+    }
+    closeAtEnd(...Object.values(replicas));
+    const info = await streamInfo(stream);
+    expect(info.config.num_replicas).toBe(3);
+
+    const history = new History();
+    for (const [n, s] of Object.entries(replicas)) history.watch(n, s);
+    const workload = startWorkload(
+      history,
+      [
+        { name: "a", sync: replicas.a!, kind: "conditional" },
+        { name: "b", sync: replicas.b!, kind: "unconditional" },
+        { name: "c", sync: replicas.c!, kind: "mixed" },
+      ],
+      // The election takes seconds; keep re-sending through it.
+      { update: { outcomeTimeoutMs: 20_000 } },
+    );
+    const before = await streamLeader(stream);
+    let after: string;
+    try {
+      await workload.waitForOk(30);
+      await cluster.node(before).kill("SIGKILL");
+      await workload.waitForOk(30, 60_000);
+      after = await streamLeader(stream);
+    } finally {
+      await workload.stop();
+    }
+    expect(after).not.toBe(before);
+    await cluster.node(before).restart();
+    const verdict = await verify(history, replicas, { settleTimeoutMs: 60_000 });
+    expect(verdict.stats.ok).toBeGreaterThanOrEqual(60);
+    await Promise.all(Object.values(replicas).map((r) => r.close()));
+    await cluster.waitForJetStream();
+  });
+
+  it("refuses the shared-stream layout on clustered 2.9.10 (UNSUPPORTED_SERVER)", async () => {
+    expect(admin.info?.cluster).toBeTruthy();
+    expect(admin.info?.version).toBe("2.9.10");
+    expect(
+      await codeOf(
+        openLedger({
+          servers: [...cluster.urls],
+          stream: "SHARED_R3",
+          key: "tenant.a",
+          replicas: 3,
+        }),
+      ),
+    ).toBe("UNSUPPORTED_SERVER");
+    const log = new JetStreamLog({ connection: admin, stream: "SHARED_R3", key: "tenant.a" });
+    const err = await log.info().catch((e: unknown) => e);
+    expect(isStateSyncError(err, "UNSUPPORTED_SERVER")).toBe(true);
+    await log.close();
+    // Nothing was created: the refusal comes before the stream is touched.
+    const jsm = await admin.jetstreamManager();
+    expect(await codeOf(jsm.streams.info("SHARED_R3"))).toBeDefined();
+    // The own-stream layout on the same cluster is fine.
+    const own = await openLedger({
+      servers: [...cluster.urls],
+      stream: uniqueStream("R3OWN"),
+      replicas: 3,
+    });
+    await own.update("increment", { by: 1, opId: "x" });
+    expect(own.state.count).toBe(1);
+    await own.close();
+  });
+});
