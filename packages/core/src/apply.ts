@@ -113,3 +113,65 @@ export function applyEntry<S, C extends CommandMap<S>>(
     ? applyUpdate(state, entry)
     : applyCommand(model, state, entry, revision);
 }
+
+/** An entry {@link applyBatch} can take: an update, or a known command with its parsed args. */
+export type BatchItem =
+  | { entry: UpdateEntry; revision: number }
+  | { entry: CommandEntry; revision: number; args: unknown };
+
+/**
+ * Whether `entry` can join a batch (see {@link applyBatch}): an update whose patches do not
+ * replace the root, or a command this model knows whose arguments pass its schema. Returns the
+ * batch item, or undefined when the entry must be applied on its own.
+ */
+export function batchItem<S, C extends CommandMap<S>>(
+  model: Model<S, C>,
+  entry: Entry,
+  revision: number,
+): BatchItem | undefined {
+  if (entry.kind === "update") {
+    return entry.patches.some((p) => p.path.length === 0) ? undefined : { entry, revision };
+  }
+  if (entry.kind !== "command" || !Object.hasOwn(model.commands, entry.name)) return undefined;
+  const args = model.commands[entry.name]!.args.safeParse(entry.args);
+  return args.success ? { entry, revision, args: args.data } : undefined;
+}
+
+/**
+ * Applies consecutive entries to `state` in one Immer draft (one copy of each container they
+ * touch, instead of one per entry), each entry seeing the state its predecessors left, as
+ * {@link applyEntry} one by one would. `revision` is the revision before the first. Returns
+ * undefined when any entry throws (nothing is applied then): the caller applies them one by one,
+ * which keeps each failure isolated to its own entry.
+ */
+export function applyBatch<S, C extends CommandMap<S>>(
+  model: Model<S, C>,
+  state: S,
+  items: readonly BatchItem[],
+  revision: number,
+): S | undefined {
+  try {
+    return produce(state, (draft) => {
+      let before = revision;
+      for (const item of items) {
+        const e = item.entry;
+        if (e.kind === "update") {
+          applyPatches(draft as object, e.patches as Patch[]);
+        } else {
+          const ctx = entryContext(before, e.ts, e.seed, e.client);
+          const r: unknown = model.commands[e.name]!.apply(
+            draft as never,
+            (item as { args: unknown }).args,
+            ctx,
+          );
+          if (r !== undefined && typeof (r as { then?: unknown }).then === "function") {
+            throw new StateSyncError("VALIDATION", "command recipes must be synchronous");
+          }
+        }
+        before = item.revision;
+      }
+    });
+  } catch {
+    return undefined;
+  }
+}

@@ -60,6 +60,12 @@ export class CompactionPolicy {
     return this.entries >= this.entryThreshold || this.bytes >= this.byteThreshold;
   }
 
+  /** Lost a race to other writers: due again after another tenth of the thresholds. */
+  deferred(): void {
+    this.entryThreshold = this.entries + Math.ceil(this.everyEntries / 10);
+    this.byteThreshold = this.bytes + Math.ceil(this.everyBytes / 10);
+  }
+
   succeeded(): void {
     this.backoff = 1;
     this.reset();

@@ -62,7 +62,8 @@ export type LogConnectionStatus = "online" | "offline";
  *
  * Errors: every method throws `StateSyncError`s: `CONFLICT` ({@link AppendConflictError}) from a
  * conditional append, `UNAVAILABLE` when the log cannot be reached (for an append: the outcome is
- * unknown, re-send the same bytes with the same message id), `PERMISSION_DENIED`,
+ * unknown, re-send the same bytes with the same message id; `details.notSent: true` when the
+ * log knows nothing was sent, e.g. while disconnected), `PERMISSION_DENIED`,
  * `PAYLOAD_TOO_LARGE` (before sending), `CLOSED` after `close()`.
  */
 export interface RevisionedLog {

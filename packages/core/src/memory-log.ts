@@ -121,7 +121,11 @@ export class MemoryLog implements RevisionedLog {
 
   private check(): void {
     if (this.closed) throw new StateSyncError("CLOSED", "the log handle is closed");
-    if (this.core.offline) throw new StateSyncError("UNAVAILABLE", "the memory log is offline");
+    if (this.core.offline) {
+      throw new StateSyncError("UNAVAILABLE", "the memory log is offline", {
+        details: { notSent: true },
+      });
+    }
   }
 
   async info(): Promise<LogInfo> {

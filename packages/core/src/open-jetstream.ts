@@ -48,6 +48,8 @@ export interface OpenJetStreamOptions<S, C extends CommandMap<S>> {
   clientId?: string;
   /** Automatic compaction (see `CreateSynchronizerOptions.compaction`). */
   compaction?: CompactionOptions | false;
+  /** How conflicting writers share the log (see `CreateSynchronizerOptions.contention`). */
+  contention?: "retry" | "turns";
   /** Listens to `"error"` from the start. */
   onError?: SyncEvents["error"];
   /** Listens to `"status"` from the start. */
@@ -106,6 +108,7 @@ export async function openJetStreamSynchronizer<S, C extends CommandMap<S>>(
       waitFor: options.waitFor,
       clientId: options.clientId,
       compaction: options.compaction,
+      contention: options.contention,
       onError: options.onError,
       onStatus: options.onStatus,
       ownsLog: true,

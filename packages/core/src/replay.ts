@@ -1,8 +1,9 @@
 import { freeze } from "immer";
-import { applyEntry } from "./apply.js";
+import { applyBatch, applyEntry, batchItem, type BatchItem } from "./apply.js";
 import {
   decodeEntry,
   MAX_RECENT,
+  type DecodeResult,
   RECENT_WINDOW_MS,
   type Entry,
   type GenesisEntry,
@@ -57,11 +58,14 @@ export class Replay<S, C extends CommandMap<S>> {
     this.messageId = from?.messageId;
   }
 
-  /** Consumes one entry read from the log. */
-  step(logEntry: LogEntry): StepResult {
+  /**
+   * Consumes one entry read from the log. `predecoded`, when given, must be `decodeEntry` of exactly
+   * `logEntry.data` (a writer passes what it decoded while preparing its own entry).
+   */
+  step(logEntry: LogEntry, predecoded?: DecodeResult): StepResult {
     if (logEntry.revision <= this.revision) return { kind: "ignored" };
     const gap = this.contiguous && this.anchored && logEntry.revision !== this.revision + 1;
-    const decoded = decodeEntry(logEntry.data);
+    const decoded = predecoded ?? decodeEntry(logEntry.data);
     if (!decoded.ok) {
       if (decoded.error.code === "UNSUPPORTED_FORMAT" || gap) {
         return this.stall(gap ? this.truncated(logEntry.revision) : decoded.error, logEntry);
@@ -94,6 +98,64 @@ export class Replay<S, C extends CommandMap<S>> {
     return outcome.kind === "noop"
       ? { kind: "applied", entry, error: withRevision(outcome.error, logEntry.revision) }
       : { kind: "applied", entry };
+  }
+
+  /**
+   * Consumes entries in order, like {@link step} on each (same results), but applies each run of
+   * consecutive plain entries (updates and known commands that continue the revision chain) in one
+   * Immer draft: a long catch-up no longer copies the containers it touches once per entry. Stops
+   * after a stall. `decoded[i]`, when given, is `decodeEntry` of `entries[i].data` (the array is
+   * filled in as entries get decoded).
+   */
+  stepMany(entries: readonly LogEntry[], decoded: Array<DecodeResult | undefined> = []) {
+    const results: StepResult[] = [];
+    let i = 0;
+    while (i < entries.length) {
+      const run = this.plainRun(entries, decoded, i);
+      if (run.length > 0) {
+        const state = applyBatch(this.model, this.state, run, this.revision);
+        if (state !== undefined) {
+          this.state = state;
+          for (const item of run) {
+            this.advance(entries[i]!, item.entry.kind, item.entry.ts);
+            results.push({ kind: "applied", entry: item.entry });
+            i += 1;
+          }
+          continue;
+        }
+      }
+      // One by one: an entry that is not plain, or a run in which an entry failed.
+      const end = i + Math.max(1, run.length);
+      for (; i < end; i++) {
+        const result = this.step(entries[i]!, decoded[i]);
+        results.push(result);
+        if (result.kind === "stall") return results;
+      }
+    }
+    return results;
+  }
+
+  /** The plain entries from `entries[start]` on, as they would chain from the current revision. */
+  private plainRun(
+    entries: readonly LogEntry[],
+    decoded: Array<DecodeResult | undefined>,
+    start: number,
+  ): BatchItem[] {
+    const run: BatchItem[] = [];
+    if (!this.anchored) return run;
+    let revision = this.revision;
+    for (let i = start; i < entries.length; i++) {
+      const logEntry = entries[i]!;
+      if (logEntry.revision <= revision) break;
+      if (this.contiguous && logEntry.revision !== revision + 1) break;
+      const d = (decoded[i] ??= decodeEntry(logEntry.data));
+      if (!d.ok || (d.entry.kind === "update" && d.entry.base !== revision)) break;
+      const item = batchItem(this.model, d.entry, logEntry.revision);
+      if (item === undefined) break;
+      run.push(item);
+      revision = logEntry.revision;
+    }
+    return run;
   }
 
   private modelMismatch(entry: GenesisEntry | SnapshotEntry): string | undefined {

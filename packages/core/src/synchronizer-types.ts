@@ -21,7 +21,10 @@ export type SyncStatus = "connecting" | "live" | "offline" | "stalled" | "closed
 export interface UpdateOptions {
   /** Attempts before `RETRY_LIMIT` (conditional updates only). Default 64. */
   maxAttempts?: number;
-  /** Aborts between attempts (rejects with `ABORTED`); an append in flight still completes. */
+  /**
+   * Aborts between attempts (rejects with `ABORTED`). Once an append may have reached the log,
+   * aborting its re-sends rejects with `UNKNOWN_OUTCOME` instead: it may or may not be stored.
+   */
   signal?: AbortSignal;
   /**
    * How long, in ms, an append whose outcome is unknown (lost acknowledgement, server gone) is
@@ -37,7 +40,10 @@ export interface UpdateResult<S, R = void> {
   readonly revision: number;
   /** The replica's state right after applying the entry. */
   readonly state: Immutable<S>;
-  /** What the recipe returned (never the state). */
+  /**
+   * What the recipe returned (never the state; a returned draft is handed back as a plain
+   * copy). Queued updates of one client may share one entry, and so one revision.
+   */
   readonly result: R;
   /** Attempts it took (1 when there was no conflict). */
   readonly attempts: number;
@@ -109,8 +115,11 @@ export interface StateSynchronizer<S, C extends CommandMap<S> = CommandMap<S>> {
   fetchUpdates(): Promise<number>;
   /** Resolves once `revision` has been consumed. Rejects `CLOSED`, `ABORTED` or the stall error. */
   waitFor(revision: number, options?: { signal?: AbortSignal }): Promise<void>;
-  /** Resolves to the revision once the replica has caught up with the log's latest revision. */
-  synced(): Promise<number>;
+  /**
+   * Resolves to the revision once the replica has caught up with the log's latest revision;
+   * while the log is unreachable it keeps trying until `signal` aborts (`ABORTED`).
+   */
+  synced(options?: { signal?: AbortSignal }): Promise<number>;
 
   /**
    * Conditional update with a recipe. Runs it on the current state; appends its Immer patches
@@ -198,6 +207,16 @@ export interface CreateSynchronizerOptions<S, C extends CommandMap<S>> {
    * entry, randomised per client. `false` turns it off.
    */
   compaction?: CompactionOptions | false;
+  /**
+   * How conflicting writers share the log. `"retry"` (default): after a conflict the replica
+   * catches up and retries at once, then with full-jitter exponential backoff; lowest latency
+   * (32 occasional writers: p99 ~1 s here), but under sustained contention a slow writer may get
+   * far less than its share. `"turns"`: while others write, live writers take
+   * turns of 8 entries round-robin (fair for a few busy writers: at 8 writers each gets >= 3/4 of
+   * its share in `bench/`), at the price of latency that grows with the number of writers (many
+   * occasional writers wait for seconds). See the README's performance section.
+   */
+  contention?: "retry" | "turns";
   /** Close the log in `close()`. Default false. */
   ownsLog?: boolean;
   /** Extra work for `close()`, after the log is released (runtime packages close connections). */

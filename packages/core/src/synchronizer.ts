@@ -1,16 +1,22 @@
-import { freeze, produceWithPatches, type Immutable, type Patch } from "immer";
+import { current, freeze, isDraft, produceWithPatches, type Immutable, type Patch } from "immer";
 import { z } from "zod";
 import { entryContext } from "./apply.js";
 import { abortError, backoffDelay, sleep } from "./backoff.js";
 import { CompactionPolicy } from "./compaction-policy.js";
-import { decodeEntry, encodeEntry, type Entry, type StoredPatch } from "./entry.js";
+import {
+  decodeEntry,
+  encodeEntry,
+  type DecodeResult,
+  type Entry,
+  type StoredPatch,
+} from "./entry.js";
 import { AppendConflictError, isStateSyncError, StateSyncError } from "./errors.js";
 import { readHistory, rebuildStateAt, type HistoryEntry, type HistoryOptions } from "./history.js";
 import { findNonJson } from "./json.js";
 import type { LogEntry, LogFollower, LogInfo, RevisionedLog } from "./log.js";
 import type { CommandArgs, CommandMap, Model, UpdateContext } from "./model.js";
-import { randomId, randomSeed } from "./prng.js";
-import { Replay } from "./replay.js";
+import { randomId } from "./prng.js";
+import { Replay, type StepResult } from "./replay.js";
 import type { SnapshotRecord, SnapshotStore } from "./snapshot-store.js";
 import type {
   CompactionResult,
@@ -28,6 +34,31 @@ const DEFAULT_MAX_ATTEMPTS = 64;
 const DEFAULT_OUTCOME_TIMEOUT_MS = 30_000;
 const MAX_BATCH = 64;
 const FOLLOWER_GRACE_MS = 250;
+/** Entries per writer's turn while several writers contend (see `awaitTurn`). */
+const TURN = 8;
+/** How long after another writer's update or command a replica considers the log contended (ms). */
+const CONTENDED_MS = 250;
+/** Least time between two automatic snapshot saves (ms). */
+const AUTO_SAVE_MIN_MS = 250;
+/** Entries whose writers make up the rotation of turns (see `awaitTurn`). */
+const ROTATION_WINDOW = 256;
+/** Most turns a queued update sits out before it appends regardless. */
+const MAX_TURN_WAITS = 64;
+/** Entries a catch-up applies together (in one Immer draft when they allow it). */
+const READ_APPLY_BATCH = 256;
+/** Most own entries remembered while they travel to the log and back (see `prepare`). */
+const MAX_OWN_PENDING = 4_096;
+
+const seedPool = new Uint32Array(256);
+let seedNext = seedPool.length;
+/** A random 32-bit seed from the platform's CSPRNG, drawn 256 at a time (one draw costs ~1 µs). */
+function nextSeed(): number {
+  if (seedNext === seedPool.length) {
+    crypto.getRandomValues(seedPool);
+    seedNext = 0;
+  }
+  return seedPool[seedNext++]!;
+}
 
 const fn = z.custom<(...args: never[]) => unknown>((v) => typeof v === "function");
 
@@ -56,6 +87,7 @@ const optionsSchema = z.object({
   clientId: z.string().min(1).max(256).optional(),
   live: z.boolean().optional(),
   waitFor: z.enum(["synced", "restored"]).optional(),
+  contention: z.enum(["retry", "turns"]).optional(),
   compaction: z
     .union([
       z.literal(false),
@@ -80,6 +112,12 @@ const updateOptionsSchema = z
   })
   .optional();
 
+const DEFAULT_UPDATE_OPTIONS = {
+  maxAttempts: DEFAULT_MAX_ATTEMPTS,
+  outcomeTimeoutMs: DEFAULT_OUTCOME_TIMEOUT_MS,
+  signal: undefined as AbortSignal | undefined,
+};
+
 function validation(what: string, error: z.ZodError): StateSyncError {
   return new StateSyncError("VALIDATION", `${what}: ${z.prettifyError(error)}`, { cause: error });
 }
@@ -92,8 +130,16 @@ interface PendingUpdate<S> {
   outcomeTimeoutMs: number;
   signal: AbortSignal | undefined;
   attempts: number;
+  /** Turns it sat out for other writers (see `awaitTurn`). */
+  turnsWaited: number;
   resolve: (r: UpdateResult<S, unknown>) => void;
   reject: (e: unknown) => void;
+}
+
+/** An encoded entry of this client and its decoding (`prepare`). */
+interface OwnEntry {
+  data: Uint8Array;
+  decoded: DecodeResult;
 }
 
 interface Waiter {
@@ -151,6 +197,8 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
   private readonly live: boolean;
   private readonly options: CreateSynchronizerOptions<S, C>;
   private readonly policy: CompactionPolicy | undefined;
+  /** Contention management by turns (`contention: "turns"`) instead of backoff. */
+  private readonly turns: boolean;
 
   private replay: Replay<S, C>;
   private logIdentity: string | undefined;
@@ -173,10 +221,27 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
   private reading: Promise<void> = Promise.resolve();
   private consumedSinceSnapshot = 0;
   private saving: Promise<void> = Promise.resolve();
+  /** A save that has not started yet (see `saveSnapshot`). */
+  private nextSave: Promise<void> | undefined;
+  private savesOutstanding = 0;
+  private writesPaused = false;
+  private lastAutoSave = -Infinity;
+  private autoSaveTimer: ReturnType<typeof setTimeout> | undefined;
   private compacting: Promise<CompactionResult> | undefined;
   private unwatchStatus: (() => void) | undefined;
   private messageCounter = 0;
+  private readonly instanceId = randomId(8);
+  /** Entries this client is appending, by message id (see `prepare`). */
+  private readonly own = new Map<string, OwnEntry>();
+  // contention management (see awaitTurn)
+  private contendedAt = -Infinity;
+  private lastWriterWasMe = false;
+  /** Writers (client ids) of the last update and command entries, oldest first. */
+  private readonly recentWriters: string[] = [];
+  private entryIntervalMs = 1;
+  private lastEntryAt = 0;
   private reconnectTimer: ReturnType<typeof setTimeout> | undefined;
+  private anchoring: Promise<void> | undefined;
   private cachedMaxEntryBytes: number | undefined;
 
   constructor(options: CreateSynchronizerOptions<S, C>) {
@@ -189,6 +254,7 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
     this.live = options.live ?? true;
     this.clientId = options.clientId ?? randomId(8);
     this.replay = new Replay(options.model, options.log.contiguous);
+    this.turns = options.contention === "turns";
     this.policy =
       options.compaction === false ? undefined : new CompactionPolicy(options.compaction);
     if (options.onError) this.listeners.error.add(options.onError);
@@ -417,27 +483,51 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
 
   /** Consumes one entry from the log, in order. Synchronous: never interleaves with another. */
   private consume(entry: LogEntry): void {
-    if (this.closed || this.stall || entry.revision <= this.revision) return;
-    this.stats.entriesFetched += 1;
-    this.stats.bytesFetched += entry.data.byteLength;
-    const result = this.replay.step(entry);
-    switch (result.kind) {
-      case "ignored":
-        return;
-      case "stall":
-        return this.stallWith(result.error);
-      case "skipped":
-        this.stats.entriesSkipped += 1;
-        this.report(result.error);
-        break;
-      case "applied":
-        if (result.entry.kind === "update" || result.entry.kind === "command") {
-          this.stats.entriesApplied += 1;
-        }
-        if (result.error) this.report(result.error);
-        break;
+    this.consumeMany([entry]);
+  }
+
+  /**
+   * Consumes entries in order (a catch-up hands over a whole batch, which the replay applies in
+   * one Immer draft). Synchronous: never interleaves with another.
+   */
+  private consumeMany(entries: readonly LogEntry[]): void {
+    if (this.closed || this.stall) return;
+    const fresh: LogEntry[] = [];
+    const decoded: Array<DecodeResult | undefined> = [];
+    for (const entry of entries) {
+      if (entry.revision <= this.revision) continue;
+      this.stats.entriesFetched += 1;
+      this.stats.bytesFetched += entry.data.byteLength;
+      const own = entry.messageId === undefined ? undefined : this.own.get(entry.messageId);
+      const mine = own !== undefined && sameBytes(own.data, entry.data);
+      if (mine) this.own.delete(entry.messageId!);
+      fresh.push(entry);
+      decoded.push(mine ? own.decoded : undefined);
     }
-    this.afterConsume(entry, result.kind === "applied" ? result.entry.kind : undefined);
+    if (fresh.length === 0) return;
+    const mine = decoded.map((d) => d !== undefined); // decoded in advance: own entries
+    const results = this.replay.stepMany(fresh, decoded);
+    this.observeWriters(results, mine);
+    for (let i = 0; i < results.length; i++) {
+      const result = results[i]!;
+      switch (result.kind) {
+        case "ignored":
+          continue;
+        case "stall":
+          return this.stallWith(result.error);
+        case "skipped":
+          this.stats.entriesSkipped += 1;
+          this.report(result.error);
+          break;
+        case "applied":
+          if (result.entry.kind === "update" || result.entry.kind === "command") {
+            this.stats.entriesApplied += 1;
+          }
+          if (result.error) this.report(result.error);
+          break;
+      }
+      this.afterConsume(fresh[i]!, result.kind === "applied" ? result.entry.kind : undefined);
+    }
   }
 
   private afterConsume(entry: LogEntry, kind: Entry["kind"] | undefined): void {
@@ -450,7 +540,7 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
       }
     }
     if (this.snapshotEvery > 0 && this.consumedSinceSnapshot >= this.snapshotEvery) {
-      void this.saveSnapshot().catch(() => undefined);
+      this.autoSave();
     }
     if (this.policy) {
       if (kind === "snapshot" || kind === "genesis") this.policy.reset();
@@ -459,6 +549,8 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
         this.compact().then(
           () => this.policy?.succeeded(),
           (e: unknown) => {
+            // Losing the race to other writers is not a failure: try again a little later.
+            if (isStateSyncError(e, "CONFLICT")) return this.policy?.deferred();
             const error = asError(e, "UNAVAILABLE", "automatic compaction failed");
             if (this.policy?.failed(error)) this.report(error);
           },
@@ -504,10 +596,15 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
   private readRange(target: number): Promise<void> {
     const run = async () => {
       if (this.revision >= target || this.stall) return;
+      const batch: LogEntry[] = [];
       for await (const entry of this.log.read(this.revision + 1, target)) {
-        this.consume(entry);
+        batch.push(entry);
+        if (batch.length < READ_APPLY_BATCH) continue;
+        this.consumeMany(batch.splice(0));
         if (this.stall || this.closed) return;
       }
+      this.consumeMany(batch);
+      if (this.stall || this.closed) return;
       if (this.revision < target && !this.stall && !this.closed) {
         this.stallWith(
           new StateSyncError(
@@ -531,6 +628,81 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
       if (reached) return;
     }
     await this.readRange(latest);
+  }
+
+  /**
+   * Contention management of a live replica: fair, and with few appends wasted on conflicts.
+   * While other writers are active (another writer's update or command in the last
+   * `CONTENDED_MS`), writers take turns of `TURN` entries aligned on revisions, round-robin: a
+   * writer keeps appending during its turn; the turn's last entry (a multiple of `TURN`) hands
+   * the next turn to the writer after it in the sorted ids of the recent writers, which every
+   * replica at that revision computes alike from the log. The others wait for their turn. Every
+   * wait ends when the log goes quiet (the writer waited for is idle or gone: then whoever waits
+   * appends), so this only orders writers and never blocks one. A single writer never waits.
+   */
+  private async awaitTurn(op: PendingUpdate<S>): Promise<void> {
+    for (let i = 0; i < MAX_TURN_WAITS; i++) {
+      if (!this.follower || Date.now() - this.contendedAt > CONTENDED_MS) return;
+      const r = this.revision;
+      if (this.lastWriterWasMe) {
+        if (r % TURN !== 0) return; // my turn goes on
+        // the end of my turn: let another writer go first, if one is there
+        if (!(await this.waitWhileActive(r + 1))) return;
+        continue;
+      }
+      const end = Math.ceil(r / TURN) * TURN;
+      if (r < end) {
+        if (!(await this.waitWhileActive(end))) return;
+        continue;
+      }
+      if (this.nextInRotation() === this.clientId) return;
+      op.turnsWaited += 1;
+      if (!(await this.waitWhileActive(r + TURN))) return;
+    }
+  }
+
+  /** The writer after the last one, in the sorted ids of the recent writers and this one. */
+  private nextInRotation(): string {
+    const writers = [...new Set(this.recentWriters.slice(-ROTATION_WINDOW))];
+    if (!writers.includes(this.clientId)) writers.push(this.clientId);
+    writers.sort();
+    const last = this.recentWriters[this.recentWriters.length - 1] ?? "";
+    return writers.find((w) => w > last) ?? writers[0]!;
+  }
+
+  /**
+   * Waits until `revision` is reached (true), or until no entry has come for a few times the
+   * recent interval between entries (false: the writer we waited for went quiet).
+   */
+  private async waitWhileActive(revision: number): Promise<boolean> {
+    const quietMs = 4 + 4 * Math.min(20, Math.max(0.25, this.entryIntervalMs));
+    for (;;) {
+      const before = this.revision;
+      if (await this.waitUntil(revision, quietMs)) return true;
+      if (this.revision === before || this.closed || this.stall) return false;
+    }
+  }
+
+  /** Notes who wrote the consumed entries (this instance or another writer), and their pace. */
+  private observeWriters(results: readonly StepResult[], mine: readonly boolean[]): void {
+    if (results.length === 0) return;
+    const now = Date.now();
+    const gap = (now - this.lastEntryAt) / results.length;
+    this.entryIntervalMs += (Math.min(gap, 100) - this.entryIntervalMs) / 8;
+    this.lastEntryAt = now;
+    if (this.recentWriters.length > 2 * ROTATION_WINDOW) {
+      this.recentWriters.splice(0, this.recentWriters.length - ROTATION_WINDOW);
+    }
+    for (let i = 0; i < results.length; i++) {
+      const result = results[i]!;
+      if (result.kind === "ignored" || result.kind === "stall") continue;
+      this.lastWriterWasMe = mine[i]!;
+      if (result.kind !== "applied") continue;
+      if (result.entry.kind !== "update" && result.entry.kind !== "command") continue;
+      this.recentWriters.push(result.entry.client);
+      if (mine[i]) continue;
+      this.contendedAt = now;
+    }
   }
 
   private waitUntil(revision: number, ms: number): Promise<boolean> {
@@ -599,13 +771,14 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
     });
   }
 
-  async synced(): Promise<number> {
+  async synced(options: { signal?: AbortSignal } = {}): Promise<number> {
     for (let attempt = 0; ; attempt++) {
+      if (options.signal?.aborted) throw abortError(options.signal);
       try {
         return await this.fetchUpdates();
       } catch (e) {
         if (!isStateSyncError(e, "UNAVAILABLE")) throw e;
-        await sleep(Math.min(2_000, 50 * 2 ** attempt));
+        await sleep(Math.min(2_000, 50 * 2 ** attempt), options.signal);
       }
     }
   }
@@ -621,7 +794,7 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
   update(first: unknown, second?: unknown, third?: unknown): Promise<UpdateResult<S, unknown>> {
     try {
       this.assertUsable();
-      let pending: Omit<PendingUpdate<S>, "resolve" | "reject" | "attempts">;
+      let pending: Omit<PendingUpdate<S>, "resolve" | "reject" | "attempts" | "turnsWaited">;
       if (typeof first === "function") {
         pending = { run: first as PendingUpdate<S>["run"], ...this.parseUpdateOptions(second) };
       } else if (typeof first === "string") {
@@ -635,7 +808,7 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
         throw new StateSyncError("VALIDATION", "update takes a recipe function or a command name");
       }
       return new Promise((resolve, reject) => {
-        this.queue.push({ ...pending, attempts: 0, resolve, reject });
+        this.queue.push({ ...pending, attempts: 0, turnsWaited: 0, resolve, reject });
         this.kickWriter();
       });
     } catch (e) {
@@ -644,6 +817,7 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
   }
 
   private parseUpdateOptions(options: unknown) {
+    if (options === undefined) return DEFAULT_UPDATE_OPTIONS;
     const parsed = updateOptionsSchema.safeParse(options);
     if (!parsed.success) throw validation("invalid update options", parsed.error);
     return {
@@ -666,24 +840,37 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
         },
       );
     }
+    const parsed = definition.args.safeParse(args);
+    if (!parsed.success) throw validation(`invalid arguments for command "${name}"`, parsed.error);
     const problem = findNonJson(args);
     if (problem !== undefined) {
       throw new StateSyncError("VALIDATION", `arguments of "${name}" are not JSON (${problem})`);
     }
-    const parsed = definition.args.safeParse(args);
-    if (!parsed.success) throw validation(`invalid arguments for command "${name}"`, parsed.error);
     return { definition, args: parsed.data as unknown };
   }
 
   private kickWriter(): void {
-    if (this.writing) return;
+    // (an empty queue would settle the loop before `writing` is even assigned)
+    if (this.writing || this.writesPaused || this.queue.length === 0) return;
     this.writing = (async () => {
       try {
-        while (this.queue.length > 0) await this.commitBatch(this.queue.splice(0, MAX_BATCH));
+        while (this.queue.length > 0 && !this.writesPaused) {
+          await this.commitBatch(this.queue.splice(0, MAX_BATCH));
+        }
       } finally {
         this.writing = undefined;
       }
     })();
+  }
+
+  /**
+   * Holds local updates while this replica appends its snapshot entry (so that its own
+   * compaction and its own updates never conflict); `false` lets them go again.
+   */
+  private async pauseWrites(pause: boolean): Promise<void> {
+    this.writesPaused = pause;
+    if (pause) await this.writing;
+    else this.kickWriter();
   }
 
   /** Runs the recipes of `ops` in order on `state`; rejects those that throw or break the schema. */
@@ -697,6 +884,8 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
         let result: unknown;
         const [produced, p] = produceWithPatches(next, (draft) => {
           result = op.run(draft, ctx);
+          // A returned draft would be a revoked proxy once produce returns: hand back a copy.
+          if (isDraft(result)) result = current(result);
           if (isThenable(result)) {
             (result as Promise<unknown>).then(undefined, () => undefined);
             throw new StateSyncError(
@@ -705,7 +894,7 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
             );
           }
         });
-        if (p.length > 0) this.checkState(produced);
+        if (p.length > 0) this.checkState(produced, p);
         next = produced as S;
         patches.push(...p);
         if (op.command) commands.push(op.command);
@@ -717,20 +906,32 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
     return { patches, commands, results };
   }
 
-  private checkState(state: unknown): void {
+  /**
+   * Checks the state a recipe produced against the model's schema, and that it is still JSON:
+   * the state before was, so only the values its patches put in need looking at.
+   */
+  private checkState(state: unknown, patches: readonly Patch[]): void {
     const check = this.model.state.safeParse(state);
     if (!check.success) throw validation("the update would make the state invalid", check.error);
-    const problem = findNonJson(state);
-    if (problem !== undefined) {
-      throw new StateSyncError(
-        "VALIDATION",
-        `the update would put a non-JSON value in the state (${problem})`,
-      );
+    for (const patch of patches) {
+      if (patch.op === "remove") continue;
+      const problem = findNonJson(patch.value);
+      if (problem !== undefined) {
+        const at = patch.path.map((k) => (typeof k === "number" ? `[${k}]` : `.${k}`)).join("");
+        throw new StateSyncError(
+          "VALIDATION",
+          `the update would put a non-JSON value in the state (${problem.replace(/^\$/, `$${at}`)})`,
+        );
+      }
     }
   }
 
-  /** Checks size and format of an entry this client is about to append. */
-  private async prepare(entry: Entry, what: string): Promise<Uint8Array> {
+  /**
+   * Encodes an entry this client is about to append and checks its size and format. Returns the
+   * bytes and their decoding, which the replica applies when the entry comes back from the log
+   * (so its own entries are decoded once).
+   */
+  private async prepare(entry: Entry, what: string): Promise<OwnEntry> {
     const data = encodeEntry(entry);
     const limit = await this.maxEntryBytes();
     if (data.byteLength > limit) {
@@ -746,7 +947,15 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
         cause: check.error,
       });
     }
-    return data;
+    return { data, decoded: check };
+  }
+
+  /** Remembers an entry being appended under `messageId` until it is consumed (or fails). */
+  private expectOwn(messageId: string, own: OwnEntry): void {
+    if (this.own.size >= MAX_OWN_PENDING) {
+      this.own.delete(this.own.keys().next().value as string);
+    }
+    this.own.set(messageId, own);
   }
 
   /** Runs a batch of queued recipes as one conditional append until it commits or each fails. */
@@ -766,9 +975,16 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
       });
       if (ops.length === 0) return;
 
+      try {
+        await this.anchor();
+        if (this.turns) await this.awaitTurn(ops[0]!);
+      } catch (e) {
+        for (const op of ops) op.reject(e);
+        return;
+      }
       const base = this.revision;
       const timestamp = Date.now();
-      const seed = randomSeed();
+      const seed = nextSeed();
       const ctx = entryContext(base, timestamp, seed, this.clientId);
       const { patches, commands, results } = this.runRecipes(ops, this.replay.state, ctx);
       ops = ops.filter((op) => results.has(op));
@@ -794,9 +1010,9 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
         patches: patches as StoredPatch[],
         ...(commands.length > 0 ? { commands } : {}),
       };
-      let data: Uint8Array;
+      let prepared: OwnEntry;
       try {
-        data = await this.prepare(entry, "the update");
+        prepared = await this.prepare(entry, "the update");
       } catch (e) {
         if (isStateSyncError(e, "PAYLOAD_TOO_LARGE") && ops.length > 1) {
           // Too large together: commit them one by one.
@@ -809,10 +1025,13 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
       }
       for (const op of ops) op.attempts += 1;
       this.stats.attempts += 1;
+      const data = prepared.data;
+      const messageId = this.nextMessageId();
+      this.expectOwn(messageId, prepared);
       try {
         const timeout = Math.min(...ops.map((o) => o.outcomeTimeoutMs));
-        const messageId = this.nextMessageId();
-        const revision = await this.appendExactlyOnce(data, base, timeout, messageId);
+        const signal = ops.length === 1 ? ops[0]!.signal : undefined;
+        const revision = await this.appendExactlyOnce(data, base, timeout, messageId, signal);
         await this.applyOwn({ revision, data, messageId }, base);
         for (const op of ops) {
           op.resolve({
@@ -828,6 +1047,7 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
           for (const op of ops) op.reject(e);
           return;
         }
+        this.own.delete(messageId);
         this.stats.conflicts += 1;
         ops = ops.filter((op) => {
           if (op.attempts < op.maxAttempts) return true;
@@ -841,7 +1061,8 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
         });
         try {
           await this.catchUp(e instanceof AppendConflictError ? e.latestRevision : undefined);
-          if (round > 0) await sleep(backoffDelay(round));
+          // With contention: "turns" a live replica waits for its turn instead (awaitTurn).
+          if (round > 0 && !(this.turns && this.follower)) await sleep(backoffDelay(round));
         } catch (err) {
           for (const op of ops) op.reject(err);
           return;
@@ -861,9 +1082,10 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
     return this.cachedMaxEntryBytes;
   }
 
+  /** `<clientId>-<random per instance>-<counter>`: unique without a random draw per append. */
   private nextMessageId(): string {
     this.messageCounter += 1;
-    return `${this.clientId}-${this.messageCounter}-${randomId(4)}`;
+    return `${this.clientId}-${this.instanceId}-${this.messageCounter}`;
   }
 
   /**
@@ -876,8 +1098,10 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
     expected: number | undefined,
     timeoutMs: number,
     messageId: string = this.nextMessageId(),
+    signal?: AbortSignal,
   ): Promise<number> {
     const deadline = Date.now() + timeoutMs;
+    let maybeStored = false; // false while every attempt is known not to have been sent
     for (let attempt = 0; ; attempt++) {
       try {
         const result =
@@ -896,14 +1120,23 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
               return found;
             }
           } catch (lookup) {
-            if (!isStateSyncError(lookup, "UNAVAILABLE")) throw lookup;
+            if (!isStateSyncError(lookup, "UNAVAILABLE")) {
+              throw maybeStored ? outcomeUnknown(lookup, messageId) : lookup;
+            }
             failure = lookup;
           }
           if (isStateSyncError(failure, "CONFLICT")) throw failure;
         } else if (!isStateSyncError(e, "UNAVAILABLE")) {
-          throw e;
+          // After an attempt whose outcome is unknown, a re-send that fails for another reason
+          // (denied, stream gone, ...) says nothing about that first attempt.
+          throw maybeStored ? outcomeUnknown(e, messageId) : e;
         }
-        if (Date.now() >= deadline || this.closed) {
+        if (!(isStateSyncError(failure) && failure.details.notSent === true)) maybeStored = true;
+        if (!maybeStored && (Date.now() >= deadline || this.closed || signal?.aborted)) {
+          // Nothing was ever sent: the outcome is known, the caller may simply try again.
+          throw signal?.aborted && !this.closed ? abortError(signal) : failure;
+        }
+        if (Date.now() >= deadline || this.closed || signal?.aborted) {
           throw new StateSyncError(
             "UNKNOWN_OUTCOME",
             `the append may or may not be stored: the log could not be reached within ${timeoutMs} ms`,
@@ -946,6 +1179,29 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
     if (this.stall) throw this.stall;
   }
 
+  /**
+   * Resolves once the replay stands on the log's first entry (genesis) or a snapshot, opening
+   * the log again if needed; throws `UNAVAILABLE` (or the stall) when it cannot. Nothing may be
+   * appended before: on an empty log it would become the first entry, before the genesis, and
+   * no replica could ever open the log (found by the cluster fault test: the genesis append
+   * timed out on a fresh R3 stream, the replica opened `offline` at revision 0, and its next
+   * update was stored as entry 1).
+   */
+  private async anchor(): Promise<void> {
+    if (this.replay.anchored) return;
+    this.anchoring ??= this.connect().finally(() => {
+      this.anchoring = undefined;
+    });
+    await this.anchoring;
+    if (this.stall) throw this.stall;
+    if (!this.replay.anchored) {
+      throw new StateSyncError(
+        "UNAVAILABLE",
+        "the log's first entry could not be written or read yet; nothing was appended",
+      );
+    }
+  }
+
   updateUnconditionally<K extends keyof C & string>(
     command: K,
     args: CommandArgs<C[K]>,
@@ -959,17 +1215,33 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
       this.parseCommand(command, args);
       const opts = this.parseUpdateOptions(options);
       if (opts.signal?.aborted) throw abortError(opts.signal);
+      await this.anchor();
       const entry: Entry = {
         v: 1,
         kind: "command",
         ts: Date.now(),
-        seed: randomSeed(),
+        seed: nextSeed(),
         client: this.clientId,
         name: command,
         args: args as unknown,
       };
-      const data = await this.prepare(entry, "the command");
-      return { revision: await this.appendExactlyOnce(data, undefined, opts.outcomeTimeoutMs) };
+      const prepared = await this.prepare(entry, "the command");
+      const messageId = this.nextMessageId();
+      this.expectOwn(messageId, prepared);
+      try {
+        const revision = await this.appendExactlyOnce(
+          prepared.data,
+          undefined,
+          opts.outcomeTimeoutMs,
+          messageId,
+          opts.signal,
+        );
+        if (this.revision >= revision) this.own.delete(messageId);
+        return { revision };
+      } catch (e) {
+        this.own.delete(messageId);
+        throw e;
+      }
     })();
   }
 
@@ -994,78 +1266,141 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
   private async runCompaction(): Promise<CompactionResult> {
     this.assertUsable();
     let revision = 0;
-    for (let attempt = 0; ; attempt++) {
-      await this.fetchUpdates();
-      if (this.replay.lastKind === "snapshot") {
-        revision = this.revision; // the tail is a snapshot entry already
-        break;
-      }
-      const base = this.revision;
-      const entry: Entry = {
-        v: 1,
-        kind: "snapshot",
-        base,
-        ts: Date.now(),
-        client: this.clientId,
-        model: this.model.name,
-        version: this.model.version,
-        initialHash: this.model.initialHash,
-        state: this.replay.state,
-        recent: this.replay.recentForSnapshot(Date.now()),
-      };
-      const data = await this.prepare(entry, "the snapshot entry");
+    for (let attempt = 0; revision === 0; attempt++) {
+      // Local updates wait meanwhile: this replica's own updates never conflict with it.
+      await this.pauseWrites(true);
       try {
-        this.stats.attempts += 1;
-        const messageId = this.nextMessageId();
-        revision = await this.appendExactlyOnce(data, base, DEFAULT_OUTCOME_TIMEOUT_MS, messageId);
-        await this.applyOwn({ revision, data, messageId }, base);
-        break;
+        revision = await this.appendSnapshotEntry();
       } catch (e) {
         if (!isStateSyncError(e, "CONFLICT") || attempt >= 16) throw e;
         this.stats.conflicts += 1;
-        await sleep(backoffDelay(attempt));
+      } finally {
+        await this.pauseWrites(false);
       }
+      if (revision === 0) await sleep(backoffDelay(attempt));
     }
     await this.log.truncateBefore(revision);
     this.stats.compactions += 1;
     return { revision };
   }
 
+  /** Appends the state as a snapshot entry at the tail; its revision (CONFLICT if it moved). */
+  private async appendSnapshotEntry(): Promise<number> {
+    await this.fetchUpdates();
+    if (this.replay.lastKind === "snapshot") return this.revision; // the tail is one already
+    const base = this.revision;
+    // A snapshot entry replicas would refuse (Replay.jump) must not replace the history: a
+    // patch from another writer can leave a state that fails the schema (found by the fault
+    // tests: late joiners then failed with CORRUPT_ENTRY and the history was gone).
+    const invalid = !this.model.state.safeParse(this.replay.state).success
+      ? "it fails the model's schema"
+      : findNonJson(this.replay.state);
+    if (invalid !== undefined) {
+      throw new StateSyncError(
+        "VALIDATION",
+        `not compacting at revision ${base}: the state cannot be a snapshot entry (${invalid}); the history is kept`,
+        { details: { revision: base } },
+      );
+    }
+    const entry: Entry = {
+      v: 1,
+      kind: "snapshot",
+      base,
+      ts: Date.now(),
+      client: this.clientId,
+      model: this.model.name,
+      version: this.model.version,
+      initialHash: this.model.initialHash,
+      state: this.replay.state,
+      recent: this.replay.recentForSnapshot(Date.now()),
+    };
+    const prepared = await this.prepare(entry, "the snapshot entry");
+    const messageId = this.nextMessageId();
+    this.expectOwn(messageId, prepared);
+    try {
+      this.stats.attempts += 1;
+      const data = prepared.data;
+      const revision = await this.appendExactlyOnce(
+        data,
+        base,
+        DEFAULT_OUTCOME_TIMEOUT_MS,
+        messageId,
+      );
+      await this.applyOwn({ revision, data, messageId }, base);
+      return revision;
+    } catch (e) {
+      this.own.delete(messageId);
+      throw e;
+    }
+  }
+
   // ------------------------------------------------------------------ snapshots, events, close
 
+  /**
+   * Saves run one at a time, each recording the state as it is when it starts. At most two are
+   * outstanding: a call while one runs and another waits joins the waiting one, so a replica
+   * consuming faster than its store writes does not queue a stale save per `snapshotEvery`.
+   */
   saveSnapshot(): Promise<void> {
-    if (
-      !this.store ||
-      this.logIdentity === undefined ||
-      this.revision === 0 ||
-      !this.replay.anchored
-    ) {
-      return this.saving;
-    }
+    const store = this.store;
+    if (!store || !this.snapshotDue()) return this.saving;
+    this.consumedSinceSnapshot = 0;
+    if (this.nextSave && this.savesOutstanding >= 2) return this.nextSave;
+    this.savesOutstanding += 1;
+    const run = async () => {
+      if (this.nextSave === p) this.nextSave = undefined;
+      try {
+        await this.writeSnapshot(store);
+      } finally {
+        this.savesOutstanding -= 1;
+      }
+    };
+    const p = this.saving.then(run, run);
+    this.nextSave = p;
+    this.saving = p.catch(() => undefined);
+    return p;
+  }
+
+  /**
+   * The save after `snapshotEvery` entries, at most one starting every `AUTO_SAVE_MIN_MS`: a
+   * replica consuming thousands of entries a second saves a few times a second, not continuously.
+   */
+  private autoSave(): void {
+    if (this.autoSaveTimer !== undefined) return;
+    const wait = this.lastAutoSave + AUTO_SAVE_MIN_MS - Date.now();
+    const save = () => {
+      this.autoSaveTimer = undefined;
+      this.lastAutoSave = Date.now();
+      if (!this.closed) void this.saveSnapshot().catch(() => undefined);
+    };
+    if (wait <= 0) save();
+    else this.autoSaveTimer = setTimeout(save, wait);
+  }
+
+  /** Writes the state as it is now (if there is one worth keeping). */
+  private async writeSnapshot(store: SnapshotStore): Promise<void> {
+    if (!this.snapshotDue()) return;
     const record: SnapshotRecord = {
       format: 1,
       revision: this.revision,
       state: this.replay.state,
-      logIdentity: this.logIdentity,
+      logIdentity: this.logIdentity!,
       messageId: this.replay.messageId,
       model: this.model.name,
       modelVersion: this.model.version,
       savedAt: Date.now(),
     };
-    this.consumedSinceSnapshot = 0;
-    const store = this.store;
-    const run = async () => {
-      try {
-        await store.save(this.snapshotKey, record);
-        this.stats.snapshotsSaved += 1;
-      } catch (e) {
-        this.report(asError(e, "UNAVAILABLE", "saving the local snapshot failed"));
-        throw e;
-      }
-    };
-    const p = this.saving.then(run, run);
-    this.saving = p.catch(() => undefined);
-    return p;
+    try {
+      await store.save(this.snapshotKey, record);
+      this.stats.snapshotsSaved += 1;
+    } catch (e) {
+      this.report(asError(e, "UNAVAILABLE", "saving the local snapshot failed"));
+      throw e;
+    }
+  }
+
+  private snapshotDue(): boolean {
+    return this.logIdentity !== undefined && this.revision > 0 && this.replay.anchored;
   }
 
   private setStatus(status: SyncStatus): void {
@@ -1099,6 +1434,7 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
     if (this.closed) return;
     this.closed = true;
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    if (this.autoSaveTimer) clearTimeout(this.autoSaveTimer);
     const closedError = new StateSyncError("CLOSED", "the synchronizer is closed");
     for (const op of this.queue.splice(0)) op.reject(closedError);
     await this.writing?.catch(() => undefined);
@@ -1115,6 +1451,28 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
     if (this.options.ownsLog) await this.log.close().catch(() => undefined);
     await this.options.onClose?.();
   }
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a === b) return true;
+  if (a.byteLength !== b.byteLength) return false;
+  for (let i = 0; i < a.byteLength; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/**
+ * `UNKNOWN_OUTCOME` for a re-send that failed with `cause` after an earlier attempt's outcome was
+ * unknown (found by the fault tests' checker: a re-send denied after a lost acknowledgement was
+ * reported `PERMISSION_DENIED`, "nothing appended", though the first attempt was in the log).
+ */
+function outcomeUnknown(cause: unknown, messageId: string): StateSyncError {
+  if (isStateSyncError(cause, "UNKNOWN_OUTCOME")) return cause;
+  const why = cause instanceof Error ? cause.message : String(cause);
+  return new StateSyncError(
+    "UNKNOWN_OUTCOME",
+    `the append may or may not be stored: an earlier attempt's outcome is unknown and the re-send failed (${why})`,
+    { cause, details: { messageId } },
+  );
 }
 
 function isThenable(v: unknown): boolean {

@@ -293,3 +293,52 @@ describe("StateSynchronizer on MemoryLog", () => {
     await Promise.all([a.close(), b.close()]);
   });
 });
+
+describe("user mistakes the engine absorbs", () => {
+  it("hands back a plain copy when a recipe returns the draft", async () => {
+    const a = await open();
+    const r = await a.update((d) => {
+      d.items.push("hi");
+      return d.items;
+    });
+    expect(r.result).toEqual(["hi"]);
+    expect(a.state.items).toEqual(["hi"]);
+    await a.close();
+  });
+
+  it("reports missing command arguments as a schema failure", async () => {
+    const a = await open();
+    const error = await a.update("push", undefined as never).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: "VALIDATION" });
+    expect(String((error as Error).message)).toMatch(/invalid arguments/);
+    await a.close();
+  });
+
+  it("fails with UNAVAILABLE, not UNKNOWN_OUTCOME, when nothing could be sent", async () => {
+    const log = new MemoryLog();
+    const a = await open(log);
+    log.setOffline(true);
+    expect(await codeOf(a.update("increment", { by: 1 }, { outcomeTimeoutMs: 150 }))).toBe(
+      "UNAVAILABLE",
+    );
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 50);
+    expect(
+      await codeOf(a.updateUnconditionally("increment", { by: 1 }, { signal: controller.signal })),
+    ).toBe("ABORTED");
+    log.setOffline(false);
+    expect(log.size).toBe(1);
+    await a.close();
+  });
+
+  it("synced() honours its signal while the log is unreachable", async () => {
+    const log = new MemoryLog();
+    const a = await open(log);
+    log.setOffline(true);
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 50);
+    expect(await codeOf(a.synced({ signal: controller.signal }))).toBe("ABORTED");
+    log.setOffline(false);
+    await a.close();
+  });
+});

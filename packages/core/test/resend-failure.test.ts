@@ -1,0 +1,39 @@
+import { describe, expect, it } from "vitest";
+import { MemoryLog } from "@statesync/core";
+import { codeOf, open } from "./fixtures.js";
+
+/**
+ * Regression test (found with the fault tests' history checker, whose rule is: an update that
+ * definitely failed must not be in the log): the acknowledgement of an append is lost (it is
+ * stored), and the re-send fails for another reason than unavailability, here a permission
+ * denial. The update used to reject with PERMISSION_DENIED, which says "nothing appended",
+ * though the log held it. It now rejects with UNKNOWN_OUTCOME (in the log at most once).
+ */
+describe("a re-send that fails after a lost acknowledgement", () => {
+  for (const kind of ["conditional", "unconditional"] as const) {
+    it(`reports UNKNOWN_OUTCOME, not the re-send's error (${kind})`, async () => {
+      const log = new MemoryLog();
+      const a = await open(log, { live: false });
+      log.loseNextAcks(1);
+      log.failNextAppends(1, "PERMISSION_DENIED");
+      const p =
+        kind === "conditional"
+          ? a.update("increment", { by: 1 })
+          : a.updateUnconditionally("increment", { by: 1 });
+      expect(await codeOf(p)).toBe("UNKNOWN_OUTCOME");
+      expect(log.size).toBe(2); // it was stored, once
+      await a.fetchUpdates();
+      expect(a.state.count).toBe(1);
+      await a.close();
+    });
+  }
+
+  it("a first attempt that is denied is still PERMISSION_DENIED (nothing appended)", async () => {
+    const log = new MemoryLog();
+    const a = await open(log, { live: false });
+    log.failNextAppends(1, "PERMISSION_DENIED");
+    expect(await codeOf(a.update("increment", { by: 1 }))).toBe("PERMISSION_DENIED");
+    expect(log.size).toBe(1);
+    await a.close();
+  });
+});
