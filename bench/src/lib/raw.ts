@@ -1,0 +1,45 @@
+import { JetStreamLog } from "@statesync/node";
+import type { JetStreamClient, NatsConnection } from "nats";
+
+/**
+ * A raw JetStream stream created exactly as statesync creates its own (through `JetStreamLog`),
+ * for reference publishes on the same subject layout and configuration.
+ */
+export async function rawStream(
+  nc: NatsConnection,
+  stream: string,
+): Promise<{ js: JetStreamClient; subject: string }> {
+  const log = await JetStreamLog.open({ connection: nc, stream });
+  const subject = log.subject;
+  await log.close();
+  return { js: nc.jetstream({ timeout: 5_000 }), subject };
+}
+
+/**
+ * Raw conditional appends, one at a time: `js.publish` with `Nats-Expected-Last-Sequence` (the
+ * previous acknowledgement's sequence) and a `Nats-Msg-Id`, the two headers statesync sends.
+ */
+export async function rawConditionalLoop(
+  js: JetStreamClient,
+  subject: string,
+  data: Uint8Array,
+  ms: number,
+  latencies?: number[],
+): Promise<{ ops: number; elapsedMs: number }> {
+  let last = (await js.publish(subject, data, { msgID: `raw-init-${Math.random()}` })).seq;
+  let ops = 0;
+  const start = performance.now();
+  const end = start + ms;
+  for (let t = start; t < end;) {
+    const ack = await js.publish(subject, data, {
+      expect: { lastSequence: last },
+      msgID: `raw-${last}-${Math.random().toString(36).slice(2, 8)}`,
+    });
+    last = ack.seq;
+    ops += 1;
+    const t1 = performance.now();
+    latencies?.push(t1 - t);
+    t = t1;
+  }
+  return { ops, elapsedMs: performance.now() - start };
+}
