@@ -551,6 +551,7 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
           (e: unknown) => {
             // Losing the race to other writers is not a failure: try again a little later.
             if (isStateSyncError(e, "CONFLICT")) return this.policy?.deferred();
+            if (this.closed || isStateSyncError(e, "CLOSED")) return; // closing: not a problem
             const error = asError(e, "UNAVAILABLE", "automatic compaction failed");
             if (this.policy?.failed(error)) this.report(error);
           },
@@ -1272,12 +1273,13 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
       try {
         revision = await this.appendSnapshotEntry();
       } catch (e) {
-        if (!isStateSyncError(e, "CONFLICT") || attempt >= 16) throw e;
+        // Busy logs: a snapshot entry races every writer, so it tries often and quickly.
+        if (!isStateSyncError(e, "CONFLICT") || attempt >= 100) throw e;
         this.stats.conflicts += 1;
       } finally {
         await this.pauseWrites(false);
       }
-      if (revision === 0) await sleep(backoffDelay(attempt));
+      if (revision === 0) await sleep(Math.random() * 2);
     }
     await this.log.truncateBefore(revision);
     this.stats.compactions += 1;
