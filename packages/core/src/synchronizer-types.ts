@@ -156,6 +156,7 @@ export interface StateSynchronizer<S, C extends CommandMap<S> = CommandMap<S>> {
    * Compaction: appends the state as a snapshot entry (conditionally, at the current revision),
    * then truncates the history before it. A crash between the two loses nothing. Throws
    * `PAYLOAD_TOO_LARGE` before any I/O when the state does not fit one entry (the history stays),
+   * `RETRY_LIMIT` when other writers won 100 races in a row (the history stays; try later),
    * `PERMISSION_DENIED` without purge permission, and what `update` throws.
    */
   compact(): Promise<CompactionResult>;

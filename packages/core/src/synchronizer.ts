@@ -550,7 +550,9 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
           () => this.policy?.succeeded(),
           (e: unknown) => {
             // Losing the race to other writers is not a failure: try again a little later.
-            if (isStateSyncError(e, "CONFLICT")) return this.policy?.deferred();
+            if (isStateSyncError(e, "CONFLICT") || isStateSyncError(e, "RETRY_LIMIT")) {
+              return this.policy?.deferred();
+            }
             if (this.closed || isStateSyncError(e, "CLOSED")) return; // closing: not a problem
             const error = asError(e, "UNAVAILABLE", "automatic compaction failed");
             if (this.policy?.failed(error)) this.report(error);
@@ -1274,7 +1276,17 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
         revision = await this.appendSnapshotEntry();
       } catch (e) {
         // Busy logs: a snapshot entry races every writer, so it tries often and quickly.
-        if (!isStateSyncError(e, "CONFLICT") || attempt >= 100) throw e;
+        if (!isStateSyncError(e, "CONFLICT")) throw e;
+        if (attempt >= 100) {
+          throw new StateSyncError(
+            "RETRY_LIMIT",
+            "the snapshot entry lost 100 races to other writers",
+            {
+              cause: e,
+              details: { attempts: attempt + 1 },
+            },
+          );
+        }
         this.stats.conflicts += 1;
       } finally {
         await this.pauseWrites(false);

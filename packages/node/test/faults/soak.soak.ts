@@ -141,8 +141,10 @@ describe("soak", () => {
     }
     // Every "error" event is one the run expects: none but compaction hiccups reported as such.
     for (const code of reported.keys()) expect(["CONFLICT", "UNAVAILABLE"], code).toContain(code);
+    // A periodic compaction races 32 busy writers on 2 cores: it may lose every one of its
+    // attempts (RETRY_LIMIT, history kept, nothing lost), but compaction as a whole must work.
     expect(compactions.filter((c) => c.startsWith("ok")).length).toBeGreaterThan(0);
-    expect(compactions.filter((c) => !c.startsWith("ok"))).toEqual([]);
+    expect(compactions.filter((c) => !c.startsWith("ok") && c !== "RETRY_LIMIT")).toEqual([]);
     for (const h of heaps) {
       expect(h.growth, `${h.id}: heap ${mb(h.base)} -> ${mb(h.last)} MB`).toBeLessThan(
         HEAP_GROWTH_LIMIT,
