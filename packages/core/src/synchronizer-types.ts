@@ -189,7 +189,7 @@ export interface CreateSynchronizerOptions<S, C extends CommandMap<S>> {
   snapshotKey?: string;
   /** Save a snapshot after this many consumed entries (default 100; 0 = only on close). */
   snapshotEvery?: number;
-  /** Client id stored in entries. Default: random. */
+  /** Client id stored in entries (1-64 printable ASCII characters, no spaces). Default: random. */
   clientId?: string;
   /** Keep following the log after catching up. Default true. */
   live?: boolean;

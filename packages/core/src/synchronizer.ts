@@ -84,7 +84,13 @@ const optionsSchema = z.object({
     .optional(),
   snapshotKey: z.string().min(1).optional(),
   snapshotEvery: z.number().int().nonnegative().optional(),
-  clientId: z.string().min(1).max(256).optional(),
+  // Message ids embed it and are capped at 256 bytes with the subject (JetStreamLog): keep it short.
+  clientId: z
+    .string()
+    .min(1)
+    .max(64)
+    .regex(/^[\x21-\x7e]+$/, "printable ASCII without spaces")
+    .optional(),
   live: z.boolean().optional(),
   waitFor: z.enum(["synced", "restored"]).optional(),
   contention: z.enum(["retry", "turns"]).optional(),

@@ -342,3 +342,20 @@ describe("user mistakes the engine absorbs", () => {
     await a.close();
   });
 });
+
+describe("client ids", () => {
+  it("refuses a client id that would make message ids too long or unprintable", async () => {
+    for (const clientId of ["x".repeat(65), "has space", "é"]) {
+      expect(
+        await codeOf(createSynchronizer({ log: new MemoryLog(), model: counterModel, clientId })),
+      ).toBe("VALIDATION");
+    }
+    const ok = await createSynchronizer({
+      log: new MemoryLog(),
+      model: counterModel,
+      clientId: "x".repeat(64),
+    });
+    await ok.update("increment", { by: 1 });
+    await ok.close();
+  });
+});
