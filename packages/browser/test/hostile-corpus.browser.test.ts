@@ -1,12 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
-import {
-  createSynchronizer,
-  defineModel,
-  MemoryLog,
-  stateHash,
-  type StateSyncError,
-} from "@statesync/browser";
+import { createSynchronizer, MemoryLog, stateHash, type StateSyncError } from "@statesync/browser";
+import { ledger } from "../../node/test/fixtures/hostile/ledger-model.js";
 import manifest from "../../node/test/fixtures/hostile/manifest.json" with { type: "json" };
 
 /**
@@ -16,31 +10,6 @@ import manifest from "../../node/test/fixtures/hostile/manifest.json" with { typ
  * MemoryLog holding exactly the bytes nats-server stores; the Node test feeds them through a real
  * server.
  */
-const ledger = defineModel({
-  name: "ledger",
-  state: z.object({
-    count: z.number().int(),
-    ops: z.array(z.string()),
-    notes: z.array(z.string()),
-  }),
-  initial: { count: 0, ops: [], notes: [] },
-  commands: {
-    increment: {
-      args: z.object({ by: z.number().int(), opId: z.string().min(1).max(64) }),
-      apply(draft, args) {
-        draft.count += args.by;
-        draft.ops.push(args.opId);
-      },
-    },
-    note: {
-      args: z.object({ text: z.string().max(4096) }),
-      apply(draft, args) {
-        draft.notes.push(args.text);
-      },
-    },
-  },
-});
-
 interface HostileCase {
   name: string;
   description: string;
