@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import { mkdir, open, readFile, rename, unlink } from "node:fs/promises";
+import { mkdir, open, readdir, readFile, rename, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import {
   shouldReplaceSnapshot,
@@ -52,7 +52,9 @@ function corrupt(key: string, why: string, cause?: unknown): StateSyncError {
  * Saves are atomic (temporary file in the same directory, write, fsync, rename, fsync of the
  * directory) and follow `shouldReplaceSnapshot` (never replace a newer revision of the same log).
  * Saves and deletes of one key are serialized within this process; two processes sharing a
- * directory may interleave (each file stays whole, the last rename wins).
+ * directory may interleave (each file stays whole, the last rename wins). A process killed
+ * mid-save leaves its temporary file (`<file>.<pid>.<hex>.tmp`) behind; the first save of a
+ * later store on the directory removes those whose process no longer runs on this machine.
  */
 export class FileSnapshotStore implements SnapshotStore {
   private readonly queues = new Map<string, Promise<unknown>>();
@@ -144,10 +146,13 @@ export class FileSnapshotStore implements SnapshotStore {
   }
 
   private async writeAtomically(path: string, text: string): Promise<void> {
-    this.dirReady ??= mkdir(this.dir, { recursive: true }).catch((err: unknown) => {
-      this.dirReady = undefined;
-      throw err;
-    });
+    this.dirReady ??= mkdir(this.dir, { recursive: true }).then(
+      () => removeStaleTemporaries(this.dir),
+      (err: unknown) => {
+        this.dirReady = undefined;
+        throw err;
+      },
+    );
     await this.dirReady;
     const temp = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
     try {
@@ -178,4 +183,38 @@ async function syncDirectory(dir: string): Promise<void> {
   } finally {
     await handle?.close().catch(() => undefined);
   }
+}
+
+/** `<name>.snapshot.json.<pid>.<8 hex>.tmp`: a temporary file of {@link FileSnapshotStore}. */
+const TEMPORARY = /^.+\.snapshot\.json\.(\d+)\.[0-9a-f]{8}\.tmp$/;
+
+/** True when a process with this id runs on this machine (EPERM: it runs as another user). */
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * Removes the temporary files that processes killed in the middle of a save left in `dir`
+ * (best effort: a file that cannot be listed or removed is left alone). Files of running
+ * processes, this one included, may be mid-write and are kept.
+ */
+async function removeStaleTemporaries(dir: string): Promise<void> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return;
+  }
+  await Promise.all(
+    names.map(async (name) => {
+      const pid = Number(TEMPORARY.exec(name)?.[1] ?? Number.NaN);
+      if (!Number.isSafeInteger(pid) || pid <= 0 || pid === process.pid || isRunning(pid)) return;
+      await unlink(join(dir, name)).catch(() => undefined);
+    }),
+  );
 }

@@ -109,6 +109,25 @@ describe("FileSnapshotStore damage", () => {
     expect((await store.load("key/0"))?.revision).toBe(18);
   });
 
+  it("removes temporary files of dead processes on its first save, and only those", async () => {
+    // A process that has exited: its pid no longer runs (reuse within this test is negligible).
+    const { spawnSync } = await import("node:child_process");
+    const dead = spawnSync(process.execPath, ["-e", ""]).pid!;
+    const name = snapshotFileName("k");
+    const files = {
+      dead: `${name}.${dead}.0badf00d.tmp`,
+      live: `${name}.${process.pid}.0badf00d.tmp`, // may be mid-write: kept
+      other: `${name}.notes.tmp`, // not the store's naming: kept
+    };
+    for (const f of Object.values(files)) await writeFile(join(dir, f), "{");
+    await store.save("k", record(1));
+    const left = await readdir(dir);
+    expect(left).not.toContain(files.dead);
+    expect(left).toContain(files.live);
+    expect(left).toContain(files.other);
+    expect((await store.load("k"))?.revision).toBe(1);
+  });
+
   it("derives distinct, safe file names (case, separators, long keys)", () => {
     const names = ["a", "A", "a/b", "a.b", "a_b", "../x", "x".repeat(500), "ü"].map(
       snapshotFileName,

@@ -99,7 +99,8 @@ describe("a client process killed with SIGKILL", () => {
     await first.midWrite;
     await first.kill();
     const files = await readdir(snapshotDir);
-    expect(files.some((f) => f.endsWith(".torn.tmp"))).toBe(true);
+    const torn = files.filter((f) => f.endsWith(".7042e000.tmp"));
+    expect(torn).toHaveLength(1);
 
     const second = startClient(history, {
       stream,
@@ -112,6 +113,8 @@ describe("a client process killed with SIGKILL", () => {
     expect(ready.restored).toBe(1); // the last complete snapshot, not the torn one
     expect(await second.exited).toBe(0);
     expect(second.errors).toEqual([]);
+    // The restarted client's first save removed the dead process's temporary file.
+    expect((await readdir(snapshotDir)).filter((f) => f.endsWith(".tmp"))).toEqual([]);
     const verdict = await verify(history, { ref: reference });
     expect(verdict.stats.ok).toBeGreaterThanOrEqual(18);
     await reference.close();
