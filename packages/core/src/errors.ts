@@ -43,6 +43,11 @@ export const ERROR_CODES = [
   "COMMAND_FAILED",
   /** A `subscribe` or `on` listener threw; reported, never rethrown. */
   "LISTENER_FAILED",
+  /**
+   * The snapshot store could not save the local snapshot (disk full, no permission, not a
+   * directory, storage quota). The state and the log are unaffected; the next save tries again.
+   */
+  "SNAPSHOT_FAILED",
 ] as const;
 
 /** One of {@link ERROR_CODES}. */

@@ -97,6 +97,8 @@ export async function rebuildStateAt<S, C extends CommandMap<S>>(
   revision: number,
 ): Promise<Immutable<S>> {
   checkRange(revision, "revision");
+  // Revision 0 (nothing consumed) is the model's initial state, whatever the log retains.
+  if (revision === 0) return new Replay(model, log.contiguous).state as Immutable<S>;
   const info = await log.info();
   if (revision > info.latestRevision) {
     throw new StateSyncError(

@@ -124,9 +124,11 @@ export interface StateSynchronizer<S, C extends CommandMap<S> = CommandMap<S>> {
   /**
    * Conditional update with a recipe. Runs it on the current state; appends its Immer patches
    * only if the log is still at `revision`; on conflict catches up and runs it again (backoff with
-   * jitter). Throws `VALIDATION` (async recipe, invalid result state), `RETRY_LIMIT`,
-   * `PAYLOAD_TOO_LARGE`, `PERMISSION_DENIED`, `UNKNOWN_OUTCOME`, `ABORTED`, `CLOSED`, or what the
-   * recipe threw.
+   * jitter). A recipe that changes nothing appends nothing; the replica then checks the log's
+   * latest revision and, when the log has moved on, catches up and runs the recipe again, so
+   * `result` is computed at the log's latest revision. Throws `VALIDATION` (async recipe,
+   * invalid result state), `RETRY_LIMIT`, `PAYLOAD_TOO_LARGE`, `PERMISSION_DENIED`,
+   * `UNKNOWN_OUTCOME`, `UNAVAILABLE`, `ABORTED`, `CLOSED`, or what the recipe threw (unchanged).
    */
   update<R>(recipe: Recipe<S, R>, options?: UpdateOptions): Promise<UpdateResult<S, R>>;
   /** Conditional update with a named command; `args` are validated by its schema first. */
@@ -163,12 +165,15 @@ export interface StateSynchronizer<S, C extends CommandMap<S> = CommandMap<S>> {
   /** The retained entries in `[from, to]` (revision, time, kind, command and args, client). */
   history(options?: HistoryOptions): Promise<HistoryEntry[]>;
   /**
-   * Rebuilds the state at a retained revision by replaying the log from its first entry.
-   * Throws `TRUNCATED` for a revision before the retained history.
+   * Rebuilds the state at a retained revision by replaying the log from its first entry; 0 is the
+   * model's initial state. Throws `TRUNCATED` for a revision before the retained history.
    */
   stateAt(revision: number): Promise<Immutable<S>>;
 
-  /** Writes the local snapshot now (no-op without a snapshot store). */
+  /**
+   * Writes the local snapshot now (no-op without a snapshot store). Throws `SNAPSHOT_FAILED` when
+   * the store cannot write (also reported as an `"error"` event), `CLOSED` after `close()`.
+   */
   saveSnapshot(): Promise<void>;
   /** Writes the snapshot, stops following, releases what it owns; later calls reject `CLOSED`. */
   close(): Promise<void>;

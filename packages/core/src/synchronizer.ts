@@ -909,6 +909,8 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
         if (op.command) commands.push(op.command);
         results.set(op, result);
       } catch (e) {
+        // What the recipe threw reaches the caller unchanged (a command's domain error, say),
+        // where the same command appended unconditionally is reported as COMMAND_FAILED.
         op.reject(e);
       }
     }
@@ -999,12 +1001,41 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
       ops = ops.filter((op) => results.has(op));
       if (ops.length === 0) return;
       if (patches.length === 0) {
+        // Nothing to append, so no conditional append checks that the recipes read the latest
+        // state: ask the log. When it has moved on, catch up and run them again, as after a
+        // conflict (Pravega's updateState returns without this check).
+        let latest: number;
+        try {
+          latest = (await this.log.info()).latestRevision;
+        } catch (e) {
+          for (const op of ops) op.reject(e);
+          return;
+        }
+        if (latest > this.revision) {
+          for (const op of ops) op.attempts += 1;
+          ops = ops.filter((op) => {
+            if (op.attempts < op.maxAttempts) return true;
+            op.reject(
+              new StateSyncError("RETRY_LIMIT", `the log moved on ${op.attempts} times`, {
+                details: { attempts: op.attempts },
+              }),
+            );
+            return false;
+          });
+          try {
+            await this.catchUp(latest);
+          } catch (e) {
+            for (const op of ops) op.reject(e);
+            return;
+          }
+          continue;
+        }
         for (const op of ops) {
           op.resolve({
             revision: base,
             state: this.state,
             result: results.get(op),
-            attempts: Math.max(1, op.attempts),
+            attempts: op.attempts + 1, // runs: this one, after any that conflicted
           });
         }
         return;
@@ -1362,6 +1393,13 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
    * consuming faster than its store writes does not queue a stale save per `snapshotEvery`.
    */
   saveSnapshot(): Promise<void> {
+    if (this.closed) {
+      return Promise.reject(new StateSyncError("CLOSED", "the synchronizer is closed"));
+    }
+    return this.save();
+  }
+
+  private save(): Promise<void> {
     const store = this.store;
     if (!store || !this.snapshotDue()) return this.saving;
     this.consumedSinceSnapshot = 0;
@@ -1391,7 +1429,7 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
     const save = () => {
       this.autoSaveTimer = undefined;
       this.lastAutoSave = Date.now();
-      if (!this.closed) void this.saveSnapshot().catch(() => undefined);
+      if (!this.closed) void this.save().catch(() => undefined);
     };
     if (wait <= 0) save();
     else this.autoSaveTimer = setTimeout(save, wait);
@@ -1414,8 +1452,13 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
       await store.save(this.snapshotKey, record);
       this.stats.snapshotsSaved += 1;
     } catch (e) {
-      this.report(asError(e, "UNAVAILABLE", "saving the local snapshot failed"));
-      throw e;
+      const error = isStateSyncError(e)
+        ? e
+        : new StateSyncError("SNAPSHOT_FAILED", `saving the local snapshot failed: ${String(e)}`, {
+            cause: e,
+          });
+      this.report(error);
+      throw error;
     }
   }
 
@@ -1466,7 +1509,7 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
     for (const w of this.waiters) w.reject(closedError);
     this.waiters.clear();
     await this.saving;
-    await this.saveSnapshot().catch(() => undefined);
+    await this.save().catch(() => undefined);
     this.setStatus("closed");
     if (this.options.ownsLog) await this.log.close().catch(() => undefined);
     await this.options.onClose?.();

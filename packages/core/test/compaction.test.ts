@@ -166,12 +166,16 @@ describe("history and stateAt", () => {
     expect(h[2]).toMatchObject({ revision: 3, command: "push", args: { item: "p" } });
     expect(h[3]!.command).toBeUndefined();
     expect((await a.history({ from: 2, to: 3 })).map((e) => e.revision)).toEqual([2, 3]);
+    expect(await a.stateAt(0)).toEqual({ count: 0, items: [], log: [] });
+    expect(await a.stateAt(1)).toEqual({ count: 0, items: [], log: [] });
     expect((await a.stateAt(2)).count).toBe(2);
     expect((await a.stateAt(3)).items).toEqual(["p@2"]);
     expect(await a.stateAt(4)).toEqual(a.state);
     await a.compact();
     await a.update("increment", { by: 1 });
     expect(await codeOf(a.stateAt(2))).toBe("TRUNCATED");
+    // Revision 0 is the initial state, which no truncation removes.
+    expect(await a.stateAt(0)).toEqual({ count: 0, items: [], log: [] });
     expect((await a.stateAt(a.revision)).count).toBe(11);
     expect(await codeOf(a.stateAt(999))).toBe("VALIDATION");
     expect(await codeOf(a.history({ from: -1 }))).toBe("VALIDATION");

@@ -85,6 +85,22 @@ describe("snapshots on MemoryLog", () => {
     await Promise.all([b.close(), w.close()]);
   });
 
+  it("reports a store that cannot save as SNAPSHOT_FAILED and keeps going", async () => {
+    const log = new MemoryLog();
+    const store = new MemorySnapshotStore();
+    store.save = () => Promise.reject(new Error("EACCES: permission denied"));
+    const a = await open(log, { snapshots: store });
+    const errors: string[] = [];
+    a.on("error", (e) => errors.push(e.code));
+    await a.update("increment", { by: 1 });
+    const err = await a.saveSnapshot().catch((e: unknown) => e);
+    expect((err as { code?: string }).code).toBe("SNAPSHOT_FAILED");
+    expect(String((err as Error).cause)).toMatch(/EACCES/);
+    expect(errors).toContain("SNAPSHOT_FAILED");
+    expect((await a.update("increment", { by: 1 })).state.count).toBe(2);
+    await a.close(); // the failing save on close is reported, not thrown
+  });
+
   it("discards a corrupted snapshot with a warning and rebuilds from the log", async () => {
     const log = new MemoryLog();
     const store = new MemorySnapshotStore();

@@ -68,6 +68,53 @@ describe("StateSynchronizer on MemoryLog", () => {
     await a.close();
   });
 
+  it("runs a recipe that changes nothing again on the latest state when its replica was behind", async () => {
+    const log = new MemoryLog();
+    const a = await open(log);
+    const b = await open(log, { live: false });
+    await a.update("increment", { by: 1 });
+    expect(b.revision).toBe(1); // b has not seen a's update
+    const runs: number[] = [];
+    const r = await b.update((draft) => {
+      runs.push(draft.count);
+      return draft.count; // reads only: no patches, nothing to append
+    });
+    expect(runs).toEqual([0, 1]); // once on the stale state, once after catching up
+    expect(r).toMatchObject({ revision: 2, result: 1, attempts: 2 });
+    expect(log.size).toBe(2);
+    expect(b.stats.appends).toBe(0);
+    await Promise.all([a.close(), b.close()]);
+  });
+
+  it("rejects a recipe that changes nothing with UNAVAILABLE while the log is unreachable", async () => {
+    const log = new MemoryLog();
+    const a = await open(log);
+    log.setOffline(true);
+    expect(await codeOf(a.update(() => 1))).toBe("UNAVAILABLE");
+    log.setOffline(false);
+    expect(await a.update(() => 1)).toMatchObject({ revision: 1, result: 1, attempts: 1 });
+    await a.close();
+  });
+
+  it("rejects an update with what its recipe or command threw, unchanged, appending nothing", async () => {
+    const log = new MemoryLog();
+    const a = await open(log);
+    const err = await a.update("fail", {}).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Error);
+    expect((err as Error).message).toBe("recipe failed on purpose");
+    const mine = new RangeError("mine");
+    expect(
+      await a
+        .update(() => {
+          throw mine;
+        })
+        .catch((e: unknown) => e),
+    ).toBe(mine);
+    expect(log.size).toBe(1);
+    expect(a.state.count).toBe(0);
+    await a.close();
+  });
+
   it("rejects an async recipe with VALIDATION and appends nothing", async () => {
     const log = new MemoryLog();
     const a = await open(log);
@@ -229,6 +276,7 @@ describe("StateSynchronizer on MemoryLog", () => {
     expect(await codeOf(a.update("increment", {}))).toBe("CLOSED");
     expect(await codeOf(a.updateUnconditionally("increment", {}))).toBe("CLOSED");
     expect(await codeOf(a.fetchUpdates())).toBe("CLOSED");
+    expect(await codeOf(a.saveSnapshot())).toBe("CLOSED");
     await a.close();
   });
 
