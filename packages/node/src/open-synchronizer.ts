@@ -1,3 +1,4 @@
+import { stat } from "node:fs/promises";
 import { join } from "node:path";
 import {
   openJetStreamSynchronizer,
@@ -39,9 +40,27 @@ const storeLike = (v: unknown) =>
   objectLike(v) &&
   ["load", "save", "delete"].every((m) => typeof (v as Record<string, unknown>)[m] === "function");
 
+/** A URL `nats` can dial over TCP: `nats://` or `tls://`, or a bare `host:port`. */
+function isTcpServer(server: string): boolean {
+  try {
+    const url = new URL(server.includes("://") ? server : `nats://${server}`);
+    return (url.protocol === "nats:" || url.protocol === "tls:") && url.hostname !== "";
+  } catch {
+    return false;
+  }
+}
+const tcpServer = z
+  .string()
+  .min(1)
+  .refine(isTcpServer, {
+    message:
+      "servers must be nats:// or tls:// URLs or host:port (e.g. nats://127.0.0.1:4222); " +
+      "for ws:// use @statesync/browser's openSynchronizer",
+  });
+
 const optionsSchema = z
   .object({
-    servers: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).optional(),
+    servers: z.union([tcpServer, z.array(tcpServer).min(1)]).optional(),
     connection: z.custom<unknown>(objectLike, "connection must be a nats connection").optional(),
     connectOptions: z.custom<unknown>(objectLike, "connectOptions must be an object").optional(),
     stream: z.string(),
@@ -83,6 +102,7 @@ export async function openSynchronizer<S, C extends CommandMap<S>>(
     );
   }
   const { servers, connection, connectOptions, snapshots, snapshotDir, ...rest } = options;
+  if (snapshots === undefined) await checkSnapshotDir(snapshotDir ?? defaultSnapshotDir());
   const owned =
     servers === undefined
       ? undefined
@@ -101,4 +121,19 @@ export async function openSynchronizer<S, C extends CommandMap<S>>(
         : snapshots,
     waitFor: rest.waitFor ?? "synced",
   });
+}
+
+/** `VALIDATION` when `dir` exists and is not a directory (it is created on the first save). */
+async function checkSnapshotDir(dir: string): Promise<void> {
+  let isDirectory: boolean;
+  try {
+    isDirectory = (await stat(dir)).isDirectory();
+  } catch {
+    return; // missing (created later) or unreadable (reported when a save fails)
+  }
+  if (!isDirectory) {
+    throw new StateSyncError("VALIDATION", `snapshotDir ${dir} exists and is not a directory`, {
+      details: { snapshotDir: dir },
+    });
+  }
 }

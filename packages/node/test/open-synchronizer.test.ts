@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -143,11 +143,41 @@ describe("openSynchronizer", () => {
       { servers: server.url, stream: "S", model: counter, snapshots: {} },
       { servers: server.url, stream: "bad.name", model: counter },
       { servers: server.url, stream: "S", key: "a..b", model: counter },
+      // servers nats cannot dial over TCP (it would retry "not a url" forever, silently)
+      { servers: "not a url", stream: "S", model: counter },
+      { servers: "http://127.0.0.1:4222", stream: "S", model: counter },
+      { servers: [server.url, server.wsUrl], stream: "S", model: counter },
     ];
     for (const options of cases) {
       const err = await rejection(openSynchronizer(options as any));
       expect(isStateSyncError(err, "VALIDATION"), String(err)).toBe(true);
     }
+    // A bare host:port is accepted (this one then starts offline: nothing listens there).
+    const bare = await openSynchronizer({
+      servers: `127.0.0.1:${await getFreePort()}`,
+      stream: uniqueStream(),
+      model: counter,
+      snapshots: false,
+      waitFor: "restored",
+    });
+    await bare.close();
     await nc.close();
+  });
+
+  it("refuses a snapshotDir that is a file, before connecting (VALIDATION)", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "statesync-notdir-"));
+    const file = join(dir, "file");
+    await writeFile(file, "x");
+    const err = await rejection(
+      openSynchronizer({
+        servers: server.url,
+        stream: uniqueStream(),
+        model: counter,
+        snapshotDir: file,
+      }),
+    );
+    expect(isStateSyncError(err, "VALIDATION"), String(err)).toBe(true);
+    expect(String(err)).toMatch(/not a directory/);
+    await rm(dir, { recursive: true, force: true });
   });
 });
