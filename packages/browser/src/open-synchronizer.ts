@@ -109,6 +109,7 @@ export async function openSynchronizer<S, C extends CommandMap<S>>(
     connection: owned ? owned.connection : connection!,
     snapshots: ownedStore ?? snapshots,
     waitFor: waitFor ?? "restored",
+    connectionErrors: owned ? (report) => owned.errors(report) : undefined,
     closeConnection: async () => {
       stopSaving();
       await owned?.cancel().catch(() => undefined);

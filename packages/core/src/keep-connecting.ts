@@ -6,6 +6,12 @@ export interface BackgroundConnection<N> {
   readonly connection: Promise<N>;
   /** Stops trying and closes the connection if it was made. Idempotent. */
   cancel(): Promise<void>;
+  /**
+   * Calls `listener` with each failed attempt's error, as an `UNAVAILABLE` error naming the cause
+   * (an attempt failing like the one before is not repeated), starting with the last one so far.
+   * Nothing after the connection is made. Returns an unsubscribe function.
+   */
+  errors(listener: (error: StateSyncError) => void): () => void;
 }
 
 /** Connect errors that retrying will not fix (nats.js `ErrorCode`). */
@@ -36,6 +42,16 @@ export function keepConnecting<N extends { close(): Promise<void>; isClosed(): b
   let made: N | undefined;
   const cancelledError = () => new StateSyncError("CLOSED", "connecting was cancelled");
   const unsubscribe = options.wake?.(() => wake?.());
+  const listeners = new Set<(error: StateSyncError) => void>();
+  let lastError: StateSyncError | undefined;
+  const failed = (err: unknown) => {
+    const why = err instanceof Error ? err.message : String(err);
+    if (lastError && lastError.message.endsWith(`: ${why}`)) return;
+    lastError = new StateSyncError("UNAVAILABLE", `cannot connect to the server: ${why}`, {
+      cause: err,
+    });
+    for (const l of [...listeners]) l(lastError);
+  };
 
   const connection = (async () => {
     for (let attempt = 0; ; attempt++) {
@@ -47,10 +63,12 @@ export function keepConnecting<N extends { close(): Promise<void>; isClosed(): b
           throw cancelledError();
         }
         made = nc;
+        listeners.clear();
         return nc;
       } catch (err) {
         if (cancelled) throw cancelledError();
         if (FATAL.has((err as { code?: string }).code ?? "")) throw err;
+        failed(err);
         const ms = Math.min(5_000, 250 * 2 ** Math.min(attempt, 5)) * (0.75 + Math.random() / 4);
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, ms);
@@ -67,6 +85,12 @@ export function keepConnecting<N extends { close(): Promise<void>; isClosed(): b
 
   return {
     connection,
+    errors(listener) {
+      if (made) return () => undefined;
+      listeners.add(listener);
+      if (lastError) listener(lastError);
+      return () => listeners.delete(listener);
+    },
     async cancel() {
       cancelled = true;
       wake?.();

@@ -5,7 +5,11 @@ import type { NatsConnectionLike } from "./jetstream/nats-types.js";
 import type { CommandMap, Model } from "./model.js";
 import type { SnapshotStore } from "./snapshot-store.js";
 import { createSynchronizer } from "./synchronizer.js";
-import type { StateSynchronizer, SyncEvents } from "./synchronizer-types.js";
+import type {
+  CreateSynchronizerOptions,
+  StateSynchronizer,
+  SyncEvents,
+} from "./synchronizer-types.js";
 
 /**
  * Options of {@link openJetStreamSynchronizer}: where the state lives in JetStream (the
@@ -54,6 +58,8 @@ export interface OpenJetStreamOptions<S, C extends CommandMap<S>> {
   onError?: SyncEvents["error"];
   /** Listens to `"status"` from the start. */
   onStatus?: SyncEvents["status"];
+  /** Errors of a connection made in the background, reported as `"error"` events (see `createSynchronizer`). */
+  connectionErrors?: CreateSynchronizerOptions<S, C>["connectionErrors"];
 }
 
 /**
@@ -111,6 +117,7 @@ export async function openJetStreamSynchronizer<S, C extends CommandMap<S>>(
       contention: options.contention,
       onError: options.onError,
       onStatus: options.onStatus,
+      connectionErrors: options.connectionErrors,
       ownsLog: true,
       onClose: release,
     });

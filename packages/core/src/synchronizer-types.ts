@@ -223,6 +223,12 @@ export interface CreateSynchronizerOptions<S, C extends CommandMap<S>> {
    * occasional writers wait for seconds). See the README's performance section.
    */
   contention?: "retry" | "turns";
+  /**
+   * For runtime packages that connect in the background: subscribes the replica to the
+   * connection's errors (see `BackgroundConnection.errors`), each reported as an `"error"` event
+   * until the connection is made. Returns an unsubscribe function, called by `close()`.
+   */
+  connectionErrors?: (report: (error: StateSyncError) => void) => () => void;
   /** Close the log in `close()`. Default false. */
   ownsLog?: boolean;
   /** Extra work for `close()`, after the log is released (runtime packages close connections). */

@@ -108,6 +108,7 @@ const optionsSchema = z.object({
   onClose: fn.optional(),
   onError: fn.optional(),
   onStatus: fn.optional(),
+  connectionErrors: fn.optional(),
 });
 
 const updateOptionsSchema = z
@@ -235,6 +236,7 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
   private autoSaveTimer: ReturnType<typeof setTimeout> | undefined;
   private compacting: Promise<CompactionResult> | undefined;
   private unwatchStatus: (() => void) | undefined;
+  private readonly unwatchConnection: (() => void) | undefined;
   private messageCounter = 0;
   private readonly instanceId = randomId(8);
   /** Entries this client is appending, by message id (see `prepare`). */
@@ -265,6 +267,9 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
       options.compaction === false ? undefined : new CompactionPolicy(options.compaction);
     if (options.onError) this.listeners.error.add(options.onError);
     if (options.onStatus) this.listeners.status.add(options.onStatus);
+    this.unwatchConnection = options.connectionErrors?.((error) => {
+      if (!this.closed) this.report(error);
+    });
   }
 
   // ------------------------------------------------------------------ reads
@@ -1506,6 +1511,7 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
     this.follower = undefined;
     await f?.stop().catch(() => undefined);
     this.unwatchStatus?.();
+    this.unwatchConnection?.();
     for (const w of this.waiters) w.reject(closedError);
     this.waiters.clear();
     await this.saving;

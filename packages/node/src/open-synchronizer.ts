@@ -115,6 +115,7 @@ export async function openSynchronizer<S, C extends CommandMap<S>>(
     ...rest,
     connection: owned ? owned.connection : connection!,
     closeConnection: owned ? () => owned.cancel() : undefined,
+    connectionErrors: owned ? (report) => owned.errors(report) : undefined,
     snapshots:
       snapshots === undefined
         ? new FileSnapshotStore(snapshotDir ?? defaultSnapshotDir())
