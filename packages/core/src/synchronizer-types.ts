@@ -215,12 +215,13 @@ export interface CreateSynchronizerOptions<S, C extends CommandMap<S>> {
   compaction?: CompactionOptions | false;
   /**
    * How conflicting writers share the log. `"retry"` (default): after a conflict the replica
-   * catches up and retries at once, then with full-jitter exponential backoff; lowest latency
-   * (32 occasional writers: p99 ~1 s here), but under sustained contention a slow writer may get
-   * far less than its share. `"turns"`: while others write, live writers take
-   * turns of 8 entries round-robin (fair for a few busy writers: at 8 writers each gets >= 3/4 of
-   * its share in `bench/`), at the price of latency that grows with the number of writers (many
-   * occasional writers wait for seconds). See the README's performance section.
+   * catches up and retries at once; after another, a live replica retries as soon as the next
+   * entry arrives (up to date at the same moment as the writer that just committed, so no writer
+   * keeps winning), or after a full-jitter exponential backoff when none comes. At 8 busy writers
+   * in `bench/` the fewest commits of a writer is ~2/3 of its share. `"turns"`: while others
+   * write, live writers take turns of 8 entries round-robin (fewer wasted attempts and fairer
+   * still, ~3/4 of the share), at the price of latency that grows with the number of writers
+   * (many occasional writers wait for seconds). See the README's performance section.
    */
   contention?: "retry" | "turns";
   /**

@@ -1107,7 +1107,12 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
         try {
           await this.catchUp(e instanceof AppendConflictError ? e.latestRevision : undefined);
           // With contention: "turns" a live replica waits for its turn instead (awaitTurn).
-          if (round > 0 && !(this.turns && this.follower)) await sleep(backoffDelay(round));
+          if (round > 0 && !(this.turns && this.follower)) {
+            // Live: retry as soon as the next entry arrives (up to date, as the winner is), or
+            // after the backoff when none comes.
+            if (this.follower) await this.waitUntil(this.revision + 1, backoffDelay(round));
+            else await sleep(backoffDelay(round));
+          }
         } catch (err) {
           for (const op of ops) op.reject(err);
           return;
