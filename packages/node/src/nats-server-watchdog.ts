@@ -3,16 +3,34 @@
  * `fork` (an IPC channel), it kills the server when the channel closes, which the OS does when
  * the parent exits for any reason, SIGKILL included. So no server outlives a test process.
  *
- * argv: <nats-server binary> <config file>. Messages to the parent: `{ type: "pid", pid }`,
- * `{ type: "exit", code, signal }`, `{ type: "error", message }`.
+ * When the parent is gone it also removes the server's temporary directory (the optional third
+ * argument), as the parent's `stop()` would have; a `restart()` (the server exits while the
+ * parent lives) keeps it.
+ *
+ * argv: <nats-server binary> <config file> [directory to remove]. Messages to the parent:
+ * `{ type: "pid", pid }`, `{ type: "exit", code, signal }`, `{ type: "error", message }`.
  */
 import { spawn } from "node:child_process";
+import { rmSync } from "node:fs";
 
-const [bin, config] = process.argv.slice(2);
+const [bin, config, removeOnOrphan] = process.argv.slice(2);
 if (!bin || !config) {
-  process.stderr.write("usage: nats-server-watchdog <nats-server> <config>\n");
+  process.stderr.write("usage: nats-server-watchdog <nats-server> <config> [dir]\n");
   process.exit(2);
 }
+let orphaned = false;
+
+/** Exits, first removing the directory when the parent is gone (best effort). */
+const exit = (code: number): never => {
+  if (orphaned && removeOnOrphan) {
+    try {
+      rmSync(removeOnOrphan, { recursive: true, force: true });
+    } catch {
+      // best effort: a leftover directory in the temporary directory
+    }
+  }
+  process.exit(code);
+};
 
 const send = (message: object): void => {
   if (process.connected) process.send?.(message);
@@ -22,19 +40,18 @@ const server = spawn(bin, ["-c", config], { stdio: ["ignore", "inherit", "inheri
 server.on("spawn", () => send({ type: "pid", pid: server.pid }));
 server.on("error", (err) => {
   send({ type: "error", message: err.message });
-  process.exit(1);
+  exit(1);
 });
 server.on("exit", (code, signal) => {
   send({ type: "exit", code, signal });
   if (process.connected) process.disconnect();
-  process.exit(0);
+  exit(0);
 });
 
 process.on("disconnect", () => {
-  if (server.exitCode !== null || server.signalCode !== null) process.exit(0);
+  orphaned = true;
+  if (server.exitCode !== null || server.signalCode !== null) exit(0);
   server.kill("SIGTERM");
-  setTimeout(() => {
-    server.kill("SIGKILL");
-    process.exit(0);
-  }, 5_000).unref();
+  setTimeout(() => server.kill("SIGKILL"), 5_000).unref();
+  setTimeout(() => exit(0), 10_000).unref();
 });

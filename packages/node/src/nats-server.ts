@@ -192,7 +192,9 @@ export async function startNatsServer(options: StartNatsServerOptions = {}): Pro
   let removed = false;
 
   const launch = async (): Promise<void> => {
-    const proc = fork(WATCHDOG, [bin, configFile], {
+    // The watchdog removes `dir` if this process dies first, unless the store is to be kept.
+    const orphanCleanup = options.keepStore ? [] : [dir];
+    const proc = fork(WATCHDOG, [bin, configFile, ...orphanCleanup], {
       stdio: ["ignore", "pipe", "pipe", "ipc"],
       execArgv: [],
     });

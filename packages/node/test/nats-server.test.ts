@@ -111,7 +111,7 @@ describe("no orphans", () => {
     const script = `
       const { startNatsServer } = await import(${JSON.stringify(index)});
       const s = await startNatsServer();
-      console.log(JSON.stringify({ pid: s.pid }));
+      console.log(JSON.stringify({ pid: s.pid, dir: s.dir }));
       setInterval(() => {}, 1000);
     `;
     const child = spawn(process.execPath, ["--input-type=module", "-e", script], {
@@ -119,12 +119,15 @@ describe("no orphans", () => {
     });
     let out = "";
     child.stdout.on("data", (d) => (out += d));
-    const pid = await until(() => {
+    const { pid, dir } = await until(() => {
       const line = out.split("\n").find((l) => l.startsWith("{"));
-      return line ? (JSON.parse(line).pid as number) : undefined;
+      return line ? (JSON.parse(line) as { pid: number; dir: string }) : undefined;
     });
     expect(alive(pid)).toBe(true);
+    expect(existsSync(dir)).toBe(true);
     child.kill("SIGKILL");
     await until(() => (alive(pid) ? undefined : true), 15_000);
+    // ... and removes its temporary directory, store included, as stop() would have.
+    await until(() => (existsSync(dir) ? undefined : true), 15_000);
   });
 });
