@@ -51,12 +51,17 @@ describe("permissions", () => {
   it("maps a denied publish to PERMISSION_DENIED", async () => {
     const admin = await JetStreamLog.open({ connection: await connect(), stream: "PERM" });
     await admin.appendUnconditional(bytes("a"), "a");
-    const log = new JetStreamLog({ connection: await connect("nopub"), stream: "PERM" });
+    // A long request timeout: the denial must come from the server's answer, not a timeout.
+    const log = new JetStreamLog({
+      connection: await connect("nopub"),
+      stream: "PERM",
+      requestTimeoutMs: 30_000,
+    });
     expect((await log.info()).latestRevision).toBe(1);
     const started = Date.now();
     const err = await rejection(log.appendConditional(bytes("b"), 1, "b"));
     expect(isStateSyncError(err, "PERMISSION_DENIED"), String(err)).toBe(true);
-    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(Date.now() - started).toBeLessThan(15_000); // well before the request timeout
     expect((await log.info()).latestRevision).toBe(1);
     await log.close();
     await admin.close();
@@ -65,10 +70,14 @@ describe("permissions", () => {
   it("reports PERMISSION_DENIED quickly when consumers may not be created (follow and read)", async () => {
     const admin = await JetStreamLog.open({ connection: await connect(), stream: "PERM" });
     await admin.appendUnconditional(bytes("x"), "x");
-    const log = new JetStreamLog({ connection: await connect("noconsumer"), stream: "PERM" });
+    const log = new JetStreamLog({
+      connection: await connect("noconsumer"),
+      stream: "PERM",
+      requestTimeoutMs: 30_000,
+    });
     const errors: unknown[] = [];
     const follower = log.follow(1, { onEntry: () => undefined, onError: (e) => errors.push(e) });
-    await until(() => (errors.length > 0 ? true : undefined), 5_000);
+    await until(() => (errors.length > 0 ? true : undefined), 15_000);
     expect(isStateSyncError(errors[0], "PERMISSION_DENIED")).toBe(true);
     await follower.stop();
     const started = Date.now();
@@ -78,7 +87,7 @@ describe("permissions", () => {
       })(),
     );
     expect(isStateSyncError(err, "PERMISSION_DENIED"), String(err)).toBe(true);
-    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(Date.now() - started).toBeLessThan(15_000); // well before the request timeout
     await log.close();
     await admin.close();
   });
@@ -151,8 +160,8 @@ describe("a connection that is not there yet", () => {
     const started = Date.now();
     const err = await rejection(log.info());
     expect(isStateSyncError(err, "UNAVAILABLE")).toBe(true);
+    // It waited for its request timeout, not for the connection (which never came).
     expect(Date.now() - started).toBeGreaterThanOrEqual(250);
-    expect(Date.now() - started).toBeLessThan(2_000);
     const statuses: string[] = [];
     log.watchStatus((s) => statuses.push(s));
     const seen: LogEntry[] = [];
