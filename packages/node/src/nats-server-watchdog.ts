@@ -19,12 +19,20 @@ if (!bin || !config) {
   process.exit(2);
 }
 let orphaned = false;
+/** The parent announced this exit (stop, restart, kill): keep the directory. */
+let expected = false;
+process.on("message", (m: { type?: string }) => {
+  if (m?.type === "expect-exit") expected = true;
+});
+// A signal to the whole process group (Ctrl-C, `timeout`) also reaches the server and the
+// parent; the watchdog stays to see whether the parent is gone, and cleans up if so.
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, () => undefined);
 
 /** Exits, first removing the directory when the parent is gone (best effort). */
 const exit = (code: number): never => {
-  if (orphaned && removeOnOrphan) {
+  if (orphaned && !expected && removeOnOrphan) {
     try {
-      rmSync(removeOnOrphan, { recursive: true, force: true });
+      rmSync(removeOnOrphan, { recursive: true, force: true, maxRetries: 2 });
     } catch {
       // best effort: a leftover directory in the temporary directory
     }
@@ -44,8 +52,17 @@ server.on("error", (err) => {
 });
 server.on("exit", (code, signal) => {
   send({ type: "exit", code, signal });
-  if (process.connected) process.disconnect();
-  exit(0);
+  if (expected || !process.connected) {
+    orphaned ||= !process.connected;
+    if (process.connected) process.disconnect();
+    exit(0);
+  }
+  // Not announced: the parent may be dying too (a signal to the process group). Give its
+  // channel a moment to close before deciding whether to clean up.
+  setTimeout(() => {
+    if (process.connected) process.disconnect();
+    exit(0);
+  }, 1_000);
 });
 
 process.on("disconnect", () => {

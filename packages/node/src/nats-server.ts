@@ -1,10 +1,11 @@
 import { fork, type ChildProcess } from "node:child_process";
-import { accessSync, constants as fsConstants } from "node:fs";
+import { accessSync, constants as fsConstants, rmSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { StateSyncError } from "@statesync/core";
 
 /** Ports and paths of a started server, for {@link StartNatsServerOptions.extraConfig}. */
 export interface NatsServerPorts {
@@ -127,6 +128,8 @@ export function getFreePort(): Promise<number> {
 
 const live = new Set<ChildProcess>();
 const livePids = new Set<number>();
+/** Temporary directories of servers not stopped yet and not to be kept. */
+const liveDirs = new Set<string>();
 let exitHookInstalled = false;
 function installExitHook(): void {
   if (exitHookInstalled) return;
@@ -140,6 +143,14 @@ function installExitHook(): void {
       }
     }
     for (const child of live) child.kill("SIGKILL");
+    // The watchdogs die with the servers here, before they could clean up: remove the dirs.
+    for (const dir of liveDirs) {
+      try {
+        rmSync(dir, { recursive: true, force: true, maxRetries: 2 });
+      } catch {
+        // best effort
+      }
+    }
   });
 }
 
@@ -157,6 +168,7 @@ export async function startNatsServer(options: StartNatsServerOptions = {}): Pro
   const bin = findNatsServer(options.bin);
   installExitHook();
   const dir = await mkdtemp(join(tmpdir(), "statesync-nats-"));
+  if (!options.keepStore) liveDirs.add(dir);
   const port = options.port ?? (await getFreePort());
   const wsPort = options.wsPort ?? (await getFreePort());
   const storeDir = join(dir, "jetstream");
@@ -255,6 +267,13 @@ export async function startNatsServer(options: StartNatsServerOptions = {}): Pro
   const terminate = async (signal: NodeJS.Signals): Promise<void> => {
     if (!child) return;
     child.ref();
+    // Tell the watchdog this exit is ours (stop, restart, kill): it must not clean up.
+    const announced = child;
+    if (announced.connected) {
+      await new Promise<void>((resolve) =>
+        announced.send({ type: "expect-exit" }, () => resolve()),
+      );
+    }
     const serverPid = pid;
     if (serverPid !== undefined) {
       try {
@@ -280,6 +299,7 @@ export async function startNatsServer(options: StartNatsServerOptions = {}): Pro
   try {
     await launch();
   } catch (err) {
+    liveDirs.delete(dir);
     await rm(dir, { recursive: true, force: true });
     throw err;
   }
@@ -299,13 +319,19 @@ export async function startNatsServer(options: StartNatsServerOptions = {}): Pro
     async stop(stopOptions = {}) {
       await terminate("SIGTERM");
       const keep = stopOptions.keepStore ?? options.keepStore ?? false;
+      liveDirs.delete(dir);
       if (!keep && !removed) {
         removed = true;
         await rm(dir, { recursive: true, force: true });
       }
     },
     async restart() {
-      if (removed) throw new Error("the server was stopped and its directory removed");
+      if (removed) {
+        throw new StateSyncError(
+          "CLOSED",
+          "the server was stopped and its directory removed: restart() needs stop({ keepStore: true }) or kill()",
+        );
+      }
       await terminate("SIGTERM");
       await launch();
     },

@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import {
@@ -106,28 +106,40 @@ describe("missing binary", () => {
 });
 
 describe("no orphans", () => {
-  it("kills the server when the process that started it is SIGKILLed", async () => {
-    const index = fileURLToPath(import.meta.resolve("@statesync/node"));
-    const script = `
-      const { startNatsServer } = await import(${JSON.stringify(index)});
-      const s = await startNatsServer();
-      console.log(JSON.stringify({ pid: s.pid, dir: s.dir }));
-      setInterval(() => {}, 1000);
-    `;
-    const child = spawn(process.execPath, ["--input-type=module", "-e", script], {
-      stdio: ["ignore", "pipe", "inherit"],
+  // How the process that started the server ends: killed outright (the watchdog cleans up),
+  // exiting with an error (the exit hook does), or its whole process group interrupted, as
+  // Ctrl-C does (the watchdog outlives the signal to see that its parent is gone).
+  const endings = {
+    "is SIGKILLed": (child: ChildProcess) => child.kill("SIGKILL"),
+    "calls process.exit(1)": (child: ChildProcess) => child.stdin?.end("exit\n"),
+    "gets SIGINT with its process group": (child: ChildProcess) =>
+      process.kill(-child.pid!, "SIGINT"),
+  };
+  for (const [ending, end] of Object.entries(endings)) {
+    it(`stops the server and removes its directory when the process that started it ${ending}`, async () => {
+      const index = fileURLToPath(import.meta.resolve("@statesync/node"));
+      const script = `
+        const { startNatsServer } = await import(${JSON.stringify(index)});
+        const s = await startNatsServer();
+        console.log(JSON.stringify({ pid: s.pid, dir: s.dir }));
+        process.stdin.on("data", () => process.exit(1));
+      `;
+      const child = spawn(process.execPath, ["--input-type=module", "-e", script], {
+        stdio: ["pipe", "pipe", "inherit"],
+        detached: true, // its own process group
+      });
+      let out = "";
+      child.stdout!.on("data", (d) => (out += d));
+      const { pid, dir } = await until(() => {
+        const line = out.split("\n").find((l) => l.startsWith("{"));
+        return line ? (JSON.parse(line) as { pid: number; dir: string }) : undefined;
+      });
+      expect(alive(pid)).toBe(true);
+      expect(existsSync(dir)).toBe(true);
+      end(child);
+      await until(() => (alive(pid) ? undefined : true), 15_000);
+      // ... and its temporary directory, store included, is gone as after stop().
+      await until(() => (existsSync(dir) ? undefined : true), 15_000);
     });
-    let out = "";
-    child.stdout.on("data", (d) => (out += d));
-    const { pid, dir } = await until(() => {
-      const line = out.split("\n").find((l) => l.startsWith("{"));
-      return line ? (JSON.parse(line) as { pid: number; dir: string }) : undefined;
-    });
-    expect(alive(pid)).toBe(true);
-    expect(existsSync(dir)).toBe(true);
-    child.kill("SIGKILL");
-    await until(() => (alive(pid) ? undefined : true), 15_000);
-    // ... and removes its temporary directory, store included, as stop() would have.
-    await until(() => (existsSync(dir) ? undefined : true), 15_000);
-  });
+  }
 });
