@@ -1193,8 +1193,19 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
             { cause: failure, details: { messageId } },
           );
         }
+        // The signal ends the wait at once: then nothing more is sent, and the outcome is what
+        // the attempts so far leave it (ABORTED when none was sent, else UNKNOWN_OUTCOME).
+        const wait = Math.min(deadline - Date.now(), 50 * 2 ** Math.min(attempt, 6));
+        await sleep(wait, signal).catch(() => undefined);
+        if (signal?.aborted && !this.closed) {
+          if (!maybeStored) throw abortError(signal);
+          throw new StateSyncError(
+            "UNKNOWN_OUTCOME",
+            "the append may or may not be stored: aborted while its outcome was unknown",
+            { cause: failure, details: { messageId } },
+          );
+        }
         this.stats.resends += 1;
-        await sleep(Math.min(deadline - Date.now(), 50 * 2 ** Math.min(attempt, 6)));
       }
     }
   }

@@ -379,6 +379,28 @@ describe("user mistakes the engine absorbs", () => {
     await a.close();
   });
 
+  it("stops sending as soon as the signal aborts, while waiting to re-send to an unreachable log", async () => {
+    const log = new MemoryLog();
+    const a = await open(log);
+    log.setOffline(true);
+    let sends = 0;
+    const append = log.appendConditional.bind(log);
+    log.appendConditional = (...args) => {
+      sends += 1;
+      return append(...args);
+    };
+    const controller = new AbortController();
+    const pending = a.update("increment", { by: 1 }, { signal: controller.signal });
+    await until(() => sends >= 3); // failed twice, now waiting to re-send
+    controller.abort();
+    const sent = sends;
+    expect(await codeOf(pending)).toBe("ABORTED"); // nothing was ever sent
+    expect(sends).toBe(sent); // and nothing after the abort
+    log.setOffline(false);
+    expect(log.size).toBe(1);
+    await a.close();
+  });
+
   it("synced() honours its signal while the log is unreachable", async () => {
     const log = new MemoryLog();
     const a = await open(log);
