@@ -35,7 +35,11 @@ const FATAL = new Set([
  */
 export function keepConnecting<N extends { close(): Promise<void>; isClosed(): boolean }>(
   connect: () => Promise<N>,
-  options: { wake?: (retry: () => void) => () => void } = {},
+  options: {
+    wake?: (retry: () => void) => () => void;
+    /** What is being connected to, for error messages (e.g. the server URLs). */
+    target?: string;
+  } = {},
 ): BackgroundConnection<N> {
   let cancelled = false;
   let wake: (() => void) | undefined;
@@ -45,9 +49,10 @@ export function keepConnecting<N extends { close(): Promise<void>; isClosed(): b
   const listeners = new Set<(error: StateSyncError) => void>();
   let lastError: StateSyncError | undefined;
   const failed = (err: unknown) => {
-    const why = err instanceof Error ? err.message : String(err);
+    const why = describe(err);
     if (lastError && lastError.message.endsWith(`: ${why}`)) return;
-    lastError = new StateSyncError("UNAVAILABLE", `cannot connect to the server: ${why}`, {
+    const to = options.target ? ` ${options.target}` : " the server";
+    lastError = new StateSyncError("UNAVAILABLE", `cannot connect to${to}: ${why}`, {
       cause: err,
     });
     for (const l of [...listeners]) l(lastError);
@@ -97,4 +102,16 @@ export function keepConnecting<N extends { close(): Promise<void>; isClosed(): b
       if (made && !made.isClosed()) await made.close();
     },
   };
+}
+
+/**
+ * A connect error in words: its message, else its code, else its text. (nats.ws in a browser
+ * rejects with an error whose `message` is undefined: a WebSocket error event says no more.)
+ */
+function describe(err: unknown): string {
+  const e = err as { message?: unknown; code?: unknown } | null;
+  if (typeof e?.message === "string" && e.message !== "") return e.message;
+  if (typeof e?.code === "string" && e.code !== "") return e.code;
+  const text = String(err);
+  return text === "[object Object]" || text === "" ? "the connection failed" : text;
 }

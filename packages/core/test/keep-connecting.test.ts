@@ -59,4 +59,28 @@ describe("keepConnecting", () => {
     await bg.cancel();
     expect(await bg.connection.catch((e: StateSyncError) => e.code)).toBe("CLOSED");
   });
+
+  it("names the target, and describes errors without a message (nats.ws in a browser)", async () => {
+    const errors: unknown[] = [{ code: "CONNECTION_REFUSED" }, new Error(), {}];
+    let attempts = 0;
+    const wakes: (() => void)[] = [];
+    const bg = keepConnecting<FakeConnection>(
+      async () => {
+        throw errors[attempts++ % errors.length];
+      },
+      { target: "ws://127.0.0.1:9", wake: (retry) => (wakes.push(retry), () => undefined) },
+    );
+    const seen: string[] = [];
+    bg.errors((e) => seen.push(e.message));
+    while (attempts < 3) {
+      wakes[0]?.();
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    await bg.cancel();
+    expect(seen).toEqual([
+      "cannot connect to ws://127.0.0.1:9: CONNECTION_REFUSED",
+      "cannot connect to ws://127.0.0.1:9: Error",
+      "cannot connect to ws://127.0.0.1:9: the connection failed",
+    ]);
+  });
 });

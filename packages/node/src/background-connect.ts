@@ -12,9 +12,16 @@ import { connect, type ConnectionOptions, type NatsConnection } from "nats";
 export function connectInBackground(
   options: ConnectionOptions,
 ): BackgroundConnection<NatsConnection> {
-  return keepConnecting(() =>
-    connect({ maxReconnectAttempts: -1, ...options, waitOnFirstConnect: false }),
+  return keepConnecting(
+    () => connect({ maxReconnectAttempts: -1, ...options, waitOnFirstConnect: false }),
+    { target: serversText(options.servers) },
   );
+}
+
+/** `servers` as a short text for error messages. */
+function serversText(servers: string | string[] | undefined): string | undefined {
+  if (servers === undefined) return undefined;
+  return Array.isArray(servers) ? servers.join(", ") : servers;
 }
 
 export type { BackgroundConnection };

@@ -112,7 +112,9 @@ describe("openSynchronizer", () => {
     expect(sync.status).toBe("offline");
     // Why it is offline is reported once, not at every retry.
     expect(errors.map((e) => e.code)).toEqual(["UNAVAILABLE"]);
-    expect(errors[0]!.message).toMatch(/cannot connect to the server: CONNECTION_REFUSED/);
+    expect(errors[0]!.message).toBe(
+      `cannot connect to nats://127.0.0.1:${port}: CONNECTION_REFUSED`,
+    );
     const late = await startNatsServer({ port });
     try {
       await until(() => (sync.status === "live" ? true : undefined), 30_000);
