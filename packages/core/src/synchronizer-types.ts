@@ -68,7 +68,10 @@ export interface SyncStats {
   conflicts: number;
   /** Conditional append attempts made (committed or not). */
   attempts: number;
-  /** Re-sends of an append whose acknowledgement was lost. */
+  /**
+   * Re-sends decided for an append whose acknowledgement was lost or that could not be sent
+   * (counted before the wait that precedes each; an abort during that wait cancels it).
+   */
   resends: number;
   /** Snapshots written to and restored from the snapshot store. */
   snapshotsSaved: number;

@@ -1193,6 +1193,7 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
             { cause: failure, details: { messageId } },
           );
         }
+        this.stats.resends += 1; // counted when decided (before the wait)
         // The signal ends the wait at once: then nothing more is sent, and the outcome is what
         // the attempts so far leave it (ABORTED when none was sent, else UNKNOWN_OUTCOME).
         const wait = Math.min(deadline - Date.now(), 50 * 2 ** Math.min(attempt, 6));
@@ -1205,7 +1206,6 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
             { cause: failure, details: { messageId } },
           );
         }
-        this.stats.resends += 1;
       }
     }
   }

@@ -29,14 +29,24 @@ describe("faults on MemoryLog", () => {
 
   it("treats a re-send conflict without its message id in the log as a real conflict", async () => {
     const log = new MemoryLog({ duplicateCheck: "expected-first" });
-    const a = await open(log, { live: false });
-    const b = await open(log, { live: false });
+    const a = await open(log, { live: false, clientId: "a" });
+    const b = await open(log, { live: false, clientId: "b" });
+    // a's re-send waits until b has written (an ordering, whatever the machine's speed).
+    let release = () => undefined as void;
+    const bWrote = new Promise<void>((r) => (release = r));
+    let aSends = 0;
+    const append = log.appendConditional.bind(log);
+    log.appendConditional = async (data, expected, messageId) => {
+      if (messageId.startsWith("a-") && ++aSends === 2) await bWrote;
+      return append(data, expected, messageId);
+    };
     log.failNextAppends(1); // the first send never reached the log...
     const p = a.update((d) => {
       d.count += 1;
     });
-    await until(() => a.stats.resends > 0);
+    await until(() => aSends >= 2);
     await b.update("increment", { by: 10 }); // ...and someone else wrote meanwhile
+    release();
     const r = await p;
     expect(r.attempts).toBe(2);
     expect(a.state.count).toBe(11);
