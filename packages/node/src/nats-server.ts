@@ -165,6 +165,19 @@ const WATCHDOG = join(dirname(fileURLToPath(import.meta.url)), "nats-server-watc
  * an Error with the server's output when it does not start.
  */
 export async function startNatsServer(options: StartNatsServerOptions = {}): Promise<NatsServer> {
+  // A free port can be taken by another process between getFreePort() and the server's bind
+  // (parallel test files do this): start again on new ports when they were ours to choose.
+  const chosen = options.port === undefined || options.wsPort === undefined;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(options);
+    } catch (err) {
+      if (!chosen || attempt >= 5 || !/address already in use/.test(String(err))) throw err;
+    }
+  }
+}
+
+async function startOnce(options: StartNatsServerOptions): Promise<NatsServer> {
   const bin = findNatsServer(options.bin);
   installExitHook();
   const dir = await mkdtemp(join(tmpdir(), "statesync-nats-"));

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
+import { createServer, type AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import {
   findNatsServer,
@@ -76,6 +77,30 @@ describe("startNatsServer", () => {
     await third.stop();
     expect(existsSync(third.dir)).toBe(false);
     expect(alive(pid)).toBe(false);
+  });
+
+  it("starts again on new ports when a port it chose was taken before the server bound it", async () => {
+    // Another process holds a port; the first attempt's config asks for it (as when a port that
+    // getFreePort() returned is taken meanwhile), the next attempt's does not.
+    const holder = createServer();
+    await new Promise<void>((r) => holder.listen(0, "127.0.0.1", r));
+    const taken = (holder.address() as AddressInfo).port;
+    const attempts: number[] = [];
+    const s = await startNatsServer({
+      extraConfig: ({ port }) => {
+        attempts.push(port);
+        return attempts.length === 1 ? `http: "127.0.0.1:${taken}"` : "";
+      },
+    });
+    expect(attempts).toHaveLength(2);
+    expect(attempts[1]).toBe(s.port);
+    const nc = await tcp(s.url);
+    await nc.close();
+    await s.stop();
+    // A port given explicitly is not replaced: the error is the caller's to see.
+    const err = await rejection(startNatsServer({ port: taken }));
+    expect(String(err.message)).toMatch(/address already in use/);
+    holder.close();
   });
 
   it("reports a config the server refuses with its output", async () => {
