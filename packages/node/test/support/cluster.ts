@@ -21,6 +21,18 @@ export interface NatsCluster {
  * listen, routes }` block routing to all the others. Resolves once JetStream has a meta leader.
  */
 export async function startNatsCluster(size = 3, name = "statesync"): Promise<NatsCluster> {
+  // Ports from getFreePort() can be taken by another process before the nodes bind them
+  // (parallel test files): start the whole cluster again on fresh ports.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(size, name);
+    } catch (err) {
+      if (attempt >= 3 || !/address already in use/.test(String(err))) throw err;
+    }
+  }
+}
+
+async function startOnce(size: number, name: string): Promise<NatsCluster> {
   const clusterPorts = await Promise.all(Array.from({ length: size }, () => getFreePort()));
   const clientPorts = await Promise.all(Array.from({ length: size }, () => getFreePort()));
   const names = clientPorts.map((_, i) => `${name}-n${i + 1}`);
