@@ -237,6 +237,9 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
   private compacting: Promise<CompactionResult> | undefined;
   private unwatchStatus: (() => void) | undefined;
   private readonly unwatchConnection: (() => void) | undefined;
+  /** A background connection reported a failed attempt (see `connectionErrors`). */
+  private connectionFailed = false;
+  private onConnectionFailure: (() => void) | undefined;
   private messageCounter = 0;
   private readonly instanceId = randomId(8);
   /** Entries this client is appending, by message id (see `prepare`). */
@@ -268,7 +271,10 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
     if (options.onError) this.listeners.error.add(options.onError);
     if (options.onStatus) this.listeners.status.add(options.onStatus);
     this.unwatchConnection = options.connectionErrors?.((error) => {
-      if (!this.closed) this.report(error);
+      if (this.closed) return;
+      this.connectionFailed = true;
+      this.onConnectionFailure?.();
+      this.report(error);
     });
   }
 
@@ -329,7 +335,22 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
       connecting.catch(() => undefined);
       return;
     }
-    await connecting;
+    // Synced, or offline: when the connection made in the background has already failed (the
+    // server refused it, the name does not resolve), the replica is offline now; it need not
+    // wait for the log's request timeout to say so. It keeps connecting in the background.
+    const failed = new Promise<"offline">((resolve) => {
+      this.onConnectionFailure = () => resolve("offline");
+      if (this.connectionFailed) resolve("offline");
+    });
+    try {
+      const first = await Promise.race([connecting.then(() => "done" as const), failed]);
+      if (first === "offline") {
+        connecting.catch(() => undefined);
+        if (this.statusValue === "connecting") this.setStatus("offline");
+      }
+    } finally {
+      this.onConnectionFailure = undefined;
+    }
   }
 
   private async discardSnapshot(problem: string): Promise<void> {

@@ -101,15 +101,18 @@ describe("openSynchronizer", () => {
   it("starts offline when the server is down and goes live once it is up", async () => {
     const port = await getFreePort();
     const errors: StateSyncError[] = [];
+    const started = Date.now();
     const sync = await openSynchronizer({
       servers: `nats://127.0.0.1:${port}`,
       stream: uniqueStream(),
       model: counter,
       snapshots: false,
-      requestTimeoutMs: 500,
+      requestTimeoutMs: 30_000,
       onError: (e) => errors.push(e),
     });
     expect(sync.status).toBe("offline");
+    // Offline as soon as the connection is refused, not after the 30 s request timeout.
+    expect(Date.now() - started).toBeLessThan(15_000);
     // Why it is offline is reported once, not at every retry.
     expect(errors.map((e) => e.code)).toEqual(["UNAVAILABLE"]);
     expect(errors[0]!.message).toBe(
