@@ -42,17 +42,28 @@ test("clients go offline when the server stops, then reconnect and lose no commi
       .then(() => "during-n"),
   ];
 
+  // One through the UI: the board says it waits for the server.
+  const todo = pages[0]!.locator('[data-list-id="todo"]');
+  await todo.getByPlaceholder("New card").fill("typed offline");
+  await todo.getByRole("button", { name: "Add" }).click();
+  await expect(pages[0]!.getByRole("status")).toHaveText(/Offline: this edit is sent when/);
+
   await natsServer.restart();
   for (const page of pages) await expect(page.getByTestId("status")).toHaveText("live");
+  // The UI edit went through, and the notice went with it.
+  await expect(pages[0]!.getByRole("status")).toHaveCount(0);
+  await expect(pages[1]!.getByTestId("card").filter({ hasText: "typed offline" })).toHaveCount(1);
   await expect.poll(() => node.status).toBe("live");
   committed.push(...(await Promise.all(during)));
 
   const converged = await waitForConvergence([...pages, node]);
   const cards = node.state.lists.flatMap((l) => l.cards.map((c) => c.id));
-  expect(cards.sort()).toEqual([...committed].sort());
+  const typed = node.state.lists.flatMap((l) => l.cards).filter((c) => c.title === "typed offline");
+  expect(typed).toHaveLength(1);
+  expect(cards.filter((id) => id !== typed[0]!.id).sort()).toEqual([...committed].sort());
   for (const page of pages) {
     await expect(page.getByTestId("revision")).toHaveText(String(converged.revision));
-    await expect(page.getByTestId("card")).toHaveCount(committed.length);
+    await expect(page.getByTestId("card")).toHaveCount(committed.length + 1);
   }
   await Promise.all(contexts.map((c) => c.close()));
 });

@@ -14,10 +14,17 @@ export function App(props: { sync: BoardSync; name: string; warning: string | un
   const [notice, setNotice] = useState<string | undefined>(undefined);
   const run = useCallback<RunCommand>(
     (command, args) => {
-      setNotice(undefined);
-      sync.update(command, args).catch((err: unknown) => {
-        setNotice(`Could not ${command}: ${err instanceof Error ? err.message : String(err)}`);
-      });
+      // Offline, an edit waits for the server (up to outcomeTimeoutMs, 30 s) and commits if it
+      // comes back in time: say so, and clear it once the edit is through.
+      const waiting =
+        sync.status === "live" ? undefined : "Offline: this edit is sent when the server is back";
+      setNotice(waiting);
+      sync.update(command, args).then(
+        () => setNotice((shown) => (shown === waiting ? undefined : shown)),
+        (err: unknown) => {
+          setNotice(`Could not ${command}: ${err instanceof Error ? err.message : String(err)}`);
+        },
+      );
     },
     [sync],
   );
