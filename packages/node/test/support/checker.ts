@@ -380,8 +380,19 @@ export function checkHistory(input: CheckInput): Verdict {
  * every entry (a conditional entry may carry several queued updates). Throws when the history is
  * not complete (it does not start with the genesis entry), since the log checks need all of it.
  */
-export async function logRecords(sync: LedgerSync): Promise<LogRecord[]> {
-  const entries = await sync.history();
+export async function logRecords(sync: LedgerSync, timeoutMs = 60_000): Promise<LogRecord[]> {
+  // A read may time out (UNAVAILABLE) while a cluster recovers from a lost node: try again.
+  const deadline = Date.now() + timeoutMs;
+  let entries: Awaited<ReturnType<LedgerSync["history"]>>;
+  for (;;) {
+    try {
+      entries = await sync.history();
+      break;
+    } catch (e) {
+      if ((e as { code?: string }).code !== "UNAVAILABLE" || Date.now() > deadline) throw e;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
   if (entries[0]?.kind !== "genesis") {
     throw new Error(`the log starts with a ${entries[0]?.kind ?? "nothing"} entry, not genesis`);
   }
