@@ -760,6 +760,10 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
 
   async fetchUpdates(): Promise<number> {
     this.assertUsable();
+    // Not standing on the log's first entry yet (its genesis could not be written or read when
+    // the replica opened): do that first, or fail UNAVAILABLE, rather than call an empty log
+    // caught up (found by the cluster test: synced() resolved, and the next update failed).
+    if (!this.replay.anchored) await this.anchor();
     await this.catchUp();
     this.assertUsable();
     if (!this.connected) {

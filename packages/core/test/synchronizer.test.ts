@@ -401,6 +401,19 @@ describe("user mistakes the engine absorbs", () => {
     await a.close();
   });
 
+  it("synced() resolves only once the replica stands on the log's genesis", async () => {
+    const log = new MemoryLog();
+    log.setOffline(true);
+    const a = await open(log); // opens offline at revision 0: no genesis could be written
+    expect(a.status).toBe("offline");
+    expect(a.revision).toBe(0);
+    log.setOffline(false);
+    expect(await a.synced()).toBe(1); // the genesis, written now, not "caught up" on nothing
+    expect(log.size).toBe(1);
+    expect((await a.update("increment", { by: 2 })).revision).toBe(2);
+    await a.close();
+  });
+
   it("synced() honours its signal while the log is unreachable", async () => {
     const log = new MemoryLog();
     const a = await open(log);
