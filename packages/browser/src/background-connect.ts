@@ -20,7 +20,7 @@ export function connectInBackground(
         waitOnFirstConnect: false,
       }),
     {
-      target: Array.isArray(options.servers) ? options.servers.join(", ") : options.servers,
+      target: options.servers,
       wake: (retry) => {
         globalThis.addEventListener?.("online", retry);
         return () => globalThis.removeEventListener?.("online", retry);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createSynchronizer, MemoryLog, stateHash, type StateSyncError } from "@statesync/browser";
-import { ledger } from "../../node/test/fixtures/hostile/ledger-model.js";
+import { ledger, type HostileCase } from "../../node/test/fixtures/hostile/ledger-model.js";
 import manifest from "../../node/test/fixtures/hostile/manifest.json" with { type: "json" };
 
 /**
@@ -10,15 +10,6 @@ import manifest from "../../node/test/fixtures/hostile/manifest.json" with { typ
  * MemoryLog holding exactly the bytes nats-server stores; the Node test feeds them through a real
  * server.
  */
-interface HostileCase {
-  name: string;
-  description: string;
-  expected: string;
-  reported?: string;
-  state?: unknown;
-  stateHash?: string;
-  payload: string;
-}
 
 const bytes = (b64: string) => Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
 const INITIAL = { count: 0, ops: [], notes: [] };

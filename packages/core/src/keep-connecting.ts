@@ -37,8 +37,8 @@ export function keepConnecting<N extends { close(): Promise<void>; isClosed(): b
   connect: () => Promise<N>,
   options: {
     wake?: (retry: () => void) => () => void;
-    /** What is being connected to, for error messages (e.g. the server URLs). */
-    target?: string;
+    /** What is being connected to, for error messages: the server URL(s). */
+    target?: string | readonly string[];
   } = {},
 ): BackgroundConnection<N> {
   let cancelled = false;
@@ -51,7 +51,8 @@ export function keepConnecting<N extends { close(): Promise<void>; isClosed(): b
   const failed = (err: unknown) => {
     const why = describe(err);
     if (lastError && lastError.message.endsWith(`: ${why}`)) return;
-    const to = options.target ? ` ${options.target}` : " the server";
+    const target = typeof options.target === "string" ? options.target : options.target?.join(", ");
+    const to = target ? ` ${target}` : " the server";
     lastError = new StateSyncError("UNAVAILABLE", `cannot connect to${to}: ${why}`, {
       cause: err,
     });

@@ -1043,15 +1043,7 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
         }
         if (latest > this.revision) {
           for (const op of ops) op.attempts += 1;
-          ops = ops.filter((op) => {
-            if (op.attempts < op.maxAttempts) return true;
-            op.reject(
-              new StateSyncError("RETRY_LIMIT", `the log moved on ${op.attempts} times`, {
-                details: { attempts: op.attempts },
-              }),
-            );
-            return false;
-          });
+          ops = withAttemptsLeft(ops, "the log moved on");
           try {
             await this.catchUp(latest);
           } catch (e) {
@@ -1119,16 +1111,7 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
         }
         this.own.delete(messageId);
         this.stats.conflicts += 1;
-        ops = ops.filter((op) => {
-          if (op.attempts < op.maxAttempts) return true;
-          op.reject(
-            new StateSyncError("RETRY_LIMIT", `the update conflicted ${op.attempts} times`, {
-              cause: e,
-              details: { attempts: op.attempts },
-            }),
-          );
-          return false;
-        });
+        ops = withAttemptsLeft(ops, "the update conflicted", e);
         try {
           await this.catchUp(e instanceof AppendConflictError ? e.latestRevision : undefined);
           // With contention: "turns" a live replica waits for its turn instead (awaitTurn).
@@ -1561,6 +1544,27 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
     if (this.options.ownsLog) await this.log.close().catch(() => undefined);
     await this.options.onClose?.();
   }
+}
+
+/**
+ * The queued updates that may run again; the others, out of attempts, are rejected with
+ * `RETRY_LIMIT` ("<what> <n> times").
+ */
+function withAttemptsLeft<S>(
+  ops: PendingUpdate<S>[],
+  what: string,
+  cause?: unknown,
+): PendingUpdate<S>[] {
+  return ops.filter((op) => {
+    if (op.attempts < op.maxAttempts) return true;
+    op.reject(
+      new StateSyncError("RETRY_LIMIT", `${what} ${op.attempts} times`, {
+        cause,
+        details: { attempts: op.attempts },
+      }),
+    );
+    return false;
+  });
 }
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {

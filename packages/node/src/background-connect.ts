@@ -14,14 +14,8 @@ export function connectInBackground(
 ): BackgroundConnection<NatsConnection> {
   return keepConnecting(
     () => connect({ maxReconnectAttempts: -1, ...options, waitOnFirstConnect: false }),
-    { target: serversText(options.servers) },
+    { target: options.servers },
   );
-}
-
-/** `servers` as a short text for error messages. */
-function serversText(servers: string | string[] | undefined): string | undefined {
-  if (servers === undefined) return undefined;
-  return Array.isArray(servers) ? servers.join(", ") : servers;
 }
 
 export type { BackgroundConnection };

@@ -67,7 +67,7 @@ describe("a three-node JetStream cluster", () => {
     expect(info.config.num_replicas).toBe(3);
 
     const history = new History();
-    for (const [n, s] of Object.entries(replicas)) history.watch(n, s);
+    history.watchAll(replicas);
     const workload = startWorkload(
       history,
       [

@@ -34,7 +34,7 @@ describe("a flapping connection", () => {
       replicas.d = await openLedger({ servers: server.url, clientId: "d", ...where });
       closeAtEnd(...Object.values(replicas), ...proxies);
       const history = new History();
-      for (const [n, sync] of Object.entries(replicas)) history.watch(n, sync);
+      history.watchAll(replicas);
       const workload = startWorkload(
         history,
         [

@@ -5,6 +5,7 @@ import { startNatsServer, stateHash, type NatsServer, type StateSyncError } from
 import { uniqueStream, until } from "../helpers.js";
 import type { LedgerSync } from "../support/checker.js";
 import { openLedger } from "../support/workload.js";
+import type { HostileCase } from "../fixtures/hostile/ledger-model.js";
 
 /**
  * The hostile-input corpus (fixtures/hostile/manifest.json, written by generate.mjs): raw
@@ -12,15 +13,6 @@ import { openLedger } from "../support/workload.js";
  * case arrives and one joining later, must treat each case the same way, the way the manifest
  * says, and never crash.
  */
-interface HostileCase {
-  name: string;
-  description: string;
-  expected: string;
-  reported?: string;
-  state?: unknown;
-  stateHash?: string;
-  payload: string;
-}
 const manifest = JSON.parse(
   readFileSync(new URL("../fixtures/hostile/manifest.json", import.meta.url), "utf8"),
 ) as { marker: string; cases: HostileCase[] };

@@ -34,7 +34,7 @@ describe("nats-server crashes and stops", () => {
     const stream = uniqueStream("KILL");
     const replicas = await openClients(stream, ["a", "b", "c"]);
     const history = new History();
-    for (const [name, sync] of Object.entries(replicas)) history.watch(name, sync);
+    history.watchAll(replicas);
     const workload = startWorkload(
       history,
       [
@@ -65,7 +65,7 @@ describe("nats-server crashes and stops", () => {
     const stream = uniqueStream("STOP");
     const replicas = await openClients(stream, ["a", "b", "c"]);
     const history = new History();
-    for (const [name, sync] of Object.entries(replicas)) history.watch(name, sync);
+    history.watchAll(replicas);
     const workload = startWorkload(
       history,
       [

@@ -156,6 +156,11 @@ export class History {
     });
   }
 
+  /** {@link watch} for each replica of a record keyed by client name. */
+  watchAll(replicas: Record<string, LedgerSync>): void {
+    for (const [client, sync] of Object.entries(replicas)) this.watch(client, sync);
+  }
+
   /**
    * Subscribes to `sync`'s states and errors under the name `client`. `hashEvery` n hashes every
    * n-th state only (hashing a large state at every notification is the costly part).
