@@ -33,6 +33,9 @@ import { clearInterval, setInterval, setTimeout } from "node:timers";
 import { z } from "zod";
 import { defineModel, FileSnapshotStore, openSynchronizer, stateHash } from "@statesync/node";
 
+// A copy of fixtures/hostile/ledger-model.ts: this child runs under plain Node 20, which cannot
+// import TypeScript. A drift of the name, version or initial state fails the crash tests
+// (MODEL_MISMATCH at open); keep the commands in step by hand.
 const ledger = defineModel({
   name: "ledger",
   state: z.object({
