@@ -7,7 +7,7 @@ import {
   type StateSynchronizer,
 } from "@statesync/core";
 import type { ConnectionOptions, NatsConnection } from "nats.ws";
-import { z } from "zod";
+import { z } from "zod/v4";
 import { connectInBackground, type BackgroundConnection } from "./background-connect.js";
 import { IndexedDbSnapshotStore, type SnapshotStoreWarning } from "./indexeddb-snapshot-store.js";
 import { saveSnapshotOnHide } from "./save-on-hide.js";

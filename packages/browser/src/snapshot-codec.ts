@@ -1,7 +1,7 @@
 import { sha256 } from "@noble/hashes/sha2.js";
 import { bytesToHex } from "@noble/hashes/utils.js";
 import { snapshotRecordSchema, StateSyncError, type SnapshotRecord } from "@statesync/core";
-import { z } from "zod";
+import { z } from "zod/v4";
 
 /**
  * What `IndexedDbSnapshotStore` keeps under a key: the record as JSON text (`body`) with its

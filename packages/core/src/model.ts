@@ -1,5 +1,5 @@
 import { freeze, type Draft } from "immer";
-import { z } from "zod";
+import { z } from "zod/v4";
 import { StateSyncError } from "./errors.js";
 import { assertJson, stateHash } from "./json.js";
 

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import { z } from "zod/v4";
 
 /**
  * A persisted replica: the state and the revision it was computed at, written together.

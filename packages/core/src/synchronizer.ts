@@ -1,5 +1,5 @@
 import { current, freeze, isDraft, produceWithPatches, type Immutable, type Patch } from "immer";
-import { z } from "zod";
+import { z } from "zod/v4";
 import { entryContext } from "./apply.js";
 import { abortError, backoffDelay, sleep } from "./backoff.js";
 import { CompactionPolicy } from "./compaction-policy.js";

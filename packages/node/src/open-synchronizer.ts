@@ -9,7 +9,7 @@ import {
   type StateSynchronizer,
 } from "@statesync/core";
 import type { ConnectionOptions, NatsConnection } from "nats";
-import { z } from "zod";
+import { z } from "zod/v4";
 import { connectInBackground } from "./background-connect.js";
 import { FileSnapshotStore } from "./file-snapshot-store.js";
 
