@@ -13,6 +13,9 @@ import { StateSyncError } from "./errors.js";
  *   command's recipe when it reaches the entry.
  * - `snapshot`: the whole state at `base`, written by compaction; a replica whose position was
  *   truncated away, or that starts fresh after a compaction, starts from it.
+ * - `intent`: a no-op a conditional writer that keeps losing races appends unconditionally, so
+ *   that the other writers let it go first (see `engine/contention.ts`). Clients before it skip
+ *   it as `CORRUPT_ENTRY` (an error event, no effect on the state), so they still converge.
  */
 export const FORMAT_VERSION = 1;
 /** Deepest nesting of arrays and objects in an entry's JSON text. */
@@ -87,6 +90,7 @@ const entrySchema = z.discriminatedUnion("kind", [
     name: z.string().min(1).max(256),
     args: z.unknown(),
   }),
+  z.object({ ...common, kind: z.literal("intent") }),
 ]);
 
 /** A decoded entry. */
@@ -97,6 +101,7 @@ export type GenesisEntry = Extract<Entry, { kind: "genesis" }>;
 export type UpdateEntry = Extract<Entry, { kind: "update" }>;
 export type CommandEntry = Extract<Entry, { kind: "command" }>;
 export type SnapshotEntry = Extract<Entry, { kind: "snapshot" }>;
+export type IntentEntry = Extract<Entry, { kind: "intent" }>;
 
 /** Outcome of {@link decodeEntry}: an entry, or why not (CORRUPT_ENTRY / UNSUPPORTED_FORMAT). */
 export type DecodeResult = { ok: true; entry: Entry } | { ok: false; error: StateSyncError };

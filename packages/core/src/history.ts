@@ -11,8 +11,11 @@ export interface HistoryEntry {
   readonly revision: number;
   /** Writer's timestamp, ms since the epoch (undefined for a malformed entry). */
   readonly timestamp: number | undefined;
-  /** `genesis`, `update` (conditional), `command` (unconditional), `snapshot`, or `malformed`. */
-  readonly kind: "genesis" | "update" | "command" | "snapshot" | "malformed";
+  /**
+   * `genesis`, `update` (conditional), `command` (unconditional), `snapshot`, `intent` (a no-op
+   * a writer that kept losing races appended to go first), or `malformed`.
+   */
+  readonly kind: "genesis" | "update" | "command" | "snapshot" | "intent" | "malformed";
   /** Command name: the unconditional command, or the first command of a conditional update. */
   readonly command: string | undefined;
   /** Its arguments. */

@@ -24,6 +24,11 @@ interface AbortSignal {
 }
 declare var AbortSignal: { prototype: AbortSignal; new (): AbortSignal };
 
+declare class AbortController {
+  readonly signal: AbortSignal;
+  abort(reason?: unknown): void;
+}
+
 declare var crypto: {
   getRandomValues<T extends Uint8Array | Uint32Array>(array: T): T;
 };

@@ -81,6 +81,10 @@ export class Replay<S, C extends CommandMap<S>> {
     if (entry.kind === "genesis") {
       return this.skip(logEntry, new StateSyncError("CORRUPT_ENTRY", "a second genesis entry"));
     }
+    if (entry.kind === "intent") {
+      this.advance(logEntry, "intent", entry.ts);
+      return { kind: "applied", entry };
+    }
     if (entry.kind === "update" && entry.base !== this.revision) {
       if (!this.contiguous) return this.stall(this.truncated(logEntry.revision), logEntry);
       return this.skip(
@@ -202,6 +206,23 @@ export class Replay<S, C extends CommandMap<S>> {
       this.recent.push([logEntry.messageId, logEntry.revision, ts]);
       if (this.recent.length > 2 * MAX_RECENT) this.recent = this.recent.slice(-MAX_RECENT);
     }
+  }
+
+  /**
+   * Consumes this writer's own conditional entry without replaying it: `state` is what its
+   * recipes produced on the current state, which the log confirmed by storing the entry right
+   * after it (so replaying its patches would give an equal state). Only when the entry is the
+   * next one (`base` is the current revision, and in a contiguous log it is `revision + 1`).
+   * Returns false, changing nothing, otherwise.
+   */
+  adopt(logEntry: LogEntry, base: number, ts: number, state: S): boolean {
+    if (!this.anchored || base !== this.revision || logEntry.revision <= this.revision) {
+      return false;
+    }
+    if (this.contiguous && logEntry.revision !== this.revision + 1) return false;
+    this.state = state;
+    this.advance(logEntry, "update", ts);
+    return true;
   }
 
   /** The revision at which an entry with `messageId` was consumed recently, if it was. */

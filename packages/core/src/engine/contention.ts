@@ -1,0 +1,203 @@
+import { backoffDelay, sleep } from "../backoff.js";
+import type { IntentEntry } from "../entry.js";
+import type { CommandMap } from "../model.js";
+import type { Appender } from "./appender.js";
+import type { Reader } from "./reader.js";
+import type { AppliedBatch, Replica } from "./replica.js";
+import type { StatusHub } from "./status.js";
+
+/** Conflicts in a row after which a writer announces itself with an intent entry. */
+export const INTENT_AFTER_CONFLICTS = 3;
+/** How long another writer's intent holds the others back without its update arriving (ms). */
+const INTENT_TTL_MS = 1_000;
+/** Entries per writer's turn while several writers contend (`contention: "turns"`). */
+const TURN = 8;
+/** How long after another writer's entry a replica considers the log contended (ms). */
+const CONTENDED_MS = 250;
+/** Entries whose writers make up the rotation of turns. */
+const ROTATION_WINDOW = 256;
+/** Most turns a queued update sits out before it appends regardless. */
+const MAX_TURN_WAITS = 64;
+
+/** What a writer's batch tells the contention part about itself. */
+export interface ContendingBatch {
+  /** Conflicts of this batch in a row so far. */
+  readonly conflicts: number;
+  /** Whether this batch already announced itself with an intent entry. */
+  announced: boolean;
+  /** Turns it sat out for other writers (`"turns"`). */
+  turnsWaited: number;
+}
+
+/**
+ * How conflicting writers share the log, so that no writer starves (issue 8).
+ *
+ * The kind of fault: a writer that just committed learns of it from its acknowledgement and
+ * appends again at once, while the others learn of that entry later, through their followers;
+ * and replicas sharing one process are served in a fixed event-loop order. Either lets one
+ * writer lose every race (a loop of awaited updates in two replicas of one process reached
+ * `RETRY_LIMIT`). Losers cannot be seen by winners in the log, so a loser makes itself seen:
+ *
+ * 1. Retry timing (`"retry"`, the default): after a first conflict a writer catches up and
+ *    retries at once; after more, a live replica retries as soon as the next entry arrives (when
+ *    the last winner learns of its own commit), with a full-jitter backoff as the timeout.
+ * 2. Intents: after {@link INTENT_AFTER_CONFLICTS} conflicts in a row, a writer appends an
+ *    `intent` entry (unconditional, so it always lands; a no-op for the state). Every writer that
+ *    sees an outstanding intent of another writer holds its conditional appends back until that
+ *    writer's next update or command arrives (or {@link INTENT_TTL_MS} passes: a writer that died
+ *    holds nobody back for long). Intents are served in log order, so a writer that keeps losing
+ *    commits within a bounded number of attempts, whatever the event-loop order or the clocks.
+ *    Uncontended writers never write one.
+ * 3. Turns (`"turns"`, opt-in): while others write, live writers take turns of {@link TURN}
+ *    entries round-robin over the recent writers, computed alike by every replica from the log.
+ *
+ * Everything here only orders writers: correctness never depends on it (a writer that ignores
+ * an intent merely conflicts).
+ */
+export class Contention<S, C extends CommandMap<S>> {
+  /** Outstanding intents of other writers: client id → revision of the intent and when seen. */
+  private readonly intents = new Map<string, { revision: number; seenAt: number }>();
+  /** Revision of this writer's outstanding intent. */
+  private myIntent: number | undefined;
+  private contendedAt = -Infinity;
+  private lastWriterWasMe = false;
+  /** Writers (client ids) of the last update and command entries, oldest first. */
+  private readonly recentWriters: string[] = [];
+  private entryIntervalMs = 1;
+  private lastEntryAt = 0;
+
+  constructor(
+    private readonly mode: "retry" | "turns",
+    private readonly clientId: string,
+    private readonly replica: Replica<S, C>,
+    private readonly reader: Reader<S, C>,
+    private readonly appender: Appender,
+    private readonly status: StatusHub,
+  ) {
+    replica.onApplied((batch) => this.observe(batch));
+  }
+
+  /** Waits until this writer may append conditionally: behind earlier intents, for its turn. */
+  async beforeAttempt(batch: ContendingBatch): Promise<void> {
+    await this.deferToIntents();
+    if (this.mode === "turns") await this.awaitTurn(batch);
+  }
+
+  /** After a conflict (caught up already): when to try again (rule 1), announcing if due (2). */
+  async afterConflict(batch: ContendingBatch, round: number): Promise<void> {
+    if (batch.conflicts >= INTENT_AFTER_CONFLICTS && !batch.announced) {
+      batch.announced = true;
+      await this.announce();
+      return;
+    }
+    if (round === 0 || (this.mode === "turns" && this.reader.following)) return;
+    if (this.reader.following) {
+      await this.replica.waitUntil(this.replica.revision + 1, backoffDelay(round));
+    } else await sleep(backoffDelay(round));
+  }
+
+  /** Appends this writer's intent entry and catches up with it. Failures only cost the intent. */
+  private async announce(): Promise<void> {
+    const entry: IntentEntry = { v: 1, kind: "intent", ts: Date.now(), client: this.clientId };
+    try {
+      const prepared = await this.appender.prepare(entry, "the intent entry");
+      const stored = await this.appender.appendUnconditional(prepared, { timeoutMs: 5_000 });
+      this.myIntent = stored.revision;
+      await this.reader.catchUp(stored.revision);
+    } catch {
+      // Not announced: the writer simply retries as before.
+    }
+  }
+
+  private async deferToIntents(): Promise<void> {
+    for (;;) {
+      const now = Date.now();
+      let first: { revision: number; seenAt: number } | undefined;
+      for (const [client, intent] of this.intents) {
+        if (now - intent.seenAt > INTENT_TTL_MS) this.intents.delete(client);
+        else if (!first || intent.revision < first.revision) first = intent;
+      }
+      if (!first || this.status.stopped) return;
+      if (this.myIntent !== undefined && this.myIntent < first.revision) return;
+      const left = first.seenAt + INTENT_TTL_MS - now;
+      await this.replica.waitUntil(this.replica.revision + 1, Math.max(1, left));
+    }
+  }
+
+  /** Notes who wrote the consumed entries, their intents, and the pace of the log. */
+  private observe({ entries, results, mine }: AppliedBatch): void {
+    const now = Date.now();
+    const gap = (now - this.lastEntryAt) / results.length;
+    this.entryIntervalMs += (Math.min(gap, 100) - this.entryIntervalMs) / 8;
+    this.lastEntryAt = now;
+    if (this.recentWriters.length > 2 * ROTATION_WINDOW) {
+      this.recentWriters.splice(0, this.recentWriters.length - ROTATION_WINDOW);
+    }
+    for (let i = 0; i < results.length; i++) {
+      const result = results[i]!;
+      if (result.kind !== "applied" && result.kind !== "skipped") continue;
+      this.lastWriterWasMe = mine[i]!;
+      if (result.kind !== "applied") continue;
+      const entry = result.entry;
+      if (entry.kind === "intent") {
+        const revision = entries[i]!.revision;
+        if (mine[i]) this.myIntent = revision;
+        else if (!this.intents.has(entry.client)) {
+          this.intents.set(entry.client, { revision, seenAt: now });
+        }
+        continue;
+      }
+      if (entry.kind !== "update" && entry.kind !== "command") continue;
+      if (mine[i]) this.myIntent = undefined;
+      else this.intents.delete(entry.client);
+      this.recentWriters.push(entry.client);
+      if (!mine[i]) this.contendedAt = now;
+    }
+  }
+
+  /**
+   * `"turns"`: while other writers are active (another writer's entry in the last
+   * `CONTENDED_MS`), writers take turns of `TURN` entries aligned on revisions, round-robin: a
+   * writer keeps appending during its turn; the turn's last entry (a multiple of `TURN`) hands
+   * the next turn to the writer after it in the sorted ids of the recent writers. Every wait ends
+   * when the log goes quiet, so this only orders writers and never blocks one.
+   */
+  private async awaitTurn(batch: ContendingBatch): Promise<void> {
+    for (let i = 0; i < MAX_TURN_WAITS; i++) {
+      if (!this.reader.following || Date.now() - this.contendedAt > CONTENDED_MS) return;
+      const r = this.replica.revision;
+      if (this.lastWriterWasMe) {
+        if (r % TURN !== 0) return; // my turn goes on
+        if (!(await this.waitWhileActive(r + 1))) return; // let another writer go first
+        continue;
+      }
+      const end = Math.ceil(r / TURN) * TURN;
+      if (r < end) {
+        if (!(await this.waitWhileActive(end))) return;
+        continue;
+      }
+      if (this.nextInRotation() === this.clientId) return;
+      batch.turnsWaited += 1;
+      if (!(await this.waitWhileActive(r + TURN))) return;
+    }
+  }
+
+  /** The writer after the last one, in the sorted ids of the recent writers and this one. */
+  private nextInRotation(): string {
+    const writers = [...new Set(this.recentWriters.slice(-ROTATION_WINDOW))];
+    if (!writers.includes(this.clientId)) writers.push(this.clientId);
+    writers.sort();
+    const last = this.recentWriters[this.recentWriters.length - 1] ?? "";
+    return writers.find((w) => w > last) ?? writers[0]!;
+  }
+
+  /** True when `revision` is reached; false when the log went quiet meanwhile. */
+  private async waitWhileActive(revision: number): Promise<boolean> {
+    const quietMs = 4 + 4 * Math.min(20, Math.max(0.25, this.entryIntervalMs));
+    for (;;) {
+      const before = this.replica.revision;
+      if (await this.replica.waitUntil(revision, quietMs)) return true;
+      if (this.replica.revision === before || this.status.stopped) return false;
+    }
+  }
+}

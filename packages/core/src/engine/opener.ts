@@ -1,0 +1,215 @@
+import { abortError, sleep } from "../backoff.js";
+import type { GenesisEntry } from "../entry.js";
+import { isStateSyncError, StateSyncError } from "../errors.js";
+import type { LogConnectionStatus, RevisionedLog } from "../log.js";
+import type { CommandMap, Model } from "../model.js";
+import type { Appender } from "./appender.js";
+import type { Reader } from "./reader.js";
+import type { Replica } from "./replica.js";
+import type { Snapshots } from "./snapshots.js";
+import type { StatusHub } from "./status.js";
+
+/**
+ * Opening the log and staying on it: checks the restored snapshot against the log, writes the
+ * genesis entry of an empty log, catches up and starts following; while the log is unreachable
+ * it keeps trying in the background (status `offline`), and after a reconnect it catches up.
+ *
+ * Invariants:
+ * 1. Nothing is appended before the replica stands on the log's first entry (genesis) or a
+ *    snapshot (`anchor`): on an empty log an update would become the first entry, before the
+ *    genesis, and no replica could ever open the log (found by the cluster fault test).
+ * 2. An unreachable log is not fatal (`offline`, retried with backoff); anything else that stops
+ *    the opening (another model, a truncated log, a denial) stalls the replica.
+ * 3. The genesis entry passes the same checks as every other entry before it is sent.
+ */
+export class Opener<S, C extends CommandMap<S>> {
+  /** True once the replica has caught up with the log since it was opened. */
+  connected = false;
+  private reconnectTimer: ReturnType<typeof setTimeout> | undefined;
+  private anchoring: Promise<void> | undefined;
+  private connectionFailed = false;
+  private onConnectionFailure: (() => void) | undefined;
+  private unwatch: (() => void) | undefined;
+
+  constructor(
+    private readonly log: RevisionedLog,
+    private readonly model: Model<S, C>,
+    private readonly clientId: string,
+    private readonly live: boolean,
+    private readonly replica: Replica<S, C>,
+    private readonly reader: Reader<S, C>,
+    private readonly snapshots: Snapshots<S, C>,
+    private readonly appender: Appender,
+    private readonly status: StatusHub,
+  ) {}
+
+  /**
+   * Restores the local snapshot and opens the log. With `"restored"` resolves right after the
+   * restore; with `"synced"` once caught up, or at once `offline` when a background connection
+   * already reported a failure (the server refused it, the name does not resolve).
+   */
+  async start(waitFor: "synced" | "restored"): Promise<void> {
+    this.unwatch = this.log.watchStatus((s) => this.onLogStatus(s));
+    await this.snapshots.restore();
+    const connecting = this.connect();
+    if (waitFor === "restored") {
+      connecting.catch(() => undefined);
+      return;
+    }
+    const failed = new Promise<"offline">((resolve) => {
+      this.onConnectionFailure = () => resolve("offline");
+      if (this.connectionFailed) resolve("offline");
+    });
+    try {
+      const first = await Promise.race([connecting.then(() => "done" as const), failed]);
+      if (first === "offline") {
+        connecting.catch(() => undefined);
+        if (this.status.status === "connecting") this.status.set("offline");
+      }
+    } finally {
+      this.onConnectionFailure = undefined;
+    }
+  }
+
+  /** A background connection reported a failed attempt (see `connectionErrors`). */
+  connectionFailedOnce(): void {
+    this.connectionFailed = true;
+    this.onConnectionFailure?.();
+  }
+
+  /** Checks the snapshot against the log, writes genesis, catches up, follows (invariant 2). */
+  private async connect(): Promise<void> {
+    try {
+      const info = await this.log.info();
+      this.appender.learn(info);
+      await this.snapshots.checkAgainstLog(this.log, info);
+      this.snapshots.logIdentity = info.identity;
+      let latest = info.latestRevision;
+      if (latest === 0 && this.replica.revision === 0) latest = await this.appendGenesis();
+      await this.reader.readRange(latest);
+      if (this.status.stallReason) throw this.status.stallReason;
+      this.connected = true;
+      if (this.live) this.reader.startFollowing();
+      this.status.set(this.log.status === "online" ? "live" : "offline");
+    } catch (e) {
+      if (this.status.closed) return;
+      if (isStateSyncError(e, "UNAVAILABLE")) {
+        this.status.set("offline");
+        this.scheduleReconnect();
+        return;
+      }
+      const error =
+        e instanceof StateSyncError
+          ? e
+          : new StateSyncError("UNAVAILABLE", `could not open the log: ${String(e)}`, { cause: e });
+      this.status.stall(error);
+      throw error;
+    }
+  }
+
+  private scheduleReconnect(attempt = 0): void {
+    if (this.status.closed || this.reconnectTimer) return;
+    const delay = Math.min(5_000, 100 * 2 ** attempt) * (0.5 + Math.random() / 2);
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = undefined;
+      if (this.status.closed || this.connected) return;
+      this.connect().then(
+        () => {
+          if (!this.connected && !this.status.stopped) this.scheduleReconnect(attempt + 1);
+        },
+        () => undefined,
+      );
+    }, delay);
+  }
+
+  private async appendGenesis(): Promise<number> {
+    const entry: GenesisEntry = {
+      v: 1,
+      kind: "genesis",
+      ts: Date.now(),
+      client: this.clientId,
+      model: this.model.name,
+      version: this.model.version,
+      initialHash: this.model.initialHash,
+    };
+    const { data } = await this.appender.prepare(entry, "the genesis entry");
+    const id = `genesis-${this.model.name}-${this.model.version}-${this.model.initialHash.slice(0, 16)}`;
+    try {
+      return (await this.log.appendConditional(data, 0, id)).revision;
+    } catch (e) {
+      if (!isStateSyncError(e, "CONFLICT")) throw e;
+      return (await this.log.info()).latestRevision;
+    }
+  }
+
+  private onLogStatus(status: LogConnectionStatus): void {
+    if (this.status.stopped) return;
+    if (status === "offline") {
+      this.status.set("offline");
+      return;
+    }
+    if (!this.connected) {
+      this.scheduleReconnect();
+      return;
+    }
+    this.status.set("live");
+    // The follower resumes by itself; a catch-up closes any gap it cannot see.
+    this.fetchUpdates().catch(() => undefined);
+  }
+
+  /**
+   * Resolves once the replica stands on the log's first entry (genesis) or a snapshot, opening
+   * the log again if needed; throws `UNAVAILABLE` (or the stall) when it cannot (invariant 1).
+   */
+  async anchor(): Promise<void> {
+    if (this.replica.anchored) return;
+    this.anchoring ??= this.connect().finally(() => {
+      this.anchoring = undefined;
+    });
+    await this.anchoring;
+    this.status.assertUsable();
+    if (!this.replica.anchored) {
+      throw new StateSyncError(
+        "UNAVAILABLE",
+        "the log's first entry could not be written or read yet; nothing was appended",
+      );
+    }
+  }
+
+  /** See `StateSynchronizer.fetchUpdates`. */
+  async fetchUpdates(): Promise<number> {
+    this.status.assertUsable();
+    // Not standing on the log's first entry yet (its genesis could not be written or read when
+    // the replica opened): do that first, or fail UNAVAILABLE, rather than call an empty log
+    // caught up (found by the cluster test: synced() resolved, and the next update failed).
+    if (!this.replica.anchored) await this.anchor();
+    await this.reader.catchUp();
+    this.status.assertUsable();
+    if (!this.connected) {
+      this.connected = true;
+      if (this.live) this.reader.startFollowing();
+      this.status.set("live");
+    }
+    return this.replica.revision;
+  }
+
+  /** See `StateSynchronizer.synced`: retries `UNAVAILABLE` until `signal` aborts. */
+  async synced(signal: AbortSignal | undefined): Promise<number> {
+    for (let attempt = 0; ; attempt++) {
+      if (signal?.aborted) throw abortError(signal);
+      try {
+        return await this.fetchUpdates();
+      } catch (e) {
+        if (!isStateSyncError(e, "UNAVAILABLE")) throw e;
+        await sleep(Math.min(2_000, 50 * 2 ** attempt), signal);
+      }
+    }
+  }
+
+  /** Stops reconnecting and watching the log's status. */
+  close(): void {
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = undefined;
+    this.unwatch?.();
+  }
+}

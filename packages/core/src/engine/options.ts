@@ -1,0 +1,125 @@
+import { z } from "zod/v4";
+import { StateSyncError } from "../errors.js";
+import { findNonJson } from "../json.js";
+import type { RevisionedLog } from "../log.js";
+import type { CommandDefinition, CommandMap, Model } from "../model.js";
+import type { SnapshotStore } from "../snapshot-store.js";
+
+/** Default attempts of a conditional update before `RETRY_LIMIT`. */
+export const DEFAULT_MAX_ATTEMPTS = 64;
+/** Default time an append whose outcome is unknown is re-sent, ms. */
+export const DEFAULT_OUTCOME_TIMEOUT_MS = 30_000;
+
+const fn = z.custom<(...args: never[]) => unknown>((v) => typeof v === "function");
+
+/** zod schema of `createSynchronizer`'s options (the functions and ports checked by shape). */
+export const optionsSchema = z.object({
+  log: z.custom<RevisionedLog>(
+    (v) => typeof v === "object" && v !== null && typeof (v as RevisionedLog).read === "function",
+    "log must be a RevisionedLog",
+  ),
+  model: z.custom<Model<unknown>>(
+    (v) =>
+      typeof v === "object" && v !== null && typeof (v as Model<unknown>).initialHash === "string",
+    "model must come from defineModel()",
+  ),
+  snapshots: z
+    .union([
+      z.literal(false),
+      z.custom<SnapshotStore>(
+        (v) =>
+          typeof v === "object" && v !== null && typeof (v as SnapshotStore).load === "function",
+        "snapshots must be a SnapshotStore or false",
+      ),
+    ])
+    .optional(),
+  snapshotKey: z.string().min(1).optional(),
+  snapshotEvery: z.number().int().nonnegative().optional(),
+  // Message ids embed it and are capped at 256 bytes with the subject (JetStreamLog): keep it short.
+  clientId: z
+    .string()
+    .min(1)
+    .max(64)
+    .regex(/^[\x21-\x7e]+$/, "printable ASCII without spaces")
+    .optional(),
+  live: z.boolean().optional(),
+  waitFor: z.enum(["synced", "restored"]).optional(),
+  contention: z.enum(["retry", "turns"]).optional(),
+  compaction: z
+    .union([
+      z.literal(false),
+      z.object({
+        everyEntries: z.number().int().positive().optional(),
+        everyBytes: z.number().int().positive().optional(),
+        jitter: z.number().min(0).max(10).optional(),
+      }),
+    ])
+    .optional(),
+  ownsLog: z.boolean().optional(),
+  onClose: fn.optional(),
+  onError: fn.optional(),
+  onStatus: fn.optional(),
+  connectionErrors: fn.optional(),
+});
+
+const updateOptionsSchema = z
+  .object({
+    maxAttempts: z.number().int().positive().optional(),
+    signal: z.custom<AbortSignal>((v) => v === undefined || v instanceof AbortSignal).optional(),
+    outcomeTimeoutMs: z.number().positive().optional(),
+  })
+  .optional();
+
+/** The options of one update, with defaults filled in. */
+export interface ParsedUpdateOptions {
+  readonly maxAttempts: number;
+  readonly outcomeTimeoutMs: number;
+  readonly signal: AbortSignal | undefined;
+}
+
+const DEFAULT_UPDATE_OPTIONS: ParsedUpdateOptions = {
+  maxAttempts: DEFAULT_MAX_ATTEMPTS,
+  outcomeTimeoutMs: DEFAULT_OUTCOME_TIMEOUT_MS,
+  signal: undefined,
+};
+
+/** `VALIDATION` naming `what` with zod's account of the problem. */
+export function validation(what: string, error: z.ZodError): StateSyncError {
+  return new StateSyncError("VALIDATION", `${what}: ${z.prettifyError(error)}`, { cause: error });
+}
+
+/** Validates the options of `update` / `updateUnconditionally` (throws `VALIDATION`). */
+export function parseUpdateOptions(options: unknown): ParsedUpdateOptions {
+  if (options === undefined) return DEFAULT_UPDATE_OPTIONS;
+  const parsed = updateOptionsSchema.safeParse(options);
+  if (!parsed.success) throw validation("invalid update options", parsed.error);
+  return {
+    maxAttempts: parsed.data?.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
+    outcomeTimeoutMs: parsed.data?.outcomeTimeoutMs ?? DEFAULT_OUTCOME_TIMEOUT_MS,
+    signal: parsed.data?.signal,
+  };
+}
+
+/**
+ * Looks a command up and validates its arguments: `UNKNOWN_COMMAND` for a name the model does not
+ * have, `VALIDATION` for arguments its schema refuses or that are not JSON.
+ */
+export function parseCommand<S, C extends CommandMap<S>>(
+  model: Model<S, C>,
+  name: string,
+  args: unknown,
+): { definition: CommandDefinition<S>; args: unknown } {
+  const definition = Object.hasOwn(model.commands, name) ? model.commands[name] : undefined;
+  if (definition === undefined) {
+    throw new StateSyncError("UNKNOWN_COMMAND", `model ${model.name} has no command "${name}"`, {
+      details: { command: name },
+    });
+  }
+  const parsed = definition.args.safeParse(args);
+  if (!parsed.success) throw validation(`invalid arguments for command "${name}"`, parsed.error);
+  const problem = findNonJson(args);
+  if (problem !== undefined) {
+    throw new StateSyncError("VALIDATION", `arguments of "${name}" are not JSON (${problem})`);
+  }
+  return { definition, args: parsed.data as unknown };
+}

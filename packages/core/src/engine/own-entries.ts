@@ -1,0 +1,48 @@
+import type { DecodeResult } from "../entry.js";
+import type { LogEntry } from "../log.js";
+
+/** Most own entries remembered while they travel to the log and back. */
+const MAX_OWN_PENDING = 4_096;
+
+/** An encoded entry of this client and its decoding. */
+export interface OwnEntry {
+  readonly data: Uint8Array;
+  readonly decoded: DecodeResult;
+}
+
+/**
+ * The entries this replica is appending, by message id, so that when one comes back from the
+ * log (through the follower or a read) the replica applies the decoding it already has instead
+ * of decoding its own bytes again. An entry only counts as ours when the bytes are the same.
+ * Bounded: the oldest is forgotten first (it is then simply decoded again).
+ */
+export class OwnEntries {
+  private readonly byId = new Map<string, OwnEntry>();
+
+  remember(messageId: string, own: OwnEntry): void {
+    if (this.byId.size >= MAX_OWN_PENDING) {
+      this.byId.delete(this.byId.keys().next().value as string);
+    }
+    this.byId.set(messageId, own);
+  }
+
+  forget(messageId: string): void {
+    this.byId.delete(messageId);
+  }
+
+  /** The decoding of `entry` if it is one of ours (same id, same bytes); forgets it. */
+  take(entry: LogEntry): DecodeResult | undefined {
+    if (entry.messageId === undefined) return undefined;
+    const own = this.byId.get(entry.messageId);
+    if (own === undefined || !sameBytes(own.data, entry.data)) return undefined;
+    this.byId.delete(entry.messageId);
+    return own.decoded;
+  }
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a === b) return true;
+  if (a.byteLength !== b.byteLength) return false;
+  for (let i = 0; i < a.byteLength; i++) if (a[i] !== b[i]) return false;
+  return true;
+}

@@ -1,0 +1,116 @@
+import { sleep } from "../backoff.js";
+import { StateSyncError } from "../errors.js";
+import type { LogEntry, LogFollower, RevisionedLog } from "../log.js";
+import type { CommandMap } from "../model.js";
+import type { Replica } from "./replica.js";
+import type { StatusHub } from "./status.js";
+
+/** Entries a catch-up hands to the replica together (one Immer draft when they allow it). */
+const READ_APPLY_BATCH = 256;
+/** How long a catch-up lets a live follower deliver what it is about to, before reading (ms). */
+const FOLLOWER_GRACE_MS = 250;
+
+/**
+ * Brings entries from the log to the replica: range reads (catching up) and the live follower.
+ *
+ * Invariants:
+ * 1. Range reads run one at a time, each from the replica's revision when it starts.
+ * 2. A read that comes back short of its target stalls the replica with `TRUNCATED` (the log no
+ *    longer holds what it needs and no snapshot entry followed); it never skips a gap.
+ * 3. At most one follower runs; it starts at the replica's revision + 1 and stops when the
+ *    replica stalls or closes. A follower that fails is reported and started again.
+ */
+export class Reader<S, C extends CommandMap<S>> {
+  private reading: Promise<void> = Promise.resolve();
+  private follower: LogFollower | undefined;
+
+  constructor(
+    private readonly log: RevisionedLog,
+    private readonly replica: Replica<S, C>,
+    private readonly status: StatusHub,
+  ) {
+    status.onStall(() => void this.stopFollowing());
+  }
+
+  /** True while a follower runs. */
+  get following(): boolean {
+    return this.follower !== undefined;
+  }
+
+  /** Resolves when the reads started so far are done. */
+  settled(): Promise<void> {
+    return this.reading;
+  }
+
+  /** Reads entries up to `target` into the replica (serialized with other reads). */
+  readRange(target: number): Promise<void> {
+    const run = async () => {
+      if (this.replica.revision >= target || this.status.stopped) return;
+      const batch: LogEntry[] = [];
+      for await (const entry of this.log.read(this.replica.revision + 1, target)) {
+        batch.push(entry);
+        if (batch.length < READ_APPLY_BATCH) continue;
+        this.replica.consume(batch.splice(0));
+        if (this.status.stopped) return;
+      }
+      this.replica.consume(batch);
+      if (this.status.stopped || this.replica.revision >= target) return;
+      const after = this.replica.revision;
+      this.status.stall(
+        new StateSyncError(
+          "TRUNCATED",
+          `the log no longer holds the entries after revision ${after} (latest: ${target})`,
+          { details: { after, latest: target } },
+        ),
+      );
+    };
+    const p = this.reading.then(run, run);
+    this.reading = p.catch(() => undefined);
+    return p;
+  }
+
+  /**
+   * Catches up with `target` (default: the log's latest revision): lets a live follower deliver
+   * for a moment first (it usually has the entries already), then reads what is still missing.
+   */
+  async catchUp(target?: number): Promise<void> {
+    const latest = target ?? (await this.log.info()).latestRevision;
+    if (this.replica.revision >= latest) return;
+    if (this.follower && this.log.status === "online") {
+      if (await this.replica.waitUntil(latest, FOLLOWER_GRACE_MS)) return;
+    }
+    await this.readRange(latest);
+  }
+
+  /** Starts the live follower at revision + 1 (no-op when one runs or the replica stopped). */
+  startFollowing(): void {
+    if (this.follower || this.status.stopped) return;
+    this.follower = this.log.follow(this.replica.revision + 1, {
+      onEntry: (entry) => this.replica.consume([entry]),
+      onError: (error) => {
+        this.status.report(
+          error instanceof StateSyncError
+            ? error
+            : new StateSyncError("UNAVAILABLE", `following the log failed: ${String(error)}`, {
+                cause: error,
+              }),
+        );
+        void this.restartFollowing();
+      },
+    });
+  }
+
+  private async restartFollowing(): Promise<void> {
+    await this.stopFollowing();
+    if (this.status.stopped) return;
+    await sleep(250);
+    this.startFollowing();
+  }
+
+  /** Stops the follower; resolves when no more entries will come from it. */
+  async stopFollowing(): Promise<void> {
+    const f = this.follower;
+    this.follower = undefined;
+    await f?.stop().catch(() => undefined);
+  }
+}

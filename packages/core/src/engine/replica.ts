@@ -1,0 +1,242 @@
+import type { Immutable } from "immer";
+import { abortError } from "../backoff.js";
+import type { DecodeResult, UpdateEntry } from "../entry.js";
+import { StateSyncError } from "../errors.js";
+import type { LogEntry } from "../log.js";
+import type { CommandMap, Model } from "../model.js";
+import { Replay, type StepResult } from "../replay.js";
+import type { SyncStats } from "../synchronizer-types.js";
+import type { OwnEntries } from "./own-entries.js";
+import type { StatusHub } from "./status.js";
+
+/** Entries the replica consumed together, with what each did, in log order. */
+export interface AppliedBatch {
+  readonly entries: readonly LogEntry[];
+  readonly results: readonly StepResult[];
+  /** `mine[i]`: entry i was appended by this replica. */
+  readonly mine: readonly boolean[];
+}
+
+interface Waiter {
+  revision: number;
+  resolve: () => void;
+  reject: (e: unknown) => void;
+}
+
+/**
+ * The replica: the state and the revision it is at (a {@link Replay}), the callers waiting for a
+ * revision, and the subscribers. The one owner of these (after automerge-repo's
+ * `Document.applyMutation`): every change of state goes through `consume`, `adopt` or `reset`,
+ * and each of them also notifies, so no caller forgets to.
+ *
+ * Invariants:
+ * 1. The revision only grows, except through `reset` (a discarded snapshot).
+ * 2. `consume` is synchronous: two batches never interleave.
+ * 3. After every change, waiters at or below the revision are resolved, and subscribers are
+ *    called once per microtask with the state and revision as they are then.
+ * 4. Every consumed batch is announced once to the `applied` listeners (snapshots, compaction,
+ *    contention) before waiters resolve, in log order; a stall announces the entries before it.
+ */
+export class Replica<S, C extends CommandMap<S>> {
+  private replay: Replay<S, C>;
+  private readonly waiters = new Set<Waiter>();
+  private readonly subscribers = new Set<(state: Immutable<S>, revision: number) => void>();
+  private readonly appliedListeners: Array<(batch: AppliedBatch) => void> = [];
+  private notifyScheduled = false;
+
+  constructor(
+    private readonly model: Model<S, C>,
+    private readonly contiguous: boolean,
+    private readonly status: StatusHub,
+    private readonly stats: SyncStats,
+    private readonly own: OwnEntries,
+  ) {
+    this.replay = new Replay(model, contiguous);
+    status.onStall((error) => {
+      for (const w of this.waiters) w.reject(error);
+      this.waiters.clear();
+    });
+  }
+
+  get state(): Immutable<S> {
+    return this.replay.state as Immutable<S>;
+  }
+  get revision(): number {
+    return this.replay.revision;
+  }
+  /** Whether the replica stands on a genesis entry, a snapshot entry or a restored snapshot. */
+  get anchored(): boolean {
+    return this.replay.anchored;
+  }
+  /** Message id of the entry at `revision`. */
+  get messageId(): string | undefined {
+    return this.replay.messageId;
+  }
+  /** Kind of the entry at `revision` (undefined after a restore). */
+  get lastKind() {
+    return this.replay.lastKind;
+  }
+  /** See {@link Replay.recentRevisionOf}. */
+  recentRevisionOf(messageId: string): number | undefined {
+    return this.replay.recentRevisionOf(messageId);
+  }
+  /** See {@link Replay.recentForSnapshot}. */
+  recentForSnapshot(now: number) {
+    return this.replay.recentForSnapshot(now);
+  }
+
+  /** Starts over from `from` (a restored snapshot) or from nothing. */
+  reset(from?: { state: S; revision: number; messageId?: string | undefined }): void {
+    this.replay = new Replay(this.model, this.contiguous, from);
+    this.scheduleNotify();
+  }
+
+  /** Subscribes to each consumed batch (internal parts). */
+  onApplied(listener: (batch: AppliedBatch) => void): void {
+    this.appliedListeners.push(listener);
+  }
+
+  /**
+   * Consumes entries read from the log, in order (a catch-up hands over a whole batch, which the
+   * replay applies in one Immer draft). Entries at or below the revision are ignored.
+   */
+  consume(entries: readonly LogEntry[]): void {
+    if (this.status.stopped) return;
+    const fresh: LogEntry[] = [];
+    const decoded: Array<DecodeResult | undefined> = [];
+    for (const entry of entries) {
+      if (entry.revision <= this.revision) continue;
+      this.stats.entriesFetched += 1;
+      this.stats.bytesFetched += entry.data.byteLength;
+      fresh.push(entry);
+      decoded.push(this.own.take(entry));
+    }
+    if (fresh.length === 0) return;
+    const mine = decoded.map((d) => d !== undefined); // decoded in advance: own entries
+    const results = this.replay.stepMany(fresh, decoded);
+    let stall: StateSyncError | undefined;
+    for (const result of results) {
+      if (result.kind === "stall") stall = result.error;
+      else if (result.kind === "skipped") {
+        this.stats.entriesSkipped += 1;
+        this.status.report(result.error);
+      } else if (result.kind === "applied") {
+        const kind = result.entry.kind;
+        if (kind === "update" || kind === "command") this.stats.entriesApplied += 1;
+        if (result.error) this.status.report(result.error);
+      }
+    }
+    const consumed = stall ? results.length - 1 : results.length;
+    if (consumed > 0) {
+      this.announce({
+        entries: fresh.slice(0, consumed),
+        results: stall ? results.slice(0, consumed) : results,
+        mine: mine.slice(0, consumed),
+      });
+    }
+    if (stall) this.status.stall(stall);
+  }
+
+  /**
+   * Consumes this replica's own conditional entry with the state its recipes produced (see
+   * {@link Replay.adopt}); false when the replica is not at `base` any more (then the entry comes
+   * through `consume`).
+   */
+  adopt(entry: LogEntry, update: UpdateEntry, state: S): boolean {
+    if (this.status.stopped || !this.replay.adopt(entry, update.base, update.ts, state)) {
+      return false;
+    }
+    this.own.take(entry);
+    this.stats.entriesApplied += 1;
+    const result: StepResult = { kind: "applied", entry: update };
+    this.announce({ entries: [entry], results: [result], mine: [true] });
+    return true;
+  }
+
+  private announce(batch: AppliedBatch): void {
+    for (const l of this.appliedListeners) l(batch);
+    for (const w of this.waiters) {
+      if (w.revision <= this.revision) {
+        this.waiters.delete(w);
+        w.resolve();
+      }
+    }
+    this.scheduleNotify();
+  }
+
+  /** Resolves true once `revision` is consumed, false after `ms` or when the replica stops. */
+  waitUntil(revision: number, ms: number): Promise<boolean> {
+    if (this.revision >= revision) return Promise.resolve(true);
+    if (this.status.stopped) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const done = (value: boolean) => {
+        clearTimeout(timer);
+        this.waiters.delete(waiter);
+        resolve(value);
+      };
+      const waiter: Waiter = { revision, resolve: () => done(true), reject: () => done(false) };
+      const timer = setTimeout(() => done(false), ms);
+      this.waiters.add(waiter);
+    });
+  }
+
+  /** Resolves once `revision` is consumed; rejects with the stall, `CLOSED` or `ABORTED`. */
+  waitFor(revision: number, signal: AbortSignal | undefined): Promise<void> {
+    if (this.revision >= revision) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      if (signal?.aborted) return reject(abortError(signal));
+      const onAbort = () => {
+        this.waiters.delete(waiter);
+        reject(abortError(signal!));
+      };
+      const waiter: Waiter = {
+        revision,
+        resolve: () => {
+          signal?.removeEventListener("abort", onAbort);
+          resolve();
+        },
+        reject: (e) => {
+          signal?.removeEventListener("abort", onAbort);
+          reject(e);
+        },
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.waiters.add(waiter);
+    });
+  }
+
+  /** Rejects every waiter with `error` (on close). */
+  rejectWaiters(error: StateSyncError): void {
+    for (const w of this.waiters) w.reject(error);
+    this.waiters.clear();
+  }
+
+  subscribe(listener: (state: Immutable<S>, revision: number) => void): () => void {
+    if (typeof listener !== "function") {
+      throw new StateSyncError("VALIDATION", "listener must be a function");
+    }
+    this.subscribers.add(listener);
+    return () => this.subscribers.delete(listener);
+  }
+
+  private scheduleNotify(): void {
+    if (this.notifyScheduled) return;
+    this.notifyScheduled = true;
+    queueMicrotask(() => {
+      this.notifyScheduled = false;
+      const state = this.state;
+      const revision = this.revision;
+      for (const l of [...this.subscribers]) {
+        try {
+          l(state, revision);
+        } catch (cause) {
+          this.status.report(
+            new StateSyncError("LISTENER_FAILED", `a subscriber threw: ${String(cause)}`, {
+              cause,
+            }),
+          );
+        }
+      }
+    });
+  }
+}

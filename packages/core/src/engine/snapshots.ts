@@ -1,0 +1,186 @@
+import { freeze } from "immer";
+import { isStateSyncError, StateSyncError } from "../errors.js";
+import { findNonJson } from "../json.js";
+import type { LogInfo, RevisionedLog } from "../log.js";
+import type { CommandMap, Model } from "../model.js";
+import type { SnapshotRecord, SnapshotStore } from "../snapshot-store.js";
+import type { SyncStats } from "../synchronizer-types.js";
+import type { Replica } from "./replica.js";
+import type { StatusHub } from "./status.js";
+
+/** Least time between two automatic snapshot saves (ms). */
+const AUTO_SAVE_MIN_MS = 250;
+
+/**
+ * The local snapshot of a replica: restoring it at open, checking it against the log, and saving
+ * it (every `every` consumed entries, at most one save starting every {@link AUTO_SAVE_MIN_MS};
+ * on request; on close).
+ *
+ * Invariants:
+ * 1. A restored snapshot is used only if it belongs to this model, passes the schema, is JSON,
+ *    and the log it came from (same identity) still agrees with it at its revision; otherwise it
+ *    is discarded with a `CORRUPT_SNAPSHOT` event and the replica starts from the log.
+ * 2. Saves run one at a time, each recording the state as it is when it starts. At most two are
+ *    outstanding: a request while one runs and another waits joins the waiting one.
+ * 3. Nothing is saved before the replica stands on the log (identity known, anchored).
+ */
+export class Snapshots<S, C extends CommandMap<S>> {
+  /** Identity of the log the replica's state comes from (set when the log is opened). */
+  logIdentity: string | undefined;
+  private restored: SnapshotRecord | undefined;
+  private consumedSinceSave = 0;
+  private saving: Promise<void> = Promise.resolve();
+  private nextSave: Promise<void> | undefined;
+  private outstanding = 0;
+  private lastAutoSave = -Infinity;
+  private autoSaveTimer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(
+    private readonly store: SnapshotStore | undefined,
+    private readonly key: string,
+    private readonly every: number,
+    private readonly model: Model<S, C>,
+    private readonly replica: Replica<S, C>,
+    private readonly status: StatusHub,
+    private readonly stats: SyncStats,
+  ) {
+    replica.onApplied(({ entries }) => {
+      this.consumedSinceSave += entries.length;
+      if (this.every > 0 && this.consumedSinceSave >= this.every) this.autoSave();
+    });
+  }
+
+  /** Loads the stored snapshot into the replica when it is usable (invariant 1, first part). */
+  async restore(): Promise<void> {
+    if (!this.store) return;
+    let record: SnapshotRecord | undefined;
+    try {
+      record = await this.store.load(this.key);
+    } catch (e) {
+      return this.discard(e instanceof Error ? e.message : String(e));
+    }
+    if (record === undefined) return;
+    const problem =
+      record.model !== this.model.name
+        ? `it belongs to model ${record.model}`
+        : !this.model.state.safeParse(record.state).success
+          ? "its state fails the model's schema"
+          : findNonJson(record.state) !== undefined
+            ? "its state is not JSON"
+            : undefined;
+    if (problem !== undefined) return this.discard(problem);
+    this.replica.reset({
+      state: freeze(record.state as S, true),
+      revision: record.revision,
+      messageId: record.messageId,
+    });
+    this.logIdentity = record.logIdentity;
+    this.restored = record;
+    this.stats.snapshotsRestored += 1;
+  }
+
+  /** Checks a restored snapshot against the log it claims to come from (invariant 1). */
+  async checkAgainstLog(log: RevisionedLog, info: LogInfo): Promise<void> {
+    const record = this.restored;
+    this.restored = undefined;
+    if (record === undefined) return;
+    let problem: string | undefined;
+    if (record.logIdentity !== info.identity) {
+      problem = "the log was recreated since it was written";
+    } else if (record.revision > info.latestRevision) {
+      problem = `it is ahead of the log (revision ${record.revision} > ${info.latestRevision})`;
+    } else if (record.revision > 0) {
+      const entry = await log.entryAt(record.revision);
+      if (entry === undefined) {
+        // Truncated by a compaction since: the catch-up jumps onto the snapshot entry after it.
+        if (info.firstRevision <= record.revision) {
+          problem = `the log has no entry at revision ${record.revision}`;
+        }
+      } else if (entry.messageId !== record.messageId) {
+        problem = `the log's entry at revision ${record.revision} is another one`;
+      }
+    }
+    if (problem === undefined) return;
+    await this.discard(problem);
+    this.stats.snapshotsRestored -= 1;
+    this.replica.reset();
+  }
+
+  private async discard(problem: string): Promise<void> {
+    this.status.report(
+      new StateSyncError("CORRUPT_SNAPSHOT", `discarding the local snapshot: ${problem}`),
+    );
+    await this.store?.delete(this.key).catch(() => undefined);
+  }
+
+  /** Saves now (invariant 2); rejects `SNAPSHOT_FAILED` when the store cannot write. */
+  save(): Promise<void> {
+    const store = this.store;
+    if (!store || !this.due()) return this.saving;
+    this.consumedSinceSave = 0;
+    if (this.nextSave && this.outstanding >= 2) return this.nextSave;
+    this.outstanding += 1;
+    const run = async () => {
+      if (this.nextSave === p) this.nextSave = undefined;
+      try {
+        await this.write(store);
+      } finally {
+        this.outstanding -= 1;
+      }
+    };
+    const p = this.saving.then(run, run);
+    this.nextSave = p;
+    this.saving = p.catch(() => undefined);
+    return p;
+  }
+
+  /** Stops automatic saves, waits for the running ones, and saves the final state. */
+  async close(): Promise<void> {
+    if (this.autoSaveTimer) clearTimeout(this.autoSaveTimer);
+    this.autoSaveTimer = undefined;
+    await this.saving;
+    await this.save().catch(() => undefined);
+  }
+
+  private autoSave(): void {
+    if (this.autoSaveTimer !== undefined) return;
+    const wait = this.lastAutoSave + AUTO_SAVE_MIN_MS - Date.now();
+    const save = () => {
+      this.autoSaveTimer = undefined;
+      this.lastAutoSave = Date.now();
+      if (!this.status.closed) void this.save().catch(() => undefined);
+    };
+    if (wait <= 0) save();
+    else this.autoSaveTimer = setTimeout(save, wait);
+  }
+
+  private async write(store: SnapshotStore): Promise<void> {
+    if (!this.due()) return;
+    const record: SnapshotRecord = {
+      format: 1,
+      revision: this.replica.revision,
+      state: this.replica.state,
+      logIdentity: this.logIdentity!,
+      messageId: this.replica.messageId,
+      model: this.model.name,
+      modelVersion: this.model.version,
+      savedAt: Date.now(),
+    };
+    try {
+      await store.save(this.key, record);
+      this.stats.snapshotsSaved += 1;
+    } catch (e) {
+      const error = isStateSyncError(e)
+        ? e
+        : new StateSyncError("SNAPSHOT_FAILED", `saving the local snapshot failed: ${String(e)}`, {
+            cause: e,
+          });
+      this.status.report(error);
+      throw error;
+    }
+  }
+
+  private due(): boolean {
+    return this.logIdentity !== undefined && this.replica.revision > 0 && this.replica.anchored;
+  }
+}

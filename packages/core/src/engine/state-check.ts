@@ -1,0 +1,104 @@
+import type { Patch } from "immer";
+import { z } from "zod/v4";
+import { StateSyncError } from "../errors.js";
+
+/** The parts of a zod 4 schema's definition this module reads (`schema._zod.def`). */
+interface Def {
+  readonly type: string;
+  readonly checks?: readonly unknown[];
+  readonly shape?: Record<string, z.ZodType>;
+  readonly catchall?: z.ZodType;
+  readonly keyType?: z.ZodType;
+  readonly valueType?: z.ZodType;
+  readonly element?: z.ZodType;
+  readonly innerType?: z.ZodType;
+}
+
+function defOf(schema: z.ZodType): Def {
+  return (schema as unknown as { _zod: { def: Def } })._zod.def;
+}
+
+/** Wrappers that only admit `null`/`undefined` besides their inner schema. */
+const WRAPPERS = new Set(["optional", "nullable"]);
+
+/**
+ * A container schema a check may look through to one key: a plain object, record or array with
+ * no checks of its own (a refinement or a length limit of the container could depend on any of
+ * its members). Optional and nullable wrappers without checks are looked through.
+ */
+function container(schema: z.ZodType): Def | undefined {
+  let def = defOf(schema);
+  while (WRAPPERS.has(def.type) && !def.checks?.length && def.innerType) def = defOf(def.innerType);
+  if (def.checks?.length) return undefined;
+  return def.type === "object" || def.type === "record" || def.type === "array" ? def : undefined;
+}
+
+/** The schema of `key` in a container, or undefined when the container must be checked whole. */
+function child(def: Def, key: string | number): z.ZodType | undefined {
+  if (def.type === "array") return typeof key === "number" ? def.element : undefined;
+  if (def.type === "record") {
+    if (typeof key !== "string" || !def.keyType?.safeParse(key).success) return undefined;
+    return def.valueType;
+  }
+  const k = String(key);
+  if (def.shape && Object.hasOwn(def.shape, k)) return def.shape[k];
+  return def.catchall; // undefined for a plain object: an undeclared key passes as it is
+}
+
+/**
+ * Checks states that recipes produce against the model's schema, looking only at what the
+ * patches touched where the schema allows it (issue 8, "cost of a small change to a large
+ * state"): a patch at `a.b.c` is checked against the schema of `c` inside `b` when every
+ * container on the way is a plain object, record or array without refinements or length checks;
+ * otherwise at the deepest container that has one, up to the whole state. The verdict is the
+ * one `schema.safeParse(state)` gives for a state that was valid before the patches.
+ */
+export class StateChecker<S> {
+  constructor(private readonly schema: z.ZodType<S>) {}
+
+  /** Throws `VALIDATION` when `after` (produced from the valid `before` by `patches`) is invalid. */
+  check(before: S, after: S, patches: readonly Patch[]): void {
+    void before;
+    for (const patch of patches) {
+      if (!this.patchIsValid(after, patch)) {
+        const result = this.schema.safeParse(after);
+        if (result.success) return; // a conservative local verdict: the whole state decides
+        throw new StateSyncError(
+          "VALIDATION",
+          `the update would make the state invalid: ${z.prettifyError(result.error)}`,
+          { cause: result.error },
+        );
+      }
+    }
+  }
+
+  /** False when the patch may break the schema (then the whole state is checked). */
+  private patchIsValid(after: S, patch: Patch): boolean {
+    const path = patch.path;
+    if (path.length === 0) return false;
+    // Descend to the container the patch changes, as far as the schema lets a check look.
+    let schema: z.ZodType = this.schema;
+    let value: unknown = after;
+    for (let i = 0; i < path.length - 1; i++) {
+      const def = container(schema);
+      const next = def && child(def, path[i]!);
+      if (!next) return schema.safeParse(value).success;
+      schema = next;
+      value = (value as Record<string | number, unknown>)[path[i]!];
+    }
+    const def = container(schema);
+    const key = path[path.length - 1]!;
+    if (!def) return schema.safeParse(value).success;
+    if (patch.op === "remove") {
+      if (def.type !== "object") return true;
+      const removed = child(def, key);
+      return removed === undefined || removed.safeParse(undefined).success;
+    }
+    const target = child(def, key);
+    if (target === undefined) {
+      // A plain object's undeclared key passes; a record key its key schema refuses does not.
+      return def.type === "object" && def.catchall === undefined;
+    }
+    return target.safeParse(patch.value).success;
+  }
+}

@@ -1,0 +1,134 @@
+import { StateSyncError } from "../errors.js";
+import type { SyncEvents, SyncStatus } from "../synchronizer-types.js";
+
+/**
+ * Status and events of one replica, derived in one place (after automerge-repo's
+ * `DocumentQuery`): the other parts report (`report`, `set`, `stall`, `close`) and this part
+ * decides what users see.
+ *
+ * Invariants:
+ * 1. `stalled` and `closed` are final: once stalled only `closed` follows; once closed nothing.
+ * 2. A status change is announced once (transitions are deduplicated).
+ * 3. `signal` aborts exactly when `close()` is called, so parts that wait can end at once.
+ * 4. Internal stall listeners run before users hear of the stall, so that waiters are rejected
+ *    and the follower is stopped by the time a user reacts.
+ */
+export class StatusHub {
+  private value: SyncStatus = "connecting";
+  private stallError: StateSyncError | undefined;
+  private readonly closing = new AbortController();
+  private readonly errorListeners = new Set<SyncEvents["error"]>();
+  private readonly statusListeners = new Set<SyncEvents["status"]>();
+  private readonly stallListeners = new Set<(error: StateSyncError) => void>();
+
+  get status(): SyncStatus {
+    return this.value;
+  }
+
+  /** The error that stalled the replica, if it is stalled. */
+  get stallReason(): StateSyncError | undefined {
+    return this.stallError;
+  }
+
+  /** True once `close()` was called. */
+  get closed(): boolean {
+    return this.closing.signal.aborted;
+  }
+
+  /** True when the replica can neither read on nor write: closed or stalled. */
+  get stopped(): boolean {
+    return this.closed || this.stallError !== undefined;
+  }
+
+  /** Aborts when the replica closes. */
+  get signal(): AbortSignal {
+    return this.closing.signal;
+  }
+
+  /** Throws `CLOSED` after `close()`, or the stall error. */
+  assertUsable(): void {
+    if (this.closed) throw closedError();
+    if (this.stallError) throw this.stallError;
+  }
+
+  /** The error a pending operation ends with now: the stall, or `CLOSED`. */
+  endError(): StateSyncError {
+    return this.stallError ?? closedError();
+  }
+
+  /** A user listener (see `StateSynchronizer.on`). Throws `VALIDATION` for an unknown event. */
+  on<E extends keyof SyncEvents>(event: E, listener: SyncEvents[E]): () => void {
+    const set =
+      event === "error"
+        ? (this.errorListeners as Set<SyncEvents[E]>)
+        : event === "status"
+          ? (this.statusListeners as Set<SyncEvents[E]>)
+          : undefined;
+    if (set === undefined) {
+      throw new StateSyncError("VALIDATION", `unknown event "${String(event)}"`);
+    }
+    if (typeof listener !== "function") {
+      throw new StateSyncError("VALIDATION", "listener must be a function");
+    }
+    set.add(listener);
+    return () => set.delete(listener);
+  }
+
+  /** Internal: runs when the replica stalls. */
+  onStall(listener: (error: StateSyncError) => void): void {
+    this.stallListeners.add(listener);
+  }
+
+  /** Reports a problem that rejects no call. A listener that throws is ignored. */
+  report(error: StateSyncError): void {
+    for (const l of [...this.errorListeners]) {
+      try {
+        l(error);
+      } catch {
+        // An error listener that throws has nowhere left to report to.
+      }
+    }
+  }
+
+  /** Moves to `status` unless the replica is stalled or closed (invariant 1). */
+  set(status: SyncStatus): void {
+    if (this.value === status || this.value === "closed") return;
+    if (this.value === "stalled" && status !== "closed") return;
+    this.value = status;
+    for (const l of [...this.statusListeners]) {
+      try {
+        l(status);
+      } catch (cause) {
+        this.report(
+          new StateSyncError("LISTENER_FAILED", `a status listener threw: ${String(cause)}`, {
+            cause,
+          }),
+        );
+      }
+    }
+  }
+
+  /** Stops the replica at its last good revision: reads go on, updates reject with `error`. */
+  stall(error: StateSyncError): void {
+    if (this.stopped) return;
+    this.stallError = error;
+    for (const l of this.stallListeners) l(error);
+    this.report(error);
+    this.set("stalled");
+  }
+
+  /** Marks the replica closed (the `closed` status itself comes last, from `finish`). */
+  close(): void {
+    this.closing.abort(closedError());
+  }
+
+  /** Announces `closed` once everything is released. */
+  finish(): void {
+    this.set("closed");
+  }
+}
+
+/** The `CLOSED` error of a closed replica. */
+export function closedError(): StateSyncError {
+  return new StateSyncError("CLOSED", "the synchronizer is closed");
+}
