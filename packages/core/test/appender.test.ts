@@ -1,0 +1,109 @@
+import type { SyncStats } from "@statesync/core";
+import { describe, expect, it } from "vitest";
+import { Appender } from "../src/engine/appender.js";
+import { OwnEntries } from "../src/engine/own-entries.js";
+import { StatusHub } from "../src/engine/status.js";
+import type { Entry } from "../src/entry.js";
+// The engine's own classes throughout (src, not dist), so that `instanceof StateSyncError` holds.
+import { MemoryLog } from "../src/memory-log.js";
+
+const stats = (): SyncStats => ({
+  entriesFetched: 0,
+  entriesApplied: 0,
+  entriesSkipped: 0,
+  bytesFetched: 0,
+  appends: 0,
+  conflicts: 0,
+  attempts: 0,
+  resends: 0,
+  snapshotsSaved: 0,
+  snapshotsRestored: 0,
+  compactions: 0,
+});
+const command = (n: number): Entry => ({
+  v: 1,
+  kind: "command",
+  ts: 1,
+  seed: 1,
+  client: "a",
+  name: "inc",
+  args: { n },
+});
+
+function appender(log: MemoryLog) {
+  const s = stats();
+  const status = new StatusHub();
+  const a = new Appender(
+    log,
+    new OwnEntries(),
+    { recentRevisionOf: () => undefined },
+    status,
+    s,
+    "a",
+  );
+  return { a, s, status };
+}
+
+describe("Appender (exactly-once appends) on MemoryLog", () => {
+  it("re-sends an append whose acknowledgement was lost and stores it once", async () => {
+    const log = new MemoryLog();
+    const { a, s } = appender(log);
+    log.loseNextAcks(2);
+    const p = await a.prepare(command(1), "the command");
+    const stored = await a.appendUnconditional(p, { timeoutMs: 5_000 });
+    expect(stored.revision).toBe(1);
+    expect(log.size).toBe(1);
+    expect(s.resends).toBe(2);
+    expect(s.appends).toBe(1);
+  });
+
+  it("finds its conditional append after a lost acknowledgement, when the server no longer deduplicates", async () => {
+    const log = new MemoryLog({ duplicateCheck: "expected-first" });
+    const { a } = appender(log);
+    log.loseNextAcks(1);
+    const p = await a.prepare(command(1), "the command");
+    const outcome = await a.appendConditional(p, 0, { timeoutMs: 5_000 });
+    expect(outcome).toMatchObject({ kind: "committed", entry: { revision: 1 } });
+    expect(log.size).toBe(1);
+  });
+
+  it("answers a conflict as a value and counts it", async () => {
+    const log = new MemoryLog();
+    log.injectRaw("x");
+    const { a, s } = appender(log);
+    const outcome = await a.appendConditional(await a.prepare(command(1), "c"), 0, {
+      timeoutMs: 1_000,
+    });
+    expect(outcome).toEqual({ kind: "conflict", latest: 1 });
+    expect(s.conflicts).toBe(1);
+    expect(s.attempts).toBe(1);
+  });
+
+  it("says UNKNOWN_OUTCOME only when an attempt may be stored, the original error when none was sent", async () => {
+    const log = new MemoryLog();
+    const { a } = appender(log);
+    const p = await a.prepare(command(1), "c");
+    log.setOffline(true); // nothing can be sent
+    await expect(a.appendUnconditional(p, { timeoutMs: 120 })).rejects.toMatchObject({
+      code: "UNAVAILABLE",
+    });
+    log.setOffline(false);
+    log.loseNextAcks(50); // stored, but never acknowledged
+    await expect(a.appendUnconditional(p, { timeoutMs: 120 })).rejects.toMatchObject({
+      code: "UNKNOWN_OUTCOME",
+    });
+    expect(log.size).toBe(1);
+  });
+
+  it("refuses an entry no reader would accept before sending it", async () => {
+    const log = new MemoryLog();
+    const { a } = appender(log);
+    const bad: Entry = { ...(command(1) as Extract<Entry, { kind: "command" }>), ts: -1 };
+    await expect(a.prepare(bad, "the command")).rejects.toMatchObject({ code: "VALIDATION" });
+    await expect(a.prepare(command(1), "x")).resolves.toBeDefined();
+    const small = new MemoryLog({ maxEntryBytes: 10 });
+    await expect(appender(small).a.prepare(command(1), "x")).rejects.toMatchObject({
+      code: "PAYLOAD_TOO_LARGE",
+    });
+  });
+});
