@@ -152,6 +152,7 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
       opener,
       writer,
       appender,
+      contention,
       status,
       this.stats,
     );

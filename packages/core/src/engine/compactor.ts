@@ -1,4 +1,3 @@
-import { sleep } from "../backoff.js";
 import type { CompactionPolicy } from "../compaction-policy.js";
 import type { SnapshotEntry } from "../entry.js";
 import { isStateSyncError, StateSyncError } from "../errors.js";
@@ -7,6 +6,7 @@ import type { RevisionedLog } from "../log.js";
 import type { CommandMap, Model } from "../model.js";
 import type { CompactionResult, SyncStats } from "../synchronizer-types.js";
 import type { Appender } from "./appender.js";
+import type { ContendingBatch, Contention } from "./contention.js";
 import { DEFAULT_OUTCOME_TIMEOUT_MS } from "./options.js";
 import type { Opener } from "./opener.js";
 import type { Reader } from "./reader.js";
@@ -44,6 +44,7 @@ export class Compactor<S, C extends CommandMap<S>> {
     private readonly opener: Opener<S, C>,
     private readonly writer: Writer<S, C>,
     private readonly appender: Appender,
+    private readonly contention: Contention<S, C>,
     private readonly status: StatusHub,
     private readonly stats: SyncStats,
   ) {
@@ -96,7 +97,11 @@ export class Compactor<S, C extends CommandMap<S>> {
   private async run(): Promise<CompactionResult> {
     this.status.assertUsable();
     let revision = 0;
+    // A snapshot entry races every writer of a busy log: after a few lost races it announces
+    // itself with an intent like any writer, and the others let it go first (issue 10, case 11).
+    const batch: ContendingBatch = { conflicts: 0, announced: false, turnsWaited: 0 };
     for (let attempt = 0; revision === 0; attempt++) {
+      await this.contention.beforeAttempt(batch);
       await this.writer.pause(true); // invariant 3
       try {
         revision = await this.appendSnapshotEntry();
@@ -104,7 +109,6 @@ export class Compactor<S, C extends CommandMap<S>> {
         await this.writer.pause(false);
       }
       if (revision > 0) break;
-      // Busy logs: a snapshot entry races every writer, so it tries often and quickly.
       if (attempt + 1 >= MAX_SNAPSHOT_RACES) {
         throw new StateSyncError(
           "RETRY_LIMIT",
@@ -112,7 +116,8 @@ export class Compactor<S, C extends CommandMap<S>> {
           { details: { attempts: attempt + 1 } },
         );
       }
-      await sleep(Math.random() * 2);
+      batch.conflicts += 1;
+      await this.contention.afterConflict(batch, attempt);
     }
     await this.log.truncateBefore(revision);
     this.stats.compactions += 1;

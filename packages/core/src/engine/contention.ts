@@ -22,7 +22,7 @@ const MAX_TURN_WAITS = 64;
 /** What a writer's batch tells the contention part about itself. */
 export interface ContendingBatch {
   /** Conflicts of this batch in a row so far. */
-  readonly conflicts: number;
+  conflicts: number;
   /** Whether this batch already announced itself with an intent entry. */
   announced: boolean;
   /** Turns it sat out for other writers (`"turns"`). */
@@ -41,10 +41,10 @@ export interface ContendingBatch {
  * 1. Retry timing (`"retry"`, the default): after a first conflict a writer catches up and
  *    retries at once; after more, a live replica retries as soon as the next entry arrives (when
  *    the last winner learns of its own commit), with a full-jitter backoff as the timeout.
- * 2. Intents: after {@link INTENT_AFTER_CONFLICTS} conflicts in a row, a writer appends an
- *    `intent` entry (unconditional, so it always lands; a no-op for the state). Every writer that
- *    sees an outstanding intent of another writer holds its conditional appends back until that
- *    writer's next update or command arrives (or {@link INTENT_TTL_MS} passes: a writer that died
+ * 2. Intents: after {@link INTENT_AFTER_CONFLICTS} conflicts in a row, a writer (or a
+ *    compactor) appends an `intent` entry (unconditional, so it always lands; a no-op for the
+ *    state). Every writer that sees an outstanding intent of another writer holds its appends
+ *    (conditional and unconditional) back until that writer's next update, command or snapshot entry arrives (or {@link INTENT_TTL_MS} passes: a writer that died
  *    holds nobody back for long). Intents are served in log order, so a writer that keeps losing
  *    commits within a bounded number of attempts, whatever the event-loop order or the clocks.
  *    Uncontended writers never write one.
@@ -109,7 +109,12 @@ export class Contention<S, C extends CommandMap<S>> {
     }
   }
 
-  private async deferToIntents(): Promise<void> {
+  /**
+   * Waits while another writer's intent is outstanding and older than this writer's own (rule
+   * 2). Unconditional appends wait too: they never conflict themselves, but each one makes the
+   * announced writer (or compactor) lose another race.
+   */
+  async deferToIntents(): Promise<void> {
     for (;;) {
       const now = Date.now();
       let first: { revision: number; seenAt: number } | undefined;
@@ -147,9 +152,13 @@ export class Contention<S, C extends CommandMap<S>> {
         }
         continue;
       }
-      if (entry.kind !== "update" && entry.kind !== "command") continue;
+      if (entry.kind !== "update" && entry.kind !== "command" && entry.kind !== "snapshot") {
+        continue;
+      }
+      // The writer of an intent went first: its intent is done (a compactor's is a snapshot).
       if (mine[i]) this.myIntent = undefined;
       else this.intents.delete(entry.client);
+      if (entry.kind === "snapshot") continue;
       this.recentWriters.push(entry.client);
       if (!mine[i]) this.contendedAt = now;
     }

@@ -9,6 +9,8 @@ import type { StatusHub } from "./status.js";
 const READ_APPLY_BATCH = 256;
 /** How long a catch-up lets a live follower deliver what it is about to, before reading (ms). */
 const FOLLOWER_GRACE_MS = 250;
+/** Short reads in a row (each overtaken by a compaction) before a catch-up gives up. */
+const MAX_SHORT_READS = 4;
 
 /**
  * Brings entries from the log to the replica: range reads (catching up) and the live follower.
@@ -42,31 +44,49 @@ export class Reader<S, C extends CommandMap<S>> {
     return this.reading;
   }
 
-  /** Reads entries up to `target` into the replica (serialized with other reads). */
+  /**
+   * Reads entries up to `target` into the replica (serialized with other reads). A read that
+   * comes back short was overtaken by a compaction (issue 10, case 1): the entries after the
+   * replica's revision were truncated, and the snapshot entry that replaced them may lie past
+   * `target` (which was read before the compaction). So it reads on to the log's latest revision,
+   * where the replay jumps onto that snapshot entry; only when the log holds nothing newer, or
+   * after {@link MAX_SHORT_READS} tries, does it stall with `TRUNCATED` (invariant 2).
+   */
   readRange(target: number): Promise<void> {
     const run = async () => {
-      if (this.replica.revision >= target || this.status.stopped) return;
-      const batch: LogEntry[] = [];
-      for await (const entry of this.log.read(this.replica.revision + 1, target)) {
-        batch.push(entry);
-        if (batch.length < READ_APPLY_BATCH) continue;
-        this.replica.consume(batch.splice(0));
-        if (this.status.stopped) return;
+      let goal = target;
+      for (let shortReads = 0; ; shortReads++) {
+        if (this.replica.revision >= goal || this.status.stopped) return;
+        await this.readOnce(goal);
+        if (this.status.stopped || this.replica.revision >= goal) return;
+        const latest = (await this.log.info()).latestRevision;
+        if (latest <= goal || shortReads + 1 >= MAX_SHORT_READS) {
+          const after = this.replica.revision;
+          return this.status.stall(
+            new StateSyncError(
+              "TRUNCATED",
+              `the log no longer holds the entries after revision ${after} (latest: ${latest})`,
+              { details: { after, latest } },
+            ),
+          );
+        }
+        goal = latest;
       }
-      this.replica.consume(batch);
-      if (this.status.stopped || this.replica.revision >= target) return;
-      const after = this.replica.revision;
-      this.status.stall(
-        new StateSyncError(
-          "TRUNCATED",
-          `the log no longer holds the entries after revision ${after} (latest: ${target})`,
-          { details: { after, latest: target } },
-        ),
-      );
     };
     const p = this.reading.then(run, run);
     this.reading = p.catch(() => undefined);
     return p;
+  }
+
+  private async readOnce(target: number): Promise<void> {
+    const batch: LogEntry[] = [];
+    for await (const entry of this.log.read(this.replica.revision + 1, target)) {
+      batch.push(entry);
+      if (batch.length < READ_APPLY_BATCH) continue;
+      this.replica.consume(batch.splice(0));
+      if (this.status.stopped) return;
+    }
+    this.replica.consume(batch);
   }
 
   /**

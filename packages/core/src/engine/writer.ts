@@ -250,6 +250,7 @@ export class Writer<S, C extends CommandMap<S>> {
   ): Promise<{ readonly revision: number }> {
     if (options.signal?.aborted) throw abortError(options.signal);
     await this.p.opener.anchor();
+    await this.p.contention.deferToIntents();
     const entry: CommandEntry = {
       v: 1,
       kind: "command",
