@@ -191,7 +191,8 @@ export function decodeEntry(data: Uint8Array): DecodeResult {
   } catch (cause) {
     return corrupt("invalid UTF-8", cause);
   }
-  if (jsonNestingDepth(text, MAX_NESTING_DEPTH) < 0) {
+  // Each level of nesting takes at least one character: a text this short cannot be too deep.
+  if (text.length > MAX_NESTING_DEPTH && jsonNestingDepth(text, MAX_NESTING_DEPTH) < 0) {
     return corrupt(`nested deeper than ${MAX_NESTING_DEPTH}`);
   }
   let raw: unknown;
