@@ -1,0 +1,7 @@
+import type { Task } from "./lib/channel.js";
+import { singleWriterTask } from "./single-writer.js";
+
+/** The tasks a client child process can run, by name (see `lib/child.ts`). */
+export const TASKS: Record<string, Task> = {
+  "single-writer": singleWriterTask as Task,
+};
