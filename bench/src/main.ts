@@ -105,7 +105,7 @@ async function profile(name: string, scale: number): Promise<number> {
     const lines = [
       "",
       `== CPU profile of ${bench.name}: ${run.what}`,
-      `profile: ${relative(BENCH_DIR, run.file)} (open in Chrome DevTools or VS Code)`,
+      `profile: bench/${relative(BENCH_DIR, run.file)} (open in Chrome DevTools or VS Code)`,
       `${num(run.ops)} operations in ${num(run.windowMs)} ms; main thread busy ${num(busyMs)} ms, idle ${num(idleMs)} ms`,
       `busy CPU per operation: ${num((busyMs * 1000) / Math.max(1, run.ops), 1)} µs`,
       "",

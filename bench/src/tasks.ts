@@ -1,7 +1,9 @@
 import type { Task } from "./lib/channel.js";
 import { singleWriterTask } from "./single-writer.js";
+import { unconditionalTask } from "./unconditional.js";
 
 /** The tasks a client child process can run, by name (see `lib/child.ts`). */
 export const TASKS: Record<string, Task> = {
   "single-writer": singleWriterTask as Task,
+  unconditional: unconditionalTask as Task,
 };
