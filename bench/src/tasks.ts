@@ -1,3 +1,4 @@
+import { kvTask, writersTask } from "./contention-run.js";
 import type { Task } from "./lib/channel.js";
 import { singleWriterTask } from "./single-writer.js";
 import { unconditionalTask } from "./unconditional.js";
@@ -6,4 +7,6 @@ import { unconditionalTask } from "./unconditional.js";
 export const TASKS: Record<string, Task> = {
   "single-writer": singleWriterTask as Task,
   unconditional: unconditionalTask as Task,
+  "contention-writers": writersTask as Task,
+  "contention-kv": kvTask as Task,
 };

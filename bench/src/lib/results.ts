@@ -74,6 +74,7 @@ function print(bench: Benchmark, out: BenchOutput, durationMs: number): void {
 }
 
 function formatValue(v: number): string {
+  if (Number.isInteger(v)) return String(v);
   return Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) < 0.1 ? v.toFixed(3) : v.toFixed(2);
 }
 
