@@ -6,6 +6,7 @@ import { Child } from "./lib/child.js";
 import { openCounter, tcp, type CounterSync } from "./lib/common.js";
 import { sleep, uniqueStream } from "./lib/harness.js";
 import type { Placement } from "./lib/placement.js";
+import { WindowProfiler } from "./lib/profiler.js";
 
 /**
  * The client side of the contention benchmark: N writers awaiting conditional increments of
@@ -72,6 +73,8 @@ interface WritersParams {
   clientIds: string[];
   /** Busy writers: each awaits its update and starts the next. Occasional: one per `everyMs`. */
   everyMs?: number;
+  /** `--cpu-prof`: profile the writers' window into this file. */
+  profileFile?: string;
 }
 
 /**
@@ -93,6 +96,8 @@ export async function writersTask(p: WritersParams, channel: Channel): Promise<W
   const go = await channel.next();
   const ms = Number(go.ms);
   const results = syncs.map(() => emptyResult());
+  const profiler = p.profileFile ? new WindowProfiler() : undefined;
+  await profiler?.start();
   const end = performance.now() + ms;
   const counted = () => performance.now() < end;
   await Promise.all(
@@ -111,6 +116,7 @@ export async function writersTask(p: WritersParams, channel: Channel): Promise<W
       }
     }),
   );
+  if (p.profileFile) await profiler?.stop(p.profileFile);
   await Promise.all(syncs.map((s) => s.close().catch(() => undefined)));
   return results;
 }
@@ -136,7 +142,7 @@ export async function writersRound(
   tmpDir: string,
   writers: number,
   ms: number,
-  everyMs?: number,
+  options: { everyMs?: number; profileFile?: string } = {},
 ): Promise<RoundResult> {
   const stream = uniqueStream(`CT${writers}`);
   // The stream and its first entry exist before the writers open it concurrently.
@@ -145,7 +151,11 @@ export async function writersRound(
   const ids = Array.from({ length: writers }, (_, i) => `w${i}`);
   const groups = mode === "one process" ? [ids] : ids.map((id) => [id]);
   const children = groups.map((clientIds) =>
-    Child.start("contention-writers", { url, stream, tmpDir, clientIds, everyMs }, { placement }),
+    Child.start(
+      "contention-writers",
+      { url, stream, tmpDir, clientIds, ...options },
+      { placement },
+    ),
   );
   try {
     await Promise.all(children.map((c) => c.expect("ready")));

@@ -8,7 +8,13 @@ import {
 import { runInChild } from "./lib/child.js";
 import { num, ratio } from "./lib/format.js";
 import { target, type Benchmark, type Target } from "./lib/harness.js";
-import { acrossPlacements, canPin, type Placement } from "./lib/placement.js";
+import {
+  acrossPlacements,
+  canPin,
+  countingPlacement,
+  startServer,
+  type Placement,
+} from "./lib/placement.js";
 import { lineChart } from "./lib/svg.js";
 import { max, mean, median, min, percentile } from "./lib/stats.js";
 
@@ -142,7 +148,7 @@ export const contention: Benchmark = {
             tmp,
             OCCASIONAL.writers,
             Math.round(OCCASIONAL.seconds * 1_000 * Math.max(ctx.scale, 0.5)),
-            OCCASIONAL.everyMs,
+            { everyMs: OCCASIONAL.everyMs },
           );
           occasional.push(figures(r, { placement, mode, round: 1 }));
         });
@@ -151,6 +157,21 @@ export const contention: Benchmark = {
     failures.unshift(...measured.failures);
     const counting = measured.counting;
     return report(rounds, occasional, counting, ms, failures);
+  },
+  async profile(ctx) {
+    const placement = countingPlacement();
+    const server = await startServer(placement);
+    try {
+      const file = join(ctx.dir, "contention.cpuprofile");
+      const ms = Math.round(SECONDS * 1_000 * ctx.scale);
+      const r = await writersRound(placement, "one process", server.url, ctx.tmpDir, 8, ms, {
+        profileFile: file,
+      });
+      const ops = r.perWriter.reduce((a, w) => a + w.commits, 0);
+      return { what: "8 writers in one process, commits", ops, windowMs: ms, file };
+    } finally {
+      await server.stop();
+    }
   },
 };
 
