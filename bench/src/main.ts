@@ -4,6 +4,7 @@ import { join, relative } from "node:path";
 import { apply } from "./apply.js";
 import { coldStart } from "./cold-start.js";
 import { contention } from "./contention.js";
+import { largeState } from "./large-state.js";
 import { num } from "./lib/format.js";
 import { BENCH_DIR, OUT_DIR, type Benchmark } from "./lib/harness.js";
 import { selfTimes, type CpuProfile } from "./lib/profiler.js";
@@ -19,6 +20,7 @@ const BENCHMARKS: Benchmark[] = [
   coldStart,
   propagation,
   apply,
+  largeState,
 ];
 const ORDER = BENCHMARKS.map((b) => b.name);
 

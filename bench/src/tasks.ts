@@ -1,4 +1,6 @@
+import { traceProfileTask } from "./apply-trace.js";
 import { kvTask, writersTask } from "./contention-run.js";
+import { largeStateProfileTask } from "./large-state.js";
 import type { Task } from "./lib/channel.js";
 import { singleWriterTask } from "./single-writer.js";
 import { unconditionalTask } from "./unconditional.js";
@@ -9,4 +11,6 @@ export const TASKS: Record<string, Task> = {
   unconditional: unconditionalTask as Task,
   "contention-writers": writersTask as Task,
   "contention-kv": kvTask as Task,
+  "apply-trace-profile": traceProfileTask as Task,
+  "large-state-profile": largeStateProfileTask as Task,
 };
