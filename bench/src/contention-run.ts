@@ -158,9 +158,9 @@ export async function writersRound(
     ),
   );
   try {
-    await Promise.all(children.map((c) => c.expect("ready")));
+    await Promise.all(children.map((c) => c.expect("ready", 180_000)));
     for (const c of children) c.send({ type: "go", ms });
-    const results = await Promise.all(children.map((c) => c.result<WriterResult[]>()));
+    const results = await Promise.all(children.map((c) => c.result<WriterResult[]>(ms + 180_000)));
     return { writers, ms, perWriter: results.flat() };
   } finally {
     await Promise.all(children.map((c) => c.kill()));

@@ -68,28 +68,39 @@ export class Child {
     if (this.proc.connected) this.proc.send(message);
   }
 
-  /** The next message; an `error` message or the child's exit rejects. */
-  async next(): Promise<Message> {
+  /**
+   * The next message; an `error` message, the child's exit, or `timeoutMs` without a message
+   * (default 10 minutes) rejects.
+   */
+  async next(timeoutMs = 600_000): Promise<Message> {
+    let timer: NodeJS.Timeout | undefined;
     const m =
       this.inbox.shift() ??
       (this.exitError
         ? this.exitError
-        : await new Promise<Message | Error>((resolve) => (this.waiter = resolve)));
+        : await new Promise<Message | Error>((resolve) => {
+            this.waiter = resolve;
+            timer = setTimeout(() => {
+              this.waiter = undefined;
+              resolve(new Error(`client child sent nothing for ${timeoutMs / 1000} s`));
+            }, timeoutMs);
+          }));
+    clearTimeout(timer);
     if (m instanceof Error) throw m;
     if (m.type === "error") throw new Error(`in client child: ${String(m.message)}`);
     return m;
   }
 
   /** Waits for a message of `type` (others before it are an error). */
-  async expect(type: string): Promise<Message> {
-    const m = await this.next();
+  async expect(type: string, timeoutMs?: number): Promise<Message> {
+    const m = await this.next(timeoutMs);
     if (m.type !== type) throw new Error(`expected "${type}" from client child, got "${m.type}"`);
     return m;
   }
 
   /** Waits for the result, then for the child to exit. */
-  async result<T>(): Promise<T> {
-    const m = await this.expect("result");
+  async result<T>(timeoutMs?: number): Promise<T> {
+    const m = await this.expect("result", timeoutMs);
     await this.exited;
     return m.value as T;
   }
