@@ -4,6 +4,7 @@
  * and exits (which writes the CPU profile under `--cpu-prof`).
  */
 import { parentChannel } from "./lib/channel.js";
+import { describeError } from "./lib/harness.js";
 import { TASKS } from "./tasks.js";
 
 const channel = parentChannel();
@@ -21,10 +22,7 @@ channel.first().then(async (m) => {
     const value = await task(m.params as never, channel);
     finish({ type: "result", value }, 0);
   } catch (err) {
-    finish(
-      { type: "error", message: err instanceof Error ? (err.stack ?? err.message) : String(err) },
-      1,
-    );
+    finish({ type: "error", message: describeError(err, true) }, 1);
   }
 });
 // The bench process died: do not linger.

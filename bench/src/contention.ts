@@ -7,7 +7,7 @@ import {
 } from "./contention-run.js";
 import { runInChild } from "./lib/child.js";
 import { num, ratio } from "./lib/format.js";
-import { target, type Benchmark, type Target } from "./lib/harness.js";
+import { describeError, target, type Benchmark, type Target } from "./lib/harness.js";
 import {
   acrossPlacements,
   canPin,
@@ -99,7 +99,7 @@ export const contention: Benchmark = {
       try {
         await fn();
       } catch (err) {
-        const message = err instanceof Error ? err.message : String(err);
+        const message = describeError(err);
         ctx.progress(`${what}: FAILED: ${message}`);
         failures.push(`${what}: ${message}`);
       }

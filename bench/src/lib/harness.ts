@@ -144,3 +144,11 @@ export function uniqueStream(prefix: string): string {
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 export const now = () => performance.now();
+
+/** An error as one line for reports: `CODE: message` for a StateSyncError, else the message. */
+export function describeError(err: unknown, withStack = false): string {
+  if (!(err instanceof Error)) return String(err);
+  const code = (err as { code?: unknown }).code;
+  const text = withStack ? (err.stack ?? err.message) : err.message;
+  return typeof code === "string" ? `${code}: ${text}` : text;
+}

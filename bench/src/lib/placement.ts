@@ -3,6 +3,7 @@ import { chmod, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { findNatsServer, startNatsServer, type NatsServer } from "@statesync/node";
+import { describeError } from "./harness.js";
 
 /**
  * Where the server and the clients run:
@@ -110,7 +111,7 @@ export async function acrossPlacements<T>(
       progress(`${placement}: nats-server on ${server.url}, cpus ${await allowedCpus(server.pid)}`);
       results.set(placement, await measure(placement, server));
     } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
+      const message = describeError(err);
       progress(`${placement}: FAILED: ${message}`);
       failures.push(`${placement} placement: ${message}`);
     } finally {

@@ -5,6 +5,7 @@ import { startNatsServer, type NatsServer } from "@statesync/node";
 import { markdownTable, textTable, type Table } from "./format.js";
 import {
   BENCH_DIR,
+  describeError,
   machine,
   OUT_DIR,
   RESULTS_DIR,
@@ -41,7 +42,7 @@ export async function runBenchmark(bench: Benchmark, scale: number): Promise<Out
     await writeOut(bench, { ...fileHead(bench, durationMs, scale), ...body(out) }, out);
     return { name: bench.name, ok: true, out };
   } catch (err) {
-    const error = err instanceof Error ? (err.stack ?? err.message) : String(err);
+    const error = describeError(err, true);
     const durationMs = Date.now() - started;
     process.stdout.write(`\n== ${bench.title}: FAILED after ${(durationMs / 1000).toFixed(1)} s\n`);
     process.stdout.write(`${error}\n`);
