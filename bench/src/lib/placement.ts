@@ -58,7 +58,8 @@ export async function allowedCpus(pid: number | undefined): Promise<string> {
 /**
  * Starts a throwaway nats-server for `placement`. Pinned, it runs through a small wrapper script
  * that `exec`s `taskset -c 0 nats-server "$@"` (same pid, so `startNatsServer` stops it as
- * usual), and the server's CPU list is checked.
+ * usual), and the server's CPU list is checked (throws when it is not core 0; the progress line
+ * shows "?" when it could not be read).
  */
 export async function startServer(placement: Placement): Promise<NatsServer> {
   if (placement === "shared") return startNatsServer();
@@ -71,8 +72,13 @@ export async function startServer(placement: Placement): Promise<NatsServer> {
   );
   await chmod(wrapper, 0o755);
   const server = await startNatsServer({ bin: wrapper });
-  const cpusOfServer = await allowedCpus(server.pid);
-  if (cpusOfServer !== SERVER_CPU) {
+  // The server's pid arrives over the watchdog's IPC channel, maybe after "Server is ready".
+  let cpusOfServer = await allowedCpus(server.pid);
+  for (let i = 0; i < 50 && cpusOfServer === "?"; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    cpusOfServer = await allowedCpus(server.pid);
+  }
+  if (cpusOfServer !== SERVER_CPU && cpusOfServer !== "?") {
     await server.stop();
     throw new Error(`pinned nats-server runs on cpus ${cpusOfServer}, not ${SERVER_CPU}`);
   }
