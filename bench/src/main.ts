@@ -61,6 +61,10 @@ async function main(): Promise<number> {
     return 2;
   }
   const scale = args.includes("--quick") ? 0.3 : 1;
+  if (args.includes("--record") && scale !== 1) {
+    process.stderr.write("--record keeps full runs only: run without --quick\n");
+    return 2;
+  }
   if (profName !== undefined) return profile(profName, scale);
 
   const selected =
@@ -108,7 +112,7 @@ async function profile(name: string, scale: number): Promise<number> {
       "",
       `== CPU profile of ${bench.name}: ${run.what}`,
       `profile: bench/${relative(BENCH_DIR, run.file)} (open in Chrome DevTools or VS Code)`,
-      `${num(run.ops)} operations in ${num(run.windowMs)} ms; main thread busy ${num(busyMs)} ms, idle ${num(idleMs)} ms`,
+      `${num(run.ops, 0)} operations in ${num(run.windowMs)} ms; main thread busy ${num(busyMs)} ms, idle ${num(idleMs)} ms`,
       `busy CPU per operation: ${num((busyMs * 1000) / Math.max(1, run.ops), 1)} µs`,
       "",
       "self ms   share  µs/op  function",

@@ -1,4 +1,8 @@
+import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
+import { SourceMap } from "node:module";
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { Session } from "node:inspector";
 
 /** The parts of a V8 `.cpuprofile` the analysis reads. */
@@ -44,6 +48,34 @@ export class WindowProfiler {
   }
 }
 
+const maps = new Map<string, SourceMap | undefined>();
+
+/**
+ * The TypeScript source position of a position in a built file that has a `.js.map` beside it
+ * (the packages are built with source maps), else the position as it is. Lines are 0-based in
+ * and 1-based out.
+ */
+function sourcePosition(url: string, line: number, column: number): { file: string; line: number } {
+  if (!url.startsWith("file://")) return { file: url, line: line + 1 };
+  const file = fileURLToPath(url);
+  if (!maps.has(file)) {
+    try {
+      maps.set(file, new SourceMap(JSON.parse(readFileSync(`${file}.map`, "utf8"))));
+    } catch {
+      maps.set(file, undefined);
+    }
+  }
+  const entry = maps.get(file)?.findEntry(line, column) as
+    { originalSource?: string; originalLine?: number } | undefined;
+  if (entry?.originalSource === undefined || entry.originalLine === undefined) {
+    return { file, line: line + 1 };
+  }
+  const source = entry.originalSource.startsWith("file://")
+    ? fileURLToPath(entry.originalSource)
+    : resolve(dirname(file), entry.originalSource);
+  return { file: source, line: entry.originalLine + 1 };
+}
+
 /** One function's self time in a profile. */
 export interface SelfTime {
   /** `name (file:line)`, files relative to the repository. */
@@ -55,7 +87,8 @@ export interface SelfTime {
 
 /**
  * Self time per function (summed over every call site of the same function), highest first,
- * and the busy time: every sample but `(idle)`, GC and `(program)` included.
+ * and the busy time: every sample but `(idle)`, GC and `(program)` included. Functions of the
+ * built packages are named by their TypeScript source position (through the source maps).
  */
 export function selfTimes(profile: CpuProfile): {
   busyMs: number;
@@ -78,10 +111,9 @@ export function selfTimes(profile: CpuProfile): {
       continue;
     }
     busy += dt;
-    const file = frame.url
-      .replace(/^file:\/\//, "")
-      .replace(/^.*?\/(packages|bench|node_modules)\//, "$1/");
-    const key = `${frame.functionName || "(anonymous)"}${file ? ` (${file}:${frame.lineNumber + 1})` : ""}`;
+    const pos = sourcePosition(frame.url, frame.lineNumber, frame.columnNumber);
+    const file = pos.file.replace(/^.*?\/(packages|bench|node_modules)\//, "$1/");
+    const key = `${frame.functionName || "(anonymous)"}${file ? ` (${file}:${pos.line})` : ""}`;
     perFn.set(key, (perFn.get(key) ?? 0) + dt);
   }
   const top = [...perFn]
