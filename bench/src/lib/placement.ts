@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { chmod, mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { chmod, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { findNatsServer, startNatsServer, type NatsServer } from "@statesync/node";
@@ -71,7 +71,15 @@ export async function startServer(placement: Placement): Promise<NatsServer> {
     `#!/bin/sh\nexec taskset -c ${SERVER_CPU} ${JSON.stringify(bin)} "$@"\n`,
   );
   await chmod(wrapper, 0o755);
-  const server = await startNatsServer({ bin: wrapper });
+  const server = await startNatsServer({ bin: wrapper }).catch(async (err: unknown) => {
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  });
+  const stop = server.stop.bind(server);
+  server.stop = async (options) => {
+    await stop(options);
+    await rm(dir, { recursive: true, force: true });
+  };
   // The server's pid arrives over the watchdog's IPC channel, maybe after "Server is ready".
   let cpusOfServer = await allowedCpus(server.pid);
   for (let i = 0; i < 50 && cpusOfServer === "?"; i++) {
