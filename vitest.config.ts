@@ -15,7 +15,11 @@ export default defineConfig({
         extends: true,
         test: {
           name: "node",
-          include: ["packages/*/test/**/*.test.ts", "examples/*/test/**/*.test.ts"],
+          include: [
+            "packages/*/test/**/*.test.ts",
+            "examples/*/test/**/*.test.ts",
+            "bench/test/**/*.test.ts",
+          ],
           exclude: ["**/*.browser.test.{ts,tsx}", "**/node_modules/**"],
           pool: "forks",
           maxWorkers: 2,

@@ -1,6 +1,10 @@
+import { join } from "node:path";
 import { createSynchronizer, MemoryLog, type CommandMap, type Model } from "@statesync/node";
+import { measureTrace, TRACE_EDITS, TRACE_ROUNDS } from "./apply-trace.js";
+import { runInChild } from "./lib/child.js";
 import { bytes, num } from "./lib/format.js";
-import { type Benchmark } from "./lib/harness.js";
+import { target, type Benchmark } from "./lib/harness.js";
+import { countingPlacement } from "./lib/placement.js";
 import { docsModel, itemsModel } from "./lib/models.js";
 import { median } from "./lib/stats.js";
 
@@ -34,7 +38,8 @@ async function catchUp<S, C extends CommandMap<S>>(log: MemoryLog, model: Model<
 /**
  * 6. The engine alone on MemoryLog (no server): entries applied per second when a replica
  * catches up with a long backlog of conditional updates (Immer patches) and of unconditional
- * commands (recipes run again), and the heap a replica holding a 10 MB state uses.
+ * commands (recipes run again); the engine's overhead per entry on a text-editing trace beyond
+ * the commands' own cost; and the heap a replica holding a 10 MB state uses.
  */
 export const apply: Benchmark = {
   name: "apply",
@@ -76,6 +81,10 @@ export const apply: Benchmark = {
       }
       results[kind] = { rate: median(rates), rates, bytes: bytesRead };
     }
+
+    // Catch-up overhead on a text-editing trace (the full 260,000 edits even with --quick: the
+    // target is set on that trace; --quick runs fewer rounds).
+    const trace = await measureTrace(TRACE_EDITS, ctx.scale < 1 ? 2 : TRACE_ROUNDS, ctx.progress);
 
     // Heap of a replica holding a 10 MB state (100 entries of 100 documents of ~1 KB).
     ctx.progress("10 MB state");
@@ -128,6 +137,25 @@ export const apply: Benchmark = {
           },
         },
         {
+          title: `catch-up of a fresh replica on a text-editing trace of ${num(trace.edits)} single-character inserts and deletes (document of ${num(trace.finalLength)} characters at the end), fastest of ${trace.catchUpRuns.length} alternating runs`,
+          table: {
+            headers: ["", "time", "µs per edit"],
+            rows: [
+              [
+                "fresh replica catching up (MemoryLog)",
+                `${num(trace.catchUpMs)} ms`,
+                num((trace.catchUpMs * 1000) / trace.edits, 2),
+              ],
+              [
+                "the commands' apply in a plain loop on a plain object",
+                `${num(trace.plainMs)} ms`,
+                num((trace.plainMs * 1000) / trace.edits, 2),
+              ],
+              ["overhead of the engine per entry", "", num(trace.overheadUs, 2)],
+            ],
+          },
+        },
+        {
           title: `heap of a replica holding a 10 MB state (${DOC_BATCHES} entries of ${DOCS_PER_BATCH} documents)`,
           table: {
             headers: ["", "value"],
@@ -150,14 +178,27 @@ export const apply: Benchmark = {
           value: `${num(c.rate)} entries/s`,
         },
         {
+          figure: `catch-up of ${num(trace.edits)} text edits: replica / plain loop; overhead per entry`,
+          value: `${num(trace.catchUpMs)} / ${num(trace.plainMs)} ms; ${num(trace.overheadUs, 2)} µs`,
+        },
+        {
           figure: `heap for a ${bytes(stateBytes)} state`,
           value: bytes(replicaHeap),
           reference: `${bytes(plainHeap)} JSON.parse`,
           ratio: `${(replicaHeap / plainHeap).toFixed(2)}x`,
         },
       ],
-      targets: [],
+      targets: [
+        target(
+          "catch-up overhead per entry, text trace, µs",
+          trace.overheadUs,
+          "<=",
+          3,
+          `(${num(trace.catchUpMs)} - ${num(trace.plainMs)} ms) / ${num(trace.edits)} edits`,
+        ),
+      ],
       data: {
+        trace,
         backlog,
         keys: KEYS,
         update: u,
@@ -168,5 +209,14 @@ export const apply: Benchmark = {
         docsMs,
       },
     };
+  },
+  async profile(ctx) {
+    const file = join(ctx.dir, "apply-trace.cpuprofile");
+    const r = await runInChild<{ what: string; ops: number; windowMs: number }>(
+      "apply-trace-profile",
+      { file, edits: TRACE_EDITS },
+      { placement: countingPlacement() },
+    );
+    return { ...r, file };
   },
 };

@@ -1,7 +1,14 @@
-import { runBenchmark, writeSummary, type Benchmark } from "./lib/harness.js";
+import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, relative } from "node:path";
 import { apply } from "./apply.js";
 import { coldStart } from "./cold-start.js";
 import { contention } from "./contention.js";
+import { largeState } from "./large-state.js";
+import { num } from "./lib/format.js";
+import { BENCH_DIR, OUT_DIR, type Benchmark } from "./lib/harness.js";
+import { selfTimes, type CpuProfile } from "./lib/profiler.js";
+import { record, runBenchmark, writeOutSummary, type Outcome } from "./lib/results.js";
 import { propagation } from "./propagation.js";
 import { singleWriter } from "./single-writer.js";
 import { unconditional } from "./unconditional.js";
@@ -13,35 +20,118 @@ const BENCHMARKS: Benchmark[] = [
   coldStart,
   propagation,
   apply,
+  largeState,
 ];
 const ORDER = BENCHMARKS.map((b) => b.name);
 
-async function main(): Promise<void> {
+const USAGE = `usage: npm run bench -- [names or numbers] [--quick] [--record] [--cpu-prof <name>]
+  --quick            shorter runs and smaller sizes (a smoke test of a few minutes)
+  --record           also copy the figures to bench/results/ and the README (committed)
+  --cpu-prof <name>  profile the statesync side of one benchmark (${BENCHMARKS.filter(
+    (b) => b.profile,
+  )
+    .map((b) => b.name)
+    .join(", ")}) instead of measuring
+benchmarks: ${BENCHMARKS.map((b, i) => `${i + 1}/${b.name}`).join(", ")}
+`;
+
+function pick(name: string): Benchmark | undefined {
+  return BENCHMARKS.find((b, i) => b.name === name || String(i + 1) === name);
+}
+
+async function main(): Promise<number> {
   const args = process.argv.slice(2);
-  const quick = args.includes("--quick");
-  const names = args.filter((a) => !a.startsWith("--"));
-  const unknown = names.filter(
-    (n) => !BENCHMARKS.some((b, i) => b.name === n || String(i + 1) === n),
+  const flags = new Set(["--quick", "--record", "--cpu-prof", "--help"]);
+  const bad = args.filter((a) => a.startsWith("--") && !flags.has(a));
+  const profIndex = args.indexOf("--cpu-prof");
+  const profName = profIndex >= 0 ? args[profIndex + 1] : undefined;
+  const names = args.filter(
+    (a, i) => !a.startsWith("--") && !(profIndex >= 0 && i === profIndex + 1),
   );
-  if (unknown.length > 0) {
-    process.stderr.write(
-      `unknown benchmark(s): ${unknown.join(", ")}; choose from ${BENCHMARKS.map((b, i) => `${i + 1}/${b.name}`).join(", ")}\n`,
-    );
-    process.exit(2);
+  const unknown = names.filter((n) => !pick(n));
+  if (
+    args.includes("--help") ||
+    bad.length > 0 ||
+    unknown.length > 0 ||
+    (profIndex >= 0 && !profName)
+  ) {
+    if (bad.length + unknown.length > 0)
+      process.stderr.write(`unknown: ${[...bad, ...unknown].join(", ")}\n`);
+    process.stderr.write(USAGE);
+    return 2;
   }
+  const scale = args.includes("--quick") ? 0.3 : 1;
+  if (args.includes("--record") && scale !== 1) {
+    process.stderr.write("--record keeps full runs only: run without --quick\n");
+    return 2;
+  }
+  if (profName !== undefined) return profile(profName, scale);
+
   const selected =
     names.length === 0
       ? BENCHMARKS
       : BENCHMARKS.filter((b, i) => names.includes(b.name) || names.includes(String(i + 1)));
   const started = Date.now();
-  for (const bench of selected) await runBenchmark(bench, quick ? 0.3 : 1);
-  const summary = await writeSummary(ORDER);
-  process.stdout.write(`\n== summary (bench/results/summary.md)\n${summary}`);
+  const outcomes: Outcome[] = [];
+  for (const bench of selected) outcomes.push(await runBenchmark(bench, scale));
+  const summary = await writeOutSummary(
+    ORDER,
+    selected.map((b) => b.name),
+  );
+  process.stdout.write(
+    `\n== summary (${relative(process.cwd(), join(OUT_DIR, "summary.md"))})\n${summary}`,
+  );
+  if (args.includes("--record")) {
+    const copied = await record(ORDER, outcomes);
+    process.stdout.write(
+      `\nrecorded ${copied.join(", ") || "nothing"} into bench/results/ and bench/README.md\n`,
+    );
+  }
+  const failed = outcomes.filter((o) => !o.ok).map((o) => o.name);
+  if (failed.length > 0) process.stdout.write(`\nFAILED: ${failed.join(", ")}\n`);
   process.stdout.write(`\ntotal ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
+  return failed.length > 0 ? 1 : 0;
+}
+
+/** `--cpu-prof <name>`: profiles the statesync side and prints the top self-time functions. */
+async function profile(name: string, scale: number): Promise<number> {
+  const bench = pick(name);
+  if (!bench?.profile) {
+    process.stderr.write(`no profile for ${name}\n${USAGE}`);
+    return 2;
+  }
+  const dir = join(OUT_DIR, "profiles");
+  await mkdir(dir, { recursive: true });
+  const tmpDir = await mkdtemp(join(tmpdir(), `statesync-bench-prof-`));
+  try {
+    const progress = (m: string) => process.stderr.write(`  [${bench.name}] ${m}\n`);
+    const run = await bench.profile({ dir, tmpDir, scale, progress });
+    const prof = JSON.parse(await readFile(run.file, "utf8")) as CpuProfile;
+    const { busyMs, idleMs, top } = selfTimes(prof);
+    const lines = [
+      "",
+      `== CPU profile of ${bench.name}: ${run.what}`,
+      `profile: bench/${relative(BENCH_DIR, run.file)} (open in Chrome DevTools or VS Code)`,
+      `${num(run.ops, 0)} operations in ${num(run.windowMs)} ms; main thread busy ${num(busyMs)} ms, idle ${num(idleMs)} ms`,
+      `busy CPU per operation: ${num((busyMs * 1000) / Math.max(1, run.ops), 1)} µs`,
+      "",
+      "self ms   share  µs/op  function",
+      ...top
+        .slice(0, 30)
+        .map(
+          (t) =>
+            `${num(t.ms, 1).padStart(8)}  ${(t.share * 100).toFixed(1).padStart(5)}%  ${num((t.ms * 1000) / Math.max(1, run.ops), 2).padStart(5)}  ${t.fn}`,
+        ),
+    ];
+    process.stdout.write(lines.join("\n") + "\n");
+    return 0;
+  } finally {
+    await rm(tmpDir, { recursive: true, force: true });
+  }
 }
 
 main().then(
-  () => process.exit(0),
+  (code) => process.exit(code),
   (err: unknown) => {
     process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     process.exit(1);

@@ -1,146 +1,248 @@
+import { join } from "node:path";
 import { openCounter, payload, runLoops, tcp } from "./lib/common.js";
+import { runInChild } from "./lib/child.js";
 import { num, ratio } from "./lib/format.js";
 import { target, uniqueStream, type Benchmark } from "./lib/harness.js";
+import {
+  acrossPlacements,
+  countingPlacement,
+  cpuMs,
+  startServer,
+  type Placement,
+} from "./lib/placement.js";
+import { WindowProfiler } from "./lib/profiler.js";
 import { rawConditionalLoop, rawStream } from "./lib/raw.js";
 import { median, percentile } from "./lib/stats.js";
 
 const IN_FLIGHT = 256;
 const ROUNDS = 5;
 
+/** Params of the client task (runs in a child process of the placement). */
+interface Params {
+  url: string;
+  tmpDir: string;
+  scale: number;
+  /** `--cpu-prof`: only the awaited statesync loop, for `windowMs`, profiled into `file`. */
+  profile?: { file: string; windowMs: number };
+}
+
+/** What one placement measured (medians are taken by the bench process). */
+interface Figures {
+  entryBytes: number;
+  ms: number;
+  rawRates: number[];
+  seqRates: number[];
+  flightRates: number[];
+  flightBatch: number[];
+  rawP50: number;
+  rawP99: number;
+  seqP50: number;
+  seqP99: number;
+  /** Client process CPU per operation, µs (all threads; user + system). */
+  rawCpuUs: number;
+  seqCpuUs: number;
+  flightCpuUs: number;
+  conflicts: number;
+  compactions: number;
+}
+
+/**
+ * The client side: raw conditional publishes, awaited updates and updates with 256 in flight,
+ * in short alternating segments so drift on the machine hits them alike.
+ */
+export async function singleWriterTask(p: Params): Promise<unknown> {
+  const ms = Math.round(1_000 * p.scale);
+  const nc = await tcp(p.url);
+  const seq = await openCounter(p.url, uniqueStream("SW_SEQ"), p.tmpDir);
+  // Warm-up (JIT, server), and the size of one update entry as stored.
+  const before = { ...seq.stats };
+  await runLoops(1, Math.round(1_500 * p.scale), () => seq.update("increment", { by: 1 }));
+  const entryBytes = Math.round(
+    (seq.stats.bytesFetched - before.bytesFetched) /
+      Math.max(1, seq.stats.entriesFetched - before.entriesFetched),
+  );
+  if (p.profile) {
+    const profiler = new WindowProfiler();
+    await profiler.start();
+    const r = await runLoops(1, p.profile.windowMs, () => seq.update("increment", { by: 1 }));
+    await profiler.stop(p.profile.file);
+    await seq.close();
+    await nc.close();
+    return { what: "sync.update awaited one at a time", ops: r.ops, windowMs: r.elapsedMs };
+  }
+  const flight = await openCounter(p.url, uniqueStream("SW_FLIGHT"), p.tmpDir);
+  const raw = await rawStream(nc, uniqueStream("SW_RAW"));
+  const data = payload(entryBytes);
+  await rawConditionalLoop(raw.js, raw.subject, data, Math.round(1_500 * p.scale));
+  await runLoops(IN_FLIGHT, Math.round(500 * p.scale), () => flight.update("increment", { by: 1 }));
+
+  const f: Figures = {
+    ...{ entryBytes, ms, rawRates: [], seqRates: [], flightRates: [], flightBatch: [] },
+    ...{ rawP50: 0, rawP99: 0, seqP50: 0, seqP99: 0, rawCpuUs: 0, seqCpuUs: 0, flightCpuUs: 0 },
+    ...{ conflicts: 0, compactions: 0 },
+  };
+  const rawLat: number[] = [];
+  const seqLat: number[] = [];
+  const cpu = { raw: [0, 0], seq: [0, 0], flight: [0, 0] };
+  for (let round = 0; round < ROUNDS; round++) {
+    let c0 = process.cpuUsage();
+    const r = await rawConditionalLoop(raw.js, raw.subject, data, ms, rawLat);
+    cpu.raw = [cpu.raw[0]! + cpuMs(c0), cpu.raw[1]! + r.ops];
+    f.rawRates.push((r.ops * 1000) / r.elapsedMs);
+
+    c0 = process.cpuUsage();
+    const s = await runLoops(1, ms, async () => {
+      const t = performance.now();
+      await seq.update("increment", { by: 1 });
+      seqLat.push(performance.now() - t);
+    });
+    cpu.seq = [cpu.seq[0]! + cpuMs(c0), cpu.seq[1]! + s.ops];
+    f.seqRates.push((s.ops * 1000) / s.elapsedMs);
+
+    const appends0 = flight.stats.appends;
+    c0 = process.cpuUsage();
+    const fl = await runLoops(IN_FLIGHT, ms, () => flight.update("increment", { by: 1 }));
+    cpu.flight = [cpu.flight[0]! + cpuMs(c0), cpu.flight[1]! + fl.ops];
+    f.flightRates.push((fl.ops * 1000) / fl.elapsedMs);
+    f.flightBatch.push(fl.ops / Math.max(1, flight.stats.appends - appends0));
+  }
+  f.conflicts = seq.stats.conflicts;
+  f.compactions = seq.stats.compactions;
+  f.rawP50 = percentile(rawLat, 50);
+  f.rawP99 = percentile(rawLat, 99);
+  f.seqP50 = percentile(seqLat, 50);
+  f.seqP99 = percentile(seqLat, 99);
+  f.rawCpuUs = (cpu.raw[0]! * 1000) / cpu.raw[1]!;
+  f.seqCpuUs = (cpu.seq[0]! * 1000) / cpu.seq[1]!;
+  f.flightCpuUs = (cpu.flight[0]! * 1000) / cpu.flight[1]!;
+  await seq.close();
+  await flight.close();
+  await nc.close();
+  return f;
+}
+
 /**
  * 1. One writer appending conditional updates, awaited one at a time and with many in flight
  * (queued locally, batched into shared appends), against raw conditional `js.publish` with the
- * same headers and payload size on a stream of the same configuration. The three alternate in
- * short segments so that drift on a shared machine hits them alike.
+ * same headers and payload size on a stream of the same configuration; in both placements.
  */
 export const singleWriter: Benchmark = {
   name: "single-writer",
   title: "1. Single writer, conditional updates",
-  needsServer: true,
+  needsServer: false,
   async run(ctx) {
-    const url = ctx.server!.url;
-    const ms = Math.round(1_000 * ctx.scale);
-    const nc = await tcp(url);
-    const seq = await openCounter(url, uniqueStream("SW_SEQ"), ctx.tmpDir);
-    const flight = await openCounter(url, uniqueStream("SW_FLIGHT"), ctx.tmpDir);
-    const raw = await rawStream(nc, uniqueStream("SW_RAW"));
-
-    // Warm-up (JIT, server), and the size of one update entry as stored.
-    const before = { ...seq.stats };
-    await runLoops(1, Math.round(1_500 * ctx.scale), () => seq.update("increment", { by: 1 }));
-    const entryBytes = Math.round(
-      (seq.stats.bytesFetched - before.bytesFetched) /
-        Math.max(1, seq.stats.entriesFetched - before.entriesFetched),
+    const measured = await acrossPlacements(ctx.progress, (placement, server) =>
+      runInChild<Figures>(
+        "single-writer",
+        { url: server.url, tmpDir: join(ctx.tmpDir, placement), scale: ctx.scale },
+        { placement },
+      ),
     );
-    const data = payload(entryBytes);
-    await rawConditionalLoop(raw.js, raw.subject, data, Math.round(1_500 * ctx.scale));
-    await runLoops(IN_FLIGHT, Math.round(500 * ctx.scale), () =>
-      flight.update("increment", { by: 1 }),
-    );
-
-    const rawRates: number[] = [];
-    const seqRates: number[] = [];
-    const flightRates: number[] = [];
-    const flightBatch: number[] = [];
-    const rawLat: number[] = [];
-    const seqLat: number[] = [];
-    for (let round = 0; round < ROUNDS; round++) {
-      ctx.progress(`round ${round + 1}/${ROUNDS}`);
-      const r = await rawConditionalLoop(raw.js, raw.subject, data, ms, rawLat);
-      rawRates.push((r.ops * 1000) / r.elapsedMs);
-
-      const s = await runLoops(1, ms, async () => {
-        const t = performance.now();
-        await seq.update("increment", { by: 1 });
-        seqLat.push(performance.now() - t);
-      });
-      seqRates.push((s.ops * 1000) / s.elapsedMs);
-
-      const appends0 = flight.stats.appends;
-      const f = await runLoops(IN_FLIGHT, ms, () => flight.update("increment", { by: 1 }));
-      flightRates.push((f.ops * 1000) / f.elapsedMs);
-      flightBatch.push(f.ops / Math.max(1, flight.stats.appends - appends0));
-    }
-    const conflicts = seq.stats.conflicts;
-    const compactions = seq.stats.compactions;
-    await seq.close();
-    await flight.close();
-    await nc.close();
-
-    const rawRate = median(rawRates);
-    const seqRate = median(seqRates);
-    const flightRate = median(flightRates);
-    // ratio of each segment to the raw segment just before it, then the median
-    const seqRatio = median(seqRates.map((v, i) => v / rawRates[i]!));
-    const flightRatio = median(flightRates.map((v, i) => v / rawRates[i]!));
     const us = (v: number) => num(v * 1000, 0);
+    const rows: string[][] = [];
+    const per = new Map<
+      Placement,
+      { raw: number; seq: number; flight: number; seqRatio: number; flightRatio: number }
+    >();
+    let title = "";
+    for (const [placement, f] of measured.results) {
+      const raw = median(f.rawRates);
+      const seq = median(f.seqRates);
+      const flight = median(f.flightRates);
+      // ratio of each segment to the raw segment just before it, then the median
+      const seqRatio = median(f.seqRates.map((v, i) => v / f.rawRates[i]!));
+      const flightRatio = median(f.flightRates.map((v, i) => v / f.rawRates[i]!));
+      per.set(placement, { raw, seq, flight, seqRatio, flightRatio });
+      title = `updates/s, median of ${ROUNDS} alternating runs of ${f.ms / 1000} s; entry ${f.entryBytes} B; ratio = median of per-run ratios; client CPU = the client process's CPU time per update`;
+      rows.push(
+        [
+          placement,
+          "raw js.publish, expected last sequence (reference)",
+          num(raw),
+          "1.00x",
+          us(f.rawP50),
+          us(f.rawP99),
+          num(f.rawCpuUs, 0),
+        ],
+        [
+          placement,
+          "sync.update, awaited one at a time",
+          num(seq),
+          ratio(seqRatio),
+          us(f.seqP50),
+          us(f.seqP99),
+          num(f.seqCpuUs, 0),
+        ],
+        [
+          placement,
+          `sync.update, ${IN_FLIGHT} in flight (mean ${num(median(f.flightBatch))} per append)`,
+          num(flight),
+          ratio(flightRatio),
+          "",
+          "",
+          num(f.flightCpuUs, 0),
+        ],
+      );
+    }
+    const c = per.get(measured.counting)!;
+    const cf = measured.results.get(measured.counting)!;
     return {
       tables: [
         {
-          title: `updates/s, median of ${ROUNDS} alternating runs of ${ms / 1000} s; entry ${entryBytes} B; ratio = median of per-run ratios`,
+          title,
           table: {
-            headers: ["", "updates/s", "vs raw", "p50 µs", "p99 µs"],
-            rows: [
-              [
-                "raw js.publish, expected last sequence (reference)",
-                num(rawRate),
-                "1.00x",
-                us(percentile(rawLat, 50)),
-                us(percentile(rawLat, 99)),
-              ],
-              [
-                "sync.update, awaited one at a time",
-                num(seqRate),
-                ratio(seqRatio),
-                us(percentile(seqLat, 50)),
-                us(percentile(seqLat, 99)),
-              ],
-              [
-                `sync.update, ${IN_FLIGHT} in flight (mean ${num(median(flightBatch))} per append)`,
-                num(flightRate),
-                ratio(flightRatio),
-                "",
-                "",
-              ],
-            ],
+            headers: ["placement", "", "updates/s", "vs raw", "p50 µs", "p99 µs", "client CPU µs"],
+            rows,
+            left: 2,
           },
-          note: `(the awaited writer also compacted ${compactions} times and conflicted ${conflicts} times with its own compactions)`,
+          note: `(${measured.counting}: the awaited writer compacted ${cf.compactions} times and conflicted ${cf.conflicts} times)`,
         },
       ],
-      summary: [
+      summary: [...per].flatMap(([placement, v]) => [
         {
-          figure: "conditional updates/s, one writer, awaited",
-          value: num(seqRate),
-          reference: `${num(rawRate)} raw publish`,
-          ratio: ratio(seqRatio),
+          figure: `conditional updates/s, one writer, awaited (${placement})`,
+          value: num(v.seq),
+          reference: `${num(v.raw)} raw publish`,
+          ratio: ratio(v.seqRatio),
         },
         {
-          figure: `conditional updates/s, one writer, ${IN_FLIGHT} in flight`,
-          value: num(flightRate),
-          reference: `${num(rawRate)} raw publish`,
-          ratio: ratio(flightRatio),
+          figure: `conditional updates/s, one writer, ${IN_FLIGHT} in flight (${placement})`,
+          value: num(v.flight),
+          reference: `${num(v.raw)} raw publish`,
+          ratio: ratio(v.flightRatio),
         },
-      ],
+      ]),
       targets: [
         target(
-          "conditional single-writer throughput / raw publish",
-          seqRatio,
+          `awaited single writer / raw publish (${measured.counting})`,
+          c.seqRatio,
           ">=",
           0.85,
-          `${num(seqRate)} / ${num(rawRate)} updates/s`,
+          `${num(c.seq)} / ${num(c.raw)} updates/s; client CPU ${num(cf.seqCpuUs, 0)} vs ${num(cf.rawCpuUs, 0)} µs per update`,
         ),
       ],
       data: {
-        entryBytes,
-        ms,
-        rawRates,
-        seqRates,
-        flightRates,
-        flightBatch,
         inFlight: IN_FLIGHT,
-        conflicts,
-        compactions,
+        rounds: ROUNDS,
+        placements: Object.fromEntries(measured.results),
       },
+      failures: measured.failures,
     };
+  },
+  async profile(ctx) {
+    const placement = countingPlacement();
+    const server = await startServer(placement);
+    try {
+      const file = join(ctx.dir, "single-writer.cpuprofile");
+      const windowMs = Math.round(5_000 * ctx.scale);
+      const r = await runInChild<{ what: string; ops: number; windowMs: number }>(
+        "single-writer",
+        { url: server.url, tmpDir: ctx.tmpDir, scale: ctx.scale, profile: { file, windowMs } },
+        { placement },
+      );
+      return { ...r, file };
+    } finally {
+      await server.stop();
+    }
   },
 };

@@ -1,11 +1,37 @@
+import { join } from "node:path";
 import { openCounter, payload, runLoops, tcp, type CounterSync } from "./lib/common.js";
+import { runInChild } from "./lib/child.js";
 import { num, ratio } from "./lib/format.js";
 import { sleep, target, uniqueStream, type Benchmark } from "./lib/harness.js";
+import { acrossPlacements, countingPlacement, cpuMs, startServer } from "./lib/placement.js";
+import { WindowProfiler } from "./lib/profiler.js";
 import { rawStream } from "./lib/raw.js";
 import { median } from "./lib/stats.js";
 
 const IN_FLIGHT = 256;
 const ROUNDS = 5;
+
+/** Params of the client task (runs in a child process of the placement). */
+interface Params {
+  url: string;
+  tmpDir: string;
+  scale: number;
+  /** `--cpu-prof`: only the statesync appends (and the drain), profiled into `file`. */
+  profile?: { file: string; windowMs: number };
+}
+
+interface Figures {
+  entryBytes: number;
+  ms: number;
+  rawRates: number[];
+  syncRates: number[];
+  drains: number[];
+  /** Client process CPU per append, µs; statesync's includes applying it (the drain). */
+  rawCpuUs: number;
+  syncCpuUs: number;
+  entriesApplied: number;
+  compactions: number;
+}
 
 /** Waits until the replica has applied everything appended so far; returns how long it took. */
 async function drain(sync: CounterSync, latest: number): Promise<number> {
@@ -14,96 +40,162 @@ async function drain(sync: CounterSync, latest: number): Promise<number> {
   return performance.now() - t;
 }
 
+/** The client side: raw async publishes and unconditional appends, alternating. */
+export async function unconditionalTask(p: Params): Promise<unknown> {
+  const ms = Math.round(1_000 * p.scale);
+  const nc = await tcp(p.url);
+  const sync = await openCounter(p.url, uniqueStream("UN_SYNC"), p.tmpDir);
+  let latest = 0;
+  const append = async () => {
+    const r = await sync.updateUnconditionally("increment", { by: 1 });
+    if (r.revision > latest) latest = r.revision;
+  };
+  const before = { ...sync.stats };
+  await runLoops(IN_FLIGHT, Math.round(1_000 * p.scale), append);
+  await drain(sync, latest);
+  const entryBytes = Math.round(
+    (sync.stats.bytesFetched - before.bytesFetched) /
+      Math.max(1, sync.stats.entriesFetched - before.entriesFetched),
+  );
+  if (p.profile) {
+    const profiler = new WindowProfiler();
+    await profiler.start();
+    const t = performance.now();
+    const r = await runLoops(IN_FLIGHT, p.profile.windowMs, append);
+    await drain(sync, latest);
+    const windowMs = performance.now() - t;
+    await profiler.stop(p.profile.file);
+    await sync.close();
+    await nc.close();
+    return {
+      what: `updateUnconditionally, ${IN_FLIGHT} in flight, then drained`,
+      ops: r.ops,
+      windowMs,
+    };
+  }
+  const raw = await rawStream(nc, uniqueStream("UN_RAW"));
+  const data = payload(entryBytes);
+  let n = 0;
+  const publish = () => raw.js.publish(raw.subject, data, { msgID: `raw-${++n}` });
+  await runLoops(IN_FLIGHT, Math.round(1_000 * p.scale), publish);
+
+  const f: Figures = {
+    ...{ entryBytes, ms, rawRates: [], syncRates: [], drains: [], rawCpuUs: 0, syncCpuUs: 0 },
+    ...{ entriesApplied: 0, compactions: 0 },
+  };
+  const cpu = { raw: [0, 0], sync: [0, 0] };
+  for (let round = 0; round < ROUNDS; round++) {
+    let c0 = process.cpuUsage();
+    const r = await runLoops(IN_FLIGHT, ms, publish);
+    cpu.raw = [cpu.raw[0]! + cpuMs(c0), cpu.raw[1]! + r.ops];
+    f.rawRates.push((r.ops * 1000) / r.elapsedMs);
+    await sleep(50);
+    c0 = process.cpuUsage();
+    const s = await runLoops(IN_FLIGHT, ms, append);
+    f.syncRates.push((s.ops * 1000) / s.elapsedMs);
+    f.drains.push(await drain(sync, latest));
+    cpu.sync = [cpu.sync[0]! + cpuMs(c0), cpu.sync[1]! + s.ops];
+    await sleep(50);
+  }
+  f.rawCpuUs = (cpu.raw[0]! * 1000) / cpu.raw[1]!;
+  f.syncCpuUs = (cpu.sync[0]! * 1000) / cpu.sync[1]!;
+  f.entriesApplied = sync.stats.entriesApplied;
+  f.compactions = sync.stats.compactions;
+  await sync.close();
+  await nc.close();
+  return f;
+}
+
 /**
  * 3. Unconditional appends (`updateUnconditionally`, many in flight) against raw asynchronous
- * `js.publish` (same payload size, a message id each, many in flight). The replica also follows
- * the log and applies every command: that is counted (it drains before the next run).
+ * `js.publish` (same payload size, a message id each, many in flight), in both placements. The
+ * replica also follows the log and applies every command: that is counted (it drains before
+ * the next run).
  */
 export const unconditional: Benchmark = {
   name: "unconditional",
   title: "3. Unconditional appends, many in flight",
-  needsServer: true,
+  needsServer: false,
   async run(ctx) {
-    const url = ctx.server!.url;
-    const ms = Math.round(1_000 * ctx.scale);
-    const nc = await tcp(url);
-    const sync = await openCounter(url, uniqueStream("UN_SYNC"), ctx.tmpDir);
-    const raw = await rawStream(nc, uniqueStream("UN_RAW"));
-
-    let latest = 0;
-    const append = async () => {
-      const r = await sync.updateUnconditionally("increment", { by: 1 });
-      if (r.revision > latest) latest = r.revision;
-    };
-    const before = { ...sync.stats };
-    await runLoops(IN_FLIGHT, Math.round(1_000 * ctx.scale), append);
-    await drain(sync, latest);
-    const entryBytes = Math.round(
-      (sync.stats.bytesFetched - before.bytesFetched) /
-        Math.max(1, sync.stats.entriesFetched - before.entriesFetched),
+    const measured = await acrossPlacements(ctx.progress, (placement, server) =>
+      runInChild<Figures>(
+        "unconditional",
+        { url: server.url, tmpDir: join(ctx.tmpDir, placement), scale: ctx.scale },
+        { placement },
+      ),
     );
-    const data = payload(entryBytes);
-    let n = 0;
-    const publish = () => raw.js.publish(raw.subject, data, { msgID: `raw-${++n}` });
-    await runLoops(IN_FLIGHT, Math.round(1_000 * ctx.scale), publish);
-
-    const rawRates: number[] = [];
-    const syncRates: number[] = [];
-    const drains: number[] = [];
-    for (let round = 0; round < ROUNDS; round++) {
-      ctx.progress(`round ${round + 1}/${ROUNDS}`);
-      const r = await runLoops(IN_FLIGHT, ms, publish);
-      rawRates.push((r.ops * 1000) / r.elapsedMs);
-      await sleep(50);
-      const s = await runLoops(IN_FLIGHT, ms, append);
-      syncRates.push((s.ops * 1000) / s.elapsedMs);
-      drains.push(await drain(sync, latest));
-      await sleep(50);
+    const rows: string[][] = [];
+    const per = new Map<string, { raw: number; sync: number; r: number }>();
+    let title = "";
+    for (const [placement, f] of measured.results) {
+      const raw = median(f.rawRates);
+      const sync = median(f.syncRates);
+      const r = median(f.syncRates.map((v, i) => v / f.rawRates[i]!));
+      per.set(placement, { raw, sync, r });
+      title = `appends/s with ${IN_FLIGHT} in flight, median of ${ROUNDS} alternating runs of ${f.ms / 1000} s; entry ${f.entryBytes} B; client CPU = the client process's CPU time per append (statesync's includes applying it)`;
+      rows.push(
+        [placement, "raw js.publish, async (reference)", num(raw), "1.00x", "", num(f.rawCpuUs, 1)],
+        [
+          placement,
+          "sync.updateUnconditionally",
+          num(sync),
+          ratio(r),
+          `${num(median(f.drains))} ms`,
+          num(f.syncCpuUs, 1),
+        ],
+      );
     }
-    const stats = { ...sync.stats };
-    await sync.close();
-    await nc.close();
-
-    const rawRate = median(rawRates);
-    const syncRate = median(syncRates);
-    const r = median(syncRates.map((v, i) => v / rawRates[i]!));
+    const c = per.get(measured.counting)!;
+    const cf = measured.results.get(measured.counting)!;
     return {
       tables: [
         {
-          title: `appends/s with ${IN_FLIGHT} in flight, median of ${ROUNDS} alternating runs of ${ms / 1000} s; entry ${entryBytes} B`,
+          title,
           table: {
-            headers: ["", "appends/s", "vs raw", "replica caught up after"],
-            rows: [
-              ["raw js.publish, async (reference)", num(rawRate), "1.00x", ""],
-              [
-                "sync.updateUnconditionally",
-                num(syncRate),
-                ratio(r),
-                `${num(median(drains))} ms (median)`,
-              ],
-            ],
+            headers: ["placement", "", "appends/s", "vs raw", "caught up after", "client CPU µs"],
+            rows,
+            left: 2,
           },
-          note: `(the replica applied ${stats.entriesApplied} commands, compacted ${stats.compactions} times)`,
+          note: `(${measured.counting}: the replica applied ${cf.entriesApplied} commands, compacted ${cf.compactions} times)`,
         },
       ],
-      summary: [
-        {
-          figure: `unconditional appends/s, ${IN_FLIGHT} in flight`,
-          value: num(syncRate),
-          reference: `${num(rawRate)} raw async publish`,
-          ratio: ratio(r),
-        },
-      ],
+      summary: [...per].map(([placement, v]) => ({
+        figure: `unconditional appends/s, ${IN_FLIGHT} in flight (${placement})`,
+        value: num(v.sync),
+        reference: `${num(v.raw)} raw async publish`,
+        ratio: ratio(v.r),
+      })),
       targets: [
         target(
-          "unconditional appends / raw async publish",
-          r,
+          `unconditional appends / raw async publish (${measured.counting})`,
+          c.r,
           ">=",
           0.8,
-          `${num(syncRate)} / ${num(rawRate)} appends/s`,
+          `${num(c.sync)} / ${num(c.raw)} appends/s; client CPU ${num(cf.syncCpuUs, 1)} vs ${num(cf.rawCpuUs, 1)} µs per append`,
         ),
       ],
-      data: { entryBytes, ms, inFlight: IN_FLIGHT, rawRates, syncRates, drains, stats },
+      data: {
+        inFlight: IN_FLIGHT,
+        rounds: ROUNDS,
+        placements: Object.fromEntries(measured.results),
+      },
+      failures: measured.failures,
     };
+  },
+  async profile(ctx) {
+    const placement = countingPlacement();
+    const server = await startServer(placement);
+    try {
+      const file = join(ctx.dir, "unconditional.cpuprofile");
+      const windowMs = Math.round(5_000 * ctx.scale);
+      const r = await runInChild<{ what: string; ops: number; windowMs: number }>(
+        "unconditional",
+        { url: server.url, tmpDir: ctx.tmpDir, scale: ctx.scale, profile: { file, windowMs } },
+        { placement },
+      );
+      return { ...r, file };
+    } finally {
+      await server.stop();
+    }
   },
 };

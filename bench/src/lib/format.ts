@@ -26,6 +26,8 @@ export function bytes(value: number): string {
 export interface Table {
   headers: string[];
   rows: string[][];
+  /** How many leading columns are text (left-aligned); default 1. */
+  left?: number;
 }
 
 export function textTable(table: Table): string {
@@ -33,7 +35,9 @@ export function textTable(table: Table): string {
     Math.max(h.length, ...table.rows.map((r) => (r[i] ?? "").length)),
   );
   const line = (cells: string[]) =>
-    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ");
+    cells
+      .map((c, i) => (i < (table.left ?? 1) ? c.padEnd(widths[i]!) : c.padStart(widths[i]!)))
+      .join("  ");
   return [
     line(table.headers),
     widths.map((w) => "-".repeat(w)).join("  "),
