@@ -81,7 +81,7 @@ export class Appender {
           ? { lastSequence: expected }
           : { lastSubjectSequence: expected };
     try {
-      const ack = await s.js.publish(this.o.subject, data, {
+      const ack = await s.api.publish(this.o.subject, data, {
         msgID: this.o.ids.encode(messageId),
         timeout: this.o.timeoutMs,
         ...(expect ? { expect } : {}),

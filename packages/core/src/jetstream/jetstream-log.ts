@@ -22,12 +22,14 @@ import type {
   LogInfo,
   RevisionedLog,
 } from "../log.js";
+import { adapterOf, type JetStreamAdapter } from "./adapter.js";
 import { Appender } from "./appender.js";
 import { ConnectionGate } from "./connection-gate.js";
 import { JetStreamFollower } from "./follower.js";
 import { resolveLayout, type JetStreamLayout } from "./layout.js";
 import { LogReader } from "./log-reader.js";
 import type { NatsConnectionLike } from "./nats-types.js";
+import type { JetStreamV3Module } from "./nats-v3-types.js";
 import { PointReader, type PointReadMode } from "./point-reads.js";
 import { StreamOpener } from "./stream-session.js";
 import { checkRevision, messageIdCodec, type MessageIdCodec } from "./util.js";
@@ -38,11 +40,22 @@ export { MAX_MESSAGE_ID_BYTES } from "./appender.js";
 /** Options of {@link JetStreamLog}. */
 export interface JetStreamLogOptions {
   /**
-   * A nats.js v2 connection (`nats` over TCP or `nats.ws`), or a promise of one while the server
-   * is not reachable yet: the log is `offline` until it resolves and each call waits for it at
-   * most `requestTimeoutMs`. The log never closes it.
+   * A connection of either nats.js line, or a promise of one while the server is not reachable
+   * yet (the log is `offline` until it resolves and each call waits for it at most
+   * `requestTimeoutMs`). The log never closes it. Accepted: a v2 connection (`nats` over TCP,
+   * `nats.ws`); a v3 connection (`connect` of `@nats-io/transport-node`, `wsconnect` of
+   * `@nats-io/nats-core`) together with {@link JetStreamLogOptions.jetstream}; or a
+   * `JetStreamAdapter` (`natsV3Adapter(nc, { jetstream, jetstreamManager })`).
    */
   connection: NatsConnectionLike | Promise<NatsConnectionLike>;
+  /**
+   * `@nats-io/jetstream`'s `jetstream` and `jetstreamManager` functions (the module itself:
+   * `await import("@nats-io/jetstream")`, or `{ jetstream, jetstreamManager }` imported from it),
+   * needed with a nats.js v3 connection (v3 has no `nc.jetstream()`), ignored otherwise. Core
+   * never imports a client line itself. Without it a v3 connection is refused with `VALIDATION`
+   * (at construction, or at the first call when `connection` is a promise).
+   */
+  jetstream?: JetStreamV3Module;
   /** JetStream stream name (1-255 characters; no whitespace, `.`, `*`, `>`, `/`, `\`). */
   stream: string;
   /**
@@ -73,6 +86,16 @@ const optionsSchema = z.object({
     (v) => typeof v === "object" && v !== null,
     "connection must be a nats.js connection or a promise of one",
   ),
+  jetstream: z
+    .custom<JetStreamV3Module>(
+      (v) =>
+        typeof v === "object" &&
+        v !== null &&
+        typeof (v as JetStreamV3Module).jetstream === "function" &&
+        typeof (v as JetStreamV3Module).jetstreamManager === "function",
+      "jetstream must be @nats-io/jetstream's module or { jetstream, jetstreamManager }",
+    )
+    .optional(),
   stream: z.string(),
   key: z.string().optional(),
   subjectPrefix: z.string().optional(),
@@ -144,7 +167,7 @@ export class JetStreamLog implements RevisionedLog {
     this.contiguous = !this.layout.shared;
     this.ids = messageIdCodec(this.layout.shared, this.subject);
     this.timeoutMs = o.requestTimeoutMs ?? 5_000;
-    this.gate = new ConnectionGate(o.connection);
+    this.gate = new ConnectionGate(adapted(o.connection, o.jetstream));
     this.opener = new StreamOpener({
       gate: this.gate,
       layout: this.layout,
@@ -236,7 +259,7 @@ export class JetStreamLog implements RevisionedLog {
           if (s.created !== created) {
             throw new StateSyncError("TRUNCATED", `stream ${this.stream} was recreated`);
           }
-          return { js: s.js, created };
+          return { api: s.api, created };
         },
         contiguous: this.contiguous,
         entryExists: (seq) => this.reader.entryExists(seq, "follow"),
@@ -271,7 +294,7 @@ export class JetStreamLog implements RevisionedLog {
     const seq = Math.floor(revision);
     if (seq <= 1) return;
     try {
-      await s.jsm.streams.purge(this.stream, { filter: this.subject, seq });
+      await s.api.streams.purge(this.stream, { filter: this.subject, seq });
     } catch (err) {
       throw this.opener.failure(err, "truncateBefore");
     }
@@ -290,4 +313,18 @@ export class JetStreamLog implements RevisionedLog {
   private assertOpen(): void {
     if (this.closed) throw new StateSyncError("CLOSED", "the JetStreamLog is closed");
   }
+}
+
+/**
+ * The connection's adapter (`adapterOf`): at once for a connection (throws `VALIDATION`), when
+ * it resolves for a promise (the gate then fails every call with that error).
+ */
+function adapted(
+  connection: NatsConnectionLike | Promise<NatsConnectionLike>,
+  module: JetStreamV3Module | undefined,
+): JetStreamAdapter | Promise<JetStreamAdapter> {
+  if (typeof (connection as { then?: unknown }).then === "function") {
+    return (connection as Promise<NatsConnectionLike>).then((nc) => adapterOf(nc, module));
+  }
+  return adapterOf(connection as NatsConnectionLike, module);
 }

@@ -206,7 +206,7 @@ export class LogReader {
 
   private rangeSource(s: StreamSession): RangeSource {
     return {
-      js: s.js,
+      api: s.api,
       gate: this.o.gate,
       stream: this.stream,
       subject: this.subject,

@@ -1,8 +1,8 @@
 /**
  * Opening a log's stream on a connection, and what the log keeps per connection.
  *
- * Responsibilities: wait for the connection (through the {@link ConnectionGate}), open the
- * JetStream client and manager on it, create the stream when missing and allowed, check its
+ * Responsibilities: wait for the connection (through the {@link ConnectionGate}), open its
+ * JetStream API (client and manager, through the connection's {@link JetStreamAdapter}), create the stream when missing and allowed, check its
  * configuration (`STREAM_CONFIG`), and keep what later calls need from it ({@link StreamSession}:
  * creation time, `max_msg_size`, `duplicate_window`). Maps client errors for the rest of the log
  * ({@link StreamOpener.failure}).
@@ -19,15 +19,11 @@
  *    to a clustered server too old for it: after a reconnect it may be another server.
  */
 import { StateSyncError } from "../errors.js";
+import type { JetStreamAdapter, JetStreamApi } from "./adapter.js";
 import type { ConnectionGate } from "./connection-gate.js";
 import type { JetStreamLayout } from "./layout.js";
 import { toStateSyncError } from "./nats-errors.js";
-import type {
-  JetStreamClientLike,
-  JetStreamManagerLike,
-  NatsConnectionLike,
-  StreamInfoLike,
-} from "./nats-types.js";
+import type { StreamInfoLike } from "./nats-types.js";
 import { assertSharedLayoutSupported } from "./server-version.js";
 import { assertStreamConfig, ensureStream } from "./stream-config.js";
 
@@ -39,9 +35,10 @@ const DEFAULT_DUPLICATE_WINDOW_MS = 120_000;
 
 /** What the log learned when it opened the stream on a connection. */
 export interface StreamSession {
-  readonly nc: NatsConnectionLike;
-  readonly js: JetStreamClientLike;
-  readonly jsm: JetStreamManagerLike;
+  /** The connection, as its client line's adapter. */
+  readonly adapter: JetStreamAdapter;
+  /** Its JetStream API, opened with the log's request timeout. */
+  readonly api: JetStreamApi;
   /** Stream creation time as last seen. */
   created: string;
   /** Stream `max_msg_size` as last seen (-1: none). */
@@ -82,11 +79,11 @@ export class StreamOpener {
    */
   async ready(): Promise<StreamSession> {
     this.o.assertOpen();
-    const nc = await this.o.gate.get(this.o.timeoutMs);
+    const adapter = await this.o.gate.get(this.o.timeoutMs);
     this.o.assertOpen();
-    if (this.o.layout.shared) assertSharedLayoutSupported(nc.info);
+    if (this.o.layout.shared) assertSharedLayoutSupported(adapter.info);
     if (!this.session) {
-      const session = this.open(nc);
+      const session = this.open(adapter);
       this.session = session;
       session.catch(() => {
         if (this.session === session) this.session = undefined;
@@ -105,7 +102,7 @@ export class StreamOpener {
 
   /** Fresh stream info of the session's stream, observed. Throws the raw client error. */
   async streamInfo(s: StreamSession): Promise<StreamInfoLike> {
-    const si = await s.jsm.streams.info(this.o.layout.stream);
+    const si = await s.api.streams.info(this.o.layout.stream);
     this.observe(s, si);
     return si;
   }
@@ -125,24 +122,22 @@ export class StreamOpener {
    * unknown) and the stream's `max_msg_size`, less {@link HEADER_ALLOWANCE_BYTES}.
    */
   maxEntryBytes(s: StreamSession): number {
-    const payload = s.nc.info?.max_payload ?? 1024 * 1024;
+    const payload = s.adapter.info?.max_payload ?? 1024 * 1024;
     const limit = s.maxMsgSize > 0 ? Math.min(payload, s.maxMsgSize) : payload;
     return Math.max(0, limit - HEADER_ALLOWANCE_BYTES);
   }
 
-  private async open(nc: NatsConnectionLike): Promise<StreamSession> {
-    let jsm: JetStreamManagerLike;
+  private async open(adapter: JetStreamAdapter): Promise<StreamSession> {
+    let api: JetStreamApi;
     try {
-      jsm = await nc.jetstreamManager({ checkAPI: false, timeout: this.o.timeoutMs });
+      api = await adapter.open(this.o.timeoutMs);
     } catch (err) {
       throw toStateSyncError(err, "open the JetStream manager");
     }
-    const js = nc.jetstream({ timeout: this.o.timeoutMs });
-    const si = await ensureStream(jsm, this.o.layout, this.o.create, this.o.replicas);
+    const si = await ensureStream(api, this.o.layout, this.o.create, this.o.replicas);
     return {
-      nc,
-      js,
-      jsm,
+      adapter,
+      api,
       created: si.created,
       maxMsgSize: si.config.max_msg_size ?? -1,
       duplicateWindowMs: duplicateWindowMs(si),
