@@ -39,7 +39,7 @@ export interface ClientLine {
   admin(nc: Closable): Promise<StreamAdmin>;
 }
 
-const V3_MODULE: JetStreamV3Module = { jetstream, jetstreamManager } as JetStreamV3Module;
+const V3_MODULE: JetStreamV3Module = { jetstream, jetstreamManager };
 
 async function v3Tcp(url: string, options: LineConnectOptions = {}): Promise<Closable> {
   const { connect } = await import("@nats-io/transport-node");
