@@ -113,6 +113,12 @@ const optionsSchema = z.object({
  *   conditional appends send `Nats-Expected-Last-Subject-Sequence`. Refused with
  *   `UNSUPPORTED_SERVER` on a clustered server older than 2.9.21.
  *
+ * Client lines: a connection of nats.js v2 (`nats`, `nats.ws`) as it is, or of v3
+ * (`@nats-io/transport-node`, `@nats-io/nats-core`'s `wsconnect`) with `jetstream` (the
+ * `@nats-io/jetstream` functions; core never imports a client line), e.g.
+ * `new JetStreamLog({ connection: nc, jetstream: await import("@nats-io/jetstream"), stream })`.
+ * Both are reached through one {@link JetStreamAdapter}; their errors map to the same codes.
+ *
  * The stream is opened on first use: created when missing (if `create`; see
  * `createdStreamConfig`), and its configuration checked (`STREAM_CONFIG` when it could drop
  * history). Every publish carries `Nats-Msg-Id`, so a re-send within the duplicate window is
