@@ -9,7 +9,8 @@
  * - one pending message of a named consumer is one `no_wait` request to
  *   `$JS.API.CONSUMER.MSG.NEXT.<stream>.<name>`, as v2's `js.pull` sends it (v3 has no `pull`; a
  *   `fetch` would wait for its expiry when the request is denied, and needs CONSUMER.INFO); the
- *   stream sequence is read from the reply subject (`$JS.ACK...`, ADR-15's both formats);
+ *   stream sequence is read from the reply subject (`$JS.ACK...`, ADR-15's both formats); the
+ *   request is not muxed (its own inbox subscription under the connection's `inboxPrefix`);
  * - status events of type `"error"` carry the error: a `PermissionViolationError` becomes v2's
  *   `permissionContext`;
  * - {@link natsV3ErrorInfo} maps v3's error classes (by `name`, which v3 sets on each) to v2's
@@ -32,7 +33,7 @@ interface Requester {
   request(
     subject: string,
     payload?: Uint8Array,
-    options?: { timeout?: number },
+    options?: { timeout?: number; noMux?: boolean },
   ): Promise<MsgV3Like>;
 }
 
@@ -92,8 +93,11 @@ async function nextNoWait(
   timeoutMs: number,
 ): Promise<JsMsgLike | undefined> {
   const request = encoder.encode(JSON.stringify({ batch: 1, no_wait: true }));
+  // Not muxed: the message arrives on the original subject (routed to the reply inbox by
+  // subscription id), which the shared request inbox cannot match (v2's `js.pull` does the same).
   const m = await nc.request(`$JS.API.CONSUMER.MSG.NEXT.${stream}.${name}`, request, {
     timeout: timeoutMs,
+    noMux: true,
   });
   const code = m.headers?.code ?? 0;
   if (code === 404 || code === 408) return undefined;

@@ -23,6 +23,7 @@ export interface StreamAdmin {
 export interface LineConnectOptions {
   user?: string;
   pass?: string;
+  inboxPrefix?: string;
   reconnectTimeWait?: number;
   pingInterval?: number;
 }
