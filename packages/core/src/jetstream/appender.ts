@@ -31,8 +31,8 @@ export const MAX_MESSAGE_ID_BYTES = 256;
 
 const encoder = new TextEncoder();
 
-/** What an {@link Appender} needs from its log. */
-export interface AppenderOptions {
+/** What an {@link JetStreamAppender} needs from its log. */
+export interface JetStreamAppenderOptions {
   readonly opener: StreamOpener;
   readonly subject: string;
   /** Own-stream layout: expectations are on the stream's last sequence. */
@@ -43,11 +43,11 @@ export interface AppenderOptions {
 }
 
 /** The append half of a `JetStreamLog` (see the module header). */
-export class Appender {
+export class JetStreamAppender {
   /** First send time (ms) of unconditional appends not acknowledged yet, by message id. */
   private readonly unacknowledged = new Map<string, number>();
 
-  constructor(private readonly o: AppenderOptions) {}
+  constructor(private readonly o: JetStreamAppenderOptions) {}
 
   /**
    * Appends `data` with `messageId`; conditionally on `expected` (the revision the caller last

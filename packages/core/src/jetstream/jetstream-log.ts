@@ -2,7 +2,7 @@
  * `JetStreamLog`: the {@link RevisionedLog} port on NATS JetStream, wired from its parts.
  *
  * Parts (one file each): {@link ConnectionGate} (the connection, maybe still pending, and its
- * status), {@link StreamOpener} (opening and checking the stream per connection), {@link Appender}
+ * status), {@link StreamOpener} (opening and checking the stream per connection), {@link JetStreamAppender}
  * (appends with exactly-once message ids and the re-send window), {@link LogReader} (bounds,
  * range and point reads, message-id search), {@link JetStreamFollower} (the live tail) and
  * `truncateBefore` (a filtered purge, here). This class validates options, builds the parts and
@@ -23,7 +23,7 @@ import type {
   RevisionedLog,
 } from "../log.js";
 import { adapterOf, type JetStreamAdapter } from "./adapter.js";
-import { Appender } from "./appender.js";
+import { JetStreamAppender } from "./appender.js";
 import { ConnectionGate } from "./connection-gate.js";
 import { JetStreamFollower } from "./follower.js";
 import { resolveLayout, type JetStreamLayout } from "./layout.js";
@@ -150,7 +150,7 @@ export class JetStreamLog implements RevisionedLog {
   private readonly gate: ConnectionGate;
   private readonly timeoutMs: number;
   private readonly opener: StreamOpener;
-  private readonly appender: Appender;
+  private readonly appender: JetStreamAppender;
   private readonly reader: LogReader;
   private closed = false;
   private readonly followers = new Set<JetStreamFollower>();
@@ -182,7 +182,7 @@ export class JetStreamLog implements RevisionedLog {
       timeoutMs: this.timeoutMs,
       assertOpen: () => this.assertOpen(),
     });
-    this.appender = new Appender({
+    this.appender = new JetStreamAppender({
       opener: this.opener,
       subject: this.subject,
       contiguous: this.contiguous,
