@@ -31,7 +31,7 @@ export const MAX_MESSAGE_ID_BYTES = 256;
 
 const encoder = new TextEncoder();
 
-/** What an {@link JetStreamAppender} needs from its log. */
+/** What a {@link JetStreamAppender} needs from its log. */
 export interface JetStreamAppenderOptions {
   readonly opener: StreamOpener;
   readonly subject: string;

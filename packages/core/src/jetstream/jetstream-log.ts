@@ -1,12 +1,14 @@
 /**
  * `JetStreamLog`: the {@link RevisionedLog} port on NATS JetStream, wired from its parts.
  *
- * Parts (one file each): {@link ConnectionGate} (the connection, maybe still pending, and its
- * status), {@link StreamOpener} (opening and checking the stream per connection), {@link JetStreamAppender}
- * (appends with exactly-once message ids and the re-send window), {@link LogReader} (bounds,
- * range and point reads, message-id search), {@link JetStreamFollower} (the live tail) and
- * `truncateBefore` (a filtered purge, here). This class validates options, builds the parts and
- * forwards to them; it owns only the set of running followers and the closed flag.
+ * Parts (one file each): {@link JetStreamAdapter} (the seam to either nats.js client line),
+ * {@link ConnectionGate} (the connection, maybe still pending, and its status),
+ * {@link StreamOpener} (opening and checking the stream per connection),
+ * {@link JetStreamAppender} (appends with exactly-once message ids and the re-send window),
+ * {@link LogReader} (bounds, range and point reads, message-id search), {@link JetStreamFollower}
+ * (the live tail) and `truncateBefore` (a filtered purge, here). This class validates options,
+ * builds the parts and forwards to them; it owns only the set of running followers and the
+ * closed flag.
  *
  * Invariants: after `close()` every call throws `CLOSED` (the opener checks it before and after
  * waiting for the connection) and no follower delivers again; the connection is never closed.
