@@ -1,7 +1,10 @@
 import {
+  bindJetStreamModule,
   openJetStreamSynchronizer,
   StateSyncError,
   type CommandMap,
+  type JetStreamV3Module,
+  type NatsV3ConnectionLike,
   type OpenJetStreamOptions,
   type SnapshotStore,
   type StateSynchronizer,
@@ -26,8 +29,21 @@ export interface OpenSynchronizerOptions<S, C extends CommandMap<S>> extends Omi
    * is refused: nats.ws would take it as `wss://`). A connection is made and owned by the replica.
    */
   servers?: string | string[];
-  /** An existing `nats.ws` connection (or a promise of one); never closed by the replica. */
-  connection?: NatsConnection | Promise<NatsConnection>;
+  /**
+   * An existing connection (or a promise of one); never closed by the replica. Either nats.js
+   * line: `nats.ws` 1.x (v2, the default line of this package), or `wsconnect` of
+   * `@nats-io/nats-core` 3.x (v3), which needs `jetstream` too.
+   */
+  connection?:
+    NatsConnection | NatsV3ConnectionLike | Promise<NatsConnection | NatsV3ConnectionLike>;
+  /**
+   * `@nats-io/jetstream`'s `jetstream` and `jetstreamManager` (`import { jetstream,
+   * jetstreamManager } from "@nats-io/jetstream"`, or the module), required with a v3
+   * `connection` (`VALIDATION` without it), ignored for v2. Not imported on demand as in
+   * `@statesync/node`: a bundler resolves every `import()` at build time, so an app without
+   * `@nats-io/jetstream` installed would not build.
+   */
+  jetstream?: JetStreamV3Module;
   /** Extra `nats.ws` connect options with `servers` (defaults: see `connectInBackground`). */
   connectOptions?: Omit<ConnectionOptions, "servers">;
   /** A snapshot store, or false for none. Default: an `IndexedDbSnapshotStore` (closed with the replica). */
@@ -53,6 +69,9 @@ const optionsSchema = z
   .object({
     servers: z.union([wsUrl, z.array(wsUrl).min(1)]).optional(),
     connection: z.custom<unknown>(objectLike, "connection must be a nats.ws connection").optional(),
+    jetstream: z
+      .custom<unknown>(objectLike, "jetstream must be { jetstream, jetstreamManager }")
+      .optional(),
     connectOptions: z.custom<unknown>(objectLike, "connectOptions must be an object").optional(),
     onWarning: fn.optional(),
     saveOnHide: z.boolean().optional(),
@@ -64,7 +83,8 @@ const optionsSchema = z
 /**
  * Opens a replica of one state on NATS JetStream from a browser: connects with `nats.ws`
  * (`servers`; a server that is down at start is retried in the background while the replica
- * reports `offline`) or uses `connection`, persists snapshots in an `IndexedDbSnapshotStore`
+ * reports `offline`) or uses `connection` (either nats.js line; a v3 one is bound to
+ * `jetstream` with core's `bindJetStreamModule`), persists snapshots in an `IndexedDbSnapshotStore`
  * unless `snapshots` says otherwise, saves the snapshot when the page is hidden, and opens the
  * replica with core's `openJetStreamSynchronizer` (default `waitFor: "restored"`: the page can
  * render the stored state before the server answers). `close()` of the replica closes the
@@ -86,6 +106,7 @@ export async function openSynchronizer<S, C extends CommandMap<S>>(
   const {
     servers,
     connection,
+    jetstream,
     connectOptions,
     snapshots,
     onWarning,
@@ -93,6 +114,8 @@ export async function openSynchronizer<S, C extends CommandMap<S>>(
     waitFor,
     ...rest
   } = options;
+  // Throws VALIDATION now for a v3 connection without `jetstream` (a promise rejects later).
+  const given = connection === undefined ? undefined : bindJetStreamModule(connection, jetstream);
   let owned: BackgroundConnection<NatsConnection> | undefined;
   if (servers !== undefined) {
     owned = connectInBackground({
@@ -106,7 +129,7 @@ export async function openSynchronizer<S, C extends CommandMap<S>>(
   let stopSaving = () => undefined as void;
   const sync = await openJetStreamSynchronizer<S, C>({
     ...rest,
-    connection: owned ? owned.connection : connection!,
+    connection: owned ? owned.connection : given!,
     snapshots: ownedStore ?? snapshots,
     waitFor: waitFor ?? "restored",
     connectionErrors: owned ? (report) => owned.errors(report) : undefined,

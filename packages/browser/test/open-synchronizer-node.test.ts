@@ -2,6 +2,7 @@
 // WebSocket (Node 20 has no global WebSocket: the `ws` package stands in for the browser's).
 import {
   defineModel,
+  isStateSyncError,
   MemorySnapshotStore,
   openSynchronizer,
   type SnapshotStoreWarning,
@@ -88,6 +89,54 @@ it("waits for the server with waitFor: synced, and leaves a given connection ope
   await Promise.all([reader.close(), writer.close()]);
   expect(nc.isClosed()).toBe(false);
   await nc.close();
+});
+
+it("takes a nats.js v3 wsconnect connection with the jetstream functions, beside nats.ws", async () => {
+  const server = await startNatsServer();
+  servers.push(server);
+  const { wsconnect } = await import("@nats-io/nats-core");
+  const { jetstream, jetstreamManager } = await import("@nats-io/jetstream");
+  const v3 = await wsconnect({ servers: server.wsUrl });
+  const name = stream();
+  const writer = await openSynchronizer({
+    connection: v3,
+    jetstream: { jetstream, jetstreamManager },
+    stream: name,
+    model: counter,
+    snapshots: false,
+    waitFor: "synced",
+  });
+  await writer.update("add", { by: 7 });
+  const reader = await openSynchronizer({
+    servers: server.wsUrl,
+    stream: name,
+    model: counter,
+    snapshots: false,
+    waitFor: "synced",
+  });
+  expect(reader.state).toEqual({ n: 7 });
+  await Promise.all([reader.close(), writer.close()]);
+  expect(v3.isClosed()).toBe(false);
+  await v3.close();
+});
+
+it("refuses a v3 connection without the jetstream functions (VALIDATION)", async () => {
+  const server = await startNatsServer();
+  servers.push(server);
+  const { wsconnect } = await import("@nats-io/nats-core");
+  const v3 = await wsconnect({ servers: server.wsUrl });
+  const err = await openSynchronizer({
+    connection: v3,
+    stream: stream(),
+    model: counter,
+    snapshots: false,
+  }).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(isStateSyncError(err, "VALIDATION"), String(err)).toBe(true);
+  expect(String((err as Error).message)).toMatch(/@nats-io\/jetstream/);
+  await v3.close();
 });
 
 it("falls back to memory, with one warning, where there is no IndexedDB", async () => {

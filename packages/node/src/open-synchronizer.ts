@@ -1,9 +1,12 @@
 import { stat } from "node:fs/promises";
 import { join } from "node:path";
 import {
+  bindJetStreamModule,
   openJetStreamSynchronizer,
   StateSyncError,
   type CommandMap,
+  type JetStreamV3Module,
+  type NatsV3ConnectionLike,
   type OpenJetStreamOptions,
   type SnapshotStore,
   type StateSynchronizer,
@@ -16,8 +19,8 @@ import { FileSnapshotStore } from "./file-snapshot-store.js";
 /**
  * Options of {@link openSynchronizer}: core's `OpenJetStreamOptions` (stream, key, model,
  * snapshotEvery, live, waitFor, clientId, compaction, onError, onStatus, ...) with the
- * connection given as `servers` (made and owned by the replica) or `connection` (never closed by
- * it), and snapshots on disk by default.
+ * connection given as `servers` (made with `nats` and owned by the replica) or `connection` (of
+ * either nats.js line, never closed by it), and snapshots on disk by default.
  */
 export interface OpenSynchronizerOptions<S, C extends CommandMap<S>> extends Omit<
   OpenJetStreamOptions<S, C>,
@@ -25,8 +28,20 @@ export interface OpenSynchronizerOptions<S, C extends CommandMap<S>> extends Omi
 > {
   /** NATS server URL(s) (`nats://host:4222`); a connection is made and owned by the replica. */
   servers?: string | string[];
-  /** An existing `nats` connection (or a promise of one); never closed by the replica. */
-  connection?: NatsConnection | Promise<NatsConnection>;
+  /**
+   * An existing connection (or a promise of one); never closed by the replica. Either nats.js
+   * line: `nats` 2.x (v2), or `connect` of `@nats-io/transport-node` 3.x (v3). A v3 connection
+   * needs `@nats-io/jetstream`'s functions: given as `jetstream`, or else imported from
+   * `@nats-io/jetstream` (an optional peer dependency: install it beside the transport).
+   */
+  connection?:
+    NatsConnection | NatsV3ConnectionLike | Promise<NatsConnection | NatsV3ConnectionLike>;
+  /**
+   * `@nats-io/jetstream`'s `jetstream` and `jetstreamManager` (the module, or the two functions)
+   * for a v3 `connection`; ignored for v2. Default: `await import("@nats-io/jetstream")` when a
+   * v3 connection is seen (`VALIDATION` when it is not installed).
+   */
+  jetstream?: JetStreamV3Module;
   /** Extra `nats` connect options with `servers`; default `maxReconnectAttempts: -1`. */
   connectOptions?: Omit<ConnectionOptions, "servers">;
   /** A snapshot store, or false for none. Default: a `FileSnapshotStore` in `snapshotDir`. */
@@ -62,6 +77,9 @@ const optionsSchema = z
   .object({
     servers: z.union([tcpServer, z.array(tcpServer).min(1)]).optional(),
     connection: z.custom<unknown>(objectLike, "connection must be a nats connection").optional(),
+    jetstream: z
+      .custom<unknown>(objectLike, "jetstream must be @nats-io/jetstream's module")
+      .optional(),
     connectOptions: z.custom<unknown>(objectLike, "connectOptions must be an object").optional(),
     stream: z.string(),
     snapshots: z
@@ -82,7 +100,9 @@ export function defaultSnapshotDir(): string {
  * Opens a replica of one state on NATS JetStream from Node. With `servers` it connects over TCP
  * with `nats` (`maxReconnectAttempts: -1`; a server that is down at start is retried in the
  * background by {@link connectInBackground} while the replica reports `offline`) and closes that
- * connection when the replica closes; with `connection` it uses and never closes the one given.
+ * connection when the replica closes; with `connection` it uses and never closes the one given,
+ * of either nats.js line (a v3 one is bound to `@nats-io/jetstream`'s functions with core's
+ * `bindJetStreamModule`: `jetstream`, or the optional peer dependency imported on demand).
  * Snapshots go to a `FileSnapshotStore` in `snapshotDir` unless `snapshots` is given. The rest is
  * core's `openJetStreamSynchronizer` (a `JetStreamLog`, snapshot key `<stream>:<subject>`,
  * `createSynchronizer` with `waitFor: "synced"` by default).
@@ -101,7 +121,8 @@ export async function openSynchronizer<S, C extends CommandMap<S>>(
       { cause: parsed.error },
     );
   }
-  const { servers, connection, connectOptions, snapshots, snapshotDir, ...rest } = options;
+  const { servers, connection, jetstream, connectOptions, snapshots, snapshotDir, ...rest } =
+    options;
   if (snapshots === undefined) await checkSnapshotDir(snapshotDir ?? defaultSnapshotDir());
   const owned =
     servers === undefined
@@ -111,9 +132,17 @@ export async function openSynchronizer<S, C extends CommandMap<S>>(
           ...connectOptions,
           servers,
         });
+  // A given v3 connection is bound now (a missing @nats-io/jetstream throws here), a promise
+  // of one when it resolves.
+  const given =
+    connection === undefined
+      ? undefined
+      : connection instanceof Promise
+        ? bindJetStreamModule(connection, jetstream ?? importJetStream)
+        : await bindJetStreamModule(connection, jetstream ?? importJetStream);
   return openJetStreamSynchronizer<S, C>({
     ...rest,
-    connection: owned ? owned.connection : connection!,
+    connection: owned ? owned.connection : given!,
     closeConnection: owned ? () => owned.cancel() : undefined,
     connectionErrors: owned ? (report) => owned.errors(report) : undefined,
     snapshots:
@@ -122,6 +151,23 @@ export async function openSynchronizer<S, C extends CommandMap<S>>(
         : snapshots,
     waitFor: rest.waitFor ?? "synced",
   });
+}
+
+/**
+ * `@nats-io/jetstream` (an optional peer dependency), imported only when a v3 connection is
+ * handed in. Throws `VALIDATION` when it is not installed.
+ */
+async function importJetStream(): Promise<JetStreamV3Module> {
+  try {
+    return (await import("@nats-io/jetstream")) as unknown as JetStreamV3Module;
+  } catch (err) {
+    throw new StateSyncError(
+      "VALIDATION",
+      "a nats.js v3 connection needs @nats-io/jetstream: npm install @nats-io/jetstream, or " +
+        "pass jetstream: { jetstream, jetstreamManager } imported from it",
+      { cause: err },
+    );
+  }
 }
 
 /** `VALIDATION` when `dir` exists and is not a directory (it is created on the first save). */

@@ -1,8 +1,9 @@
-import { JetStreamLog, type NatsConnectionLike } from "@statesync/core";
+import { JetStreamLog } from "@statesync/core";
 import { runRevisionedLogConformance } from "@statesync/core/testing";
 import { startNatsServer, type NatsServer } from "@statesync/node";
 import { afterAll, beforeAll } from "vitest";
-import { tcp, uniqueStream, websocket } from "./helpers.js";
+import { uniqueStream } from "./helpers.js";
+import { CLIENT_LINES, type ClientLine, type Closable } from "./support/client-lines.js";
 
 let server: NatsServer;
 beforeAll(async () => {
@@ -11,8 +12,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.stop();
 });
-
-type Closable = NatsConnectionLike & { close(): Promise<void> };
 
 /** Message ids `runRevisionedLogConformance` appends with. */
 const SUITE_IDS = [
@@ -27,20 +26,30 @@ const SUITE_IDS = [
   ]).flat(),
 ];
 
-/** A conformance factory: a fresh stream per test; `key` selects the shared layout. */
-function harness(connectFn: () => Promise<Closable>, key?: string) {
+/**
+ * A conformance factory: a fresh stream per test, connections of one client `line`; `key`
+ * selects the shared layout.
+ */
+function harness(line: ClientLine, connectFn: () => Promise<Closable>, key?: string) {
   return async () => {
     const stream = uniqueStream(key ? "SH" : "OWN");
     const main = await connectFn();
     const connections: Closable[] = [main];
-    const open = async (nc: Closable) => new JetStreamLog({ connection: nc, stream, key });
+    const options = line.logOptions;
+    const open = async (nc: Closable) =>
+      new JetStreamLog({ connection: nc, stream, key, ...options });
     const log = await open(main);
     // In the shared layout other states write to the same stream all along, so revisions of
     // this state have gaps; one of them first uses the message ids the suite uses, which must
     // not deduplicate this state's appends (JetStream deduplicates per stream).
     let noise: ReturnType<typeof setInterval> | undefined;
     if (key) {
-      const other = await JetStreamLog.open({ connection: main, stream, key: "other.state" });
+      const other = await JetStreamLog.open({
+        connection: main,
+        stream,
+        key: "other.state",
+        ...options,
+      });
       for (const id of SUITE_IDS) await other.appendUnconditional(new Uint8Array([1]), id);
       let n = 0;
       noise = setInterval(() => {
@@ -52,22 +61,22 @@ function harness(connectFn: () => Promise<Closable>, key?: string) {
       log,
       openSibling: async () =>
         key
-          ? new JetStreamLog({ connection: main, stream, key: `${key}-sibling` })
-          : new JetStreamLog({ connection: main, stream: `${stream}_SIB` }),
+          ? new JetStreamLog({ connection: main, stream, key: `${key}-sibling`, ...options })
+          : new JetStreamLog({ connection: main, stream: `${stream}_SIB`, ...options }),
       openAnother: async () => {
         const nc = await connectFn();
         connections.push(nc);
         return open(nc);
       },
       recreate: async () => {
-        const jsm = await (main as any).jetstreamManager();
+        const jsm = await line.admin(main);
         await jsm.streams.delete(stream);
         return open(main);
       },
       teardown: async () => {
         if (noise) clearInterval(noise);
         try {
-          const jsm = await (main as any).jetstreamManager();
+          const jsm = await line.admin(main);
           await jsm.streams.delete(stream);
           if (!key) await jsm.streams.delete(`${stream}_SIB`).catch(() => undefined);
         } catch {
@@ -79,19 +88,23 @@ function harness(connectFn: () => Promise<Closable>, key?: string) {
   };
 }
 
-runRevisionedLogConformance(
-  "JetStreamLog own stream, TCP",
-  harness(() => tcp(server.url)),
-);
-runRevisionedLogConformance(
-  "JetStreamLog shared stream, TCP",
-  harness(() => tcp(server.url), "tenant-1.config"),
-);
-runRevisionedLogConformance(
-  "JetStreamLog own stream, WebSocket",
-  harness(() => websocket(server.wsUrl)),
-);
-runRevisionedLogConformance(
-  "JetStreamLog shared stream, WebSocket",
-  harness(() => websocket(server.wsUrl), "tenant_2"),
-);
+for (const line of CLIENT_LINES) {
+  const tcp = () => line.tcp(server.url);
+  const ws = () => line.websocket(server.wsUrl);
+  runRevisionedLogConformance(
+    `JetStreamLog own stream, TCP, nats.js ${line.name}`,
+    harness(line, tcp),
+  );
+  runRevisionedLogConformance(
+    `JetStreamLog shared stream, TCP, nats.js ${line.name}`,
+    harness(line, tcp, "tenant-1.config"),
+  );
+  runRevisionedLogConformance(
+    `JetStreamLog own stream, WebSocket, nats.js ${line.name}`,
+    harness(line, ws),
+  );
+  runRevisionedLogConformance(
+    `JetStreamLog shared stream, WebSocket, nats.js ${line.name}`,
+    harness(line, ws, "tenant_2"),
+  );
+}

@@ -98,6 +98,46 @@ describe("openSynchronizer", () => {
     await nc.close();
   });
 
+  it("takes a nats.js v3 connection (@nats-io/jetstream imported on demand) beside a v2 replica", async () => {
+    const { connect } = await import("@nats-io/transport-node");
+    const v3 = await connect({ servers: server.url });
+    const stream = uniqueStream();
+    const a = await openSynchronizer({ connection: v3, stream, model: counter, snapshots: false });
+    const b = await openSynchronizer({
+      servers: server.url,
+      stream,
+      model: counter,
+      snapshots: false,
+    });
+    await a.update("add", { by: 2 });
+    const { revision } = await b.update("add", { by: 3 });
+    await a.waitFor(revision);
+    expect(a.state).toEqual({ n: 5 });
+    expect(a.status).toBe("live");
+    await a.close();
+    await b.close();
+    expect(v3.isClosed()).toBe(false);
+    await v3.close();
+  });
+
+  it("takes a promise of a v3 connection with the jetstream functions given", async () => {
+    const { connect } = await import("@nats-io/transport-node");
+    const { jetstream, jetstreamManager } = await import("@nats-io/jetstream");
+    const pending = connect({ servers: server.url });
+    const sync = await openSynchronizer({
+      connection: pending,
+      jetstream: { jetstream, jetstreamManager },
+      stream: uniqueStream(),
+      key: "tenant.v3",
+      model: counter,
+      snapshots: false,
+    });
+    await sync.update("add", { by: 4 });
+    expect(sync.state).toEqual({ n: 4 });
+    await sync.close();
+    await (await pending).close();
+  });
+
   it("starts offline when the server is down and goes live once it is up", async () => {
     const port = await getFreePort();
     const errors: StateSyncError[] = [];

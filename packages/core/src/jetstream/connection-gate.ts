@@ -1,17 +1,17 @@
 import { StateSyncError } from "../errors.js";
 import type { LogConnectionStatus } from "../log.js";
+import type { JetStreamAdapter } from "./adapter.js";
 import { toStateSyncError } from "./nats-errors.js";
-import type { NatsConnectionLike } from "./nats-types.js";
 
 type PermissionListener = (context: { operation: string; subject: string }) => void;
 
 /**
- * Holds a connection that may not exist yet (a promise while the server is unreachable) and
- * turns its `status()` events into `online`/`offline` (nats.js `Events.Disconnect` and
- * `Events.Reconnect`) and permission-violation notices. Never closes the connection.
+ * Holds a connection (as its {@link JetStreamAdapter}) that may not exist yet (a promise while the
+ * server is unreachable) and turns its `status()` events into `online`/`offline` (nats.js
+ * `disconnect` and `reconnect`) and permission-violation notices. Never closes the connection.
  */
 export class ConnectionGate {
-  private nc: NatsConnectionLike | undefined;
+  private nc: JetStreamAdapter | undefined;
   private failure: unknown;
   private hasFailed = false;
   private current: LogConnectionStatus = "offline";
@@ -19,9 +19,9 @@ export class ConnectionGate {
   private iterator: { stop?(): void } | undefined;
   private readonly statusListeners = new Set<(status: LogConnectionStatus) => void>();
   private readonly permissionListeners = new Set<PermissionListener>();
-  private readonly pending: Promise<NatsConnectionLike>;
+  private readonly pending: Promise<JetStreamAdapter>;
 
-  constructor(connection: NatsConnectionLike | Promise<NatsConnectionLike>) {
+  constructor(connection: JetStreamAdapter | Promise<JetStreamAdapter>) {
     this.pending = Promise.resolve(connection);
     this.pending.then(
       (nc) => {
@@ -47,7 +47,7 @@ export class ConnectionGate {
    * disconnected and answers TIMEOUT only after the full timeout: failing at once is faster and
    * just as true), or the mapped rejection (e.g. `PERMISSION_DENIED`).
    */
-  async get(timeoutMs: number): Promise<NatsConnectionLike> {
+  async get(timeoutMs: number): Promise<JetStreamAdapter> {
     const nc = this.nc ?? (await this.wait(timeoutMs));
     if (this.current === "offline") {
       throw new StateSyncError("UNAVAILABLE", "disconnected from NATS (reconnecting)", {
@@ -57,7 +57,7 @@ export class ConnectionGate {
     return nc;
   }
 
-  private async wait(timeoutMs: number): Promise<NatsConnectionLike> {
+  private async wait(timeoutMs: number): Promise<JetStreamAdapter> {
     if (this.hasFailed) throw toStateSyncError(this.failure, "connect to NATS");
     let timer: unknown;
     const timeout = new Promise<never>((_, reject) => {
@@ -121,7 +121,7 @@ export class ConnectionGate {
     }
   }
 
-  private watch(nc: NatsConnectionLike): void {
+  private watch(nc: JetStreamAdapter): void {
     const iterator = nc.status();
     this.iterator = iterator;
     this.set(nc.isClosed() ? "offline" : "online");

@@ -2,12 +2,8 @@ import { StateSyncError, type StateSyncErrorCode } from "../errors.js";
 import type { LogFollowHandler, LogFollower } from "../log.js";
 import type { ConnectionGate } from "./connection-gate.js";
 import { toStateSyncError } from "./nats-errors.js";
-import type {
-  ConsumerLike,
-  ConsumerMessagesLike,
-  JetStreamClientLike,
-  JsMsgLike,
-} from "./nats-types.js";
+import type { JetStreamApi } from "./adapter.js";
+import type { ConsumerLike, ConsumerMessagesLike, JsMsgLike } from "./nats-types.js";
 import {
   backoffMs,
   entryFromJsMsg,
@@ -25,8 +21,8 @@ export interface FollowSource {
   readonly timeoutMs: number;
   /** Reads `Nats-Msg-Id` back into message ids. */
   readonly ids: MessageIdCodec;
-  /** The JetStream client and the stream's creation time as last seen (throws like the log). */
-  ready(): Promise<{ js: JetStreamClientLike; created: string }>;
+  /** The JetStream API and the stream's creation time as last seen (throws like the log). */
+  ready(): Promise<{ api: JetStreamApi; created: string }>;
   /** The stream's creation time now; throws `TRUNCATED` when the stream no longer exists. */
   streamCreated(): Promise<string>;
   /** True when every sequence of the stream belongs to the subject (own-stream layout). */
@@ -142,11 +138,11 @@ export class JetStreamFollower implements LogFollower {
       this.gapChecking = false;
       this.restarting = false;
       try {
-        const { js, created } = await this.source.ready();
+        const { api, created } = await this.source.ready();
         if (this.stopped) return;
         const what = `follow ${this.source.subject}`;
         const consumer = await withDeadline(
-          js.consumers.get(this.source.stream, {
+          api.orderedConsumer(this.source.stream, {
             filterSubjects: this.source.subject,
             opt_start_seq: this.next,
             name_prefix: this.namePrefix,

@@ -1,6 +1,8 @@
 /**
  * The JetStream implementation of the log port, written against structural connection types
- * (no runtime import of `nats` or `nats.ws`): hand it a connection from either client.
+ * (no runtime import of any NATS client): hand it a connection of the nats.js v2 line (`nats`,
+ * `nats.ws`) or of the v3 line (`@nats-io/transport-node`, `@nats-io/nats-core`'s `wsconnect`,
+ * with `@nats-io/jetstream`'s functions), bridged by one `JetStreamAdapter` per line.
  */
 export {
   JetStreamLog,
@@ -8,12 +10,32 @@ export {
   MAX_MESSAGE_ID_BYTES,
   type JetStreamLogOptions,
 } from "./jetstream-log.js";
+export {
+  bindJetStreamModule,
+  isNatsV2Connection,
+  isNatsV3Connection,
+  isJetStreamAdapter,
+  type JetStreamAdapter,
+  type JetStreamApi,
+} from "./adapter.js";
+export { natsV2Adapter } from "./adapter-v2.js";
+export { natsV3Adapter } from "./adapter-v3.js";
+export type {
+  NatsV3ConnectionLike,
+  NatsV3StatusLike,
+  JetStreamV3Module,
+  JetStreamV3ClientLike,
+  JetStreamV3ManagerLike,
+  ConsumerV3Like,
+  OrderedConsumerV3OptionsLike,
+} from "./nats-v3-types.js";
 export { createdStreamConfig, streamConfigProblems } from "./stream-config.js";
 export type { PointReadMode } from "./point-reads.js";
 export { compareServerVersions, MIN_CLUSTERED_SHARED_VERSION } from "./server-version.js";
 export { isValidKey, isValidStreamName } from "./layout.js";
 export type {
   NatsConnectionLike,
+  NatsV2ConnectionLike,
   ServerInfoLike,
   NatsStatusLike,
   NatsErrorLike,

@@ -1,4 +1,5 @@
 import { AppendConflictError, StateSyncError } from "../errors.js";
+import { natsV3ErrorInfo } from "./adapter-v3.js";
 import type { NatsErrorLike } from "./nats-types.js";
 
 /** JetStream API error codes statesync reacts to (`api_error.err_code`). */
@@ -25,14 +26,23 @@ const DENIED = new Set([
   "BAD_CREDS",
 ]);
 
-/** The JetStream API error code of a nats.js error, if it carries one. */
+/**
+ * What an error of either nats.js line says, in v2's shape: a v3 error through
+ * `natsV3ErrorInfo` (its classes mapped to v2's codes), anything else as it is.
+ */
+export function natsErrorInfo(err: unknown): NatsErrorLike {
+  return natsV3ErrorInfo(err) ?? ((err ?? {}) as NatsErrorLike);
+}
+
+/** The JetStream API error code of a nats.js error (either line), if it carries one. */
 export function apiErrorCode(err: unknown): number | undefined {
-  return (err as NatsErrorLike | undefined)?.api_error?.err_code;
+  return natsErrorInfo(err).api_error?.err_code;
 }
 
 /**
- * Maps what nats.js throws to a `StateSyncError` (jetstream-notes; match on `code` and
- * `api_error.err_code`, never on the message):
+ * Maps what nats.js throws (either line, read through {@link natsErrorInfo}) to a
+ * `StateSyncError` (jetstream-notes; match on `code` and `api_error.err_code`, never on the
+ * message):
  * - 10071 with an `expectedRevision` → {@link AppendConflictError} (the latest revision parsed
  *   from the description as optional detail);
  * - `PERMISSIONS_VIOLATION` and authentication failures → `PERMISSION_DENIED`;
@@ -48,7 +58,7 @@ export function toStateSyncError(
   expectedRevision?: number,
 ): StateSyncError {
   if (err instanceof StateSyncError) return err;
-  const e = (err ?? {}) as NatsErrorLike;
+  const e = natsErrorInfo(err);
   const errCode = e.api_error?.err_code;
   const text = `${what}: ${e.api_error?.description ?? e.message ?? String(err)}`;
   if (errCode === JS_ERR.WRONG_LAST_SEQUENCE && expectedRevision !== undefined) {

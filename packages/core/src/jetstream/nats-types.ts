@@ -2,10 +2,14 @@
  * The few parts of a nats.js v2 connection that `JetStreamLog` uses, as structural types, so
  * that core imports nothing runtime-specific (after nats.js v3's runtime-neutral core). A
  * `NatsConnection` of `nats` (TCP, 2.29.x) and one of `nats.ws` (WebSocket, 1.30.x) are both
- * assignable to {@link NatsConnectionLike}; the shapes follow their `.d.ts` files
+ * assignable to {@link NatsV2ConnectionLike}; the shapes follow their `.d.ts` files
  * (`lib/nats-base-client/core.d.ts`, `lib/jetstream/types.d.ts`, `consumer.d.ts`,
- * `jsapi_types.d.ts`), which both packages share.
+ * `jsapi_types.d.ts`), which both packages share. These shapes are also what the
+ * `JetStreamAdapter` hands the log for either client line; the v3 line's own shapes are in
+ * nats-v3-types.ts.
  */
+import type { JetStreamAdapter } from "./adapter.js";
+import type { NatsV3ConnectionLike } from "./nats-v3-types.js";
 
 /** Message headers (nats.js `MsgHdrs`); `get` answers `""` for a missing header. */
 export interface MsgHdrsLike {
@@ -79,10 +83,12 @@ export interface JsMsgLike {
   readonly info: DeliveryInfoLike;
 }
 
-/** A consumer status notification (nats.js `ConsumerStatus`), e.g. `"stream_not_found"`. */
+/**
+ * A consumer status notification (nats.js v2 `ConsumerStatus`, v3 `ConsumerNotification`), e.g.
+ * `"stream_not_found"`, `"ordered_consumer_recreated"`.
+ */
 export interface ConsumerStatusLike {
   readonly type: string;
-  readonly data: unknown;
 }
 
 /** The iterator `fetch` and `consume` return (nats.js `ConsumerMessages`). */
@@ -90,7 +96,8 @@ export interface ConsumerMessagesLike extends AsyncIterable<JsMsgLike> {
   stop(err?: Error): void;
   close(): Promise<void | Error>;
   closed(): Promise<void | Error>;
-  status(): Promise<AsyncIterable<ConsumerStatusLike>>;
+  /** v2 answers a promise of the notifications, v3 the iterable itself: `await` it. */
+  status(): Promise<AsyncIterable<ConsumerStatusLike>> | AsyncIterable<ConsumerStatusLike>;
 }
 
 /** Options of `fetch` (nats.js `FetchMessages`). */
@@ -241,7 +248,7 @@ export interface JetStreamManagerLike {
  * A nats.js v2 connection as `JetStreamLog` uses it. `status()` answers a nats.js
  * `QueuedIterator`, which has `stop()`; the log calls it when present to end its subscription.
  */
-export interface NatsConnectionLike {
+export interface NatsV2ConnectionLike {
   /** INFO of the server currently connected, if any. */
   readonly info?: ServerInfoLike | undefined;
   status(): AsyncIterable<NatsStatusLike> & { stop?(): void };
@@ -253,3 +260,11 @@ export interface NatsConnectionLike {
     checkAPI?: boolean;
   }): Promise<JetStreamManagerLike>;
 }
+
+/**
+ * A connection `JetStreamLog` accepts: a nats.js v2 connection (`nats`, `nats.ws`), a nats.js v3
+ * connection (`@nats-io/transport-node`, `@nats-io/nats-core`'s `wsconnect`; the log then also
+ * needs `@nats-io/jetstream`'s functions, see `JetStreamLogOptions.jetstream`), or a
+ * `JetStreamAdapter` (e.g. `natsV3Adapter(nc, { jetstream, jetstreamManager })`).
+ */
+export type NatsConnectionLike = NatsV2ConnectionLike | NatsV3ConnectionLike | JetStreamAdapter;

@@ -1,11 +1,7 @@
 import { isStateSyncError } from "../errors.js";
-import { apiErrorCode, JS_ERR, toStateSyncError } from "./nats-errors.js";
-import type {
-  JetStreamClientLike,
-  JetStreamManagerLike,
-  MsgHdrsLike,
-  NatsConnectionLike,
-} from "./nats-types.js";
+import type { JetStreamAdapter, JetStreamApi } from "./adapter.js";
+import { toStateSyncError } from "./nats-errors.js";
+import type { MsgHdrsLike } from "./nats-types.js";
 import { randomToken } from "./util.js";
 
 /**
@@ -33,20 +29,21 @@ export interface PointMessage {
 
 /** What a point read needs of the opened stream. */
 export interface PointReadTarget {
-  readonly nc: NatsConnectionLike;
-  readonly js: JetStreamClientLike;
-  readonly jsm: JetStreamManagerLike;
+  /** The connection (its `connection` keys what the server denied it). */
+  readonly adapter: JetStreamAdapter;
+  readonly api: JetStreamApi;
 }
 
 /** Streams on which the server denied `STREAM.MSG.GET` to a connection (mode `"auto"`). */
-const directDenied = new WeakMap<NatsConnectionLike, Set<string>>();
+const directDenied = new WeakMap<object, Set<string>>();
 
 /** How long (ns) an abandoned point-read consumer lives on the server (it is deleted at once). */
 const CONSUMER_INACTIVE_NS = 30_000_000_000;
 
 /**
  * Single-message reads of one subject of one stream (see {@link PointReadMode}). Errors are the
- * raw nats.js errors of the way used, except that "nothing there" answers undefined.
+ * raw nats.js errors of the way used (either client line), except that "nothing there" answers
+ * undefined.
  */
 export class PointReader {
   constructor(
@@ -55,11 +52,11 @@ export class PointReader {
     private readonly mode: PointReadMode,
   ) {}
 
-  /** True when this reader currently reads through consumers on `nc`. */
-  usesConsumers(nc: NatsConnectionLike): boolean {
+  /** True when this reader currently reads through consumers on the connection of `t`. */
+  usesConsumers(t: PointReadTarget): boolean {
     return (
       this.mode === "consumer" ||
-      (this.mode === "auto" && (directDenied.get(nc)?.has(this.stream) ?? false))
+      (this.mode === "auto" && (directDenied.get(t.adapter.connection)?.has(this.stream) ?? false))
     );
   }
 
@@ -80,7 +77,7 @@ export class PointReader {
 
   /** The message at exactly `seq` if it is on the subject, else undefined. */
   async at(t: PointReadTarget, seq: number): Promise<PointMessage | undefined> {
-    if (this.usesConsumers(t.nc)) {
+    if (this.usesConsumers(t)) {
       const m = await this.viaConsumer(t, {
         deliver_policy: "by_start_sequence",
         opt_start_seq: seq,
@@ -98,7 +95,7 @@ export class PointReader {
     query: { last_by_subj: string } | { seq: number; next_by_subj: string },
     policy: { deliver_policy: string; opt_start_seq?: number },
   ): Promise<PointMessage | undefined> {
-    if (this.usesConsumers(t.nc)) return this.viaConsumer(t, policy);
+    if (this.usesConsumers(t)) return this.viaConsumer(t, policy);
     return this.direct(t, query);
   }
 
@@ -107,16 +104,16 @@ export class PointReader {
     query: { seq: number; next_by_subj?: string } | { last_by_subj: string },
   ): Promise<PointMessage | undefined> {
     try {
-      const m = await t.jsm.streams.getMessage(this.stream, query);
+      const m = await t.api.streams.getMessage(this.stream, query);
+      if (m === undefined) return undefined;
       return { subject: m.subject, seq: m.seq, data: m.data, headers: m.header };
     } catch (err) {
-      if (apiErrorCode(err) === JS_ERR.NO_MESSAGE_FOUND) return undefined;
       if (
         this.mode === "auto" &&
         isStateSyncError(toStateSyncError(err, ""), "PERMISSION_DENIED")
       ) {
-        let denied = directDenied.get(t.nc);
-        if (!denied) directDenied.set(t.nc, (denied = new Set()));
+        let denied = directDenied.get(t.adapter.connection);
+        if (!denied) directDenied.set(t.adapter.connection, (denied = new Set()));
         denied.add(this.stream);
         return this.retryViaConsumer(t, query);
       }
@@ -143,7 +140,7 @@ export class PointReader {
     policy: { deliver_policy: string; opt_start_seq?: number },
   ): Promise<PointMessage | undefined> {
     const name = `ssp_${randomToken(12)}`;
-    const info = await t.jsm.consumers.add(this.stream, {
+    const info = await t.api.consumers.add(this.stream, {
       name,
       filter_subject: this.subject,
       ack_policy: "none",
@@ -154,17 +151,11 @@ export class PointReader {
     });
     try {
       if (info.num_pending === 0) return undefined;
-      let m;
-      try {
-        m = await t.js.pull(this.stream, name, 0);
-      } catch (err) {
-        // 404 "no messages": purged between the create and the pull.
-        if ((err as { code?: string }).code === "404") return undefined;
-        throw err;
-      }
-      return { subject: m.subject, seq: m.seq, data: m.data, headers: m.headers };
+      // undefined: purged between the create and the pull.
+      const m = await t.api.consumers.next(this.stream, name);
+      return m && { subject: m.subject, seq: m.seq, data: m.data, headers: m.headers };
     } finally {
-      t.jsm.consumers.delete(this.stream, name).catch(() => undefined);
+      t.api.consumers.delete(this.stream, name).catch(() => undefined);
     }
   }
 }

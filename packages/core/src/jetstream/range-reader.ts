@@ -2,7 +2,8 @@ import { StateSyncError } from "../errors.js";
 import type { LogEntry } from "../log.js";
 import type { ConnectionGate } from "./connection-gate.js";
 import { toStateSyncError } from "./nats-errors.js";
-import type { ConsumerLike, ConsumerMessagesLike, JetStreamClientLike } from "./nats-types.js";
+import type { JetStreamApi } from "./adapter.js";
+import type { ConsumerLike, ConsumerMessagesLike } from "./nats-types.js";
 import { entryFromJsMsg, randomToken, withDeadline, type MessageIdCodec } from "./util.js";
 
 /** Most messages one pull asks for. */
@@ -16,7 +17,7 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 
 /** What {@link readRange} needs from the log. */
 export interface RangeSource {
-  readonly js: JetStreamClientLike;
+  readonly api: JetStreamApi;
   readonly gate: ConnectionGate;
   readonly stream: string;
   readonly subject: string;
@@ -31,7 +32,7 @@ export interface RangeSource {
 
 /**
  * Reads the messages of one subject with `from <= seq <= to` (at most `limit`), in order, with
- * an ordered consumer (`js.consumers.get(stream, { filterSubjects, opt_start_seq })`, never
+ * an ordered consumer (`api.orderedConsumer(stream, { filterSubjects, opt_start_seq })`, never
  * `deliver_policy: "all"`: jetstream-notes "Reading") and `fetch` in batches. `to` must be at
  * most the subject's last sequence: the read stops at `to`; when a message says nothing more is
  * pending (or a pull comes back empty) before `to`, it asks the stream whether entries remain
@@ -79,7 +80,7 @@ export async function* readRange(
   const openConsumer = async (start: number): Promise<ConsumerLike> => {
     try {
       return await withDeadline(
-        source.js.consumers.get(source.stream, {
+        source.api.orderedConsumer(source.stream, {
           filterSubjects: source.subject,
           opt_start_seq: Math.max(1, start),
           name_prefix: namePrefix,

@@ -1,7 +1,8 @@
 import { StateSyncError } from "../errors.js";
 import { subjectMatches, type JetStreamLayout } from "./layout.js";
 import { apiErrorCode, JS_ERR, toStateSyncError } from "./nats-errors.js";
-import type { JetStreamManagerLike, StreamConfigLike, StreamInfoLike } from "./nats-types.js";
+import type { JetStreamApi } from "./adapter.js";
+import type { StreamConfigLike, StreamInfoLike } from "./nats-types.js";
 
 /** Default duplicate window of a created stream: 2 minutes, in nanoseconds (the server default). */
 export const DEFAULT_DUPLICATE_WINDOW_NS = 120_000_000_000;
@@ -14,7 +15,10 @@ export const DEFAULT_DUPLICATE_WINDOW_NS = 120_000_000_000;
  * log; truncation uses filtered purge, which stays allowed) and `allow_rollup_hdrs: false` (the
  * log never rolls up, and a rollup header would let any publisher wipe a subject's history).
  */
-export function createdStreamConfig(layout: JetStreamLayout, replicas: number): StreamConfigLike {
+export function createdStreamConfig(
+  layout: JetStreamLayout,
+  replicas: number,
+): StreamConfigLike & { name: string } {
   return {
     name: layout.stream,
     subjects: [...layout.streamSubjects],
@@ -96,7 +100,7 @@ export function assertStreamConfig(info: StreamInfoLike, layout: JetStreamLayout
  * Throws `STREAM_CONFIG`, `PERMISSION_DENIED`, `UNAVAILABLE`.
  */
 export async function ensureStream(
-  jsm: JetStreamManagerLike,
+  jsm: Pick<JetStreamApi, "streams">,
   layout: JetStreamLayout,
   create: boolean,
   replicas: number,

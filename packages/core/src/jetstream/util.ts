@@ -99,3 +99,10 @@ export function backoffMs(attempt: number, maxMs = 5_000): number {
   const base = Math.min(maxMs, 250 * 2 ** Math.min(attempt, 10));
   return base / 2 + Math.random() * (base / 2);
 }
+
+/** Throws `VALIDATION` unless `value` is a number (not NaN); `name` names it in the message. */
+export function checkRevision(value: number, name: string): void {
+  if (typeof value !== "number" || Number.isNaN(value)) {
+    throw new StateSyncError("VALIDATION", `${name} must be a number`);
+  }
+}

@@ -2,14 +2,16 @@ import { afterAll, beforeAll } from "vitest";
 import { JetStreamLog } from "@statesync/node";
 import { runRevisionedLogConformance } from "@statesync/core/testing";
 import { startNatsServer, type NatsServer } from "@statesync/node";
-import { documentedConfigs, tcpAs, wsAs } from "../support/permissions.js";
+import { CLIENT_LINES, type ClientLine } from "../support/client-lines.js";
+import { credentials, documentedConfigs, tcpAs } from "../support/permissions.js";
 
 /**
  * The RevisionedLog conformance suite, run by a tenant of the shared stream with exactly the
  * permissions of docs/permissions.md (no `STREAM.MSG.GET`, consumers only on its own subjects):
  * `JetStreamLog` reads single entries through consumers filtered to the tenant's subject and must
- * behave as it does with every permission. TCP and WebSocket. Truncation goes through the operator,
- * as the documentation says it must (purge reaches every tenant's subjects).
+ * behave as it does with every permission. TCP and WebSocket, the tenant on either nats.js line
+ * (the operator on v2). Truncation goes through the operator, as the documentation says it must
+ * (purge reaches every tenant's subjects).
  */
 let server: NatsServer;
 beforeAll(async () => {
@@ -21,15 +23,16 @@ afterAll(async () => {
 
 let counter = 0;
 
-function harness(transport: "tcp" | "ws") {
+function harness(line: ClientLine, transport: "tcp" | "ws") {
+  const tenantAs = (user: string) =>
+    transport === "tcp"
+      ? line.tcp(server.url, credentials(user))
+      : line.websocket(server.wsUrl, credentials(user));
   return async () => {
     counter += 1;
     const key = `tenant-a.c${counter}`;
     const operator = await tcpAs(server.url, "operator");
-    const tenant =
-      transport === "tcp"
-        ? await tcpAs(server.url, "tenant-a-writer")
-        : await wsAs(server.wsUrl, "tenant-a-writer");
+    const tenant = await tenantAs("tenant-a-writer");
     const connections = [operator, tenant];
     const ensure = async () =>
       (
@@ -39,7 +42,13 @@ function harness(transport: "tcp" | "ws") {
     // Truncation (compaction) is the operator's in this setup: a tenant may not purge.
     const truncator = new JetStreamLog({ connection: operator, stream: "BOARDS", key });
     const open = (nc = tenant) => {
-      const log = new JetStreamLog({ connection: nc, stream: "BOARDS", key, create: false });
+      const log = new JetStreamLog({
+        connection: nc,
+        stream: "BOARDS",
+        key,
+        create: false,
+        ...line.logOptions,
+      });
       log.truncateBefore = (revision) => truncator.truncateBefore(revision);
       return log;
     };
@@ -59,10 +68,7 @@ function harness(transport: "tcp" | "ws") {
     return {
       log: open(),
       openAnother: async () => {
-        const nc =
-          transport === "tcp"
-            ? await tcpAs(server.url, "tenant-a-writer")
-            : await wsAs(server.wsUrl, "tenant-a-writer");
+        const nc = await tenantAs("tenant-a-writer");
         connections.push(nc);
         return open(nc);
       },
@@ -72,6 +78,7 @@ function harness(transport: "tcp" | "ws") {
           stream: "BOARDS",
           key: `${key}-sibling`,
           create: false,
+          ...line.logOptions,
         }),
       recreate: async () => {
         // Only the operator may delete and create the stream.
@@ -90,11 +97,13 @@ function harness(transport: "tcp" | "ws") {
   };
 }
 
-runRevisionedLogConformance(
-  "JetStreamLog as a tenant with the documented permissions, TCP",
-  harness("tcp"),
-);
-runRevisionedLogConformance(
-  "JetStreamLog as a tenant with the documented permissions, WebSocket",
-  harness("ws"),
-);
+for (const line of CLIENT_LINES) {
+  runRevisionedLogConformance(
+    `JetStreamLog as a tenant with the documented permissions, TCP, nats.js ${line.name}`,
+    harness(line, "tcp"),
+  );
+  runRevisionedLogConformance(
+    `JetStreamLog as a tenant with the documented permissions, WebSocket, nats.js ${line.name}`,
+    harness(line, "ws"),
+  );
+}

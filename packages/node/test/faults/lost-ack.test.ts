@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, type NatsConnection } from "nats";
-import { startNatsServer, type NatsServer } from "@statesync/node";
+import { startNatsServer, type NatsServer, type NatsV3ConnectionLike } from "@statesync/node";
 import { uniqueStream } from "../helpers.js";
 import { History } from "../support/checker.js";
+import { CLIENT_LINES, type ClientLine, type Closable } from "../support/client-lines.js";
 import { TcpProxy } from "../support/tcp-proxy.js";
 import { openLedger, verify } from "../support/workload.js";
 
@@ -26,15 +27,35 @@ afterAll(async () => {
 /** Cuts the connection after the next append on `stream`'s state subject. */
 const onStateSubject = (subject: string) => (s: string) => s === subject;
 
-async function scenario(options: {
-  kind: "conditional" | "unconditional";
-  /** Refuse reconnects this long after the cut. */
-  outageMs?: number;
-  /** Updates another client commits while the writer is cut off. */
-  othersWrite?: number;
-  /** Create the stream first with this duplicate window (ms). */
-  duplicateWindowMs?: number;
-}) {
+/**
+ * A replica of the ledger on `line`: v2 connects itself (`servers`), v3 is handed a connection
+ * of `@nats-io/transport-node` (bound to `@nats-io/jetstream` by `openSynchronizer`).
+ */
+async function openOn(
+  line: ClientLine,
+  url: string,
+  stream: string,
+  clientId: string,
+  owned: Closable[],
+) {
+  if (line.name === "v2") return openLedger({ servers: url, stream, clientId });
+  const nc = await line.tcp(url, { reconnectTimeWait: 100, pingInterval: 1_000 });
+  owned.push(nc);
+  return openLedger({ connection: nc as NatsV3ConnectionLike, stream, clientId });
+}
+
+async function scenario(
+  line: ClientLine,
+  options: {
+    kind: "conditional" | "unconditional";
+    /** Refuse reconnects this long after the cut. */
+    outageMs?: number;
+    /** Updates another client commits while the writer is cut off. */
+    othersWrite?: number;
+    /** Create the stream first with this duplicate window (ms). */
+    duplicateWindowMs?: number;
+  },
+) {
   const stream = uniqueStream("ACK");
   if (options.duplicateWindowMs !== undefined) {
     const jsm = await admin.jetstreamManager();
@@ -46,8 +67,9 @@ async function scenario(options: {
   }
   const proxy = await TcpProxy.start({ host: "127.0.0.1", port: server.port });
   const history = new History();
-  const writer = await openLedger({ servers: proxy.url, stream, clientId: "w" });
-  const other = await openLedger({ servers: server.url, stream, clientId: "o" });
+  const owned: Closable[] = [];
+  const writer = await openOn(line, proxy.url, stream, "w", owned);
+  const other = await openOn(line, server.url, stream, "o", owned);
   history.watch("w", writer);
   history.watch("o", other);
   try {
@@ -65,26 +87,27 @@ async function scenario(options: {
     return { outcome, verdict, writer, history };
   } finally {
     await Promise.all([writer.close(), other.close()]);
+    await Promise.all(owned.map((nc) => nc.close()));
     await proxy.stop();
   }
 }
 
-describe("a lost publish acknowledgement", () => {
+describe.each(CLIENT_LINES)("a lost publish acknowledgement, nats.js $name", (line) => {
   it("conditional update: resolves committed, applied exactly once", async () => {
-    const { outcome, writer } = await scenario({ kind: "conditional" });
+    const { outcome, writer } = await scenario(line, { kind: "conditional" });
     expect(outcome).toEqual({ status: "ok", revision: 2 });
     expect(writer.stats.resends).toBeGreaterThanOrEqual(1);
     expect(writer.stats.conflicts).toBe(0);
   });
 
   it("unconditional update: resolves committed, applied exactly once", async () => {
-    const { outcome, writer } = await scenario({ kind: "unconditional" });
+    const { outcome, writer } = await scenario(line, { kind: "unconditional" });
     expect(outcome).toEqual({ status: "ok", revision: 2 });
     expect(writer.stats.resends).toBeGreaterThanOrEqual(1);
   });
 
   it("conditional update while others write during the outage: committed at its own revision, once", async () => {
-    const { outcome, writer } = await scenario({
+    const { outcome, writer } = await scenario(line, {
       kind: "conditional",
       outageMs: 600,
       othersWrite: 3,
@@ -94,7 +117,7 @@ describe("a lost publish acknowledgement", () => {
   });
 
   it("conditional update past the duplicate window: the conflict on re-send is its own write (Pravega 2139)", async () => {
-    const { outcome, writer, history } = await scenario({
+    const { outcome, writer, history } = await scenario(line, {
       kind: "conditional",
       outageMs: 1_500,
       othersWrite: 2,
@@ -108,7 +131,7 @@ describe("a lost publish acknowledgement", () => {
   it("unconditional update past the duplicate window: not re-sent (it would be stored twice), UNKNOWN_OUTCOME", async () => {
     // Found by this test: the re-send was stored a second time and applied twice (Pravega 5712).
     // JetStreamLog now refuses to re-send an unconditional append near the duplicate window.
-    const { outcome, history } = await scenario({
+    const { outcome, history } = await scenario(line, {
       kind: "unconditional",
       outageMs: 1_500,
       othersWrite: 2,

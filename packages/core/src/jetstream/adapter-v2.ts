@@ -1,0 +1,60 @@
+/**
+ * The {@link JetStreamAdapter} of the nats.js v2 line (`nats` 2.x over TCP, `nats.ws` 1.x over
+ * WebSocket), whose shapes the log was written against: mostly forwarding. It opens the client
+ * with `nc.jetstream()` and the manager with `nc.jetstreamManager({ checkAPI: false })`
+ * (jetstream-notes "Reading"), answers 10037 "no message found" as undefined, and reads one
+ * pending message of a named consumer with a `no_wait` pull (`js.pull(stream, name, 0)`, which
+ * rejects with code `"404"` when none is pending).
+ */
+import type { JetStreamAdapter, JetStreamApi } from "./adapter.js";
+import { apiErrorCode, JS_ERR } from "./nats-errors.js";
+import type { NatsV2ConnectionLike } from "./nats-types.js";
+
+/** Wraps a nats.js v2 connection (see the module header). Never closes it. */
+export function natsV2Adapter(nc: NatsV2ConnectionLike): JetStreamAdapter {
+  return {
+    clientLine: "v2",
+    connection: nc,
+    get info() {
+      return nc.info;
+    },
+    status: () => nc.status(),
+    closed: () => nc.closed(),
+    isClosed: () => nc.isClosed(),
+    open: async (timeoutMs): Promise<JetStreamApi> => {
+      const jsm = await nc.jetstreamManager({ checkAPI: false, timeout: timeoutMs });
+      const js = nc.jetstream({ timeout: timeoutMs });
+      return {
+        publish: (subject, data, options) => js.publish(subject, data, options),
+        orderedConsumer: (stream, options) => js.consumers.get(stream, options),
+        streams: {
+          info: (stream) => jsm.streams.info(stream),
+          add: (config) => jsm.streams.add(config),
+          delete: (stream) => jsm.streams.delete(stream),
+          getMessage: async (stream, query) => {
+            try {
+              return await jsm.streams.getMessage(stream, query);
+            } catch (err) {
+              if (apiErrorCode(err) === JS_ERR.NO_MESSAGE_FOUND) return undefined;
+              throw err;
+            }
+          },
+          purge: (stream, options) => jsm.streams.purge(stream, options),
+        },
+        consumers: {
+          add: (stream, config) => jsm.consumers.add(stream, config),
+          delete: (stream, name) => jsm.consumers.delete(stream, name),
+          next: async (stream, name) => {
+            try {
+              return await js.pull(stream, name, 0);
+            } catch (err) {
+              // 404 "no messages": nothing pending (purged since the consumer was made).
+              if ((err as { code?: string }).code === "404") return undefined;
+              throw err;
+            }
+          },
+        },
+      };
+    },
+  };
+}

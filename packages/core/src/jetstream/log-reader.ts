@@ -1,0 +1,222 @@
+/**
+ * The read half of a `JetStreamLog`: its bounds and identity (`info`), range reads, point reads
+ * and the search for a message id.
+ *
+ * Responsibilities: answer where this state's entries start and end in either layout (own
+ * stream: the stream state; shared stream: the first and last message on the subject), read a
+ * range through {@link readRange} without ever pulling on an empty range, read single entries
+ * through the {@link PointReader}, and find a message id among the entries after a revision.
+ *
+ * Invariants:
+ * 1. A range read first learns the range's bounds and clamps to them, so it never starts a pull
+ *    that can only end by expiring (an empty range, or one past the last revision).
+ * 2. Revisions are stream sequences in both layouts; in the shared layout a point read by
+ *    sequence answers only messages of this state's subject.
+ * 3. Message ids are read back through the layout's {@link MessageIdCodec}, so a shared stream's
+ *    `<subject>:` prefix never reaches the caller.
+ */
+import { StateSyncError } from "../errors.js";
+import type { LogEntry, LogInfo } from "../log.js";
+import type { ConnectionGate } from "./connection-gate.js";
+import type { JetStreamLayout } from "./layout.js";
+import type { PointMessage, PointReader } from "./point-reads.js";
+import { readRange, type RangeSource } from "./range-reader.js";
+import type { StreamOpener, StreamSession } from "./stream-session.js";
+import { checkRevision, MSG_ID_HEADER, type MessageIdCodec } from "./util.js";
+
+/** What a {@link LogReader} needs from its log. */
+export interface LogReaderOptions {
+  readonly opener: StreamOpener;
+  readonly gate: ConnectionGate;
+  readonly layout: JetStreamLayout;
+  readonly points: PointReader;
+  readonly ids: MessageIdCodec;
+  /** Timeout of each request, ms. */
+  readonly timeoutMs: number;
+}
+
+/** Reads of one state's entries (see the module header). */
+export class LogReader {
+  private readonly stream: string;
+  private readonly subject: string;
+  private readonly shared: boolean;
+
+  constructor(private readonly o: LogReaderOptions) {
+    this.stream = o.layout.stream;
+    this.subject = o.layout.subject;
+    this.shared = o.layout.shared;
+  }
+
+  /**
+   * Identity `jetstream:<stream>:<subject>@<created>`; own layout: first/latest from the stream
+   * state (`first_seq`, or 0 when it holds no message; `last_seq`, which a purge keeps); shared:
+   * the first (`next_by_subj`) and last (`last_by_subj`) message on the subject, 0 when none.
+   */
+  async info(): Promise<LogInfo> {
+    const s = await this.o.opener.ready();
+    try {
+      if (!this.shared) {
+        const si = await this.o.opener.streamInfo(s);
+        return {
+          identity: this.identity(si.created),
+          firstRevision: si.state.messages === 0 ? 0 : si.state.first_seq,
+          latestRevision: si.state.last_seq,
+          maxEntryBytes: this.o.opener.maxEntryBytes(s),
+        };
+      }
+      const [si, last, first] = await Promise.all([
+        this.o.opener.streamInfo(s),
+        this.o.points.last(s),
+        this.o.points.next(s, 0),
+      ]);
+      const latestRevision = last?.seq ?? 0;
+      return {
+        identity: this.identity(si.created),
+        firstRevision: latestRevision === 0 ? 0 : (first?.seq ?? latestRevision),
+        latestRevision,
+        maxEntryBytes: this.o.opener.maxEntryBytes(s),
+      };
+    } catch (err) {
+      throw this.o.opener.failure(err, "info");
+    }
+  }
+
+  /** The entries with `fromRevision <= revision <= toRevision`, in order (invariant 1). */
+  async *read(fromRevision: number, toRevision: number): AsyncIterable<LogEntry> {
+    checkRevision(fromRevision, "fromRevision");
+    if (Number.isNaN(toRevision)) throw new StateSyncError("VALIDATION", "toRevision is NaN");
+    const s = await this.o.opener.ready();
+    let start = Math.max(1, Math.ceil(fromRevision));
+    if (start > toRevision) return;
+    let bounds: { first: number; last: number };
+    try {
+      bounds = await this.bounds(s, start);
+    } catch (err) {
+      throw this.o.opener.failure(err, "read");
+    }
+    start = Math.max(start, bounds.first);
+    const end = Math.min(Math.floor(toRevision), bounds.last);
+    if (bounds.first === 0 || start > end) return;
+    yield* readRange(this.rangeSource(s), start, end);
+  }
+
+  /** A point read by sequence; undefined when absent or on another subject. */
+  async entryAt(revision: number): Promise<LogEntry | undefined> {
+    checkRevision(revision, "revision");
+    const s = await this.o.opener.ready();
+    if (!Number.isInteger(revision) || revision < 1) return undefined;
+    try {
+      const m = await this.o.points.at(s, revision);
+      return m === undefined ? undefined : this.toEntry(m);
+    } catch (err) {
+      throw this.o.opener.failure(err, "entryAt");
+    }
+  }
+
+  /** Whether the stream holds an entry of this state at exactly `seq` (errors mapped). */
+  async entryExists(seq: number, what: string): Promise<boolean> {
+    const s = await this.o.opener.ready();
+    try {
+      return (await this.o.points.at(s, seq)) !== undefined;
+    } catch (err) {
+      throw this.o.opener.failure(err, what);
+    }
+  }
+
+  /** The stream's creation time now (errors mapped; `TRUNCATED` when it no longer exists). */
+  async streamCreated(what: string): Promise<string> {
+    const s = await this.o.opener.ready();
+    try {
+      return (await this.o.opener.streamInfo(s)).created;
+    } catch (err) {
+      throw this.o.opener.failure(err, what);
+    }
+  }
+
+  /**
+   * Compares `Nats-Msg-Id` of the first `scan` entries of this state after `afterRevision`
+   * (jetstream-notes "Lost acknowledgements"). `scan` 1 is one `next_by_subj` point read.
+   */
+  async findByMessageId(
+    messageId: string,
+    afterRevision: number,
+    scan = 1,
+  ): Promise<number | undefined> {
+    checkRevision(afterRevision, "afterRevision");
+    if (!Number.isSafeInteger(scan) || scan < 1) {
+      throw new StateSyncError("VALIDATION", "scan must be a positive integer");
+    }
+    const s = await this.o.opener.ready();
+    const from = Math.max(1, Math.floor(afterRevision) + 1);
+    if (scan === 1) {
+      let m: PointMessage | undefined;
+      try {
+        m = await this.o.points.next(s, from);
+      } catch (err) {
+        throw this.o.opener.failure(err, "findByMessageId");
+      }
+      return m !== undefined && this.toEntry(m).messageId === messageId ? m.seq : undefined;
+    }
+    let last: number;
+    try {
+      last = await this.latest(s);
+    } catch (err) {
+      throw this.o.opener.failure(err, "findByMessageId");
+    }
+    const end = this.shared ? last : Math.min(last, from + scan - 1);
+    for await (const e of readRange(this.rangeSource(s), from, end, scan)) {
+      if (e.messageId === messageId) return e.revision;
+    }
+    return undefined;
+  }
+
+  private identity(created: string): string {
+    return `jetstream:${this.stream}:${this.subject}@${created}`;
+  }
+
+  /** Latest revision of this state (own: the stream's `last_seq`; shared: `last_by_subj`). */
+  private async latest(s: StreamSession): Promise<number> {
+    if (this.shared) return (await this.o.points.last(s))?.seq ?? 0;
+    return (await this.o.opener.streamInfo(s)).state.last_seq;
+  }
+
+  /**
+   * The first revision >= `from` that holds an entry of this state (0: none) and the latest
+   * revision, so that a read never pulls on an empty range (a pull would wait for its expiry).
+   */
+  private async bounds(s: StreamSession, from: number): Promise<{ first: number; last: number }> {
+    if (this.shared) {
+      const [first, last] = await Promise.all([this.o.points.next(s, from), this.o.points.last(s)]);
+      return { first: first?.seq ?? 0, last: last?.seq ?? 0 };
+    }
+    const { messages, first_seq, last_seq } = (await this.o.opener.streamInfo(s)).state;
+    return {
+      first: messages === 0 || from > last_seq ? 0 : Math.max(from, first_seq),
+      last: last_seq,
+    };
+  }
+
+  private toEntry(m: PointMessage): LogEntry {
+    return {
+      revision: m.seq,
+      data: m.data,
+      messageId: this.o.ids.decode(m.headers?.get(MSG_ID_HEADER) ?? ""),
+    };
+  }
+
+  private rangeSource(s: StreamSession): RangeSource {
+    return {
+      api: s.api,
+      gate: this.o.gate,
+      stream: this.stream,
+      subject: this.subject,
+      contiguous: !this.shared,
+      timeoutMs: this.o.timeoutMs,
+      ids: this.o.ids,
+      hasMore: async (from, to) => {
+        const m = await this.o.points.next(s, from);
+        return m !== undefined && m.seq <= to;
+      },
+    };
+  }
+}

@@ -1,0 +1,146 @@
+/**
+ * Opening a log's stream on a connection, and what the log keeps per connection.
+ *
+ * Responsibilities: wait for the connection (through the {@link ConnectionGate}), open its
+ * JetStream API (client and manager, through the connection's {@link JetStreamAdapter}), create the stream when missing and allowed, check its
+ * configuration (`STREAM_CONFIG`), and keep what later calls need from it ({@link StreamSession}:
+ * creation time, `max_msg_size`, `duplicate_window`). Maps client errors for the rest of the log
+ * ({@link StreamOpener.failure}).
+ *
+ * Invariants:
+ * 1. At most one opening runs at a time: concurrent callers share one promise; a failed opening
+ *    is forgotten, so the next call tries again.
+ * 2. A session is forgotten when an error says the stream is gone (`TRUNCATED`) or unsafe
+ *    (`STREAM_CONFIG`): the next call re-opens and re-checks it (and re-creates it if allowed).
+ * 3. Every fresh stream info a caller reads goes through {@link StreamOpener.observe}, so the
+ *    session's limits never lag what the log last saw, and a configuration made unsafe since
+ *    the opening is refused (`STREAM_CONFIG`).
+ * 4. The shared layout is refused (`UNSUPPORTED_SERVER`) on every call while the connection is
+ *    to a clustered server too old for it: after a reconnect it may be another server.
+ */
+import { StateSyncError } from "../errors.js";
+import type { JetStreamAdapter, JetStreamApi } from "./adapter.js";
+import type { ConnectionGate } from "./connection-gate.js";
+import type { JetStreamLayout } from "./layout.js";
+import { toStateSyncError } from "./nats-errors.js";
+import type { StreamInfoLike } from "./nats-types.js";
+import { assertSharedLayoutSupported } from "./server-version.js";
+import { assertStreamConfig, ensureStream } from "./stream-config.js";
+
+/** Room left in `max_payload` for the headers of a publish (message id, expected sequence). */
+export const HEADER_ALLOWANCE_BYTES = 1024;
+
+/** The server's default `duplicate_window` (2 minutes), ms. */
+const DEFAULT_DUPLICATE_WINDOW_MS = 120_000;
+
+/** What the log learned when it opened the stream on a connection. */
+export interface StreamSession {
+  /** The connection, as its client line's adapter. */
+  readonly adapter: JetStreamAdapter;
+  /** Its JetStream API, opened with the log's request timeout. */
+  readonly api: JetStreamApi;
+  /** Stream creation time as last seen. */
+  created: string;
+  /** Stream `max_msg_size` as last seen (-1: none). */
+  maxMsgSize: number;
+  /** Stream `duplicate_window` as last seen, ms. */
+  duplicateWindowMs: number;
+}
+
+/** What a {@link StreamOpener} needs from its log. */
+export interface StreamOpenerOptions {
+  readonly gate: ConnectionGate;
+  readonly layout: JetStreamLayout;
+  /** Create the stream when missing. */
+  readonly create: boolean;
+  /** Replicas of a created stream. */
+  readonly replicas: number;
+  /** Timeout of each request and of the wait for a pending connection, ms. */
+  readonly timeoutMs: number;
+  /** Throws `CLOSED` once the log is closed. */
+  assertOpen(): void;
+}
+
+function duplicateWindowMs(si: StreamInfoLike): number {
+  const ns = si.config.duplicate_window;
+  return typeof ns === "number" && ns > 0 ? ns / 1_000_000 : DEFAULT_DUPLICATE_WINDOW_MS;
+}
+
+/** Opens and re-opens the stream of one log (see the module header). */
+export class StreamOpener {
+  private session: Promise<StreamSession> | undefined;
+
+  constructor(private readonly o: StreamOpenerOptions) {}
+
+  /**
+   * The session, with the stream opened and checked. Throws `CLOSED`, `UNAVAILABLE` (no
+   * connection within the timeout, or disconnected), `UNSUPPORTED_SERVER`, `STREAM_CONFIG`,
+   * `PERMISSION_DENIED`.
+   */
+  async ready(): Promise<StreamSession> {
+    this.o.assertOpen();
+    const adapter = await this.o.gate.get(this.o.timeoutMs);
+    this.o.assertOpen();
+    if (this.o.layout.shared) assertSharedLayoutSupported(adapter.info);
+    if (!this.session) {
+      const session = this.open(adapter);
+      this.session = session;
+      session.catch(() => {
+        if (this.session === session) this.session = undefined;
+      });
+    }
+    return this.session;
+  }
+
+  /** Records what a fresh stream info says and re-checks the configuration (invariant 3). */
+  observe(s: StreamSession, si: StreamInfoLike): void {
+    assertStreamConfig(si, this.o.layout);
+    s.created = si.created;
+    s.maxMsgSize = si.config.max_msg_size ?? -1;
+    s.duplicateWindowMs = duplicateWindowMs(si);
+  }
+
+  /** Fresh stream info of the session's stream, observed. Throws the raw client error. */
+  async streamInfo(s: StreamSession): Promise<StreamInfoLike> {
+    const si = await s.api.streams.info(this.o.layout.stream);
+    this.observe(s, si);
+    return si;
+  }
+
+  /**
+   * Maps a client error (`toStateSyncError`, `what` and the subject in the message); forgets the
+   * session when the stream is gone or unsafe (invariant 2).
+   */
+  failure(err: unknown, what: string, expectedRevision?: number): StateSyncError {
+    const error = toStateSyncError(err, `${what} ${this.o.layout.subject}`, expectedRevision);
+    if (error.code === "TRUNCATED" || error.code === "STREAM_CONFIG") this.session = undefined;
+    return error;
+  }
+
+  /**
+   * Largest entry accepted, bytes: the smaller of the server's `max_payload` (1 MiB when
+   * unknown) and the stream's `max_msg_size`, less {@link HEADER_ALLOWANCE_BYTES}.
+   */
+  maxEntryBytes(s: StreamSession): number {
+    const payload = s.adapter.info?.max_payload ?? 1024 * 1024;
+    const limit = s.maxMsgSize > 0 ? Math.min(payload, s.maxMsgSize) : payload;
+    return Math.max(0, limit - HEADER_ALLOWANCE_BYTES);
+  }
+
+  private async open(adapter: JetStreamAdapter): Promise<StreamSession> {
+    let api: JetStreamApi;
+    try {
+      api = await adapter.open(this.o.timeoutMs);
+    } catch (err) {
+      throw toStateSyncError(err, "open the JetStream manager");
+    }
+    const si = await ensureStream(api, this.o.layout, this.o.create, this.o.replicas);
+    return {
+      adapter,
+      api,
+      created: si.created,
+      maxMsgSize: si.config.max_msg_size ?? -1,
+      duplicateWindowMs: duplicateWindowMs(si),
+    };
+  }
+}
