@@ -219,6 +219,22 @@ export function decodeEntry(data: Uint8Array): DecodeResult {
 }
 
 /**
+ * The check {@link decodeEntry} applies, run on an entry this client built and `text`, its
+ * `JSON.stringify`, without decoding the bytes again: what a reader parses from `text` is equal to
+ * `entry` when every value in it is JSON (the writer checked its patches and arguments; numbers it
+ * set are checked here), so the verdict is the same. Not for command entries whose arguments the
+ * caller still holds (a later mutation would change the object, not the bytes).
+ */
+export function checkOwnEntry(entry: Entry, text: string, byteLength: number): DecodeResult {
+  if (byteLength > MAX_ENTRY_BYTES) return corrupt(`${byteLength} bytes`);
+  if (text.length > MAX_NESTING_DEPTH && jsonNestingDepth(text, MAX_NESTING_DEPTH) < 0) {
+    return corrupt(`nested deeper than ${MAX_NESTING_DEPTH}`);
+  }
+  if (hasProtoKey(text, entry)) return corrupt("an object key is __proto__");
+  return checkEnvelope(entry);
+}
+
+/**
  * Validates a parsed envelope. The hot kinds (`update`, `command`) that are plainly valid take a
  * hand-rolled path (zod costs several microseconds an entry); anything else, and anything the
  * fast path is unsure of, goes to zod, so both accept exactly the same inputs and yield the same

@@ -1,11 +1,13 @@
 import { abortError, sleep } from "../backoff.js";
-import { decodeEntry, encodeEntry, type Entry } from "../entry.js";
+import { checkOwnEntry, decodeEntry, type Entry } from "../entry.js";
 import { AppendConflictError, isStateSyncError, StateSyncError } from "../errors.js";
 import type { LogEntry, LogInfo, RevisionedLog } from "../log.js";
 import { randomId } from "../prng.js";
 import type { SyncStats } from "../synchronizer-types.js";
 import type { OwnEntries, OwnEntry } from "./own-entries.js";
 import type { StatusHub } from "./status.js";
+
+const encoder = new TextEncoder();
 
 /** An entry ready to append: its bytes (checked like a reader checks them) and its decoding. */
 export type Prepared = OwnEntry;
@@ -66,10 +68,15 @@ export class Appender {
     this.maxBytes = info.maxEntryBytes;
   }
 
-  /** Encodes `entry` and checks its size and format (invariant 1). `what` names it in errors. */
+  /**
+   * Encodes `entry` and checks its size and format (invariant 1). `what` names it in errors.
+   * A command entry is decoded from its bytes (its arguments are the caller's object); any other
+   * is checked as built (see `checkOwnEntry`).
+   */
   async prepare(entry: Entry, what: string): Promise<Prepared> {
-    const data = encodeEntry(entry);
-    const limit = await this.maxEntryBytes();
+    const text = JSON.stringify(entry);
+    const data = encoder.encode(text);
+    const limit = this.maxBytes ?? (await this.maxEntryBytes());
     if (data.byteLength > limit) {
       throw new StateSyncError(
         "PAYLOAD_TOO_LARGE",
@@ -77,7 +84,8 @@ export class Appender {
         { details: { bytes: data.byteLength, maxEntryBytes: limit } },
       );
     }
-    const decoded = decodeEntry(data);
+    const decoded =
+      entry.kind === "command" ? decodeEntry(data) : checkOwnEntry(entry, text, data.byteLength);
     if (!decoded.ok) {
       throw new StateSyncError("VALIDATION", `${what} cannot be stored: ${decoded.error.message}`, {
         cause: decoded.error,

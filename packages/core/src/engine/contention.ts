@@ -77,6 +77,11 @@ export class Contention<S, C extends CommandMap<S>> {
     replica.onApplied((batch) => this.observe(batch));
   }
 
+  /** False when `beforeAttempt` and `deferToIntents` surely return at once (the common case). */
+  get mayWait(): boolean {
+    return this.intents.size > 0 || this.mode === "turns";
+  }
+
   /** Waits until this writer may append conditionally: behind earlier intents, for its turn. */
   async beforeAttempt(batch: ContendingBatch): Promise<void> {
     await this.deferToIntents();

@@ -187,8 +187,8 @@ export class Writer<S, C extends CommandMap<S>> {
 
   /** One round: run the recipes on the current state and append their entry conditionally. */
   private async attempt(batch: Batch<S>): Promise<Attempt<S>> {
-    await this.p.opener.anchor();
-    await this.p.contention.beforeAttempt(batch);
+    if (!this.p.replica.anchored) await this.p.opener.anchor();
+    if (this.p.contention.mayWait) await this.p.contention.beforeAttempt(batch);
     const base = this.p.replica.revision;
     const state = this.p.replica.state as S;
     const ts = Date.now();
@@ -249,8 +249,8 @@ export class Writer<S, C extends CommandMap<S>> {
     options: ParsedUpdateOptions,
   ): Promise<{ readonly revision: number }> {
     if (options.signal?.aborted) throw abortError(options.signal);
-    await this.p.opener.anchor();
-    await this.p.contention.deferToIntents();
+    if (!this.p.replica.anchored) await this.p.opener.anchor();
+    if (this.p.contention.mayWait) await this.p.contention.deferToIntents();
     const entry: CommandEntry = {
       v: 1,
       kind: "command",
