@@ -171,3 +171,23 @@ describe("snapshots on MemoryLog", () => {
     await Promise.all([b.close(), w.close()]);
   });
 });
+
+describe("a purge of the whole log keeps a local snapshot of it (issue 10, case 4)", () => {
+  it("uses the snapshot when nothing after its revision is missing", async () => {
+    const log = new MemoryLog();
+    const store = new MemorySnapshotStore();
+    const a = await open(log, { snapshots: store });
+    for (let i = 0; i < 6; i++) await a.update("increment", { by: 1 });
+    await a.close(); // snapshot at revision 7
+    await log.truncateBefore(8); // an operator purges every entry: first 0, latest 7
+    const b = await open(log, { snapshots: store });
+    expect(b.errors.map((e) => e.code)).toEqual([]);
+    expect(b.status).toBe("live");
+    expect(b.revision).toBe(7);
+    expect(b.state.count).toBe(6);
+    expect(await store.load("counter")).toBeDefined();
+    await b.update("increment", { by: 1 });
+    expect(b.state.count).toBe(7);
+    await b.close();
+  });
+});

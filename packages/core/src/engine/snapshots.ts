@@ -91,11 +91,13 @@ export class Snapshots<S, C extends CommandMap<S>> {
       problem = `it is ahead of the log (revision ${record.revision} > ${info.latestRevision})`;
     } else if (record.revision > 0) {
       const entry = await log.entryAt(record.revision);
+      // Purged since (a compaction, or an operator's purge of the whole stream): the snapshot of
+      // this same log is still good when nothing after it is missing (issue 10, case 4), and
+      // otherwise the catch-up jumps onto the snapshot entry the log now starts with. Only an
+      // entry missing from the middle of the retained history makes it suspect.
+      const purged = info.firstRevision === 0 || info.firstRevision > record.revision;
       if (entry === undefined) {
-        // Truncated by a compaction since: the catch-up jumps onto the snapshot entry after it.
-        if (info.firstRevision <= record.revision) {
-          problem = `the log has no entry at revision ${record.revision}`;
-        }
+        if (!purged) problem = `the log has no entry at revision ${record.revision}`;
       } else if (entry.messageId !== record.messageId) {
         problem = `the log's entry at revision ${record.revision} is another one`;
       }
