@@ -59,7 +59,7 @@ function parseTimeout(text: string): number {
 
 /**
  * Opens a replica of the flags, caught up with the stream within `timeout` ms, runs `use` and
- * closes it. No snapshots on disk: the CLI is short-lived.
+ * closes it. No snapshots on disk and no following of the log: the CLI is short-lived.
  */
 async function withFlags<R>(
   options: ConnectionOptions,
@@ -72,6 +72,9 @@ async function withFlags<R>(
     model: flagsModel,
     snapshots: false,
     compaction: false,
+    // One-shot: catch up, act, close. (A following replica closed right after opening can leave
+    // nats.js retrying its ordered consumer, which keeps the process alive: see the README.)
+    live: false,
   });
   try {
     try {
