@@ -9,14 +9,8 @@ import { resolve } from "node:path";
 import { Command, InvalidArgumentError, Option } from "commander";
 import { openSynchronizer } from "@statesync/node";
 import { z } from "zod";
-import { FlagEvaluator } from "./evaluate.js";
-import {
-  flagdConfigSchema,
-  jsonSchema,
-  variantKind,
-  type FlagdConfig,
-  type Json,
-} from "./flagd-schema.js";
+import { FlagEvaluator, type FlagsState } from "./evaluate.js";
+import { flagdConfigSchema, jsonSchema, variantKind, type Json } from "./flagd-schema.js";
 import { flagdProblem } from "./flagd-validate.js";
 import { flagsModel, type FlagsSynchronizer } from "./flags-model.js";
 import { FLAGS_STREAM } from "./shared.js";
@@ -110,19 +104,21 @@ async function load(file: string, options: ConnectionOptions): Promise<void> {
   });
 }
 
+/** The variant values of `flag` (none when it is unknown). */
+function variantsOf(state: FlagsState, flag: string): Json[] {
+  const flags = state.flags as Record<string, { variants: object }>;
+  return Object.hasOwn(flags, flag) ? (Object.values(flags[flag]!.variants) as Json[]) : [];
+}
+
 async function evaluate(
   flag: string,
   options: ConnectionOptions & { context: Record<string, Json>; default?: Json },
 ): Promise<void> {
   await withFlags(options, async (flags) => {
-    // (a plain view of the frozen state: Immutable<> of the recursive JSON type is too deep for tsc)
-    const state = flags.state as unknown as FlagdConfig;
-    const variants = Object.hasOwn(state.flags, flag)
-      ? Object.values(state.flags[flag]!.variants)
-      : [];
+    const variants = variantsOf(flags.state, flag);
     const fallback = options.default ?? null;
-    const kind = variantKind(options.default ?? (variants[0] as Json | undefined) ?? null);
-    const result = new FlagEvaluator().evaluate(state, flag, options.context, fallback, kind);
+    const kind = variantKind(options.default ?? variants[0] ?? null);
+    const result = new FlagEvaluator().evaluate(flags.state, flag, options.context, fallback, kind);
     const line = { value: result.value, variant: result.variant ?? null, reason: result.reason };
     console.log(JSON.stringify(result.errorCode ? { ...line, errorCode: result.errorCode } : line));
     if (result.reason === "ERROR") process.exitCode = 1;

@@ -50,7 +50,7 @@ export const flagSchema = z
     targeting: z.record(z.string(), jsonSchema).optional(),
     metadata: z.record(z.string(), jsonSchema).optional(),
   })
-  .catchall(jsonSchema);
+  .loose();
 
 /** A flag. */
 export type Flag = z.infer<typeof flagSchema>;
@@ -68,7 +68,7 @@ export const flagdConfigSchema = z
     metadata: z.record(z.string(), jsonSchema).optional(),
     flags: z.record(z.string(), flagSchema),
   })
-  .catchall(jsonSchema)
+  .loose()
   .superRefine((config, ctx) => {
     const problem = flagdProblem(JSON.stringify(config));
     if (problem !== undefined) ctx.addIssue({ code: "custom", message: problem });

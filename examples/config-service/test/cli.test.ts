@@ -5,8 +5,8 @@ import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { getFreePort, openSynchronizer, startNatsServer, type NatsServer } from "@statesync/node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FlagEvaluator } from "../src/evaluate.js";
-import type { FlagdConfig } from "../src/flagd-schema.js";
+import { FlagEvaluator, type EvaluationContext } from "../src/evaluate.js";
+import type { FlagdConfig, Json } from "../src/flagd-schema.js";
 import { flagsModel } from "../src/flags-model.js";
 
 const cli = fileURLToPath(new URL("../dist/cli.js", import.meta.url));
@@ -105,7 +105,7 @@ describe("flags CLI", () => {
     expect(after.state).toEqual(FILE);
 
     const evaluator = new FlagEvaluator();
-    const cases = [
+    const cases: Array<{ flag: string; context: EvaluationContext; fallback: Json }> = [
       { flag: "upload-mb", context: { targetingKey: "x", user: { plan: "pro" } }, fallback: 0 },
       { flag: "upload-mb", context: { user: { plan: "free" } }, fallback: 0 },
       { flag: "banner", context: {}, fallback: "" },
