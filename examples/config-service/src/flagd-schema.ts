@@ -59,11 +59,11 @@ export type Flag = z.infer<typeof flagSchema>;
  * A whole flagd flag definition file: the shared state of the `feature-flags` model. The zod
  * shape only types it; acceptance is decided by `@openfeature/flagd-core`'s strict parse (its
  * JSON schema validation, `$evaluators` / `$ref` expansion and structural checks), so exactly
- * the documents flagd accepts pass.
+ * the documents flagd accepts pass. (`$schema` and other top-level properties are kept as they
+ * come: flagd does not check them.)
  */
 export const flagdConfigSchema = z
   .object({
-    $schema: z.string().optional(),
     $evaluators: z.record(z.string(), jsonSchema).optional(),
     metadata: z.record(z.string(), jsonSchema).optional(),
     flags: z.record(z.string(), flagSchema),

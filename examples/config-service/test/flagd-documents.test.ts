@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { FlagEvaluator } from "../src/evaluate.js";
 import { flagdConfigSchema, type FlagdConfig } from "../src/flagd-schema.js";
@@ -85,5 +86,63 @@ describe("flagd documents", () => {
       variant: "big",
       reason: "TARGETING_MATCH",
     });
+  });
+
+  it("never refuses a document flagd accepts (random documents near flagd's shape)", () => {
+    const anything = fc.jsonValue({ maxDepth: 2 });
+    const name = fc.oneof(fc.constantFrom("a", "b", "on", "x y", "ü", ""), fc.string());
+    const variantsOf = <T>(value: fc.Arbitrary<T>) => fc.dictionary(name, value, { maxKeys: 3 });
+    const variants = fc.oneof(
+      variantsOf(fc.boolean()),
+      variantsOf(fc.integer()),
+      variantsOf(fc.string()),
+      variantsOf(fc.dictionary(fc.string(), anything, { maxKeys: 2 })),
+      anything,
+    );
+    const targeting = fc.oneof(
+      fc.constant({}),
+      fc.constant({ if: [{ "==": [{ var: "a" }, 1] }, "a", null] }),
+      fc.constant({
+        fractional: [
+          ["a", 50],
+          ["b", 50],
+        ],
+      }),
+      fc.constant({ $ref: "e" }),
+      anything,
+    );
+    const primitive = fc.oneof(fc.string(), fc.integer(), fc.boolean());
+    const metadata = fc.oneof(fc.dictionary(fc.string(), primitive, { maxKeys: 2 }), anything);
+    const flag = fc.record(
+      {
+        state: fc.oneof(fc.constantFrom("ENABLED", "DISABLED"), anything),
+        variants,
+        defaultVariant: fc.oneof(name, fc.constant(null), anything),
+        targeting,
+        metadata,
+        extra: anything,
+      },
+      { requiredKeys: [] },
+    );
+    const document = fc.record(
+      {
+        $schema: fc.oneof(fc.constant("https://flagd.dev/schema/v0/flags.json"), anything),
+        $evaluators: fc.oneof(fc.constant({ e: { in: [{ var: "a" }, [1]] } }), anything),
+        metadata,
+        flags: fc.oneof(fc.dictionary(name, flag, { maxKeys: 3 }), anything),
+        extra: anything,
+      },
+      { requiredKeys: [] },
+    );
+    let accepted = 0;
+    fc.assert(
+      fc.property(document, (doc) => {
+        if (flagdProblem(JSON.stringify(doc)) !== undefined) return;
+        accepted += 1;
+        expect(flagdConfigSchema.safeParse(doc).error?.issues).toBeUndefined();
+      }),
+      { numRuns: 3000, seed: 9 },
+    );
+    expect(accepted).toBeGreaterThan(100); // the generator does reach valid documents
   });
 });
