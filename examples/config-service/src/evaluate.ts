@@ -1,13 +1,17 @@
-import type { Logger } from "@openfeature/core";
+import type { EvaluationContext as OpenFeatureContext, Logger } from "@openfeature/core";
 import { FlagdCore } from "@openfeature/flagd-core";
 import type { StateSynchronizer } from "@statesync/core";
-import type { FlagdConfig, Json } from "./flagd-schema.js";
+import { variantKind, type FlagdConfig, type Json, type VariantKind } from "./flagd-schema.js";
 
 /** A flag configuration: a replica's `synchronizer.state` (deeply readonly), or a plain one. */
 export type FlagsState = StateSynchronizer<FlagdConfig>["state"] | FlagdConfig;
 
-/** Who a flag is evaluated for: `targetingKey` (buckets `fractional`) and any attributes. */
-export type EvaluationContext = Record<string, string | number | boolean>;
+/**
+ * Who a flag is evaluated for: `targetingKey` (buckets `fractional`) and any attributes,
+ * OpenFeature's evaluation context: values may be nested objects and arrays, read in targeting
+ * with dotted paths (`{"var": "user.plan"}`).
+ */
+export type EvaluationContext = OpenFeatureContext;
 
 /** The outcome of one evaluation (flagd's resolution details). */
 export interface Evaluation<T extends Json = Json> {
@@ -47,19 +51,20 @@ export class FlagEvaluator {
   /**
    * Evaluates `flagKey` for `context`. `defaultValue` is what the application falls back to (as
    * in OpenFeature): returned for a disabled or unknown flag, and its type is the flag type
-   * expected. Throws when the configuration itself is not a valid flagd configuration.
+   * expected unless `type` says otherwise (the CLI passes the kind of the flag's variants with
+   * a `null` default). Throws when the configuration itself is not a valid flagd configuration.
    */
   evaluate<T extends Json>(
     flags: FlagsState,
     flagKey: string,
     context: EvaluationContext,
     defaultValue: T,
+    type: VariantKind = variantKind(defaultValue),
   ): Evaluation<T> {
     if (flags !== this.#loaded) {
       this.#core.setConfigurations(JSON.stringify(flags));
       this.#loaded = flags;
     }
-    const type = valueType(defaultValue);
     const details = this.#core.resolve(type, flagKey, defaultValue as never, context);
     return {
       value: details.value as T,
@@ -68,11 +73,6 @@ export class FlagEvaluator {
       errorCode: details.errorCode,
     };
   }
-}
-
-function valueType(value: Json): "boolean" | "string" | "number" | "object" {
-  const type = typeof value;
-  return type === "boolean" || type === "string" || type === "number" ? type : "object";
 }
 
 /** Short text for an evaluation: the variant name, or the value when no variant was served. */
