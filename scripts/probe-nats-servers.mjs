@@ -1,3 +1,4 @@
+/* global process, console, URL */
 /**
  * Probes the JetStream behaviours docs/servers.md compares, on each nats-server binary given
  * (default: the system's and .servers/trixie's), and prints one line per behaviour and server.
