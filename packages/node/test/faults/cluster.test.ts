@@ -141,7 +141,7 @@ describe("a three-node JetStream cluster", () => {
     expect(admin.info?.cluster).toBeTruthy();
     const version = admin.info!.version;
     if (enforcesSubjectSequenceOnCluster(version)) {
-      // 2.10 here: two states share one R3 stream, and two writers of one state conflict and
+      // 2.10.27 in the nats-2.10 project: two states share one R3 stream, and two writers of one state conflict and
       // retry rather than both landing on the same revision.
       const stream = uniqueStream("SHARED_R3");
       await createReplicatedStream(stream, "tenant.a");
@@ -166,7 +166,7 @@ describe("a three-node JetStream cluster", () => {
       expect(b.state.ops).toEqual(["b.1"]);
       await Promise.all([a1.close(), a2.close(), b.close()]);
     } else {
-      // 2.9.10 here.
+      // 2.9.10 in the node project.
       expect(
         await codeOf(
           openLedger({
