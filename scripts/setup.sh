@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Installs what the demo and the tests need on a fresh clone: npm packages (from the lockfile)
-# and, when missing and we are root, nats-server and chromium from Debian's packages. Then builds.
+# Installs what the demos need on a fresh clone: npm packages (from the lockfile) and, when
+# missing and we are root, nats-server from Debian's packages. Then builds, unless the last build
+# is newer than every source, config and the lockfile. What only the tests need (Chromium,
+# Debian trixie's newer nats-server) is scripts/setup-test.sh, which scripts/test.sh runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,18 +22,21 @@ if ! command -v nats-server >/dev/null 2>&1 && [ ! -x /usr/sbin/nats-server ] &&
   fi
 fi
 
-# The browser tests (vitest browser mode, Playwright e2e) drive the system Chromium, never a
-# downloaded one (CHROMIUM_PATH overrides /usr/bin/chromium).
-if [ ! -x "${CHROMIUM_PATH:-/usr/bin/chromium}" ]; then
-  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
-    echo "==> installing chromium from Debian's packages"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
-  else
-    echo "chromium is missing: install it (Debian: apt-get install -y chromium) or set CHROMIUM_PATH" >&2
-    exit 1
-  fi
+# The stamp lives in node_modules, so a fresh `npm ci` also means a fresh build. Anything newer
+# than it in the workspaces (sources, tests, configs; a deleted file touches its directory) or
+# the root package files means the build is stale. Outputs and tools' scratch files do not count.
+stamp=node_modules/.statesync-build-stamp
+build_is_current() {
+  [ -f "$stamp" ] || return 1
+  [ -z "$(find package.json package-lock.json tsconfig*.json packages examples \
+    \( -name node_modules -o -name dist -o -name '*.tsbuildinfo' -o -name .statesync \
+    -o -name test-results -o -name playwright-report \) -prune -o -newer "$stamp" -print -quit)" ]
+}
+if [ "${STATESYNC_FORCE_BUILD:-}" != "1" ] && build_is_current; then
+  echo "==> build is current (set STATESYNC_FORCE_BUILD=1 to rebuild)"
+else
+  echo "==> building"
+  touch "$stamp.next"
+  npm run --silent build
+  mv "$stamp.next" "$stamp" # the time the build started: edits made during it count as newer
 fi
-
-echo "==> building"
-npm run --silent build

@@ -1,7 +1,12 @@
 /**
  * `npm run demo:web`: starts a throwaway nats-server (JetStream + WebSocket) and serves the
  * built board app with `vite preview`, then prints the address to open in several windows.
- * Ctrl-C stops both. Environment: PORT (default 4173; the next free one if taken).
+ * Environment: PORT (default 4173; the next free one if taken).
+ *
+ * Stopping: Ctrl-C, SIGTERM or SIGHUP stop the preview and the server and exit 0. When the
+ * nats-server dies on its own, the demo says so on stderr, stops and exits 1. When the process
+ * that started the demo goes away (npm killed, which does not always pass the signal on through
+ * its `sh -c`), the demo stops too, so no server is left behind.
  */
 import { fileURLToPath } from "node:url";
 import { startNatsServer } from "@statesync/node";
@@ -10,7 +15,34 @@ import { preview } from "vite";
 const appDir = fileURLToPath(new URL("../..", import.meta.url));
 
 const nats = await startNatsServer();
-const server = await preview({
+const pid = nats.pid;
+let server: Awaited<ReturnType<typeof preview>> | undefined = undefined; // set once it listens
+let stopping = false;
+const stop = async (code: number): Promise<never> => {
+  if (!stopping) {
+    stopping = true;
+    await server?.close().catch(() => undefined);
+    await nats.stop().catch(() => undefined);
+  }
+  process.exit(code);
+};
+nats.onExit((exit) => {
+  if (exit.expected || stopping) return;
+  const how = exit.signal ? `signal ${exit.signal}` : `code ${exit.code ?? "unknown"}`;
+  console.error(`\n  The demo's nats-server (pid ${pid}) exited (${how}); stopping the demo.\n`);
+  console.error(nats.output().split("\n").slice(-10).join("\n"));
+  void stop(1);
+});
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+  process.on(signal, () => void stop(0));
+}
+// Orphaned (the parent died without passing a signal on): the kernel re-parents us.
+const parent = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parent) void stop(0);
+}, 500).unref();
+
+server = await preview({
   root: appDir,
   logLevel: "warn",
   preview: { host: "127.0.0.1", port: Number(process.env.PORT ?? 4173) },
@@ -20,21 +52,10 @@ const url = `${base}?server=${encodeURIComponent(nats.wsUrl)}&board=main`;
 
 console.log(`
   statesync collab board
-  NATS server  ${nats.url} (WebSocket ${nats.wsUrl})
+  NATS server  ${nats.url} (WebSocket ${nats.wsUrl}, pid ${pid})
   Open         ${url}
 
   Open it in several windows (or browsers) and edit the board in each: every edit shows up
   everywhere. Reload a window: the board appears at once from IndexedDB, then catches up.
   Another board: change board=main in the address. Ctrl-C stops the demo.
 `);
-
-let stopping = false;
-const stop = async () => {
-  if (stopping) return;
-  stopping = true;
-  await server.close();
-  await nats.stop();
-  process.exit(0);
-};
-process.on("SIGINT", () => void stop());
-process.on("SIGTERM", () => void stop());

@@ -17,6 +17,7 @@ export {
   getFreePort,
   NatsServerNotFoundError,
   type NatsServer,
+  type NatsServerExit,
   type NatsServerPorts,
   type StartNatsServerOptions,
 } from "./nats-server.js";

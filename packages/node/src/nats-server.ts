@@ -40,6 +40,16 @@ export interface StartNatsServerOptions {
   startTimeoutMs?: number;
 }
 
+/** How a server process ended (see {@link NatsServer.onExit}). */
+export interface NatsServerExit {
+  /** Exit code, or null when a signal ended it (or the watchdog could not say). */
+  readonly code: number | null;
+  /** The signal that ended it, or null. */
+  readonly signal: NodeJS.Signals | null;
+  /** True when `stop()`, `restart()` or `kill()` ended it; false when it died on its own. */
+  readonly expected: boolean;
+}
+
 /** A running nats-server (see {@link startNatsServer}). */
 export interface NatsServer {
   /** `nats://127.0.0.1:<port>` for `nats`. */
@@ -64,6 +74,13 @@ export interface NatsServer {
   restart(): Promise<void>;
   /** Sends `signal` (default SIGKILL) to the server; waits for it to exit when it is fatal. */
   kill(signal?: NodeJS.Signals): Promise<void>;
+  /**
+   * Calls `listener` each time the server process exits (once per start), with `expected: false`
+   * when it died without `stop()`, `restart()` or `kill()` asking (a crash, an outside signal),
+   * so a long-running host such as a demo can report it and stop. Returns an unsubscribe
+   * function. The listener does not keep this process alive.
+   */
+  onExit(listener: (exit: NatsServerExit) => void): () => void;
 }
 
 /** Thrown when no nats-server binary can be found. */
@@ -215,6 +232,9 @@ async function startOnce(options: StartNatsServerOptions): Promise<NatsServer> {
   let pid: number | undefined;
   let exited: Promise<void> = Promise.resolve();
   let removed = false;
+  /** terminate() is ending the current process: its exit is expected. */
+  let expecting = false;
+  const exitListeners = new Set<(exit: NatsServerExit) => void>();
 
   const launch = async (): Promise<void> => {
     // The watchdog removes `dir` if this process dies first, unless the store is to be kept.
@@ -225,6 +245,14 @@ async function startOnce(options: StartNatsServerOptions): Promise<NatsServer> {
     });
     child = proc;
     live.add(proc);
+    expecting = false;
+    let reported = false;
+    const reportExit = (code: number | null, signal: NodeJS.Signals | null) => {
+      if (reported) return;
+      reported = true;
+      const exit: NatsServerExit = { code, signal, expected: expecting };
+      for (const listener of [...exitListeners]) listener(exit);
+    };
     let markExited: () => void = () => undefined;
     exited = new Promise<void>((resolve) => (markExited = resolve));
     const ready = new Promise<void>((resolve, reject) => {
@@ -244,8 +272,10 @@ async function startOnce(options: StartNatsServerOptions): Promise<NatsServer> {
       };
       proc.stdout?.on("data", onData);
       proc.stderr?.on("data", onData);
-      proc.on("message", (m: { type: string; pid?: number; message?: string }) => {
-        if (m.type === "pid" && m.pid !== undefined) {
+      proc.on("message", (m: WatchdogMessage) => {
+        if (m.type === "exit") {
+          reportExit(m.code ?? null, m.signal ?? null);
+        } else if (m.type === "pid" && m.pid !== undefined) {
           pid = m.pid;
           livePids.add(m.pid);
         } else if (m.type === "error") {
@@ -259,6 +289,8 @@ async function startOnce(options: StartNatsServerOptions): Promise<NatsServer> {
         if (pid !== undefined) livePids.delete(pid);
         pid = undefined;
         if (child === proc) child = undefined;
+        // The watchdog outlives the server; its "exit" message may be lost when it dies too.
+        reportExit(null, null);
         markExited();
         reject(new Error(`nats-server exited before it was ready:\n${tail(lines)}`));
       });
@@ -280,6 +312,7 @@ async function startOnce(options: StartNatsServerOptions): Promise<NatsServer> {
   const terminate = async (signal: NodeJS.Signals): Promise<void> => {
     if (!child) return;
     child.ref();
+    expecting = true;
     // Tell the watchdog this exit is ours (stop, restart, kill): it must not clean up.
     const announced = child;
     if (announced.connected) {
@@ -353,7 +386,20 @@ async function startOnce(options: StartNatsServerOptions): Promise<NatsServer> {
       if (fatal) return terminate(signal);
       if (pid !== undefined) process.kill(pid, signal);
     },
+    onExit(listener) {
+      exitListeners.add(listener);
+      return () => void exitListeners.delete(listener);
+    },
   };
+}
+
+/** Messages of the watchdog (nats-server-watchdog.ts). */
+interface WatchdogMessage {
+  type: string;
+  pid?: number;
+  message?: string;
+  code?: number | null;
+  signal?: NodeJS.Signals | null;
 }
 
 function tail(lines: string[]): string {

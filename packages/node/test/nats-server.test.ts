@@ -7,6 +7,7 @@ import {
   NatsServerNotFoundError,
   startNatsServer,
   type NatsServer,
+  type NatsServerExit,
 } from "@statesync/node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rejection, tcp, until, websocket } from "./helpers.js";
@@ -101,6 +102,21 @@ describe("startNatsServer", () => {
     const err = await rejection(startNatsServer({ port: taken }));
     expect(String(err.message)).toMatch(/address already in use/);
     holder.close();
+  });
+
+  it("onExit tells a server that died on its own from one that was stopped", async () => {
+    const s = await startNatsServer();
+    const exits: NatsServerExit[] = [];
+    s.onExit((e) => exits.push(e));
+    const died = new Promise<void>((r) => s.onExit(() => r()));
+    process.kill(s.pid!, "SIGKILL"); // from outside, as a crash or an OOM kill would
+    await died;
+    expect(exits).toEqual([{ code: null, signal: "SIGKILL", expected: false }]);
+    await s.restart();
+    await s.kill("SIGTERM");
+    await s.restart();
+    await s.stop();
+    expect(exits.map((e) => e.expected)).toEqual([false, true, true]);
   });
 
   it("reports a config the server refuses with its output", async () => {

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startNatsServer, type NatsServer } from "@statesync/node";
-import { uniqueStream } from "../helpers.js";
+import { uniqueStream, until } from "../helpers.js";
 import { History } from "../support/checker.js";
 import {
   killAllClients,
@@ -28,6 +28,12 @@ afterAll(async () => {
   await server?.stop();
   await rm(dir, { recursive: true, force: true });
 });
+
+/** Complete snapshot files in `dir` (not the temporary files of a write in progress). */
+async function snapshotFiles(dir: string): Promise<string[]> {
+  const files = await readdir(dir).catch(() => []);
+  return files.filter((f) => f.endsWith(".snapshot.json"));
+}
 
 function startClient(history: History, options: Omit<ClientProcessOptions, "servers">) {
   return startClientProcess(history, { servers: server.url, ...options });
@@ -56,6 +62,10 @@ describe("a client process killed with SIGKILL", () => {
       });
       expect((await first.ready).restored).toBe(0);
       await first.waitForOutcomes(15);
+      // Snapshots are written behind the updates (at most one save every 250 ms, each a write
+      // and a rename): on a loaded machine 15 outcomes came before the first file did, and the
+      // restart then had nothing to restore. Kill once one is on disk, so there is.
+      await until(async () => ((await snapshotFiles(snapshotDir)).length > 0 ? true : undefined));
       await first.kill(); // with an update in flight: its outcome stays unknown
 
       const second = startClient(history, {
