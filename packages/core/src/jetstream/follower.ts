@@ -101,6 +101,7 @@ export class JetStreamFollower implements LogFollower {
         );
       }
     });
+    this.stopping.catch(() => undefined);
     void this.run();
   }
 
@@ -110,7 +111,14 @@ export class JetStreamFollower implements LogFollower {
     this.release();
   }
 
+  private abortPending!: () => void;
+  /** Rejects when the follower stops: ends a pending consumer creation and its deadline timer. */
+  private readonly stopping = new Promise<never>((_, reject) => {
+    this.abortPending = () => reject(new StateSyncError("CLOSED", "the follower stopped"));
+  });
+
   private release(): void {
+    this.abortPending();
     this.attempt += 1;
     this.unwatchPermission();
     this.wake?.();
@@ -149,8 +157,13 @@ export class JetStreamFollower implements LogFollower {
           }),
           this.source.timeoutMs,
           what,
+          // A consumer created after the follower stopped (or gave up on it) is deleted at once.
+          { abort: this.stopping, onLate: (c) => void c.delete().catch(() => undefined) },
         );
-        if (this.stopped || attempt !== this.attempt) return;
+        if (this.stopped || attempt !== this.attempt) {
+          void consumer.delete().catch(() => undefined);
+          return;
+        }
         this.consumer = consumer;
         const messages = await withDeadline(
           consumer.consume({
@@ -162,7 +175,7 @@ export class JetStreamFollower implements LogFollower {
           }),
           this.source.timeoutMs * 2,
           what,
-          { onLate: (m) => m.stop() },
+          { abort: this.stopping, onLate: (m) => m.stop() },
         );
         if (this.stopped || attempt !== this.attempt) {
           messages.stop();

@@ -30,6 +30,9 @@ import { assertStreamConfig, ensureStream } from "./stream-config.js";
 /** Room left in `max_payload` for the headers of a publish (message id, expected sequence). */
 export const HEADER_ALLOWANCE_BYTES = 1024;
 
+/** How long after opening a stream a clustered server's "stream not found" is taken as transient, ms. */
+const STREAM_SETTLE_MS = 10_000;
+
 /** The server's default `duplicate_window` (2 minutes), ms. */
 const DEFAULT_DUPLICATE_WINDOW_MS = 120_000;
 
@@ -69,6 +72,9 @@ function duplicateWindowMs(si: StreamInfoLike): number {
 /** Opens and re-opens the stream of one log (see the module header). */
 export class StreamOpener {
   private session: Promise<StreamSession> | undefined;
+  /** When the stream was last opened (ms), and whether on a clustered server. */
+  private openedAt = -Infinity;
+  private clustered = false;
 
   constructor(private readonly o: StreamOpenerOptions) {}
 
@@ -114,6 +120,18 @@ export class StreamOpener {
   failure(err: unknown, what: string, expectedRevision?: number): StateSyncError {
     const error = toStateSyncError(err, `${what} ${this.o.layout.subject}`, expectedRevision);
     if (error.code === "TRUNCATED" || error.code === "STREAM_CONFIG") this.session = undefined;
+    // On a cluster, a stream this log has just created or found may not be known yet to the node
+    // that answers (seen on 2.10 with R3 streams: "stream not found" right after the creation,
+    // and every other replica stalled). Not a deletion: the caller retries, and the next call
+    // opens the stream again.
+    const age = Date.now() - this.openedAt;
+    if (error.code === "TRUNCATED" && this.clustered && age < STREAM_SETTLE_MS) {
+      return new StateSyncError(
+        "UNAVAILABLE",
+        `${error.message}; the stream was opened ${age} ms ago on a cluster: taken as not known to the answering server yet`,
+        { cause: error, details: { ...error.details, notSent: true } }, // nothing was stored
+      );
+    }
     return error;
   }
 
@@ -135,6 +153,8 @@ export class StreamOpener {
       throw toStateSyncError(err, "open the JetStream manager");
     }
     const si = await ensureStream(api, this.o.layout, this.o.create, this.o.replicas);
+    this.openedAt = Date.now();
+    this.clustered = adapter.info?.cluster !== undefined && adapter.info.cluster !== "";
     return {
       adapter,
       api,
