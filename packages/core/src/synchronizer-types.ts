@@ -219,12 +219,13 @@ export interface CreateSynchronizerOptions<S, C extends CommandMap<S>> {
   /**
    * How conflicting writers share the log. `"retry"` (default): after a conflict the replica
    * catches up and retries at once; after another, a live replica retries as soon as the next
-   * entry arrives (up to date at the same moment as the writer that just committed, so no writer
-   * keeps winning), or after a full-jitter exponential backoff when none comes. At 8 busy writers
-   * in `bench/` the fewest commits of a writer is ~2/3 of its share. `"turns"`: while others
-   * write, live writers take turns of 8 entries round-robin (fewer wasted attempts and fairer
-   * still, ~3/4 of the share), at the price of latency that grows with the number of writers
-   * (many occasional writers wait for seconds). See the README's performance section.
+   * entry arrives, or after a full-jitter exponential backoff when none comes. A writer (or a
+   * compaction) that conflicts three times in a row appends an `intent` entry (a no-op), and
+   * every other writer holds its appends back until that writer's next entry arrives (at most
+   * 1 s), in log order: no writer starves, whatever the event-loop order of replicas sharing a
+   * process. `"turns"`: in addition, while others write, live writers take turns of 8 entries
+   * round-robin, at the price of latency that grows with the number of writers. See
+   * `engine/contention.ts` and the README's performance section.
    */
   contention?: "retry" | "turns";
   /**
