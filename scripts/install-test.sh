@@ -4,8 +4,9 @@
 # line: 3.25's zod/v4, 4.0, the newest 4.x; see install-test/README.md) it copies the app into a
 # temporary directory away from the repository (so nothing resolves to our node_modules), installs
 # the tarballs and the app's locked third-party packages with `npm ci`, extracts the README
-# examples, type-checks them (NodeNext, strict, skipLibCheck false), runs the Node ones against a
-# throwaway nats-server, and bundles the browser one with Vite where the app has Vite.
+# examples, type-checks them (NodeNext, strict, skipLibCheck false) and the libraries' sources
+# against the app's zod, runs the Node examples against a throwaway nats-server, and bundles the
+# browser one with Vite where the app has Vite.
 #   bash scripts/install-test.sh                  the test (npm registry only, cache first)
 #   bash scripts/install-test.sh --update-locks   re-resolve and rewrite the apps' lockfiles
 #   KEEP_INSTALL_TEST=1 bash scripts/install-test.sh   keeps the scratch apps (path in the log)
@@ -48,7 +49,16 @@ test_app() {
   node install-test/extract-examples.mjs "$root" "$app" "${subpath[@]}"
   cp install-test/entry-points.ts "$app/src/"
   (cd "$app" && ./node_modules/.bin/tsc -p tsconfig.json)
-  echo "  ok tsc (strict, NodeNext, skipLibCheck false)"
+  echo "  ok tsc of the examples and entry points (strict, NodeNext, skipLibCheck false)"
+  # The libraries' own sources against this app's zod: every zod API they call must exist here.
+  for pkg in core node browser; do
+    mkdir -p "$app/statesync-src/$pkg"
+    cp -r "packages/$pkg/src" "$app/statesync-src/$pkg/"
+  done
+  rm -r "$app/statesync-src/core/src/testing" # imports vitest; uses no zod
+  cp install-test/tsconfig.sources.json "$app/"
+  (cd "$app" && ./node_modules/.bin/tsc -p tsconfig.sources.json)
+  echo "  ok tsc of packages/{core,node,browser}/src against this zod"
   (cd "$app" && node run-examples.mjs "$root/LICENSE")
   if [ -x "$app/node_modules/.bin/vite" ]; then
     (cd "$app" && ./node_modules/.bin/vite build --logLevel error --outDir web-dist)
