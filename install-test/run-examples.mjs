@@ -1,7 +1,7 @@
 /* global process, console */
 // Runs inside a scratch app (scripts/install-test.sh copies it there, next to node_modules):
 // checks what the tarballs installed, then runs every compiled README example for Node
-// (dist/, except the browser ones) against a throwaway nats-server on a free port, each in its
+// (dist/, except the browser ones and counter.js, a module) and zod-behaviour.js against a throwaway nats-server on a free port, each in its
 // own process with NATS_URL set. Exits non-zero on the first failure.
 // Usage: node run-examples.mjs LICENSE_FILE
 import { execFile } from "node:child_process";
@@ -32,7 +32,11 @@ if (problems.length > 0) {
 
 const examples = readdirSync("dist", { recursive: true, encoding: "utf8" })
   .filter(
-    (file) => file.endsWith(".js") && !file.startsWith("browser") && file !== "entry-points.js",
+    (file) =>
+      file.endsWith(".js") &&
+      !file.startsWith("browser") &&
+      file !== "entry-points.js" &&
+      file !== "root/counter.js",
   )
   .sort();
 const server = await startNatsServer();

@@ -47,7 +47,7 @@ test_app() {
   fi
   if [ "$name" = "zod-3.25" ]; then subpath=(--zod-v4-subpath); fi
   node install-test/extract-examples.mjs "$root" "$app" "${subpath[@]}"
-  cp install-test/entry-points.ts "$app/src/"
+  cp install-test/entry-points.ts install-test/zod-behaviour.ts "$app/src/"
   (cd "$app" && ./node_modules/.bin/tsc -p tsconfig.json)
   echo "  ok tsc of the examples and entry points (strict, NodeNext, skipLibCheck false)"
   # The libraries' own sources against this app's zod: every zod API they call must exist here.
