@@ -1,8 +1,9 @@
 /* global process, console */
 // Runs inside a scratch app (scripts/install-test.sh copies it there, next to node_modules):
-// checks what the tarballs installed, then runs every compiled README example for Node
-// (dist/, except the browser ones and counter.js, a module) and zod-behaviour.js against a throwaway nats-server on a free port, each in its
-// own process with NATS_URL set. Exits non-zero on the first failure.
+// checks what the tarballs installed, then runs every compiled README example for Node (dist/,
+// except the browser ones and counter.js, a module) and zod-behaviour.js against a throwaway
+// nats-server on a free port, each in its own process with NATS_URL set. Exits non-zero on the
+// first failure.
 // Usage: node run-examples.mjs LICENSE_FILE
 import { execFile } from "node:child_process";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
