@@ -56,7 +56,7 @@ test_app() {
     cp -r "packages/$pkg/src" "$app/statesync-src/$pkg/"
   done
   rm -r "$app/statesync-src/core/src/testing" # imports vitest; uses no zod
-  cp install-test/tsconfig.sources.json "$app/"
+  cp install-test/tsconfig.sources.json install-test/sources-shims.d.ts "$app/"
   (cd "$app" && ./node_modules/.bin/tsc -p tsconfig.sources.json)
   echo "  ok tsc of packages/{core,node,browser}/src against this zod"
   (cd "$app" && node run-examples.mjs "$root/LICENSE")
