@@ -14,3 +14,4 @@ npx prettier --check . >/dev/null || { npx prettier --check .; exit 1; }
 echo "==> tests (vitest, against real nats-server processes: 2.9.10, then 2.10)"
 npx vitest run "$@"
 echo "==> e2e (Playwright, system Chromium, built apps)" && npx playwright test -c e2e/playwright.config.ts
+echo "==> install test (packed tarballs in scratch apps outside the workspace)" && bash scripts/install-test.sh
