@@ -42,6 +42,23 @@ export interface AppendResult {
   readonly duplicate: boolean;
 }
 
+/**
+ * Limits of one append attempt (issue 10, case 6: the caller's `outcomeTimeoutMs` and `signal`
+ * bound the attempt in flight, not only the re-sends between attempts).
+ */
+export interface AppendOptions {
+  /**
+   * Stop waiting for the log's answer after this many ms (never longer than the log's own
+   * request timeout). The attempt's outcome is then unknown: `UNAVAILABLE`.
+   */
+  readonly timeoutMs?: number | undefined;
+  /**
+   * Stop waiting when it aborts: `UNAVAILABLE` with `details.aborted: true`; the outcome is
+   * unknown unless `details.notSent` says nothing was sent.
+   */
+  readonly signal?: AbortSignal | undefined;
+}
+
 /** Receives entries from {@link RevisionedLog.follow}, in revision order, each once. */
 export interface LogFollowHandler {
   onEntry(entry: LogEntry): void;
@@ -87,10 +104,15 @@ export interface RevisionedLog {
     data: Uint8Array,
     expectedRevision: number,
     messageId: string,
+    options?: AppendOptions,
   ): Promise<AppendResult>;
 
   /** Stores `data` at the tail without a check; deduplicated by `messageId` like the above. */
-  appendUnconditional(data: Uint8Array, messageId: string): Promise<AppendResult>;
+  appendUnconditional(
+    data: Uint8Array,
+    messageId: string,
+    options?: AppendOptions,
+  ): Promise<AppendResult>;
 
   /**
    * The retained entries of this state with `fromRevision <= revision <= toRevision`, ascending.

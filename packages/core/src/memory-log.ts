@@ -1,5 +1,6 @@
 import { AppendConflictError, StateSyncError, type StateSyncErrorCode } from "./errors.js";
 import type {
+  AppendOptions,
   AppendResult,
   LogConnectionStatus,
   LogEntry,
@@ -142,15 +143,43 @@ export class MemoryLog implements RevisionedLog {
     data: Uint8Array,
     expectedRevision: number,
     messageId: string,
+    options?: AppendOptions,
   ): Promise<AppendResult> {
-    return this.append(data, messageId, expectedRevision);
+    return this.append(data, messageId, expectedRevision, options);
   }
 
-  async appendUnconditional(data: Uint8Array, messageId: string): Promise<AppendResult> {
-    return this.append(data, messageId, undefined);
+  async appendUnconditional(
+    data: Uint8Array,
+    messageId: string,
+    options?: AppendOptions,
+  ): Promise<AppendResult> {
+    return this.append(data, messageId, undefined, options);
   }
 
+  /**
+   * With an append delay, the caller's `timeoutMs` and `signal` end its wait (`UNAVAILABLE`)
+   * while the append itself goes on and is stored when the delay ends, as a slow server would.
+   */
   private async append(
+    data: Uint8Array,
+    messageId: string,
+    expected: number | undefined,
+    options: AppendOptions = {},
+  ): Promise<AppendResult> {
+    if (options.signal?.aborted) {
+      throw new StateSyncError("UNAVAILABLE", "append aborted before it was sent", {
+        details: { aborted: true, notSent: true },
+      });
+    }
+    if (this.core.appendDelayMs > 0 && (options.timeoutMs !== undefined || options.signal)) {
+      const stored = this.store_(data, messageId, expected);
+      stored.catch(() => undefined);
+      return raceLimits(stored, options);
+    }
+    return this.store_(data, messageId, expected);
+  }
+
+  private async store_(
     data: Uint8Array,
     messageId: string,
     expected: number | undefined,
@@ -306,4 +335,32 @@ export class MemoryLog implements RevisionedLog {
   get size(): number {
     return this.core.entries.length;
   }
+}
+
+/** Waits for `p`, or rejects `UNAVAILABLE` (outcome unknown) when a limit of `options` ends first. */
+function raceLimits<T>(p: Promise<T>, options: AppendOptions): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const { signal, timeoutMs } = options;
+    const end = (why: string, details: Record<string, unknown>) => {
+      cleanup();
+      reject(
+        new StateSyncError("UNAVAILABLE", `no answer from the memory log ${why}`, { details }),
+      );
+    };
+    const timer =
+      timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => end(`within ${timeoutMs} ms`, {}), timeoutMs);
+    const onAbort = () => end("before the signal aborted", { aborted: true });
+    const cleanup = () => {
+      if (timer !== undefined) clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+    };
+    if (signal?.aborted) return end("before the signal aborted", { aborted: true, notSent: true });
+    signal?.addEventListener("abort", onAbort, { once: true });
+    p.then(
+      (v) => (cleanup(), resolve(v)),
+      (e: unknown) => (cleanup(), reject(e)),
+    );
+  });
 }

@@ -142,10 +142,12 @@ export class Appender {
     let maybeStored = false; // false while every attempt is known not to have been sent
     for (let attempt = 0; ; attempt++) {
       try {
+        // The caller's limits bound the attempt in flight too (issue 10, case 6).
+        const limit = { timeoutMs: Math.max(1, deadline - Date.now()), signal };
         const result =
           expected === undefined
-            ? await this.log.appendUnconditional(data, messageId)
-            : await this.log.appendConditional(data, expected, messageId);
+            ? await this.log.appendUnconditional(data, messageId, limit)
+            : await this.log.appendConditional(data, expected, messageId, limit);
         return result.revision;
       } catch (e) {
         let failure: unknown = e;
@@ -172,10 +174,19 @@ export class Appender {
           throw signal?.aborted && !this.status.closed ? abortError(signal) : failure;
         }
         if (over) {
+          const why =
+            signal?.aborted && !this.status.closed
+              ? "aborted while its outcome was unknown"
+              : this.status.closed
+                ? "the synchronizer closed while its outcome was unknown"
+                : `no answer from the log within ${timeoutMs} ms`;
           throw new StateSyncError(
             "UNKNOWN_OUTCOME",
-            `the append may or may not be stored: the log could not be reached within ${timeoutMs} ms`,
-            { cause: failure, details: { messageId } },
+            `the append may or may not be stored: ${why}`,
+            {
+              cause: failure,
+              details: { messageId },
+            },
           );
         }
         this.stats.resends += 1; // counted when decided (before the wait)

@@ -22,7 +22,7 @@
  *    has long given up on it).
  */
 import { StateSyncError } from "../errors.js";
-import type { AppendResult } from "../log.js";
+import type { AppendOptions, AppendResult } from "../log.js";
 import type { StreamOpener, StreamSession } from "./stream-session.js";
 import type { MessageIdCodec } from "./util.js";
 
@@ -59,6 +59,7 @@ export class JetStreamAppender {
     data: Uint8Array,
     messageId: string,
     expected: number | undefined,
+    options: AppendOptions = {},
   ): Promise<AppendResult> {
     if (!(data instanceof Uint8Array)) {
       throw new StateSyncError("VALIDATION", "data must be a Uint8Array");
@@ -80,16 +81,33 @@ export class JetStreamAppender {
         : this.o.contiguous
           ? { lastSequence: expected }
           : { lastSubjectSequence: expected };
+    const signal = options.signal;
+    if (signal?.aborted) throw aborted("before it was sent", true);
+    // The caller's limits bound this attempt too (issue 10, case 6), within the request timeout.
+    const timeout = Math.max(1, Math.min(this.o.timeoutMs, options.timeoutMs ?? Infinity));
+    const publish = s.api.publish(this.o.subject, data, {
+      msgID: this.o.ids.encode(messageId),
+      timeout,
+      ...(expect ? { expect } : {}),
+    });
+    let onAbort: (() => void) | undefined;
     try {
-      const ack = await s.api.publish(this.o.subject, data, {
-        msgID: this.o.ids.encode(messageId),
-        timeout: this.o.timeoutMs,
-        ...(expect ? { expect } : {}),
-      });
+      const ack = await (signal
+        ? Promise.race([
+            publish,
+            new Promise<never>((_, reject) => {
+              onAbort = () => reject(aborted("while its answer was awaited", false));
+              signal.addEventListener("abort", onAbort, { once: true });
+            }),
+          ])
+        : publish);
       this.unacknowledged.delete(messageId);
       return { revision: ack.seq, duplicate: ack.duplicate };
     } catch (err) {
+      if (signal?.aborted) publish.catch(() => undefined); // its answer no longer matters
       throw this.o.opener.failure(err, "append", expected);
+    } finally {
+      if (onAbort) signal?.removeEventListener("abort", onAbort);
     }
   }
 
@@ -130,4 +148,11 @@ function checkMessageId(id: string): void {
       `messageId must be at most ${MAX_MESSAGE_ID_BYTES} bytes without control characters`,
     );
   }
+}
+
+/** `UNAVAILABLE` for an append whose wait the caller's signal ended. */
+function aborted(when: string, notSent: boolean): StateSyncError {
+  return new StateSyncError("UNAVAILABLE", `append aborted ${when}`, {
+    details: { aborted: true, notSent },
+  });
 }

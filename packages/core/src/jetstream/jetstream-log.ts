@@ -16,6 +16,7 @@
 import { z } from "zod/v4";
 import { StateSyncError } from "../errors.js";
 import type {
+  AppendOptions,
   AppendResult,
   LogConnectionStatus,
   LogEntry,
@@ -233,17 +234,22 @@ export class JetStreamLog implements RevisionedLog {
     data: Uint8Array,
     expectedRevision: number,
     messageId: string,
+    options?: AppendOptions,
   ): Promise<AppendResult> {
     if (!Number.isSafeInteger(expectedRevision) || expectedRevision < 0) {
       return Promise.reject(
         new StateSyncError("VALIDATION", "expectedRevision must be a non-negative integer"),
       );
     }
-    return this.appender.append(data, messageId, expectedRevision);
+    return this.appender.append(data, messageId, expectedRevision, options);
   }
 
-  appendUnconditional(data: Uint8Array, messageId: string): Promise<AppendResult> {
-    return this.appender.append(data, messageId, undefined);
+  appendUnconditional(
+    data: Uint8Array,
+    messageId: string,
+    options?: AppendOptions,
+  ): Promise<AppendResult> {
+    return this.appender.append(data, messageId, undefined, options);
   }
 
   read(fromRevision: number, toRevision: number): AsyncIterable<LogEntry> {

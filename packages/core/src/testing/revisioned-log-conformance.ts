@@ -222,6 +222,31 @@ export function runRevisionedLogConformance(
         expect(next.revision).toBeGreaterThan(revs[4]!);
       }));
 
+    it("sends no append whose signal has already aborted (UNAVAILABLE, notSent); limits that hold change nothing", () =>
+      withLog(async ({ log }) => {
+        const aborted = new AbortController();
+        aborted.abort();
+        for (const append of [
+          () => log.appendConditional(bytes("a"), 0, "id-a", { signal: aborted.signal }),
+          () => log.appendUnconditional(bytes("a"), "id-a", { signal: aborted.signal }),
+        ]) {
+          const error = await append().then(
+            () => undefined,
+            (e: unknown) => e as { code?: string; details?: { notSent?: unknown } },
+          );
+          expect(error?.code).toBe("UNAVAILABLE");
+          expect(error?.details?.notSent).toBe(true);
+        }
+        expect((await log.info()).latestRevision).toBe(0);
+        const live = new AbortController();
+        const a = await log.appendConditional(bytes("a"), 0, "id-a", {
+          timeoutMs: 30_000,
+          signal: live.signal,
+        });
+        const b = await log.appendUnconditional(bytes("b"), "id-b", { timeoutMs: 30_000 });
+        expect(b.revision).toBeGreaterThan(a.revision);
+      }));
+
     it("refuses an entry larger than maxEntryBytes with PAYLOAD_TOO_LARGE before storing it", () =>
       withLog(async ({ log }) => {
         const { maxEntryBytes } = await log.info();

@@ -1,0 +1,57 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startNatsServer, type NatsServer } from "@statesync/node";
+import { uniqueStream } from "../helpers.js";
+import { closeAtEnd, openLedger } from "../support/workload.js";
+
+/**
+ * Issue 10, case 6: against a server stopped with SIGSTOP, `outcomeTimeoutMs: 500` and a signal
+ * aborting after 500 ms rejected only after the JetStream request timeout (5,001 ms), with a
+ * message saying "within 500 ms". The caller's limits now bound the attempt in flight. Outcomes
+ * and orderings only: each call ends before a timer set well below the request timeout.
+ */
+let server: NatsServer;
+beforeAll(async () => {
+  server = await startNatsServer();
+});
+afterAll(async () => {
+  await server?.kill("SIGCONT").catch(() => undefined);
+  await server?.stop();
+});
+
+const codeOf = (p: Promise<unknown>) =>
+  p.then(
+    () => "resolved",
+    (e: { code?: string }) => e.code ?? String(e),
+  );
+const late = (ms: number) => new Promise<string>((r) => setTimeout(() => r("late"), ms));
+
+describe("caller limits against a stopped server (SIGSTOP)", () => {
+  it("outcomeTimeoutMs and signal end the attempt in flight, well before the request timeout", async () => {
+    const sync = await openLedger({
+      servers: server.url,
+      stream: uniqueStream("LIMITS"),
+      clientId: "a",
+      requestTimeoutMs: 20_000,
+    });
+    closeAtEnd(sync);
+    await sync.update("increment", { opId: "warm", by: 1 });
+    await server.kill("SIGSTOP");
+    try {
+      const byTimeout = sync.update("increment", { opId: "t", by: 1 }, { outcomeTimeoutMs: 500 });
+      const bySignal = sync.updateUnconditionally(
+        "increment",
+        { opId: "s", by: 1 },
+        { signal: AbortSignal.timeout(500) },
+      );
+      // The request timeout is 20 s: before the fix both waited for it.
+      const deadline = late(8_000);
+      const codes = [codeOf(byTimeout), codeOf(bySignal)].map((c) => Promise.race([c, deadline]));
+      expect(await Promise.all(codes)).toEqual(["UNKNOWN_OUTCOME", "UNKNOWN_OUTCOME"]);
+      await expect(byTimeout).rejects.toThrow(/within 500 ms/);
+      await expect(bySignal).rejects.toThrow(/aborted/);
+    } finally {
+      await server.kill("SIGCONT");
+    }
+    await sync.close();
+  });
+});
