@@ -48,6 +48,13 @@ export const ERROR_CODES = [
    * directory, storage quota). The state and the log are unaffected; the next save tries again.
    */
   "SNAPSHOT_FAILED",
+  /**
+   * The log is no longer the one the replica opened: its stream was deleted and created again (a
+   * new creation time), or its entry at the replica's revision is another one. The replica stops
+   * (status `stalled`, reads serve its last state) and never appends to the new log; open a new
+   * replica to start on it (issue 10, case 3).
+   */
+  "LOG_REPLACED",
 ] as const;
 
 /** One of {@link ERROR_CODES}. */

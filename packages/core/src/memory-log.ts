@@ -56,11 +56,14 @@ class MemoryFollower implements LogFollower {
   private next: number;
   private stopped = false;
   private scheduled = false;
+  private readonly identity: string;
   constructor(
     private readonly core: MemoryLogCore,
     fromRevision: number,
     private readonly handler: LogFollowHandler,
+    identity: string,
   ) {
+    this.identity = identity;
     this.next = fromRevision;
     core.followers.add(this);
     this.poke();
@@ -75,6 +78,11 @@ class MemoryFollower implements LogFollower {
   }
   private deliver(): void {
     if (this.stopped || this.core.offline) return;
+    if (this.core.identity !== this.identity) {
+      void this.stop();
+      this.handler.onError?.(replacedError());
+      return;
+    }
     for (const entry of this.core.entries) {
       if (this.stopped) return;
       if (entry.revision < this.next) continue;
@@ -120,8 +128,13 @@ export class MemoryLog implements RevisionedLog {
     return this.core.offline ? "offline" : "online";
   }
 
+  /** The incarnation this handle first saw: after `recreate()` its calls throw `LOG_REPLACED`. */
+  private identity: string | undefined;
+
   private check(): void {
     if (this.closed) throw new StateSyncError("CLOSED", "the log handle is closed");
+    this.identity ??= this.core.identity;
+    if (this.identity !== this.core.identity) throw replacedError();
     if (this.core.offline) {
       throw new StateSyncError("UNAVAILABLE", "the memory log is offline", {
         details: { notSent: true },
@@ -240,7 +253,8 @@ export class MemoryLog implements RevisionedLog {
 
   follow(fromRevision: number, handler: LogFollowHandler): LogFollower {
     if (this.closed) throw new StateSyncError("CLOSED", "the log handle is closed");
-    return new MemoryFollower(this.core, Math.max(1, fromRevision), handler);
+    this.identity ??= this.core.identity;
+    return new MemoryFollower(this.core, Math.max(1, fromRevision), handler, this.identity);
   }
 
   async entryAt(revision: number): Promise<LogEntry | undefined> {
@@ -323,8 +337,13 @@ export class MemoryLog implements RevisionedLog {
     this.core.messageIds.clear();
   }
 
-  /** Deletes every entry and starts a new incarnation with a new identity at revision 0. */
+  /**
+   * Deletes every entry and starts a new incarnation with a new identity at revision 0. Handles
+   * that were used before then throw `LOG_REPLACED` (as a JetStreamLog does when its stream is
+   * deleted and created again); take a new `handle()` for the new log.
+   */
   recreate(): void {
+    this.identity = undefined; // this handle (the one that recreated it) goes on with the new log
     this.core.entries = [];
     this.core.lastRevision = 0;
     this.core.messageIds.clear();
@@ -363,4 +382,11 @@ function raceLimits<T>(p: Promise<T>, options: AppendOptions): Promise<T> {
       (e: unknown) => (cleanup(), reject(e)),
     );
   });
+}
+
+function replacedError(): StateSyncError {
+  return new StateSyncError(
+    "LOG_REPLACED",
+    "the memory log was recreated: this handle's log is gone; open a new replica on a new handle",
+  );
 }

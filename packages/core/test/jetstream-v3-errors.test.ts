@@ -93,7 +93,9 @@ describe("nats.js v3 errors as StateSyncError codes", () => {
     expect((err as AppendConflictError).latestRevision).toBe(3);
   });
 
-  it("10059 stream not found → TRUNCATED; 10054 too large → PAYLOAD_TOO_LARGE", async () => {
+  // Once the log has opened its stream, "stream not found" means the stream was deleted: the
+  // log is gone for good (LOG_REPLACED, issue 10 case 3), whichever client line reports it.
+  it("10059 stream not found after opening → LOG_REPLACED; 10054 too large → PAYLOAD_TOO_LARGE", async () => {
     const gone = await appendFailure(
       () =>
         new jserrors.StreamNotFoundError({
@@ -102,7 +104,7 @@ describe("nats.js v3 errors as StateSyncError codes", () => {
           description: "stream not found",
         }),
     );
-    expect(isStateSyncError(gone, "TRUNCATED"), String(gone)).toBe(true);
+    expect(isStateSyncError(gone, "LOG_REPLACED"), String(gone)).toBe(true);
     const big = await appendFailure(() => apiError(10054, 400, "message size exceeds maximum"));
     expect(isStateSyncError(big, "PAYLOAD_TOO_LARGE"), String(big)).toBe(true);
   });
@@ -143,7 +145,7 @@ describe("nats.js v3 errors as StateSyncError codes", () => {
     }
   });
 
-  it("truncateBefore maps the same way (10059 → TRUNCATED)", async () => {
+  it("truncateBefore maps the same way (10059 after opening → LOG_REPLACED)", async () => {
     const log = new JetStreamLog({
       connection: fakeConnection(),
       jetstream: fakeModule(() => apiError(10059, 404, "stream not found")),
@@ -153,7 +155,7 @@ describe("nats.js v3 errors as StateSyncError codes", () => {
       () => undefined,
       (e: unknown) => e,
     );
-    expect(isStateSyncError(err, "TRUNCATED"), String(err)).toBe(true);
+    expect(isStateSyncError(err, "LOG_REPLACED"), String(err)).toBe(true);
     await log.close();
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { MemoryLog, MemorySnapshotStore } from "@statesync/core";
-import { open, until } from "./fixtures.js";
+import { codeOf, open, until } from "./fixtures.js";
 
 describe("snapshots on MemoryLog", () => {
   async function history(log: MemoryLog, n: number) {
@@ -189,5 +189,23 @@ describe("a purge of the whole log keeps a local snapshot of it (issue 10, case 
     await b.update("increment", { by: 1 });
     expect(b.state.count).toBe(7);
     await b.close();
+  });
+});
+
+describe("a log replaced under a live replica (issue 10, case 3)", () => {
+  it("stalls the replica with LOG_REPLACED; it never appends to the new log", async () => {
+    const admin = new MemoryLog();
+    const a = await open(admin.handle(), { clientId: "a", compaction: false });
+    for (let i = 0; i < 3; i++) await a.update("increment", { by: 1 });
+    admin.recreate(); // deleted and created again: a new incarnation
+    const b = await open(admin.handle(), { clientId: "b", compaction: false });
+    for (let i = 0; i < 3; i++) await b.update("increment", { by: 10 });
+    expect(await codeOf(a.update("increment", { by: 1 }))).toBe("LOG_REPLACED");
+    expect(a.status).toBe("stalled");
+    expect(a.state.count).toBe(3);
+    await b.fetchUpdates();
+    expect(b.state.count).toBe(30);
+    expect(b.revision).toBe(4);
+    await Promise.all([a.close(), b.close()]);
   });
 });

@@ -151,7 +151,7 @@ describe.each(CLIENT_LINES)("JetStreamLog faults, nats.js $name", (line) => {
       });
     }
 
-    it("reports TRUNCATED when the stream is deleted and recreated under a follower", async () => {
+    it("reports LOG_REPLACED when the stream is deleted and recreated under a follower, and never re-creates it", async () => {
       const stream = uniqueStream();
       const nc = await connect();
       const log = await openOn({ connection: nc, stream });
@@ -165,8 +165,16 @@ describe.each(CLIENT_LINES)("JetStreamLog faults, nats.js $name", (line) => {
       const other = await openOn({ connection: await connect(), stream });
       for (let i = 0; i < 3; i++) await other.appendUnconditional(bytes(`new${i}`), `new${i}`);
       await until(() => (errors.length > 0 ? true : undefined), 30_000);
-      expect(isStateSyncError(errors[0], "TRUNCATED"), String(errors[0])).toBe(true);
+      // Deleted (TRUNCATED or LOG_REPLACED while the stream is missing), then another log.
+      expect(
+        errors.every((e) => isStateSyncError(e, "LOG_REPLACED")),
+        String(errors),
+      ).toBe(true);
       expect(seen.map((e) => e.messageId)).toEqual(["a"]);
+      // Every later call says so; nothing reaches the new log through this one.
+      const append = await log.appendUnconditional(bytes("late"), "late").catch((e) => e);
+      expect(isStateSyncError(append, "LOG_REPLACED"), String(append)).toBe(true);
+      expect((await other.info()).latestRevision).toBe(3);
       await log.close();
       await other.close();
     });

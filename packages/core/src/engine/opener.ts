@@ -183,7 +183,12 @@ export class Opener<S, C extends CommandMap<S>> {
     // the replica opened): do that first, or fail UNAVAILABLE, rather than call an empty log
     // caught up (found by the cluster test: synced() resolved, and the next update failed).
     if (!this.replica.anchored) await this.anchor();
-    await this.reader.catchUp();
+    try {
+      await this.reader.catchUp();
+    } catch (e) {
+      this.status.fatal(e);
+      throw e;
+    }
     this.status.assertUsable();
     if (!this.connected) {
       this.connected = true;

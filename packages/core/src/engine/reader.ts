@@ -74,7 +74,7 @@ export class Reader<S, C extends CommandMap<S>> {
       }
     };
     const p = this.reading.then(run, run);
-    this.reading = p.catch(() => undefined);
+    this.reading = p.catch((e: unknown) => this.status.fatal(e));
     return p;
   }
 
@@ -108,6 +108,8 @@ export class Reader<S, C extends CommandMap<S>> {
     this.follower = this.log.follow(this.replica.revision + 1, {
       onEntry: (entry) => this.replica.consume([entry]),
       onError: (error) => {
+        this.status.fatal(error);
+        if (this.status.stopped) return;
         this.status.report(
           error instanceof StateSyncError
             ? error

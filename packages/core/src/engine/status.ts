@@ -117,6 +117,14 @@ export class StatusHub {
     this.set("stalled");
   }
 
+  /**
+   * Stalls the replica when `error` says its log is gone (`LOG_REPLACED`): nothing it could do
+   * on that log is right any more, whichever part met the error (issue 10, case 3).
+   */
+  fatal(error: unknown): void {
+    if (error instanceof StateSyncError && error.code === "LOG_REPLACED") this.stall(error);
+  }
+
   /** Marks the replica closed (the `closed` status itself comes last, from `finish`). */
   close(): void {
     this.closing.abort(closedError());

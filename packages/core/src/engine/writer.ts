@@ -150,6 +150,7 @@ export class Writer<S, C extends CommandMap<S>> {
       try {
         outcome = await this.attempt(batch);
       } catch (e) {
+        this.p.status.fatal(e);
         return batch.rejectAll(e);
       }
       switch (outcome.kind) {
@@ -269,6 +270,9 @@ export class Writer<S, C extends CommandMap<S>> {
     try {
       const stored = await append;
       return { revision: stored.revision };
+    } catch (e) {
+      this.p.status.fatal(e);
+      throw e;
     } finally {
       this.unconditionalInFlight.delete(append);
     }

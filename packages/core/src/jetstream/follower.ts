@@ -35,6 +35,7 @@ export interface FollowSource {
 const FATAL: ReadonlySet<StateSyncErrorCode> = new Set([
   "PERMISSION_DENIED",
   "TRUNCATED",
+  "LOG_REPLACED",
   "STREAM_CONFIG",
   "UNSUPPORTED_SERVER",
 ]);
@@ -237,8 +238,8 @@ export class JetStreamFollower implements LogFollower {
           if (now !== created) {
             this.fail(
               new StateSyncError(
-                "TRUNCATED",
-                `follow ${this.source.subject}: stream ${this.source.stream} was recreated`,
+                "LOG_REPLACED",
+                `follow ${this.source.subject}: stream ${this.source.stream} was deleted and created again`,
                 { details: { created, now } },
               ),
             );

@@ -270,9 +270,7 @@ export class JetStreamLog implements RevisionedLog {
         ready: async () => {
           const s = await this.opener.ready();
           created ??= s.created;
-          if (s.created !== created) {
-            throw new StateSyncError("TRUNCATED", `stream ${this.stream} was recreated`);
-          }
+          this.opener.checkIncarnation(s.created);
           return { api: s.api, created };
         },
         contiguous: this.contiguous,

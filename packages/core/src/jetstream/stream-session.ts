@@ -22,7 +22,7 @@ import { StateSyncError } from "../errors.js";
 import type { JetStreamAdapter, JetStreamApi } from "./adapter.js";
 import type { ConnectionGate } from "./connection-gate.js";
 import type { JetStreamLayout } from "./layout.js";
-import { toStateSyncError } from "./nats-errors.js";
+import { apiErrorCode, JS_ERR, toStateSyncError } from "./nats-errors.js";
 import type { StreamInfoLike } from "./nats-types.js";
 import { assertSharedLayoutSupported } from "./server-version.js";
 import { assertStreamConfig, ensureStream } from "./stream-config.js";
@@ -72,6 +72,10 @@ function duplicateWindowMs(si: StreamInfoLike): number {
 /** Opens and re-opens the stream of one log (see the module header). */
 export class StreamOpener {
   private session: Promise<StreamSession> | undefined;
+  /** Creation time of the stream as first opened: the log's identity from then on. */
+  private firstCreated: string | undefined;
+  /** Set once the stream turned out to be another incarnation: every call throws it. */
+  private replaced: StateSyncError | undefined;
   /** When the stream was last opened (ms), and whether on a clustered server. */
   private openedAt = -Infinity;
   private clustered = false;
@@ -85,6 +89,7 @@ export class StreamOpener {
    */
   async ready(): Promise<StreamSession> {
     this.o.assertOpen();
+    if (this.replaced) throw this.replaced;
     const adapter = await this.o.gate.get(this.o.timeoutMs);
     this.o.assertOpen();
     if (this.o.layout.shared) assertSharedLayoutSupported(adapter.info);
@@ -100,6 +105,7 @@ export class StreamOpener {
 
   /** Records what a fresh stream info says and re-checks the configuration (invariant 3). */
   observe(s: StreamSession, si: StreamInfoLike): void {
+    this.checkIncarnation(si.created);
     assertStreamConfig(si, this.o.layout);
     s.created = si.created;
     s.maxMsgSize = si.config.max_msg_size ?? -1;
@@ -125,6 +131,10 @@ export class StreamOpener {
     // and every other replica stalled). Not a deletion: the caller retries, and the next call
     // opens the stream again.
     const age = Date.now() - this.openedAt;
+    const deleted = error.code === "TRUNCATED" && error.details.errCode === JS_ERR.STREAM_NOT_FOUND;
+    if (deleted && this.firstCreated !== undefined && !(this.clustered && age < STREAM_SETTLE_MS)) {
+      return this.markReplaced(`stream ${this.o.layout.stream} was deleted`, error);
+    }
     if (error.code === "TRUNCATED" && this.clustered && age < STREAM_SETTLE_MS) {
       return new StateSyncError(
         "UNAVAILABLE",
@@ -145,6 +155,29 @@ export class StreamOpener {
     return Math.max(0, limit - HEADER_ALLOWANCE_BYTES);
   }
 
+  /**
+   * Throws `LOG_REPLACED` (and keeps throwing it) when `created` is not the creation time of the
+   * stream as first opened: the stream was deleted and created again (issue 10, case 3).
+   */
+  checkIncarnation(created: string): void {
+    if (this.replaced) throw this.replaced;
+    if (this.firstCreated === undefined || created === this.firstCreated) return;
+    throw this.markReplaced(
+      `stream ${this.o.layout.stream} was deleted and created again (created ${created}, opened as ${this.firstCreated})`,
+    );
+  }
+
+  /** Remembers that the log this opener opened is gone; every later call throws the error. */
+  private markReplaced(why: string, cause?: unknown): StateSyncError {
+    this.replaced ??= new StateSyncError(
+      "LOG_REPLACED",
+      `${why}: this replica's log is gone; open a new replica to use a new one`,
+      { cause, details: { stream: this.o.layout.stream, opened: this.firstCreated } },
+    );
+    this.session = undefined;
+    return this.replaced;
+  }
+
   private async open(adapter: JetStreamAdapter): Promise<StreamSession> {
     let api: JetStreamApi;
     try {
@@ -152,7 +185,21 @@ export class StreamOpener {
     } catch (err) {
       throw toStateSyncError(err, "open the JetStream manager");
     }
-    const si = await ensureStream(api, this.o.layout, this.o.create, this.o.replicas);
+    // Only the first opening may create the stream: once opened, a missing stream was deleted
+    // (TRUNCATED), and one created since is another log (LOG_REPLACED), never re-created here.
+    const first = this.firstCreated === undefined;
+    let si: StreamInfoLike;
+    try {
+      si = await ensureStream(api, this.o.layout, first && this.o.create, this.o.replicas);
+    } catch (err) {
+      const missing = apiErrorCode((err as { cause?: unknown }).cause) === JS_ERR.STREAM_NOT_FOUND;
+      if (!first && err instanceof StateSyncError && err.code === "STREAM_CONFIG" && missing) {
+        throw this.markReplaced(`stream ${this.o.layout.stream} was deleted`, err);
+      }
+      throw err;
+    }
+    this.checkIncarnation(si.created);
+    this.firstCreated ??= si.created;
     this.openedAt = Date.now();
     this.clustered = adapter.info?.cluster !== undefined && adapter.info.cluster !== "";
     return {
