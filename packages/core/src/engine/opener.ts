@@ -1,5 +1,5 @@
 import { abortError, sleep } from "../backoff.js";
-import type { GenesisEntry } from "../entry.js";
+import type { GenesisEntry, SnapshotEntry } from "../entry.js";
 import { isStateSyncError, StateSyncError } from "../errors.js";
 import type { LogConnectionStatus, RevisionedLog } from "../log.js";
 import type { CommandMap, Model } from "../model.js";
@@ -88,6 +88,7 @@ export class Opener<S, C extends CommandMap<S>> {
       if (latest === 0 && this.replica.revision === 0) latest = await this.appendGenesis();
       await this.reader.readRange(latest);
       if (this.status.stallReason) throw this.status.stallReason;
+      if (!this.replica.anchored && latest > 0) await this.reanchor(latest);
       this.connected = true;
       if (this.live) this.reader.startFollowing();
       this.status.set(this.log.status === "online" ? "live" : "offline");
@@ -140,6 +141,40 @@ export class Opener<S, C extends CommandMap<S>> {
       if (!isStateSyncError(e, "CONFLICT")) throw e;
       return (await this.log.info()).latestRevision;
     }
+  }
+
+  /**
+   * The log holds entries but none a replica can stand on: its first entry is unusable (an older
+   * client with a clock before 1970 wrote a genesis every reader refuses, say), so no replica
+   * could ever write to it (issue 10, case 10). The way forward, taken by whichever replica
+   * gets there first: a snapshot entry of the model's initial state, appended only if the log is
+   * still at `latest` (one wins; the others read it), which every replica then starts from.
+   * Reported as a `CORRUPT_ENTRY` event so that the repair is seen.
+   */
+  private async reanchor(latest: number): Promise<void> {
+    this.status.report(
+      new StateSyncError(
+        "CORRUPT_ENTRY",
+        `the log's entries up to revision ${latest} hold no usable genesis or snapshot entry; starting it again from the model's initial state with a snapshot entry`,
+        { details: { latest } },
+      ),
+    );
+    const entry: SnapshotEntry = {
+      v: 1,
+      kind: "snapshot",
+      base: latest,
+      ts: Date.now(),
+      client: this.clientId,
+      model: this.model.name,
+      version: this.model.version,
+      initialHash: this.model.initialHash,
+      state: this.model.initial,
+    };
+    const prepared = await this.appender.prepare(entry, "the snapshot entry of the initial state");
+    const outcome = await this.appender.appendConditional(prepared, latest, { timeoutMs: 30_000 });
+    const target = outcome.kind === "committed" ? outcome.entry.revision : outcome.latest;
+    await this.reader.readRange(target ?? (await this.log.info()).latestRevision);
+    if (this.status.stallReason) throw this.status.stallReason;
   }
 
   private onLogStatus(status: LogConnectionStatus): void {
