@@ -54,6 +54,8 @@ export interface OpenJetStreamOptions<S, C extends CommandMap<S>> {
   compaction?: CompactionOptions | false;
   /** How conflicting writers share the log (see `CreateSynchronizerOptions.contention`). */
   contention?: "retry" | "turns";
+  /** See `CreateSynchronizerOptions.streamCheckIntervalMs`. */
+  streamCheckIntervalMs?: number;
   /** Listens to `"error"` from the start. */
   onError?: SyncEvents["error"];
   /** Listens to `"status"` from the start. */
@@ -115,6 +117,7 @@ export async function openJetStreamSynchronizer<S, C extends CommandMap<S>>(
       clientId: options.clientId,
       compaction: options.compaction,
       contention: options.contention,
+      streamCheckIntervalMs: options.streamCheckIntervalMs,
       onError: options.onError,
       onStatus: options.onStatus,
       connectionErrors: options.connectionErrors,

@@ -234,6 +234,13 @@ export interface CreateSynchronizerOptions<S, C extends CommandMap<S>> {
    * until the connection is made. Returns an unsubscribe function, called by `close()`.
    */
   connectionErrors?: (report: (error: StateSyncError) => void) => () => void;
+  /**
+   * Mean time between checks of the log's configuration while connected, ms (jittered by a
+   * third either way; default 45,000; 0: only after each (re)connection). A configuration that can
+   * drop history (an operator set `max_msgs`, `max_age`, ...) is reported as a `STREAM_CONFIG`
+   * `"error"` event, once per distinct problem.
+   */
+  streamCheckIntervalMs?: number;
   /** Close the log in `close()`. Default false. */
   ownsLog?: boolean;
   /** Extra work for `close()`, after the log is released (runtime packages close connections). */

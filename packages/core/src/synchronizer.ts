@@ -2,6 +2,7 @@ import type { Immutable } from "immer";
 import { CompactionPolicy } from "./compaction-policy.js";
 import { Appender } from "./engine/appender.js";
 import { Compactor } from "./engine/compactor.js";
+import { ConfigWatch } from "./engine/config-watch.js";
 import { Contention } from "./engine/contention.js";
 import { Opener } from "./engine/opener.js";
 import { optionsSchema, parseCommand, parseUpdateOptions, validation } from "./engine/options.js";
@@ -119,6 +120,7 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
       snapshots,
       appender,
       status,
+      new ConfigWatch(log, status, options.streamCheckIntervalMs ?? 45_000),
     ));
     const contention = new Contention(
       options.contention ?? "retry",

@@ -4,6 +4,7 @@ import { isStateSyncError, StateSyncError } from "../errors.js";
 import type { LogConnectionStatus, RevisionedLog } from "../log.js";
 import type { CommandMap, Model } from "../model.js";
 import type { Appender } from "./appender.js";
+import type { ConfigWatch } from "./config-watch.js";
 import type { Reader } from "./reader.js";
 import type { Replica } from "./replica.js";
 import type { Snapshots } from "./snapshots.js";
@@ -41,6 +42,7 @@ export class Opener<S, C extends CommandMap<S>> {
     private readonly snapshots: Snapshots<S, C>,
     private readonly appender: Appender,
     private readonly status: StatusHub,
+    private readonly config: ConfigWatch,
   ) {}
 
   /**
@@ -92,6 +94,7 @@ export class Opener<S, C extends CommandMap<S>> {
       this.connected = true;
       if (this.live) this.reader.startFollowing();
       this.status.set(this.log.status === "online" ? "live" : "offline");
+      this.config.check();
     } catch (e) {
       if (this.status.closed) return;
       if (isStateSyncError(e, "UNAVAILABLE")) {
@@ -188,6 +191,7 @@ export class Opener<S, C extends CommandMap<S>> {
       return;
     }
     this.status.set("live");
+    this.config.check(); // the configuration may have been edited while this replica was away
     // The follower resumes by itself; a catch-up closes any gap it cannot see.
     this.fetchUpdates().catch(() => undefined);
   }
@@ -248,6 +252,7 @@ export class Opener<S, C extends CommandMap<S>> {
 
   /** Stops reconnecting and watching the log's status. */
   close(): void {
+    this.config.stop();
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     this.reconnectTimer = undefined;
     this.unwatch?.();

@@ -56,6 +56,7 @@ export const optionsSchema = z.object({
     ])
     .optional(),
   ownsLog: z.boolean().optional(),
+  streamCheckIntervalMs: z.number().int().nonnegative().optional(),
   onClose: fn.optional(),
   onError: fn.optional(),
   onStatus: fn.optional(),
