@@ -1,15 +1,9 @@
 import { join } from "node:path";
 import { openCounter, payload, runLoops, tcp } from "./lib/common.js";
-import { runInChild } from "./lib/child.js";
+import { profileTaskInChild, runInChild } from "./lib/child.js";
 import { num, ratio } from "./lib/format.js";
 import { target, uniqueStream, type Benchmark } from "./lib/harness.js";
-import {
-  acrossPlacements,
-  countingPlacement,
-  cpuMs,
-  startServer,
-  type Placement,
-} from "./lib/placement.js";
+import { acrossPlacements, cpuMs, type Placement } from "./lib/placement.js";
 import { WindowProfiler } from "./lib/profiler.js";
 import { rawConditionalLoop, rawStream } from "./lib/raw.js";
 import { median, percentile } from "./lib/stats.js";
@@ -229,20 +223,5 @@ export const singleWriter: Benchmark = {
       failures: measured.failures,
     };
   },
-  async profile(ctx) {
-    const placement = countingPlacement();
-    const server = await startServer(placement);
-    try {
-      const file = join(ctx.dir, "single-writer.cpuprofile");
-      const windowMs = Math.round(5_000 * ctx.scale);
-      const r = await runInChild<{ what: string; ops: number; windowMs: number }>(
-        "single-writer",
-        { url: server.url, tmpDir: ctx.tmpDir, scale: ctx.scale, profile: { file, windowMs } },
-        { placement },
-      );
-      return { ...r, file };
-    } finally {
-      await server.stop();
-    }
-  },
+  profile: (ctx) => profileTaskInChild("single-writer", ctx),
 };

@@ -1,9 +1,9 @@
 import { join } from "node:path";
 import { openCounter, payload, runLoops, tcp, type CounterSync } from "./lib/common.js";
-import { runInChild } from "./lib/child.js";
+import { profileTaskInChild, runInChild } from "./lib/child.js";
 import { num, ratio } from "./lib/format.js";
 import { sleep, target, uniqueStream, type Benchmark } from "./lib/harness.js";
-import { acrossPlacements, countingPlacement, cpuMs, startServer } from "./lib/placement.js";
+import { acrossPlacements, cpuMs } from "./lib/placement.js";
 import { WindowProfiler } from "./lib/profiler.js";
 import { rawStream } from "./lib/raw.js";
 import { median } from "./lib/stats.js";
@@ -182,20 +182,5 @@ export const unconditional: Benchmark = {
       failures: measured.failures,
     };
   },
-  async profile(ctx) {
-    const placement = countingPlacement();
-    const server = await startServer(placement);
-    try {
-      const file = join(ctx.dir, "unconditional.cpuprofile");
-      const windowMs = Math.round(5_000 * ctx.scale);
-      const r = await runInChild<{ what: string; ops: number; windowMs: number }>(
-        "unconditional",
-        { url: server.url, tmpDir: ctx.tmpDir, scale: ctx.scale, profile: { file, windowMs } },
-        { placement },
-      );
-      return { ...r, file };
-    } finally {
-      await server.stop();
-    }
-  },
+  profile: (ctx) => profileTaskInChild("unconditional", ctx),
 };

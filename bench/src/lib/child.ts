@@ -1,7 +1,8 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { clientPrefix, type Placement } from "./placement.js";
+import type { ProfileContext, ProfileRun } from "./harness.js";
+import { clientPrefix, countingPlacement, startServer, type Placement } from "./placement.js";
 
 /** `bench/dist/child-main.js`: the entry of every client child process. */
 const CHILD_MAIN = join(dirname(fileURLToPath(import.meta.url)), "..", "child-main.js");
@@ -123,5 +124,27 @@ export async function runInChild<T>(
     return await child.result<T>();
   } finally {
     await child.kill();
+  }
+}
+
+/**
+ * `Benchmark.profile` for a benchmark whose child task takes `{ url, tmpDir, scale, profile:
+ * { file, windowMs } }` and profiles its own measured window: starts a server in the counting
+ * placement, runs the task for about 5 s (scaled) and returns what it profiled.
+ */
+export async function profileTaskInChild(task: string, ctx: ProfileContext): Promise<ProfileRun> {
+  const placement = countingPlacement();
+  const server = await startServer(placement);
+  try {
+    const file = join(ctx.dir, `${task}.cpuprofile`);
+    const windowMs = Math.round(5_000 * ctx.scale);
+    const r = await runInChild<{ what: string; ops: number; windowMs: number }>(
+      task,
+      { url: server.url, tmpDir: ctx.tmpDir, scale: ctx.scale, profile: { file, windowMs } },
+      { placement },
+    );
+    return { ...r, file };
+  } finally {
+    await server.stop();
   }
 }

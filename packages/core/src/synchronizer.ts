@@ -11,7 +11,7 @@ import { Reader } from "./engine/reader.js";
 import { RecipeRunner, type RecipeRun } from "./engine/recipes.js";
 import { Replica } from "./engine/replica.js";
 import { Snapshots } from "./engine/snapshots.js";
-import { closedError, StatusHub } from "./engine/status.js";
+import { closedError, emptyStats, StatusHub } from "./engine/status.js";
 import { Writer } from "./engine/writer.js";
 import { StateSyncError } from "./errors.js";
 import { readHistory, rebuildStateAt, type HistoryEntry, type HistoryOptions } from "./history.js";
@@ -67,19 +67,7 @@ export async function createSynchronizer<S, C extends CommandMap<S>>(
 class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C> {
   readonly clientId: string;
   readonly model: Model<S, C>;
-  readonly stats: SyncStats = {
-    entriesFetched: 0,
-    entriesApplied: 0,
-    entriesSkipped: 0,
-    bytesFetched: 0,
-    appends: 0,
-    conflicts: 0,
-    attempts: 0,
-    resends: 0,
-    snapshotsSaved: 0,
-    snapshotsRestored: 0,
-    compactions: 0,
-  };
+  readonly stats: SyncStats = emptyStats();
 
   private readonly log: RevisionedLog;
   private readonly hub = new StatusHub();

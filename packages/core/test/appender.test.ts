@@ -1,25 +1,11 @@
-import type { SyncStats } from "@statesync/core";
 import { describe, expect, it } from "vitest";
 import { Appender } from "../src/engine/appender.js";
 import { OwnEntries } from "../src/engine/own-entries.js";
-import { StatusHub } from "../src/engine/status.js";
+import { emptyStats, StatusHub } from "../src/engine/status.js";
 import type { Entry } from "../src/entry.js";
 // The engine's own classes throughout (src, not dist), so that `instanceof StateSyncError` holds.
 import { MemoryLog } from "../src/memory-log.js";
 
-const stats = (): SyncStats => ({
-  entriesFetched: 0,
-  entriesApplied: 0,
-  entriesSkipped: 0,
-  bytesFetched: 0,
-  appends: 0,
-  conflicts: 0,
-  attempts: 0,
-  resends: 0,
-  snapshotsSaved: 0,
-  snapshotsRestored: 0,
-  compactions: 0,
-});
 const command = (n: number): Entry => ({
   v: 1,
   kind: "command",
@@ -31,7 +17,7 @@ const command = (n: number): Entry => ({
 });
 
 function appender(log: MemoryLog) {
-  const s = stats();
+  const s = emptyStats();
   const status = new StatusHub();
   const a = new Appender(
     log,

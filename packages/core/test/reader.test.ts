@@ -1,59 +1,19 @@
-import type { SyncStats } from "@statesync/core";
 import { describe, expect, it } from "vitest";
-import { z } from "zod/v4";
 import { OwnEntries } from "../src/engine/own-entries.js";
 import { Reader } from "../src/engine/reader.js";
 import { Replica } from "../src/engine/replica.js";
-import { StatusHub } from "../src/engine/status.js";
+import { emptyStats, StatusHub } from "../src/engine/status.js";
 import { MemoryLog } from "../src/memory-log.js";
-import { defineModel } from "../src/model.js";
-
-const model = defineModel({
-  name: "r",
-  state: z.object({ n: z.number() }),
-  initial: { n: 0 },
-  commands: { inc: { args: z.object({}), apply: (d) => void (d.n += 1) } },
-});
-const json = (o: unknown) => JSON.stringify(o);
-const genesis = json({
-  v: 1,
-  kind: "genesis",
-  ts: 1,
-  client: "g",
-  model: "r",
-  version: 1,
-  initialHash: model.initialHash,
-});
-const inc = json({ v: 1, kind: "command", ts: 1, seed: 1, client: "o", name: "inc", args: {} });
-const snapshot = (base: number, n: number) =>
-  json({
-    v: 1,
-    kind: "snapshot",
-    base,
-    ts: 1,
-    client: "c",
-    model: "r",
-    version: 1,
-    initialHash: model.initialHash,
-    state: { n },
-  });
-const stats = (): SyncStats => ({
-  entriesFetched: 0,
-  entriesApplied: 0,
-  entriesSkipped: 0,
-  bytesFetched: 0,
-  appends: 0,
-  conflicts: 0,
-  attempts: 0,
-  resends: 0,
-  snapshotsSaved: 0,
-  snapshotsRestored: 0,
-  compactions: 0,
-});
+import {
+  genesisText as genesis,
+  incText as inc,
+  snapshotText as snapshot,
+  tinyModel as model,
+} from "./engine-fixtures.js";
 
 function parts(log: MemoryLog) {
   const status = new StatusHub();
-  const replica = new Replica(model, true, status, stats(), new OwnEntries());
+  const replica = new Replica(model, true, status, emptyStats(), new OwnEntries());
   return { status, replica, reader: new Reader(log, replica, status) };
 }
 

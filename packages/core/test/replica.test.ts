@@ -1,51 +1,16 @@
-import { defineModel, type SyncStats } from "@statesync/core";
 import { describe, expect, it } from "vitest";
-import { z } from "zod/v4";
 import { OwnEntries } from "../src/engine/own-entries.js";
 import { Replica } from "../src/engine/replica.js";
-import { StatusHub } from "../src/engine/status.js";
+import { emptyStats, StatusHub } from "../src/engine/status.js";
+import { bytes, genesisText, incText, tinyModel as model } from "./engine-fixtures.js";
 
-const model = defineModel({
-  name: "r",
-  state: z.object({ n: z.number() }),
-  initial: { n: 0 },
-  commands: { inc: { args: z.object({}), apply: (d) => void (d.n += 1) } },
-});
-const bytes = (o: unknown) => new TextEncoder().encode(JSON.stringify(o));
-const genesis = {
-  revision: 1,
-  data: bytes({
-    v: 1,
-    kind: "genesis",
-    ts: 1,
-    client: "g",
-    model: "r",
-    version: 1,
-    initialHash: model.initialHash,
-  }),
-};
-const inc = (revision: number) => ({
-  revision,
-  data: bytes({ v: 1, kind: "command", ts: 1, seed: 1, client: "o", name: "inc", args: {} }),
-});
-const stats = (): SyncStats => ({
-  entriesFetched: 0,
-  entriesApplied: 0,
-  entriesSkipped: 0,
-  bytesFetched: 0,
-  appends: 0,
-  conflicts: 0,
-  attempts: 0,
-  resends: 0,
-  snapshotsSaved: 0,
-  snapshotsRestored: 0,
-  compactions: 0,
-});
+const genesis = { revision: 1, data: bytes(genesisText) };
+const inc = (revision: number) => ({ revision, data: bytes(incText) });
 
 describe("Replica (state, waiters, subscribers, applied event)", () => {
   it("announces each batch before waiters resolve, then notifies subscribers once", async () => {
     const status = new StatusHub();
-    const replica = new Replica(model, true, status, stats(), new OwnEntries());
+    const replica = new Replica(model, true, status, emptyStats(), new OwnEntries());
     const order: string[] = [];
     replica.onApplied((b) => order.push(`applied:${b.entries.length}`));
     replica.subscribe((s, r) => order.push(`subscriber:${r}:${s.n}`));
@@ -58,12 +23,12 @@ describe("Replica (state, waiters, subscribers, applied event)", () => {
 
   it("rejects waiters with the stall, and stops consuming, when an entry cannot be applied", async () => {
     const status = new StatusHub();
-    const replica = new Replica(model, true, status, stats(), new OwnEntries());
+    const replica = new Replica(model, true, status, emptyStats(), new OwnEntries());
     replica.consume([genesis]);
     const waiting = replica.waitFor(5, undefined);
     const unknown = {
       revision: 2,
-      data: bytes({ v: 1, kind: "command", ts: 1, seed: 1, client: "o", name: "nope", args: {} }),
+      data: bytes(incText.replace('"inc"', '"nope"')),
     };
     replica.consume([unknown]);
     await expect(waiting).rejects.toMatchObject({ code: "UNKNOWN_COMMAND" });
@@ -74,7 +39,7 @@ describe("Replica (state, waiters, subscribers, applied event)", () => {
 
   it("adopts its own update only when it is the next entry", () => {
     const status = new StatusHub();
-    const replica = new Replica(model, true, status, stats(), new OwnEntries());
+    const replica = new Replica(model, true, status, emptyStats(), new OwnEntries());
     replica.consume([genesis]);
     const update = {
       v: 1,

@@ -1,5 +1,5 @@
 import { StateSyncError } from "../errors.js";
-import type { SyncEvents, SyncStatus } from "../synchronizer-types.js";
+import type { SyncEvents, SyncStats, SyncStatus } from "../synchronizer-types.js";
 
 /**
  * Status and events of one replica, derived in one place (after automerge-repo's
@@ -139,4 +139,21 @@ export class StatusHub {
 /** The `CLOSED` error of a closed replica. */
 export function closedError(): StateSyncError {
   return new StateSyncError("CLOSED", "the synchronizer is closed");
+}
+
+/** Counters of a new replica, all zero (see `StateSynchronizer.stats`). */
+export function emptyStats(): SyncStats {
+  return {
+    entriesFetched: 0,
+    entriesApplied: 0,
+    entriesSkipped: 0,
+    bytesFetched: 0,
+    appends: 0,
+    conflicts: 0,
+    attempts: 0,
+    resends: 0,
+    snapshotsSaved: 0,
+    snapshotsRestored: 0,
+    compactions: 0,
+  };
 }

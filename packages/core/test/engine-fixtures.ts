@@ -1,0 +1,46 @@
+import { z } from "zod/v4";
+import { defineModel } from "../src/model.js";
+
+/** Fixtures for unit tests of single engine parts (built from the sources, not dist). */
+export const tinyModel = defineModel({
+  name: "r",
+  state: z.object({ n: z.number() }),
+  initial: { n: 0 },
+  commands: { inc: { args: z.object({}), apply: (d) => void (d.n += 1) } },
+});
+
+const json = (o: unknown) => JSON.stringify(o);
+/** The genesis entry of {@link tinyModel}, as stored. */
+export const genesisText = json({
+  v: 1,
+  kind: "genesis",
+  ts: 1,
+  client: "g",
+  model: "r",
+  version: 1,
+  initialHash: tinyModel.initialHash,
+});
+/** An unconditional `inc` command, as stored. */
+export const incText = json({
+  v: 1,
+  kind: "command",
+  ts: 1,
+  seed: 1,
+  client: "o",
+  name: "inc",
+  args: {},
+});
+/** A snapshot entry of {@link tinyModel} at `base` holding `n`, as stored. */
+export const snapshotText = (base: number, n: number) =>
+  json({
+    v: 1,
+    kind: "snapshot",
+    base,
+    ts: 1,
+    client: "c",
+    model: "r",
+    version: 1,
+    initialHash: tinyModel.initialHash,
+    state: { n },
+  });
+export const bytes = (text: string) => new TextEncoder().encode(text);
