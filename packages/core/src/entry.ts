@@ -107,12 +107,6 @@ export type IntentEntry = Extract<Entry, { kind: "intent" }>;
 export type DecodeResult = { ok: true; entry: Entry } | { ok: false; error: StateSyncError };
 
 const decoder = new TextDecoder("utf-8", { fatal: true });
-const encoder = new TextEncoder();
-
-/** Encodes an entry as UTF-8 JSON. */
-export function encodeEntry(entry: Entry): Uint8Array {
-  return encoder.encode(JSON.stringify(entry));
-}
 
 /**
  * Nesting depth of JSON text, found iteratively (strings and escapes skipped), or -1 when it

@@ -290,7 +290,7 @@ function limitsOf<S>(ops: readonly QueuedUpdate<S>[]): AppendLimits {
 const seedPool = new Uint32Array(256);
 let seedNext = seedPool.length;
 /** A random 32-bit seed from the platform's CSPRNG, drawn 256 at a time (one draw costs ~1 µs). */
-export function nextSeed(): number {
+function nextSeed(): number {
   if (seedNext === seedPool.length) {
     crypto.getRandomValues(seedPool);
     seedNext = 0;
