@@ -110,6 +110,32 @@ export class JetStreamFollower implements LogFollower {
     if (this.stopped) return;
     this.stopped = true;
     this.release();
+    // nats.js cannot cancel a consumer creation: one in flight must settle before the owner may
+    // close the connection, or nats.js retries it on a timer for minutes and the process does not
+    // exit. It settles within a request timeout on a live connection (and is then stopped).
+    const creating = this.creating;
+    if (creating) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        creating.then(
+          () => undefined,
+          () => undefined,
+        ),
+        new Promise((r) => (timer = setTimeout(r, this.source.timeoutMs))),
+      ]);
+      clearTimeout(timer);
+    }
+  }
+
+  /** The client's consumer creation or `consume()` in flight, if any. */
+  private creating: Promise<unknown> | undefined;
+  private track<T>(p: Promise<T>): Promise<T> {
+    this.creating = p;
+    const clear = () => {
+      if (this.creating === p) this.creating = undefined;
+    };
+    p.then(clear, clear);
+    return p;
   }
 
   private abortPending!: () => void;
@@ -123,11 +149,18 @@ export class JetStreamFollower implements LogFollower {
     this.attempt += 1;
     this.unwatchPermission();
     this.wake?.();
-    this.messages?.stop();
+    const messages = this.messages;
+    const consumer = this.consumer;
     this.messages = undefined;
-    this.consumer?.delete().catch(() => undefined);
     this.consumer = undefined;
     this.held = [];
+    messages?.stop();
+    // Delete the server's consumer only once its pull has ended: deleted under an active pull,
+    // the server says so to the pull and nats.js starts re-creating the ordered consumer, on a
+    // timer that retries forever once the connection is closed (it kept processes from exiting).
+    void (messages ? messages.closed() : Promise.resolve())
+      .then(() => consumer?.delete())
+      .catch(() => undefined);
   }
 
   private fail(error: unknown): void {
@@ -151,11 +184,13 @@ export class JetStreamFollower implements LogFollower {
         if (this.stopped) return;
         const what = `follow ${this.source.subject}`;
         const consumer = await withDeadline(
-          api.orderedConsumer(this.source.stream, {
-            filterSubjects: this.source.subject,
-            opt_start_seq: this.next,
-            name_prefix: this.namePrefix,
-          }),
+          this.track(
+            api.orderedConsumer(this.source.stream, {
+              filterSubjects: this.source.subject,
+              opt_start_seq: this.next,
+              name_prefix: this.namePrefix,
+            }),
+          ),
           this.source.timeoutMs,
           what,
           // A consumer created after the follower stopped (or gave up on it) is deleted at once.
@@ -167,13 +202,15 @@ export class JetStreamFollower implements LogFollower {
         }
         this.consumer = consumer;
         const messages = await withDeadline(
-          consumer.consume({
-            max_messages: FOLLOW_BATCH,
-            expires: FOLLOW_EXPIRES_MS,
-            callback: (m) => {
-              if (attempt === this.attempt) this.onMessage(m);
-            },
-          }),
+          this.track(
+            consumer.consume({
+              max_messages: FOLLOW_BATCH,
+              expires: FOLLOW_EXPIRES_MS,
+              callback: (m) => {
+                if (attempt === this.attempt) this.onMessage(m);
+              },
+            }),
+          ),
           this.source.timeoutMs * 2,
           what,
           { abort: this.stopping, onLate: (m) => m.stop() },

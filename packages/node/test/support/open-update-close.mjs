@@ -1,0 +1,20 @@
+// A whole program as a user writes it: open a live replica without snapshots, update, close.
+// It must exit by itself (a process kept alive by a leftover timer never ends).
+import process from "node:process";
+import { z } from "zod/v4";
+import { defineModel, openSynchronizer } from "@statesync/node";
+
+const model = defineModel({
+  name: "exit-check",
+  state: z.object({ n: z.number() }),
+  initial: { n: 0 },
+  commands: { inc: { args: z.object({}), apply: (d) => void (d.n += 1) } },
+});
+const sync = await openSynchronizer({
+  servers: process.argv[2],
+  stream: process.argv[3],
+  model,
+  snapshots: false,
+});
+await sync.update("inc", {});
+await sync.close();
