@@ -54,3 +54,29 @@ describe("Writer on MemoryLog", () => {
     await reader.close();
   });
 });
+
+describe("close() with conditional updates in flight", () => {
+  it("the one in flight resolves as committed; the queued ones reject CLOSED and are not stored", async () => {
+    const log = new MemoryLog();
+    const a = await open(log.handle(), { compaction: false, clientId: "a" });
+    log.setAppendDelay(20);
+    const updates = Array.from({ length: 5 }, () => a.update("increment", { by: 1 }));
+    const settled = Promise.allSettled(updates); // handlers attached at once
+    await new Promise((r) => setTimeout(r, 5)); // the first update is being appended
+    await a.close();
+    const outcomes = await settled;
+    log.setAppendDelay(0);
+    const reader = await open(log.handle(), { compaction: false });
+    // The first left the queue alone and was stored: it must resolve (CLOSED would read as
+    // "not stored", and a retry would apply it twice). The others never left the queue.
+    expect(outcomes.map((o) => (o.status === "fulfilled" ? "committed" : o.reason.code))).toEqual([
+      "committed",
+      "CLOSED",
+      "CLOSED",
+      "CLOSED",
+      "CLOSED",
+    ]);
+    expect(reader.state.count).toBe(1);
+    await reader.close();
+  });
+});

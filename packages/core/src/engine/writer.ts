@@ -233,12 +233,16 @@ export class Writer<S, C extends CommandMap<S>> {
     for (const op of batch.ops) op.attempts += 1;
     const outcome = await this.p.appender.appendConditional(prepared, base, limitsOf(batch.ops));
     if (outcome.kind === "conflict") return outcome;
+    // Committed: whatever happens to the replica now (closed, stalled, a read that fails), the
+    // caller learns that its update is in the log, at this revision, with this state (a CLOSED
+    // here would read as "not stored", and a retry would apply the update twice).
     const stored = outcome.entry;
-    if (!this.p.replica.adopt(stored, entry, run.state)) {
+    if (!this.p.replica.adopt(stored, entry, run.state) && !this.p.status.stopped) {
       // The replica moved past `base` meanwhile (it read its own entry back first): fine, unless
       // it has not reached the entry yet.
-      if (this.p.replica.revision < stored.revision) await this.p.reader.catchUp(stored.revision);
-      this.p.status.assertUsable();
+      if (this.p.replica.revision < stored.revision) {
+        await this.p.reader.catchUp(stored.revision).catch(() => undefined);
+      }
     }
     return { kind: "committed", revision: stored.revision, state: run.state, results: run.results };
   }
