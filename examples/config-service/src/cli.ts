@@ -58,6 +58,7 @@ function parseTimeout(text: string): number {
 async function withFlags<R>(
   options: ConnectionOptions,
   use: (flags: FlagsSynchronizer, signal: AbortSignal) => Promise<R>,
+  access: { create: boolean },
 ): Promise<R> {
   const signal = AbortSignal.timeout(options.timeout);
   const flags = await openSynchronizer({
@@ -66,9 +67,9 @@ async function withFlags<R>(
     model: flagsModel,
     snapshots: false,
     compaction: false,
-    // One-shot: catch up, act, close. (A following replica closed right after opening can leave
-    // nats.js retrying its ordered consumer, which keeps the process alive: see the README.)
-    live: false,
+    live: false, // one-shot: catch up, act, close
+    // Only `load` may create the stream: a mistyped --stream on `evaluate` must not write.
+    create: access.create,
   });
   try {
     try {
@@ -97,11 +98,15 @@ async function load(file: string, options: ConnectionOptions): Promise<void> {
   const problem = flagdProblem(text);
   if (problem !== undefined) throw new CliError(`${path}: ${problem}`);
   const document = flagdConfigSchema.parse(JSON.parse(text));
-  await withFlags(options, async (flags, signal) => {
-    const { revision } = await flags.update("replaceDocument", { document }, { signal });
-    const count = Object.keys(document.flags).length;
-    console.log(`loaded ${count} flag${count === 1 ? "" : "s"} from ${path} → rev ${revision}`);
-  });
+  await withFlags(
+    options,
+    async (flags, signal) => {
+      const { revision } = await flags.update("replaceDocument", { document }, { signal });
+      const count = Object.keys(document.flags).length;
+      console.log(`loaded ${count} flag${count === 1 ? "" : "s"} from ${path} → rev ${revision}`);
+    },
+    { create: true },
+  );
 }
 
 /** The variant values of `flag` (none when it is unknown). */
@@ -114,15 +119,27 @@ async function evaluate(
   flag: string,
   options: ConnectionOptions & { context: Record<string, Json>; default?: Json },
 ): Promise<void> {
-  await withFlags(options, async (flags) => {
-    const variants = variantsOf(flags.state, flag);
-    const fallback = options.default ?? null;
-    const kind = variantKind(options.default ?? variants[0] ?? null);
-    const result = new FlagEvaluator().evaluate(flags.state, flag, options.context, fallback, kind);
-    const line = { value: result.value, variant: result.variant ?? null, reason: result.reason };
-    console.log(JSON.stringify(result.errorCode ? { ...line, errorCode: result.errorCode } : line));
-    if (result.reason === "ERROR") process.exitCode = 1;
-  });
+  await withFlags(
+    options,
+    async (flags) => {
+      const variants = variantsOf(flags.state, flag);
+      const fallback = options.default ?? null;
+      const kind = variantKind(options.default ?? variants[0] ?? null);
+      const result = new FlagEvaluator().evaluate(
+        flags.state,
+        flag,
+        options.context,
+        fallback,
+        kind,
+      );
+      const line = { value: result.value, variant: result.variant ?? null, reason: result.reason };
+      console.log(
+        JSON.stringify(result.errorCode ? { ...line, errorCode: result.errorCode } : line),
+      );
+      if (result.reason === "ERROR") process.exitCode = 1;
+    },
+    { create: false },
+  );
 }
 
 function withConnection(command: Command): Command {

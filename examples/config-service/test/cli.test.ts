@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { getFreePort, openSynchronizer, startNatsServer, type NatsServer } from "@statesync/node";
+import { connect } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FlagEvaluator, type EvaluationContext } from "../src/evaluate.js";
 import type { FlagdConfig, Json } from "../src/flagd-schema.js";
@@ -145,7 +146,9 @@ describe("flags CLI", () => {
   });
 
   it("reports an unknown flag, a bad context and an unreachable server with status 1", async () => {
-    const connection = ["--server", server.url, "--stream", `cli_${++streams}`];
+    const stream = `cli_${++streams}`;
+    const connection = ["--server", server.url, "--stream", stream];
+    await read(stream); // creates the stream (evaluate never does)
     const unknown = await flags("evaluate", "nope", ...connection);
     expect(unknown.code).toBe(1);
     expect(JSON.parse(unknown.stdout)).toMatchObject({
@@ -161,6 +164,22 @@ describe("flags CLI", () => {
     expect(out.stderr).toMatch(
       /cannot read stream "feature-flags" on nats:\/\/127\.0\.0\.1:\d+ within 1000 ms/,
     );
+  });
+
+  it("evaluate on a stream that does not exist fails and creates nothing (a mistyped --stream)", async () => {
+    const stream = `cli_missing_${++streams}`;
+    const out = await flags("evaluate", "dark-mode", "--server", server.url, "--stream", stream);
+    expect(out.code).toBe(1);
+    expect(out.stderr).toMatch(/does not exist/);
+    const nc = await connect({ servers: server.url });
+    try {
+      const jsm = await nc.jetstreamManager();
+      const names: string[] = [];
+      for await (const name of jsm.streams.names()) names.push(name);
+      expect(names).not.toContain(stream);
+    } finally {
+      await nc.close();
+    }
   });
 
   it("runs as `npm run flags -w …`, reading FILE from where npm was started", async () => {
