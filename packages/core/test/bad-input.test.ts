@@ -255,3 +255,17 @@ describe("defineModel validation", () => {
     expect(Object.isFrozen(m1.initial)).toBe(true);
   });
 });
+
+describe("results Immer cannot keep (fresh-eyes trial)", () => {
+  it("a recipe building a 10,000-deep value is refused with VALIDATION, and the replica goes on", async () => {
+    const a = await open(new MemoryLog(), { compaction: false });
+    const deep = a.update((d) => {
+      let x: unknown[] = [];
+      for (let i = 0; i < 10_000; i++) x = [x];
+      (d as unknown as { items: unknown }).items = x;
+    });
+    await expect(deep).rejects.toMatchObject({ code: "VALIDATION" });
+    expect(await a.update("increment", { by: 1 })).toMatchObject({ revision: 2 });
+    await a.close();
+  });
+});

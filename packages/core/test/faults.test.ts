@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MemoryLog } from "@statesync/core";
+import { MemoryLog, type RevisionedLog } from "@statesync/core";
 import { codeOf, open, until } from "./fixtures.js";
 
 /** Fault handling of the engine against MemoryLog's injected faults (LiveStore style). */
@@ -138,5 +138,25 @@ describe("faults on MemoryLog", () => {
     await a.close();
     await log.truncateBefore(100);
     expect(await codeOf(open(log))).toBe("TRUNCATED");
+  });
+});
+
+describe("synced({ signal }) while the first connection is still pending (fresh-eyes trial)", () => {
+  it("rejects ABORTED when the signal aborts, not after the log's request timeout", async () => {
+    const memory = new MemoryLog();
+    // A log whose calls wait 3 s, as a connection that is not made yet waits its request timeout.
+    const slow: RevisionedLog = Object.create(memory.handle());
+    slow.info = async () => {
+      await new Promise((r) => setTimeout(r, 3_000));
+      return memory.info();
+    };
+    const a = await open(slow, { waitFor: "restored", compaction: false });
+    const synced = a.synced({ signal: AbortSignal.timeout(100) }).then(
+      () => "synced",
+      (e: { code?: string }) => e.code,
+    );
+    const late = new Promise((r) => setTimeout(() => r("late"), 2_000));
+    expect(await Promise.race([synced, late])).toBe("ABORTED");
+    await a.close();
   });
 });

@@ -242,7 +242,9 @@ export class Opener<S, C extends CommandMap<S>> {
     for (let attempt = 0; ; attempt++) {
       if (signal?.aborted) throw abortError(signal);
       try {
-        return await this.fetchUpdates();
+        // The signal ends the wait at once, also while a first connection is still pending
+        // (the fetch itself then ends on its own, within the log's request timeout).
+        return await untilAborted(this.fetchUpdates(), signal);
       } catch (e) {
         if (!isStateSyncError(e, "UNAVAILABLE")) throw e;
         await sleep(Math.min(2_000, 50 * 2 ** attempt), signal);
@@ -257,4 +259,17 @@ export class Opener<S, C extends CommandMap<S>> {
     this.reconnectTimer = undefined;
     this.unwatch?.();
   }
+}
+
+/** `p`, or `ABORTED` as soon as `signal` aborts (`p` goes on; its outcome is then ignored). */
+function untilAborted<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return p;
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(abortError(signal));
+    signal.addEventListener("abort", onAbort, { once: true });
+    p.then(
+      (v) => (signal.removeEventListener("abort", onAbort), resolve(v)),
+      (e: unknown) => (signal.removeEventListener("abort", onAbort), reject(e)),
+    );
+  });
 }

@@ -43,10 +43,12 @@ export class RecipeRunner<S, C extends CommandMap<S>> {
     const results = new Map<R, unknown>();
     const failures = new Map<R, unknown>();
     for (const op of ops) {
+      let returned = false;
       try {
         let result: unknown;
         const [produced, p] = produceWithPatches(next, (draft) => {
           result = op.run(draft, ctx);
+          returned = true;
           // A returned draft would be a revoked proxy once produce returns: hand back a copy.
           if (isDraft(result)) result = current(result);
           if (isThenable(result)) {
@@ -64,8 +66,10 @@ export class RecipeRunner<S, C extends CommandMap<S>> {
         results.set(op, result);
       } catch (e) {
         // What the recipe threw reaches the caller unchanged (a command's domain error, say),
-        // where the same command appended unconditionally is reported as COMMAND_FAILED.
-        failures.set(op, e);
+        // where the same command appended unconditionally is reported as COMMAND_FAILED. What
+        // Immer threw after the recipe returned (a result nested so deep that freezing it
+        // overflows the stack) is a VALIDATION error of the update.
+        failures.set(op, returned && !(e instanceof StateSyncError) ? unusableResult(e) : e);
       }
     }
     return { state: next, patches, commands, results, failures };
@@ -90,6 +94,14 @@ export class RecipeRunner<S, C extends CommandMap<S>> {
       }
     }
   }
+}
+
+function unusableResult(cause: unknown): StateSyncError {
+  return new StateSyncError(
+    "VALIDATION",
+    `the update's result cannot be kept (${String(cause)}); is it nested too deep? nothing was appended`,
+    { cause },
+  );
 }
 
 function isThenable(v: unknown): boolean {
