@@ -26,11 +26,15 @@ fi
 # than it in the workspaces (sources, tests, configs; a deleted file touches its directory) or
 # the root package files means the build is stale. Outputs and tools' scratch files do not count.
 stamp=node_modules/.statesync-build-stamp
+# Prints the first workspace path newer than $1 (with $2 = -type f: files only).
+newer_than() {
+  find package.json package-lock.json tsconfig*.json packages examples \
+    \( -name node_modules -o -name dist -o -name '*.tsbuildinfo' -o -name .statesync \
+    -o -name test-results -o -name playwright-report \) -prune -o ${2:-} -newer "$1" -print -quit
+}
 build_is_current() {
   [ -f "$stamp" ] || return 1
-  [ -z "$(find package.json package-lock.json tsconfig*.json packages examples \
-    \( -name node_modules -o -name dist -o -name '*.tsbuildinfo' -o -name .statesync \
-    -o -name test-results -o -name playwright-report \) -prune -o -newer "$stamp" -print -quit)" ]
+  [ -z "$(newer_than "$stamp")" ]
 }
 if [ "${STATESYNC_FORCE_BUILD:-}" != "1" ] && build_is_current; then
   echo "==> build is current (set STATESYNC_FORCE_BUILD=1 to rebuild)"
@@ -38,5 +42,9 @@ else
   echo "==> building"
   touch "$stamp.next"
   npm run --silent build
-  mv "$stamp.next" "$stamp" # the time the build started: edits made during it count as newer
+  # The stamp is the time the build started, so edits made during it count as newer; when no
+  # file changed meanwhile it is the time it ended, or the directories the build's own outputs
+  # touched would make the next run build again.
+  [ -n "$(newer_than "$stamp.next" "-type f")" ] || touch "$stamp.next"
+  mv "$stamp.next" "$stamp"
 fi
