@@ -11,11 +11,9 @@ export {
 } from "./open-synchronizer.js";
 export { FileSnapshotStore, snapshotFileName } from "./file-snapshot-store.js";
 export { connectInBackground, type BackgroundConnection } from "./background-connect.js";
+export { findNatsServer, getFreePort, NatsServerNotFoundError } from "./find-nats-server.js";
 export {
   startNatsServer,
-  findNatsServer,
-  getFreePort,
-  NatsServerNotFoundError,
   type NatsServer,
   type NatsServerExit,
   type NatsServerPorts,
