@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { openCounter, payload, runLoops, tcp, type CounterSync } from "./lib/common.js";
-import { profileTaskInChild, runInChild } from "./lib/child.js";
+import { profileTaskInChild, runInChild, type ChildBenchParams } from "./lib/child.js";
 import { num, ratio } from "./lib/format.js";
 import { sleep, target, uniqueStream, type Benchmark } from "./lib/harness.js";
 import { acrossPlacements, cpuMs } from "./lib/placement.js";
@@ -12,13 +12,7 @@ const IN_FLIGHT = 256;
 const ROUNDS = 5;
 
 /** Params of the client task (runs in a child process of the placement). */
-interface Params {
-  url: string;
-  tmpDir: string;
-  scale: number;
-  /** `--cpu-prof`: only the statesync appends (and the drain), profiled into `file`. */
-  profile?: { file: string; windowMs: number };
-}
+type Params = ChildBenchParams;
 
 interface Figures {
   entryBytes: number;

@@ -127,6 +127,15 @@ export async function runInChild<T>(
   }
 }
 
+/** What a throughput benchmark's child task takes (see {@link profileTaskInChild}). */
+export interface ChildBenchParams {
+  url: string;
+  tmpDir: string;
+  scale: number;
+  /** `--cpu-prof`: only the statesync side, for `windowMs`, profiled into `file`. */
+  profile?: { file: string; windowMs: number };
+}
+
 /**
  * `Benchmark.profile` for a benchmark whose child task takes `{ url, tmpDir, scale, profile:
  * { file, windowMs } }` and profiles its own measured window: starts a server in the counting
@@ -140,7 +149,12 @@ export async function profileTaskInChild(task: string, ctx: ProfileContext): Pro
     const windowMs = Math.round(5_000 * ctx.scale);
     const r = await runInChild<{ what: string; ops: number; windowMs: number }>(
       task,
-      { url: server.url, tmpDir: ctx.tmpDir, scale: ctx.scale, profile: { file, windowMs } },
+      {
+        url: server.url,
+        tmpDir: ctx.tmpDir,
+        scale: ctx.scale,
+        profile: { file, windowMs },
+      } satisfies ChildBenchParams,
       { placement },
     );
     return { ...r, file };
