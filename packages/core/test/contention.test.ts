@@ -71,4 +71,67 @@ describe("contention: intents (engine/contention.ts)", () => {
     expect(late.errors).toEqual([]);
     await Promise.all([a.close(), late.close()]);
   });
+
+  it("a replica that does not follow sees the announced writer go first without waiting out its TTL", async () => {
+    // The CI failure: a non-live compactor waited for its own revision to move to learn that an
+    // intent had been served, so it sat out the whole TTL, its own intent lapsed meanwhile, and it
+    // lost 100 races to the live writers. It must read the log while it waits.
+    const log = new MemoryLog();
+    const c = await open(log, { clientId: "c", compaction: false, live: false });
+    log.injectRaw(intent("b"));
+    await c.fetchUpdates(); // c has seen b's intent
+    log.injectRaw(increment("b")); // b goes first; c, not following, does not see it by itself
+    // An entry that lands only when b's intent would have lapsed, long after b's update.
+    const late = new Promise<number>((resolve) =>
+      setTimeout(() => resolve(log.injectRaw(increment("late"))), 900),
+    );
+    const result = await c.update("increment", { by: 1 });
+    const lateRevision = await late;
+    expect(result.revision).toBeLessThan(lateRevision); // c went right after b, not after the TTL
+    expect(result.attempts).toBe(1);
+    await c.close();
+  });
+
+  it("a writer still losing when its intent is about to lapse announces again", async () => {
+    const log = new MemoryLog();
+    const a = await open(log, { clientId: "a", compaction: false });
+    let runs = 0;
+    // Others append before each of the first five attempts; the fourth attempt takes longer than
+    // half the intent's TTL (a slow machine), so the intent of the third conflict is nearly spent.
+    const result = await a.update((d) => {
+      runs += 1;
+      if (runs === 4) for (const until = Date.now() + 600; Date.now() < until;);
+      if (runs <= 5) log.injectRaw(increment("other"));
+      d.count += 1;
+      return runs;
+    });
+    expect(result.attempts).toBe(6);
+    const intents = (await a.history()).filter((h) => h.kind === "intent");
+    expect(intents.map((h) => h.clientId)).toEqual(["a", "a"]);
+    await a.close();
+  });
+
+  it("a writer announcing again keeps its place before writers that announced after it", async () => {
+    const log = new MemoryLog();
+    const a = await open(log, { clientId: "a", compaction: false });
+    let runs = 0;
+    let late: Promise<number> | undefined;
+    const result = await a.update((d) => {
+      runs += 1;
+      if (runs === 4) {
+        for (const until = Date.now() + 600; Date.now() < until;);
+        // y announces after a's first intent: a's place is before y's, also after a announces
+        // again, so a must not wait for y (y, in turn, waits for a).
+        log.injectRaw(intent("y"));
+        late = new Promise((resolve) =>
+          setTimeout(() => resolve(log.injectRaw(increment("late"))), 900),
+        );
+      }
+      if (runs <= 5) log.injectRaw(increment("other"));
+      d.count += 1;
+      return runs;
+    });
+    expect(result.revision).toBeLessThan(await late!);
+    await a.close();
+  });
 });

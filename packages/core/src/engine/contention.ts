@@ -10,6 +10,8 @@ import type { StatusHub } from "./status.js";
 export const INTENT_AFTER_CONFLICTS = 3;
 /** How long another writer's intent holds the others back without its update arriving (ms). */
 const INTENT_TTL_MS = 1_000;
+/** Longest pause between reads of a replica that does not follow, waiting on an intent (ms). */
+const MAX_INTENT_POLL_MS = 80;
 /** Entries per writer's turn while several writers contend (`contention: "turns"`). */
 const TURN = 8;
 /** How long after another writer's entry a replica considers the log contended (ms). */
@@ -45,7 +47,8 @@ export interface ContendingBatch {
  *    compactor) appends an `intent` entry (unconditional, so it always lands; a no-op for the
  *    state). Every writer that sees an outstanding intent of another writer holds its appends
  *    (conditional and unconditional) back until that writer's next update, command or snapshot entry arrives (or {@link INTENT_TTL_MS} passes: a writer that died
- *    holds nobody back for long). Intents are served in log order, so a writer that keeps losing
+ *    holds nobody back for long; a writer still losing announces again before then, keeping its
+ *    place). A replica that does not follow polls the log while it waits. Intents are served in log order, so a writer that keeps losing
  *    commits within a bounded number of attempts, whatever the event-loop order or the clocks.
  *    Uncontended writers never write one.
  * 3. Turns (`"turns"`, opt-in): while others write, live writers take turns of {@link TURN}
@@ -59,6 +62,8 @@ export class Contention<S, C extends CommandMap<S>> {
   private readonly intents = new Map<string, { revision: number; seenAt: number }>();
   /** Revision of this writer's outstanding intent. */
   private myIntent: number | undefined;
+  /** When this writer last announced itself (ms since the epoch). */
+  private myIntentAt = 0;
   private contendedAt = -Infinity;
   private lastWriterWasMe = false;
   /** Writers (client ids) of the last update and command entries, oldest first. */
@@ -90,11 +95,15 @@ export class Contention<S, C extends CommandMap<S>> {
 
   /** After a conflict (caught up already): when to try again (rule 1), announcing if due (2). */
   async afterConflict(batch: ContendingBatch, round: number): Promise<void> {
-    if (batch.conflicts >= INTENT_AFTER_CONFLICTS && !batch.announced) {
+    if (batch.conflicts >= INTENT_AFTER_CONFLICTS && (!batch.announced || this.intentLapsing())) {
+      // Announced again when the last intent is about to lapse: a writer that stays behind (a
+      // slow machine, a replica that does not follow) must not fall back to racing unaided.
       batch.announced = true;
       await this.announce();
       return;
     }
+    // The others hold back for this writer now: every moment it waits is wasted.
+    if (batch.announced && this.myIntent !== undefined) return;
     if (round === 0 || (this.mode === "turns" && this.reader.following)) return;
     if (this.reader.following) {
       await this.replica.waitUntil(this.replica.revision + 1, backoffDelay(round));
@@ -107,11 +116,17 @@ export class Contention<S, C extends CommandMap<S>> {
     try {
       const prepared = await this.appender.prepare(entry, "the intent entry");
       const stored = await this.appender.appendUnconditional(prepared, { timeoutMs: 5_000 });
-      this.myIntent = stored.revision;
+      this.myIntent ??= stored.revision; // announcing again keeps this writer's place
+      this.myIntentAt = Date.now();
       await this.reader.catchUp(stored.revision);
     } catch {
       // Not announced: the writer simply retries as before.
     }
+  }
+
+  /** True when this writer has no outstanding intent or the others will soon stop honouring it. */
+  private intentLapsing(): boolean {
+    return this.myIntent === undefined || Date.now() - this.myIntentAt > INTENT_TTL_MS / 2;
   }
 
   /**
@@ -120,6 +135,7 @@ export class Contention<S, C extends CommandMap<S>> {
    * announced writer (or compactor) lose another race.
    */
   async deferToIntents(): Promise<void> {
+    let pollMs = 5;
     for (;;) {
       const now = Date.now();
       let first: { revision: number; seenAt: number } | undefined;
@@ -129,8 +145,21 @@ export class Contention<S, C extends CommandMap<S>> {
       }
       if (!first || this.status.stopped) return;
       if (this.myIntent !== undefined && this.myIntent < first.revision) return;
-      const left = first.seenAt + INTENT_TTL_MS - now;
-      await this.replica.waitUntil(this.replica.revision + 1, Math.max(1, left));
+      const left = Math.max(1, first.seenAt + INTENT_TTL_MS - now);
+      if (this.reader.following) {
+        await this.replica.waitUntil(this.replica.revision + 1, left);
+        continue;
+      }
+      // A replica that does not follow learns that the announced writer went first only by
+      // reading: waiting for its own revision to move would hold it for the whole TTL, long
+      // enough for its own intent to lapse (a non-live compactor then lost 100 races in CI).
+      await sleep(Math.min(left, pollMs));
+      pollMs = Math.min(MAX_INTENT_POLL_MS, pollMs * 2);
+      try {
+        await this.reader.catchUp();
+      } catch {
+        return; // only ordering is at stake: the append itself reports what is wrong
+      }
     }
   }
 
@@ -151,10 +180,11 @@ export class Contention<S, C extends CommandMap<S>> {
       const entry = result.entry;
       if (entry.kind === "intent") {
         const revision = entries[i]!.revision;
-        if (mine[i]) this.myIntent = revision;
-        else if (!this.intents.has(entry.client)) {
-          this.intents.set(entry.client, { revision, seenAt: now });
-        }
+        const known = this.intents.get(entry.client);
+        if (mine[i]) this.myIntent ??= revision;
+        // A writer announcing again keeps its place in the order and gets a fresh TTL.
+        else if (known && now - known.seenAt <= INTENT_TTL_MS) known.seenAt = now;
+        else this.intents.set(entry.client, { revision, seenAt: now });
         continue;
       }
       if (entry.kind !== "update" && entry.kind !== "command" && entry.kind !== "snapshot") {
