@@ -18,6 +18,8 @@ if (!bin || !config) {
   process.stderr.write("usage: nats-server-watchdog <nats-server> <config> [dir]\n");
   process.exit(2);
 }
+/** How long after an unannounced server exit the watchdog waits to see the parent go, ms. */
+const PARENT_GRACE_MS = 15_000;
 let orphaned = false;
 /** The parent announced this exit (stop, restart, kill): keep the directory. */
 let expected = false;
@@ -57,12 +59,20 @@ server.on("exit", (code, signal) => {
     if (process.connected) process.disconnect();
     exit(0);
   }
-  // Not announced: the parent may be dying too (a signal to the process group). Give its
-  // channel a moment to close before deciding whether to clean up.
-  setTimeout(() => {
+  // Not announced: the parent may be dying too (a signal to the process group), and a loaded
+  // machine or a parent with its own SIGINT handler may take a while (a fixed 1 s grace lost
+  // that race in CI and left the directory behind). Wait until its channel closes or this
+  // process is re-parented; a parent that is still there after PARENT_GRACE_MS lives on.
+  const parent = process.ppid;
+  const started = Date.now();
+  const poll = setInterval(() => {
+    const gone = !process.connected || process.ppid !== parent;
+    if (!gone && Date.now() - started < PARENT_GRACE_MS) return;
+    clearInterval(poll);
+    orphaned ||= gone;
     if (process.connected) process.disconnect();
     exit(0);
-  }, 1_000);
+  }, 50);
 });
 
 process.on("disconnect", () => {
