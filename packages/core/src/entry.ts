@@ -24,13 +24,12 @@ export const MAX_NESTING_DEPTH = 256;
 export const MAX_ENTRY_BYTES = 64 * 1024 * 1024;
 
 /**
- * A snapshot entry lists the message ids of the entries consumed shortly before it, as
- * `[messageId, revision, timestamp]`, at most this many: a writer whose acknowledgement was lost
- * and whose entry was truncated away by a compaction finds it there instead of in the log.
+ * A snapshot entry lists the message ids of the last entries before it, as
+ * `[messageId, revision, timestamp]`, oldest first, at most this many (by count: the timestamp is
+ * the writer's and is not used). A writer whose acknowledgement was lost and whose entry was
+ * truncated away by a compaction finds it there instead of in the log (engine/own-lookup.ts).
  */
 export const MAX_RECENT = 4_000;
-/** How far back (ms, by entry timestamp) a snapshot entry's `recent` list reaches. */
-export const RECENT_WINDOW_MS = 10 * 60_000;
 
 const FORBIDDEN_KEYS = new Set(["__proto__", "constructor", "prototype"]);
 

@@ -4,7 +4,6 @@ import {
   decodeEntry,
   MAX_RECENT,
   type DecodeResult,
-  RECENT_WINDOW_MS,
   type Entry,
   type GenesisEntry,
   type SnapshotEntry,
@@ -233,9 +232,13 @@ export class Replay<S, C extends CommandMap<S>> {
     return undefined;
   }
 
-  /** The `recent` list a snapshot entry written at `now` carries. */
-  recentForSnapshot(now: number): Array<[string, number, number]> {
-    return this.recent.filter((r) => r[2] >= now - RECENT_WINDOW_MS).slice(-MAX_RECENT);
+  /**
+   * The `recent` list a snapshot entry carries: the last {@link MAX_RECENT} entries with message
+   * ids, by revision. Never filtered by time: the writers' and the compactor's clocks need not
+   * agree (issue 10, case 2). It names every such entry from its oldest one on.
+   */
+  recentForSnapshot(): Array<[string, number, number]> {
+    return this.recent.slice(-MAX_RECENT);
   }
 
   private skip(logEntry: LogEntry, error: StateSyncError): StepResult {

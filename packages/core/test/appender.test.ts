@@ -22,7 +22,7 @@ function appender(log: MemoryLog) {
   const a = new Appender(
     log,
     new OwnEntries(),
-    { recentRevisionOf: () => undefined },
+    { revision: 0, recentRevisionOf: () => undefined },
     status,
     s,
     "a",
@@ -31,7 +31,7 @@ function appender(log: MemoryLog) {
 }
 
 describe("Appender (exactly-once appends) on MemoryLog", () => {
-  it("re-sends an append whose acknowledgement was lost and stores it once", async () => {
+  it("finds an unconditional append whose acknowledgement was lost before re-sending it", async () => {
     const log = new MemoryLog();
     const { a, s } = appender(log);
     log.loseNextAcks(2);
@@ -39,8 +39,20 @@ describe("Appender (exactly-once appends) on MemoryLog", () => {
     const stored = await a.appendUnconditional(p, { timeoutMs: 5_000 });
     expect(stored.revision).toBe(1);
     expect(log.size).toBe(1);
-    expect(s.resends).toBe(2);
+    expect(s.resends).toBe(1); // decided once; the look-up found it, so nothing was re-sent
     expect(s.appends).toBe(1);
+  });
+
+  it("re-sends an unconditional append not in the log conditionally on the tail it checked", async () => {
+    const log = new MemoryLog();
+    const { a } = appender(log);
+    log.failNextAppends(1); // no answer: as far as the appender knows it may have landed
+    const p = await a.prepare(command(1), "the command");
+    const pending = a.appendUnconditional(p, { timeoutMs: 5_000 });
+    log.injectRaw("other writer"); // lands while the appender waits to re-send
+    const stored = await pending;
+    expect(stored.revision).toBe(2);
+    expect(log.size).toBe(2);
   });
 
   it("finds its conditional append after a lost acknowledgement, when the server no longer deduplicates", async () => {
@@ -74,11 +86,11 @@ describe("Appender (exactly-once appends) on MemoryLog", () => {
       code: "UNAVAILABLE",
     });
     log.setOffline(false);
-    log.loseNextAcks(50); // stored, but never acknowledged
+    log.failNextAppends(50); // never answered: each may be stored, as far as the appender knows
     await expect(a.appendUnconditional(p, { timeoutMs: 120 })).rejects.toMatchObject({
       code: "UNKNOWN_OUTCOME",
     });
-    expect(log.size).toBe(1);
+    expect(log.size).toBe(0);
   });
 
   it("refuses an entry no reader would accept before sending it", async () => {

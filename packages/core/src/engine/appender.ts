@@ -5,6 +5,7 @@ import type { LogEntry, LogInfo, RevisionedLog } from "../log.js";
 import { randomId } from "../prng.js";
 import type { SyncStats } from "../synchronizer-types.js";
 import type { OwnEntries, OwnEntry } from "./own-entries.js";
+import { OwnLookup, type OwnHistory } from "./own-lookup.js";
 import type { StatusHub } from "./status.js";
 
 const encoder = new TextEncoder();
@@ -25,11 +26,6 @@ export type ConditionalOutcome =
   | { readonly kind: "committed"; readonly entry: LogEntry }
   | { readonly kind: "conflict"; readonly latest: number | undefined };
 
-/** Where a replica looks for its own entry when the log has truncated the position it expects. */
-export interface OwnHistory {
-  recentRevisionOf(messageId: string): number | undefined;
-}
-
 /**
  * Appends entries exactly once (jetstream-notes, "Lost acknowledgements"; Pravega keeps log I/O
  * in its own client class, nats.js keeps header building apart from the retrying publish). It
@@ -41,9 +37,11 @@ export interface OwnHistory {
  *    no replica would accept is never appended (`VALIDATION`), nor one over the log's limit
  *    (`PAYLOAD_TOO_LARGE`).
  * 2. An attempt whose outcome is unknown is re-sent with the same bytes and the same message id,
- *    never re-computed, until the deadline; a conflict on a re-send is resolved by looking the
- *    message id up after the expected revision (and in the replica's recent entries, and the
- *    `recent` list of the snapshot entry the log now starts with).
+ *    never re-computed, until the deadline. A conditional one is re-sent on the same revision; a
+ *    conflict then is resolved by looking the message id up (`OwnLookup`). An unconditional one
+ *    is looked up before every re-send, and re-sent only on the tail it checked (conditionally):
+ *    neither a server that forgot the id (a restart after a purge, the duplicate window) nor a
+ *    first attempt still in flight can store it twice (issue 10, case 2).
  * 3. The caller learns `UNKNOWN_OUTCOME` only when an attempt may have been stored; when nothing
  *    was ever sent the original error (or `ABORTED`) tells it that nothing was appended.
  * 4. While an entry travels, the replica knows it as its own (see `OwnEntries`); it is forgotten
@@ -53,6 +51,7 @@ export class Appender {
   private counter = 0;
   private readonly instanceId = randomId(8);
   private maxBytes: number | undefined;
+  private readonly lookup: OwnLookup;
 
   constructor(
     private readonly log: RevisionedLog,
@@ -61,7 +60,9 @@ export class Appender {
     private readonly status: StatusHub,
     private readonly stats: SyncStats,
     private readonly clientId: string,
-  ) {}
+  ) {
+    this.lookup = new OwnLookup(log, history);
+  }
 
   /** Records what the log said of itself (its entry size limit). */
   learn(info: LogInfo): void {
@@ -121,9 +122,11 @@ export class Appender {
     limits: AppendLimits,
   ): Promise<LogEntry> {
     const messageId = `${this.clientId}-${this.instanceId}-${++this.counter}`;
+    // An unconditional entry lands after the log's tail, which is at or after this revision.
+    const after = expected ?? this.history.revision;
     this.own.remember(messageId, prepared);
     try {
-      const revision = await this.exactlyOnce(prepared.data, expected, messageId, limits);
+      const revision = await this.exactlyOnce(prepared.data, expected, after, messageId, limits);
       this.stats.appends += 1;
       return { revision, data: prepared.data, messageId };
     } catch (e) {
@@ -135,33 +138,47 @@ export class Appender {
   private async exactlyOnce(
     data: Uint8Array,
     expected: number | undefined,
+    after: number,
     messageId: string,
     { timeoutMs, signal }: AppendLimits,
   ): Promise<number> {
     const deadline = Date.now() + timeoutMs;
     let maybeStored = false; // false while every attempt is known not to have been sent
+    let condition = expected; // the revision the next send is conditional on
+    let checked = after; // unconditional: the first send may lie after this revision
     for (let attempt = 0; ; attempt++) {
       try {
+        if (maybeStored && expected === undefined) {
+          // Invariant 2: look before re-sending, and re-send only on the tail that was checked.
+          const seen = await this.lookup.locate(messageId, checked, "range");
+          if (seen.kind === "found") return seen.revision;
+          if (seen.kind === "absent") condition = checked = seen.tail;
+          else if (seen.purged) throw unknownBecause(seen.why, messageId);
+          else condition = undefined; // too much to read: the server's duplicate table decides
+        }
         // The caller's limits bound the attempt in flight too (issue 10, case 6).
         const limit = { timeoutMs: Math.max(1, deadline - Date.now()), signal };
         const result =
-          expected === undefined
+          condition === undefined
             ? await this.log.appendUnconditional(data, messageId, limit)
-            : await this.log.appendConditional(data, expected, messageId, limit);
+            : await this.log.appendConditional(data, condition, messageId, limit);
         return result.revision;
       } catch (e) {
         let failure: unknown = e;
-        if (isStateSyncError(e, "CONFLICT") && attempt > 0 && expected !== undefined) {
+        if (isStateSyncError(e, "CONFLICT") && maybeStored && expected !== undefined) {
           try {
-            const found = await this.findOwnEntry(messageId, expected);
-            if (found !== undefined) return found;
+            const seen = await this.lookup.locate(messageId, expected, "next");
+            if (seen.kind === "found") return seen.revision;
+            if (seen.kind === "absent") throw e; // a real conflict: the caller may re-run
+            throw unknownBecause(seen.why, messageId);
           } catch (lookup) {
-            if (!isStateSyncError(lookup, "UNAVAILABLE")) {
-              throw maybeStored ? outcomeUnknown(lookup, messageId) : lookup;
+            if (lookup === e || !isStateSyncError(lookup, "UNAVAILABLE")) {
+              throw lookup === e || !maybeStored ? lookup : outcomeUnknown(lookup, messageId);
             }
             failure = lookup;
           }
-          if (isStateSyncError(failure, "CONFLICT")) throw failure;
+        } else if (isStateSyncError(e, "CONFLICT") && maybeStored) {
+          // The tail moved since it was checked (perhaps by the first send): look again.
         } else if (!isStateSyncError(e, "UNAVAILABLE")) {
           // After an attempt whose outcome is unknown, a re-send that fails for another reason
           // (denied, stream gone, ...) says nothing about that first attempt.
@@ -190,6 +207,7 @@ export class Appender {
           );
         }
         this.stats.resends += 1; // counted when decided (before the wait)
+        if (isStateSyncError(failure, "CONFLICT")) continue; // looked up again at once
         // The signal ends the wait at once: then nothing more is sent, and the outcome is what
         // the attempts so far leave it (ABORTED when none was sent, else UNKNOWN_OUTCOME).
         const wait = Math.min(deadline - Date.now(), 50 * 2 ** Math.min(attempt, 6));
@@ -204,27 +222,6 @@ export class Appender {
         }
       }
     }
-  }
-
-  /**
-   * Where an append with `messageId` based on `expected` landed, if it did: right after
-   * `expected` in the log; or, when a compaction truncated that position away, in this replica's
-   * recent entries or the `recent` list of the snapshot entry the log now starts with.
-   */
-  private async findOwnEntry(messageId: string, expected: number): Promise<number | undefined> {
-    const found = await this.log.findByMessageId(messageId, expected);
-    if (found !== undefined) return found;
-    const local = this.history.recentRevisionOf(messageId);
-    if (local !== undefined) return local;
-    const info = await this.log.info();
-    if (info.firstRevision <= expected) return undefined;
-    const first = await this.log.entryAt(info.firstRevision);
-    const decoded = first && decodeEntry(first.data);
-    if (decoded && decoded.ok && decoded.entry.kind === "snapshot") {
-      const hit = decoded.entry.recent?.find((r) => r[0] === messageId);
-      if (hit) return hit[1];
-    }
-    return undefined;
   }
 
   private async maxEntryBytes(): Promise<number> {
@@ -252,4 +249,11 @@ function outcomeUnknown(cause: unknown, messageId: string): StateSyncError {
     `the append may or may not be stored: an earlier attempt's outcome is unknown and the re-send failed (${why})`,
     { cause, details: { messageId } },
   );
+}
+
+/** `UNKNOWN_OUTCOME` when the log cannot tell whether an earlier attempt was stored. */
+function unknownBecause(why: string, messageId: string): StateSyncError {
+  return new StateSyncError("UNKNOWN_OUTCOME", `the append may or may not be stored: ${why}`, {
+    details: { messageId },
+  });
 }

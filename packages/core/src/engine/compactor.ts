@@ -153,7 +153,7 @@ export class Compactor<S, C extends CommandMap<S>> {
       version: this.model.version,
       initialHash: this.model.initialHash,
       state,
-      recent: this.replica.recentForSnapshot(Date.now()),
+      recent: this.replica.recentForSnapshot(),
     };
     const prepared = await this.appender.prepare(entry, "the snapshot entry");
     const outcome = await this.appender.appendConditional(prepared, base, {

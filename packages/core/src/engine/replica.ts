@@ -81,8 +81,8 @@ export class Replica<S, C extends CommandMap<S>> {
     return this.replay.recentRevisionOf(messageId);
   }
   /** See {@link Replay.recentForSnapshot}. */
-  recentForSnapshot(now: number) {
-    return this.replay.recentForSnapshot(now);
+  recentForSnapshot() {
+    return this.replay.recentForSnapshot();
   }
 
   /** Starts over from `from` (a restored snapshot) or from nothing. */

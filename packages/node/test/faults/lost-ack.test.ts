@@ -128,17 +128,18 @@ describe.each(CLIENT_LINES)("a lost publish acknowledgement, nats.js $name", (li
     expect(writer.stats.conflicts).toBe(0);
   });
 
-  it("unconditional update past the duplicate window: not re-sent (it would be stored twice), UNKNOWN_OUTCOME", async () => {
-    // Found by this test: the re-send was stored a second time and applied twice (Pravega 5712).
-    // JetStreamLog now refuses to re-send an unconditional append near the duplicate window.
+  it("unconditional update past the duplicate window: found in the log before any re-send, committed once", async () => {
+    // Found by this test once: the re-send was stored a second time and applied twice (Pravega
+    // 5712); JetStreamLog then refused the re-send (UNKNOWN_OUTCOME). Now the writer looks its
+    // message id up in the log before re-sending an unconditional append (issue 10, case 2).
     const { outcome, history } = await scenario(line, {
       kind: "unconditional",
       outageMs: 1_500,
       othersWrite: 2,
       duplicateWindowMs: 500,
     });
-    expect(outcome).toEqual({ status: "unknown", code: "UNKNOWN_OUTCOME" });
-    // ...and the checker (run by scenario) saw it applied once: the first send had landed.
+    expect(outcome).toEqual({ status: "ok", revision: 2 });
+    // ...and the checker (run by scenario) saw it applied once.
     expect(history.ops[0]!.opId).toBe("w.1");
   });
 });
