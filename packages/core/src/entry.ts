@@ -16,8 +16,17 @@ import { StateSyncError } from "./errors.js";
  * - `intent`: a no-op a conditional writer that keeps losing races appends unconditionally, so
  *   that the other writers let it go first (see `engine/contention.ts`). Clients before it skip
  *   it as `CORRUPT_ENTRY` (an error event, no effect on the state), so they still converge.
+ * - `switch` (format 2): the log switches to a newer model version; it carries the migrated state
+ *   and is a starting point like a snapshot entry. Clients of format 1 stop before it
+ *   (`UNSUPPORTED_FORMAT`); clients of an older model version stop with `MODEL_UPGRADED`.
+ *
+ * docs/format.md says what each version of the SDK does with each kind. This version reads
+ * formats 1 and 2 and writes format 1 for every kind format 1 has (so older clients keep reading
+ * them) and format 2 only where an older client must stop.
  */
-export const FORMAT_VERSION = 1;
+export const FORMAT_VERSION = 2;
+/** The format of the kinds format 1 already had: what this SDK writes for them. */
+export const WRITE_FORMAT = 1;
 /** Deepest nesting of arrays and objects in an entry's JSON text. */
 export const MAX_NESTING_DEPTH = 256;
 /** Largest entry the format admits, in bytes (the log's own limit is usually lower). */
@@ -42,10 +51,17 @@ const patchSchema = z.object({
 const commandCallSchema = z.object({ name: z.string().min(1).max(256), args: z.unknown() });
 
 const common = {
-  v: z.literal(FORMAT_VERSION),
+  v: z.union([z.literal(1), z.literal(2)]),
   ts: z.number().int().nonnegative(),
   client: z.string().max(256),
 };
+
+const recentSchema = z
+  .array(
+    z.tuple([z.string().max(256), z.number().int().nonnegative(), z.number().int().nonnegative()]),
+  )
+  .max(MAX_RECENT)
+  .optional();
 
 const entrySchema = z.discriminatedUnion("kind", [
   z.object({
@@ -71,16 +87,7 @@ const entrySchema = z.discriminatedUnion("kind", [
     version: z.number().int().nonnegative(),
     initialHash: z.string().regex(/^[0-9a-f]{64}$/),
     state: z.unknown(),
-    recent: z
-      .array(
-        z.tuple([
-          z.string().max(256),
-          z.number().int().nonnegative(),
-          z.number().int().nonnegative(),
-        ]),
-      )
-      .max(MAX_RECENT)
-      .optional(),
+    recent: recentSchema,
   }),
   z.object({
     ...common,
@@ -88,8 +95,26 @@ const entrySchema = z.discriminatedUnion("kind", [
     seed: z.number().int().nonnegative().max(0xffffffff),
     name: z.string().min(1).max(256),
     args: z.unknown(),
+    /** The writer's model version (absent: a writer of the version before the last switch). */
+    mv: z.number().int().nonnegative().optional(),
   }),
   z.object({ ...common, kind: z.literal("intent") }),
+  z.object({
+    ...common,
+    v: z.literal(2),
+    kind: z.literal("switch"),
+    /** The revision the switch is based on (written conditionally on it). */
+    base: z.number().int().nonnegative(),
+    model: z.string().min(1),
+    /** The model version the log was at. */
+    from: z.number().int().nonnegative(),
+    /** The model version from this entry on, and its initial state's hash. */
+    version: z.number().int().nonnegative(),
+    initialHash: z.string().regex(/^[0-9a-f]{64}$/),
+    /** The state at `base` migrated to `version`. */
+    state: z.unknown(),
+    recent: recentSchema,
+  }),
 ]);
 
 /** A decoded entry. */
@@ -101,6 +126,7 @@ export type UpdateEntry = Extract<Entry, { kind: "update" }>;
 export type CommandEntry = Extract<Entry, { kind: "command" }>;
 export type SnapshotEntry = Extract<Entry, { kind: "snapshot" }>;
 export type IntentEntry = Extract<Entry, { kind: "intent" }>;
+export type SwitchEntry = Extract<Entry, { kind: "switch" }>;
 
 /** Outcome of {@link decodeEntry}: an entry, or why not (CORRUPT_ENTRY / UNSUPPORTED_FORMAT). */
 export type DecodeResult = { ok: true; entry: Entry } | { ok: false; error: StateSyncError };
@@ -269,7 +295,7 @@ function onlyKeys(o: unknown, allowed: ReadonlySet<string>, required: number): b
 }
 
 const UPDATE_KEYS = new Set(["v", "kind", "ts", "client", "base", "seed", "patches", "commands"]);
-const COMMAND_KEYS = new Set(["v", "kind", "ts", "client", "seed", "name", "args"]);
+const COMMAND_KEYS = new Set(["v", "kind", "ts", "client", "seed", "name", "args", "mv"]);
 const SNAPSHOT_KEYS = new Set(
   "v kind ts client base model version initialHash state recent".split(" "),
 );
@@ -299,7 +325,7 @@ function fastCall(c: unknown): boolean {
 }
 
 function fastEnvelope(raw: Record<string, unknown>): Entry | undefined {
-  if (raw.v !== FORMAT_VERSION || !isCount(raw.ts) || !isShortString(raw.client, 256)) {
+  if (raw.v !== WRITE_FORMAT || !isCount(raw.ts) || !isShortString(raw.client, 256)) {
     return undefined;
   }
   if (raw.kind === "update") {
@@ -328,6 +354,7 @@ function fastEnvelope(raw: Record<string, unknown>): Entry | undefined {
   }
   if (raw.kind === "command") {
     if (!onlyKeys(raw, COMMAND_KEYS, 7) || !isSeed(raw.seed)) return undefined;
+    if ("mv" in raw && !isCount(raw.mv)) return undefined;
     if (!isShortString(raw.name, 256, 1)) return undefined;
     return raw as unknown as Entry;
   }

@@ -55,6 +55,23 @@ export const ERROR_CODES = [
    * replica to start on it (issue 10, case 3).
    */
   "LOG_REPLACED",
+  /**
+   * The log switched to a newer version of the model than this client runs (`details.needed`).
+   * The replica stops before the switch (status `stalled`, reads serve its last state); upgrade
+   * the client (docs/versions.md).
+   */
+  "MODEL_UPGRADED",
+  /**
+   * An unconditional command written by an older model version landed after the log switched to
+   * a newer one (its writer had not seen the switch), and the newer model does not upgrade it:
+   * every replica skips it alike (an event, no effect on the state).
+   */
+  "OUTDATED_COMMAND",
+  /**
+   * The log is at an older model version and this replica, opened with `upgrade: "manual"`, does
+   * not switch it by itself: nothing was appended; call `upgrade()` first (docs/versions.md).
+   */
+  "UPGRADE_PENDING",
 ] as const;
 
 /** One of {@link ERROR_CODES}. */

@@ -13,9 +13,10 @@ export interface HistoryEntry {
   readonly timestamp: number | undefined;
   /**
    * `genesis`, `update` (conditional), `command` (unconditional), `snapshot`, `intent` (a no-op
-   * a writer that kept losing races appended to go first), or `malformed`.
+   * a writer that kept losing races appended to go first), `switch` (the log switched to a newer
+   * model version, docs/versions.md), or `malformed`.
    */
-  readonly kind: "genesis" | "update" | "command" | "snapshot" | "intent" | "malformed";
+  readonly kind: "genesis" | "update" | "command" | "snapshot" | "intent" | "switch" | "malformed";
   /** Command name: the unconditional command, or the first command of a conditional update. */
   readonly command: string | undefined;
   /** Its arguments. */

@@ -36,6 +36,7 @@ export {
   type CommandArgs,
   type CommandSchemas,
   type CommandsOf,
+  type CommandCall,
   type UpdateContext,
 } from "./model.js";
 export { stateHash, canonicalJson, findNonJson, type JsonValue } from "./json.js";

@@ -38,12 +38,40 @@ export type CommandsOf<S, A extends CommandSchemas> = {
 /** The arguments a command takes, typed from its schema's input. */
 export type CommandArgs<C> = C extends CommandDefinition<any, infer A> ? z.input<A> : never;
 
+/** A command of an older model version, as a newer model receives it (see `upgradeCommand`). */
+export interface CommandCall {
+  readonly name: string;
+  readonly args: unknown;
+}
+
 /** What {@link defineModel} takes. */
-export interface ModelDefinition<S, A extends CommandSchemas> {
+export interface ModelDefinition<S, A extends CommandSchemas, P = any> {
   /** Name of the model; stored in the genesis entry. */
   name: string;
-  /** Version (non-negative integer, default 1); stored in the genesis entry. */
+  /**
+   * Version (non-negative integer, default 1); stored in the genesis entry and in every switch,
+   * snapshot and command entry. A version above the predecessor's needs `predecessor` and
+   * `migrate` to read a log written before it (docs/versions.md).
+   */
   version?: number;
+  /**
+   * The model this version replaces (same name, lower version). Its `initial` and commands replay
+   * the entries written before the log switched to this version; a chain of predecessors reads
+   * logs of any older version.
+   */
+  predecessor?: Model<P, any>;
+  /**
+   * The predecessor's state → this version's state. Must be deterministic (every replica runs
+   * it, or trusts the switch entry that carries its result); the result is checked against
+   * `state`. Required with `predecessor`.
+   */
+  migrate?: (previous: P) => S;
+  /**
+   * An unconditional command of an older version that landed after the switch (its writer had
+   * not seen it): the command of this version to apply instead, or undefined to skip it (an
+   * `OUTDATED_COMMAND` event on every replica alike). Deterministic. Default: skip.
+   */
+  upgradeCommand?: (command: CommandCall, fromVersion: number) => CommandCall | undefined;
   /** zod schema of the whole state, restricted to JSON values (no Date, Map, undefined, NaN). */
   state: z.ZodType<S>;
   /** The state before any update; validated against `state`. */
@@ -65,6 +93,13 @@ export interface Model<S, C extends CommandMap<S> = CommandMap<S>> {
   readonly commands: C;
   /** SHA-256 of the canonical JSON of `initial` (stored in the genesis entry). */
   readonly initialHash: string;
+  /** See {@link ModelDefinition.predecessor}. */
+  readonly predecessor?: Model<any, any> | undefined;
+  /** See {@link ModelDefinition.migrate}. */
+  readonly migrate?: ((previous: any) => S) | undefined;
+  /** See {@link ModelDefinition.upgradeCommand}. */
+  readonly upgradeCommand?:
+    ((command: CommandCall, fromVersion: number) => CommandCall | undefined) | undefined;
 }
 
 const nameSchema = z
@@ -78,11 +113,12 @@ const nameSchema = z
  * genesis entry records.
  *
  * Throws `VALIDATION` for a bad name or version, a schema that admits non-JSON values (checked
- * with `z.toJSONSchema`), an `initial` that fails the schema or is not JSON, or a command without
- * an `args` schema or `apply` function.
+ * with `z.toJSONSchema`), an `initial` that fails the schema or is not JSON, a command without
+ * an `args` schema or `apply` function, or a `predecessor` that is not an older version of the
+ * same model, or comes without `migrate`.
  */
-export function defineModel<S, A extends CommandSchemas = Record<never, z.ZodType>>(
-  definition: ModelDefinition<S, A>,
+export function defineModel<S, A extends CommandSchemas = Record<never, z.ZodType>, P = any>(
+  definition: ModelDefinition<S, A, P>,
 ): Model<S, CommandsOf<S, A>> {
   const name = nameSchema.safeParse(definition.name);
   if (!name.success) {
@@ -121,6 +157,7 @@ export function defineModel<S, A extends CommandSchemas = Record<never, z.ZodTyp
       );
     }
   }
+  checkPredecessor(definition, version);
   // A copy that keeps key order (what users see); the hash uses canonical JSON.
   const initial = freeze(JSON.parse(JSON.stringify(parsed.data)) as S, true);
   return Object.freeze({
@@ -130,5 +167,34 @@ export function defineModel<S, A extends CommandSchemas = Record<never, z.ZodTyp
     initial,
     commands: Object.freeze({ ...definition.commands }) as CommandsOf<S, A>,
     initialHash: stateHash(initial),
+    predecessor: definition.predecessor,
+    migrate: definition.migrate,
+    upgradeCommand: definition.upgradeCommand,
   });
+}
+
+function checkPredecessor(definition: ModelDefinition<any, any>, version: number): void {
+  const { predecessor, migrate, upgradeCommand } = definition;
+  const fail = (why: string) => {
+    throw new StateSyncError("VALIDATION", `model ${definition.name} v${version}: ${why}`);
+  };
+  if (predecessor === undefined) {
+    if (migrate !== undefined || upgradeCommand !== undefined) {
+      fail("migrate and upgradeCommand need a predecessor");
+    }
+    return;
+  }
+  if (typeof predecessor !== "object" || typeof predecessor.initialHash !== "string") {
+    fail("predecessor must be a model made by defineModel");
+  }
+  if (predecessor.name !== definition.name) {
+    fail(`its predecessor is model ${predecessor.name}; a predecessor has the same name`);
+  }
+  if (!(predecessor.version < version)) {
+    fail(`its predecessor's version (${predecessor.version}) must be lower`);
+  }
+  if (typeof migrate !== "function") fail("a predecessor needs a migrate function");
+  if (upgradeCommand !== undefined && typeof upgradeCommand !== "function") {
+    fail("upgradeCommand must be a function");
+  }
 }

@@ -5,13 +5,16 @@ import {
   MAX_RECENT,
   type DecodeResult,
   type Entry,
+  type CommandEntry,
   type GenesisEntry,
   type SnapshotEntry,
+  type SwitchEntry,
 } from "./entry.js";
 import { StateSyncError } from "./errors.js";
 import { findNonJson } from "./json.js";
 import type { LogEntry } from "./log.js";
 import type { CommandMap, Model } from "./model.js";
+import { migrateUp, modelOfVersion } from "./versions.js";
 
 /** What one {@link Replay.step} did. */
 export type StepResult =
@@ -33,9 +36,21 @@ export type StepResult =
  * conditional entry must be based on r. A gap is accepted only onto a snapshot entry (compaction);
  * otherwise the replay stalls with `TRUNCATED`. The first entry consumed must be the genesis
  * entry or a snapshot entry.
+ *
+ * Versions (docs/versions.md): the log is at the model version of its last genesis, snapshot or
+ * switch entry. While that is an older version of the model's chain (`legacy`), entries are
+ * replayed with that version's model and `state` is the log's state migrated up (a view); an
+ * entry of a version newer than the model stops the replay with `MODEL_UPGRADED`. Every rule
+ * depends only on the log, so replicas of different versions that read an entry agree on it or
+ * one of them stops.
  */
 export class Replay<S, C extends CommandMap<S>> {
-  state: S;
+  /** The state in the shape of the log's model version (`logModel`). */
+  logState: unknown;
+  /** The model of the version the log is at: `model`, or a predecessor while the log is older. */
+  logModel: Model<any, any>;
+  /** The version the log was at before its last switch entry (undefined: no switch seen). */
+  switchedFrom: number | undefined;
   revision: number;
   /** Whether a genesis or snapshot entry (or a restored snapshot) anchors the replay. */
   anchored: boolean;
@@ -46,15 +61,36 @@ export class Replay<S, C extends CommandMap<S>> {
   /** `[messageId, revision, timestamp]` of entries consumed recently (see `MAX_RECENT`). */
   private recent: Array<[string, number, number]> = [];
 
+  private view: { revision: number; logState: unknown; state: S } | undefined;
+
   constructor(
     private readonly model: Model<S, C>,
     private readonly contiguous: boolean,
-    from?: { state: S; revision: number; messageId?: string | undefined },
+    from?: { state: unknown; revision: number; messageId?: string | undefined; version?: number },
   ) {
-    this.state = from?.state ?? model.initial;
+    this.logModel = (from?.version !== undefined && modelOfVersion(model, from.version)) || model;
+    this.logState = from?.state ?? model.initial;
     this.revision = from?.revision ?? 0;
     this.anchored = from !== undefined;
     this.messageId = from?.messageId;
+  }
+
+  /**
+   * The state as this model sees it: the log's state, migrated up while the log is at an older
+   * version (computed once per revision). Throws `VALIDATION` when the migration fails.
+   */
+  get state(): S {
+    if (this.logModel === this.model) return this.logState as S;
+    const v = this.view;
+    if (v && v.revision === this.revision && v.logState === this.logState) return v.state;
+    const state = migrateUp(this.model, this.logModel, this.logState);
+    this.view = { revision: this.revision, logState: this.logState, state };
+    return state;
+  }
+
+  /** Whether the log is at an older version of the model than this one. */
+  get legacy(): boolean {
+    return this.logModel !== this.model;
   }
 
   /**
@@ -72,7 +108,7 @@ export class Replay<S, C extends CommandMap<S>> {
       return this.skip(logEntry, decoded.error);
     }
     const entry = decoded.entry;
-    if (entry.kind === "snapshot") return this.jump(logEntry, entry);
+    if (entry.kind === "snapshot" || entry.kind === "switch") return this.jump(logEntry, entry);
     if (gap || !this.anchored) {
       if (entry.kind === "genesis" && !this.anchored) return this.genesis(logEntry, entry);
       return this.stall(this.truncated(logEntry.revision), logEntry);
@@ -94,9 +130,15 @@ export class Replay<S, C extends CommandMap<S>> {
         ),
       );
     }
-    const outcome = applyEntry(this.model, this.state, entry, this.revision);
+    let applied: Entry = entry;
+    if (entry.kind === "command") {
+      const call = this.commandOfLogVersion(entry);
+      if (call instanceof StateSyncError) return this.skip(logEntry, call);
+      applied = call;
+    }
+    const outcome = applyEntry(this.logModel, this.logState, applied, this.revision);
     if (outcome.kind === "stall") return this.stall(outcome.error, logEntry);
-    if (outcome.kind === "applied") this.state = outcome.state;
+    if (outcome.kind === "applied") this.logState = outcome.state;
     this.advance(logEntry, entry.kind, entry.ts);
     return outcome.kind === "noop"
       ? { kind: "applied", entry, error: withRevision(outcome.error, logEntry.revision) }
@@ -116,9 +158,9 @@ export class Replay<S, C extends CommandMap<S>> {
     while (i < entries.length) {
       const run = this.plainRun(entries, decoded, i);
       if (run.length > 0) {
-        const state = applyBatch(this.model, this.state, run, this.revision);
+        const state = applyBatch(this.logModel, this.logState, run, this.revision);
         if (state !== undefined) {
-          this.state = state;
+          this.logState = state;
           for (const item of run) {
             this.advance(entries[i]!, item.entry.kind, item.entry.ts);
             results.push({ kind: "applied", entry: item.entry });
@@ -153,7 +195,9 @@ export class Replay<S, C extends CommandMap<S>> {
       if (this.contiguous && logEntry.revision !== revision + 1) break;
       const d = (decoded[i] ??= decodeEntry(logEntry.data));
       if (!d.ok || (d.entry.kind === "update" && d.entry.base !== revision)) break;
-      const item = batchItem(this.model, d.entry, logEntry.revision);
+      if (d.entry.kind === "command" && this.writerVersion(d.entry) !== this.logModel.version)
+        break;
+      const item = batchItem(this.logModel, d.entry, logEntry.revision);
       if (item === undefined) break;
       run.push(item);
       revision = logEntry.revision;
@@ -161,40 +205,102 @@ export class Replay<S, C extends CommandMap<S>> {
     return run;
   }
 
-  private modelMismatch(entry: GenesisEntry | SnapshotEntry): string | undefined {
+  /**
+   * The model of the version an entry says the log is at, from this model's chain; or why this
+   * replica cannot read on: `MODEL_UPGRADED` for a newer version (details: `needed`),
+   * `MODEL_MISMATCH` for another model, another initial state, or an older version this model
+   * has no predecessor for.
+   */
+  private modelOf(
+    entry: GenesisEntry | SnapshotEntry | SwitchEntry,
+  ): Model<any, any> | StateSyncError {
+    const mismatch = (why: string) => new StateSyncError("MODEL_MISMATCH", why);
     if (entry.model !== this.model.name) {
-      return `the log belongs to model "${entry.model}", not "${this.model.name}"`;
+      return mismatch(`the log belongs to model "${entry.model}", not "${this.model.name}"`);
     }
-    if (entry.version === this.model.version && entry.initialHash !== this.model.initialHash) {
-      return `the log was created by ${entry.model} v${entry.version} with another initial state`;
+    if (entry.version > this.model.version) {
+      return new StateSyncError(
+        "MODEL_UPGRADED",
+        `the log switched to ${entry.model} v${entry.version}; this client runs v${this.model.version}: upgrade it`,
+        { details: { needed: entry.version, version: this.model.version } },
+      );
     }
-    return undefined;
+    const model = modelOfVersion(this.model, entry.version);
+    if (model === undefined) {
+      return mismatch(
+        `the log is at ${entry.model} v${entry.version}, which v${this.model.version} cannot read: declare its predecessor and a migrate function`,
+      );
+    }
+    if (entry.initialHash !== model.initialHash) {
+      return mismatch(
+        `the log was created by ${entry.model} v${entry.version} with another initial state`,
+      );
+    }
+    return model;
   }
 
   private genesis(logEntry: LogEntry, entry: GenesisEntry): StepResult {
-    const mismatch = this.modelMismatch(entry);
-    if (mismatch) return this.stall(new StateSyncError("MODEL_MISMATCH", mismatch), logEntry);
+    const model = this.modelOf(entry);
+    if (model instanceof StateSyncError) return this.stall(model, logEntry);
+    this.setLogModel(model, model.initial);
+    this.switchedFrom = undefined;
     this.anchored = true;
     this.advance(logEntry, "genesis", entry.ts);
     return { kind: "applied", entry };
   }
 
-  /** A snapshot entry: the state at its revision, whatever came before. */
-  private jump(logEntry: LogEntry, entry: SnapshotEntry): StepResult {
-    const mismatch = this.modelMismatch(entry);
-    if (mismatch) return this.stall(new StateSyncError("MODEL_MISMATCH", mismatch), logEntry);
-    const valid = this.model.state.safeParse(entry.state);
+  /** A snapshot or switch entry: the state at its revision, whatever came before. */
+  private jump(logEntry: LogEntry, entry: SnapshotEntry | SwitchEntry): StepResult {
+    const model = this.modelOf(entry);
+    if (model instanceof StateSyncError) return this.stall(model, logEntry);
+    const valid = model.state.safeParse(entry.state);
     const problem = valid.success ? findNonJson(entry.state) : "it fails the state schema";
     if (problem !== undefined) {
-      const error = new StateSyncError("CORRUPT_ENTRY", `snapshot entry is invalid: ${problem}`);
+      const error = new StateSyncError(
+        "CORRUPT_ENTRY",
+        `${entry.kind} entry is invalid: ${problem}`,
+      );
       const needed = !this.anchored || (this.contiguous && logEntry.revision !== this.revision + 1);
       return needed ? this.stall(error, logEntry) : this.skip(logEntry, error);
     }
-    this.state = freeze(entry.state as S, true);
+    this.setLogModel(model, freeze(entry.state, true));
+    if (entry.kind === "switch") this.switchedFrom = entry.from;
     this.anchored = true;
     this.recent = (entry.recent ?? []).map((r) => [...r]);
-    this.advance(logEntry, "snapshot", entry.ts);
+    this.advance(logEntry, entry.kind, entry.ts);
     return { kind: "applied", entry };
+  }
+
+  private setLogModel(model: Model<any, any>, state: unknown): void {
+    this.logModel = model;
+    this.logState = state;
+    this.view = undefined;
+  }
+
+  /** The model version that wrote a command: `mv`, or else the version before the last switch. */
+  private writerVersion(entry: CommandEntry): number {
+    return entry.mv ?? this.switchedFrom ?? this.logModel.version;
+  }
+
+  /**
+   * A command entry as the log's version applies it: itself; the log version's
+   * `upgradeCommand` of a command an older version wrote after the switch; or the reason every
+   * replica skips it (`OUTDATED_COMMAND`).
+   */
+  private commandOfLogVersion(entry: CommandEntry): CommandEntry | StateSyncError {
+    const written = this.writerVersion(entry);
+    const version = this.logModel.version;
+    if (written === version) return entry;
+    const upgraded =
+      written < version
+        ? this.logModel.upgradeCommand?.({ name: entry.name, args: entry.args }, written)
+        : undefined;
+    if (upgraded !== undefined) return { ...entry, name: upgraded.name, args: upgraded.args };
+    return new StateSyncError(
+      "OUTDATED_COMMAND",
+      `command "${entry.name}" was written by model version ${written} on a log at version ${version}; skipped`,
+      { details: { command: entry.name, writtenBy: written, logVersion: version } },
+    );
   }
 
   private advance(logEntry: LogEntry, kind: Entry["kind"] | undefined, ts = 0): void {
@@ -219,7 +325,8 @@ export class Replay<S, C extends CommandMap<S>> {
       return false;
     }
     if (this.contiguous && logEntry.revision !== this.revision + 1) return false;
-    this.state = state;
+    if (this.legacy) return false; // a writer switches the log to its version first
+    this.logState = state;
     this.advance(logEntry, "update", ts);
     return true;
   }

@@ -165,6 +165,25 @@ export interface StateSynchronizer<S, C extends CommandMap<S> = CommandMap<S>> {
    * `PERMISSION_DENIED` without purge permission, and what `update` throws.
    */
   compact(): Promise<CompactionResult>;
+
+  /**
+   * Switches the log to this model's version when it is at an older one (docs/versions.md): a
+   * `switch` entry carrying the state migrated through the model's `migrate` functions, appended
+   * conditionally, so it is written once however many replicas call this together. Resolves with
+   * the revision of the switch entry (this replica's or another's), or the current revision when
+   * the log is already at this version. With `upgrade: "on-open"` (the default) replicas do this
+   * when they open and before they first append. Throws `VALIDATION` when a `migrate` fails,
+   * `RETRY_LIMIT` after 100 lost races, `PERMISSION_DENIED` for a reader, and what `update`
+   * throws.
+   */
+  upgrade(): Promise<{ readonly revision: number }>;
+
+  /**
+   * Whether the log is at an older version of this model (it has not switched yet): reads show
+   * the log's state migrated up; appends switch it first (or, with `upgrade: "manual"`, fail with
+   * `UPGRADE_PENDING`).
+   */
+  readonly upgradePending: boolean;
   /** The retained entries in `[from, to]` (revision, time, kind, command and args, client). */
   history(options?: HistoryOptions): Promise<HistoryEntry[]>;
   /**
@@ -228,6 +247,14 @@ export interface CreateSynchronizerOptions<S, C extends CommandMap<S>> {
    * `engine/contention.ts` and the README's performance section.
    */
   contention?: "retry" | "turns";
+  /**
+   * When a replica of a newer model version switches a log at an older version
+   * (docs/versions.md): `"on-open"` (default) when it opens and before it first appends;
+   * `"manual"` only when `upgrade()` is called (until then it reads the log's state migrated up,
+   * and its appends fail with `UPGRADE_PENDING`). Older-version replicas stop at the switch with
+   * `MODEL_UPGRADED`, so pick `"manual"` to choose the moment in a rolling deploy.
+   */
+  upgrade?: "on-open" | "manual";
   /**
    * For runtime packages that connect in the background: subscribes the replica to the
    * connection's errors (see `BackgroundConnection.errors`), each reported as an `"error"` event

@@ -12,6 +12,7 @@ import { RecipeRunner, type RecipeRun } from "./engine/recipes.js";
 import { Replica } from "./engine/replica.js";
 import { Snapshots } from "./engine/snapshots.js";
 import { closedError, emptyStats, StatusHub } from "./engine/status.js";
+import { Upgrader } from "./engine/upgrader.js";
 import { Writer } from "./engine/writer.js";
 import { StateSyncError } from "./errors.js";
 import { readHistory, rebuildStateAt, type HistoryEntry, type HistoryOptions } from "./history.js";
@@ -77,6 +78,7 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
   private readonly snapshots: Snapshots<S, C>;
   private readonly writer: Writer<S, C>;
   private readonly compactor: Compactor<S, C>;
+  private readonly upgrader: Upgrader<S, C>;
   private readonly unwatchConnection: (() => void) | undefined;
 
   constructor(private readonly options: CreateSynchronizerOptions<S, C>) {
@@ -119,6 +121,16 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
       status,
     );
     const recipes = new RecipeRunner(model);
+    const upgrader = (this.upgrader = new Upgrader(
+      options.upgrade ?? "on-open",
+      model,
+      clientId,
+      replica,
+      reader,
+      opener,
+      appender,
+      status,
+    ));
     const writer = (this.writer = new Writer({
       log,
       clientId,
@@ -128,6 +140,7 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
       appender,
       contention,
       recipes,
+      upgrader,
       status,
     }));
     const policy =
@@ -155,8 +168,15 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
     });
   }
 
-  start(): Promise<void> {
-    return this.opener.start(this.options.waitFor ?? "synced");
+  async start(): Promise<void> {
+    await this.opener.start(this.options.waitFor ?? "synced");
+    if (this.hub.status !== "live") return; // then the first append switches the log
+    // A reader (no permission to append) or a failing migration still opens: the error is an
+    // event, the state the log's state migrated up, and appends fail with the same error.
+    await this.upgrader.afterOpen().catch((e: unknown) => {
+      if (e instanceof StateSyncError && !this.hub.closed) this.hub.report(e);
+      else if (!(e instanceof StateSyncError)) throw e;
+    });
   }
 
   // ---- reads
@@ -262,6 +282,13 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
     }
     parseCommand(this.model, command, args);
     return this.writer.unconditional(command, args, parseUpdateOptions(options));
+  }
+
+  upgrade(): Promise<{ readonly revision: number }> {
+    return this.upgrader.upgrade().then((revision) => ({ revision }));
+  }
+  get upgradePending(): boolean {
+    return this.replica.legacy;
   }
 
   compact(): Promise<CompactionResult> {

@@ -288,13 +288,21 @@ describe("StateSynchronizer on MemoryLog", () => {
     expect(await codeOf(createSynchronizer({ log, model: other }))).toBe("MODEL_MISMATCH");
     const changed = defineModel({ ...counterModel, initial: { count: 1, items: [], log: [] } });
     expect(await codeOf(createSynchronizer({ log, model: changed }))).toBe("MODEL_MISMATCH");
+    // Issue 11: a next version without a predecessor used to open the log and diverge.
     const nextVersion = defineModel({
       ...counterModel,
       version: 2,
       initial: { count: 1, items: [], log: [] },
     });
-    const ok = await createSynchronizer({ log, model: nextVersion });
-    expect(ok.revision).toBe(1);
+    expect(await codeOf(createSynchronizer({ log, model: nextVersion }))).toBe("MODEL_MISMATCH");
+    const migrated = defineModel({
+      ...nextVersion,
+      predecessor: counterModel,
+      migrate: (s: typeof counterModel.initial) => ({ ...s, count: s.count + 1 }),
+    });
+    const ok = await createSynchronizer({ log, model: migrated });
+    expect(ok.revision).toBe(2); // it switched the log: a switch entry at revision 2
+    expect(ok.state.count).toBe(1);
     await ok.close();
   });
 

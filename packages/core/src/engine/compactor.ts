@@ -129,11 +129,14 @@ export class Compactor<S, C extends CommandMap<S>> {
     await this.opener.fetchUpdates();
     if (this.replica.lastKind === "snapshot") return this.replica.revision; // one already
     const base = this.replica.revision;
-    const state = this.replica.state;
+    // The log's version and state: a log that has not switched to this model's version yet is
+    // compacted as what it is (docs/versions.md).
+    const model = this.replica.logModel;
+    const state = this.replica.logState;
     // A snapshot entry replicas would refuse (Replay.jump) must not replace the history: a
     // patch from another writer can leave a state that fails the schema (found by the fault
     // tests: late joiners then failed with CORRUPT_ENTRY and the history was gone).
-    const invalid = !this.model.state.safeParse(state).success
+    const invalid = !model.state.safeParse(state).success
       ? "it fails the model's schema"
       : findNonJson(state);
     if (invalid !== undefined) {
@@ -149,9 +152,9 @@ export class Compactor<S, C extends CommandMap<S>> {
       base,
       ts: Date.now(),
       client: this.clientId,
-      model: this.model.name,
-      version: this.model.version,
-      initialHash: this.model.initialHash,
+      model: model.name,
+      version: model.version,
+      initialHash: model.initialHash,
       state,
       recent: this.replica.recentForSnapshot(),
     };

@@ -45,6 +45,7 @@ export const optionsSchema = z.object({
   live: z.boolean().optional(),
   waitFor: z.enum(["synced", "restored"]).optional(),
   contention: z.enum(["retry", "turns"]).optional(),
+  upgrade: z.enum(["on-open", "manual"]).optional(),
   compaction: z
     .union([
       z.literal(false),

@@ -58,8 +58,37 @@ export class Replica<S, C extends CommandMap<S>> {
     });
   }
 
+  /** The last state this model could see (kept when migrating a newer log state fails). */
+  private lastView: S | undefined;
+
+  /**
+   * The state as this model sees it: while the log is at an older model version, the log's state
+   * migrated up (see `Replay.state`); the last one that migrated when a migration fails.
+   */
   get state(): Immutable<S> {
-    return this.replay.state as Immutable<S>;
+    if (!this.replay.legacy) return this.replay.state as Immutable<S>;
+    try {
+      this.lastView = this.replay.state;
+    } catch {
+      // reported as a stall by `consume`; reads keep the last state that migrated
+    }
+    return (this.lastView ?? this.model.initial) as Immutable<S>;
+  }
+  /** The state migrated to this model's version now; throws `VALIDATION` when that fails. */
+  migratedState(): S {
+    return this.replay.state;
+  }
+  /** Whether the log is at an older version of the model (see `Replay.legacy`). */
+  get legacy(): boolean {
+    return this.replay.legacy;
+  }
+  /** The model of the version the log is at. */
+  get logModel(): Model<any, any> {
+    return this.replay.logModel;
+  }
+  /** The state in the shape of the log's model version (what a snapshot entry of it carries). */
+  get logState(): unknown {
+    return this.replay.logState;
   }
   get revision(): number {
     return this.replay.revision;
@@ -85,8 +114,13 @@ export class Replica<S, C extends CommandMap<S>> {
     return this.replay.recentForSnapshot();
   }
 
-  /** Starts over from `from` (a restored snapshot) or from nothing. */
-  reset(from?: { state: S; revision: number; messageId?: string | undefined }): void {
+  /** Starts over from `from` (a restored snapshot, of model version `version`) or from nothing. */
+  reset(from?: {
+    state: unknown;
+    revision: number;
+    messageId?: string | undefined;
+    version?: number;
+  }): void {
     this.replay = new Replay(this.model, this.contiguous, from);
     this.scheduleNotify();
   }
@@ -134,7 +168,14 @@ export class Replica<S, C extends CommandMap<S>> {
         mine: mine.slice(0, consumed),
       });
     }
-    if (stall) this.status.stall(stall);
+    if (stall) return this.status.stall(stall);
+    if (this.replay.legacy) {
+      try {
+        this.lastView = this.replay.state; // the migrated view, once per batch
+      } catch (e) {
+        this.status.stall(e as StateSyncError); // every replica of this version stops alike
+      }
+    }
   }
 
   /**

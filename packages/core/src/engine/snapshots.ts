@@ -3,6 +3,7 @@ import { isStateSyncError, StateSyncError } from "../errors.js";
 import { findNonJson } from "../json.js";
 import type { LogInfo, RevisionedLog } from "../log.js";
 import type { CommandMap, Model } from "../model.js";
+import { modelOfVersion } from "../versions.js";
 import type { SnapshotRecord, SnapshotStore } from "../snapshot-store.js";
 import type { SyncStats } from "../synchronizer-types.js";
 import type { Replica } from "./replica.js";
@@ -60,19 +61,25 @@ export class Snapshots<S, C extends CommandMap<S>> {
       return this.discard(e instanceof Error ? e.message : String(e));
     }
     if (record === undefined) return;
+    // A snapshot of an older version of the model resumes the log at that version (its state is
+    // then migrated up like the log's); one of a version this model cannot read is discarded.
+    const model = modelOfVersion(this.model, record.modelVersion);
     const problem =
       record.model !== this.model.name
         ? `it belongs to model ${record.model}`
-        : !this.model.state.safeParse(record.state).success
-          ? "its state fails the model's schema"
-          : findNonJson(record.state) !== undefined
-            ? "its state is not JSON"
-            : undefined;
+        : model === undefined
+          ? `it was saved by ${record.model} v${record.modelVersion}, which v${this.model.version} cannot read`
+          : !model.state.safeParse(record.state).success
+            ? "its state fails the model's schema"
+            : findNonJson(record.state) !== undefined
+              ? "its state is not JSON"
+              : undefined;
     if (problem !== undefined) return this.discard(problem);
     this.replica.reset({
-      state: freeze(record.state as S, true),
+      state: freeze(record.state, true),
       revision: record.revision,
       messageId: record.messageId,
+      version: record.modelVersion,
     });
     this.logIdentity = record.logIdentity;
     this.restored = record;
@@ -161,11 +168,12 @@ export class Snapshots<S, C extends CommandMap<S>> {
     const record: SnapshotRecord = {
       format: 1,
       revision: this.replica.revision,
-      state: this.replica.state,
+      // The log's state at its version: what a replica of any newer version can resume from.
+      state: this.replica.logState,
       logIdentity: this.logIdentity!,
       messageId: this.replica.messageId,
       model: this.model.name,
-      modelVersion: this.model.version,
+      modelVersion: this.replica.logModel.version,
       savedAt: Date.now(),
     };
     try {

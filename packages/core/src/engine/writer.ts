@@ -8,6 +8,7 @@ import type { CommandMap } from "../model.js";
 import type { UpdateResult } from "../synchronizer-types.js";
 import type { Appender, AppendLimits } from "./appender.js";
 import type { ContendingBatch, Contention } from "./contention.js";
+import type { Upgrader } from "./upgrader.js";
 import type { Opener } from "./opener.js";
 import type { ParsedUpdateOptions } from "./options.js";
 import type { Reader } from "./reader.js";
@@ -85,6 +86,7 @@ export interface WriterParts<S, C extends CommandMap<S>> {
   readonly appender: Appender;
   readonly contention: Contention<S, C>;
   readonly recipes: RecipeRunner<S, C>;
+  readonly upgrader: Upgrader<S, C>;
   readonly status: StatusHub;
 }
 
@@ -189,6 +191,7 @@ export class Writer<S, C extends CommandMap<S>> {
   /** One round: run the recipes on the current state and append their entry conditionally. */
   private async attempt(batch: Batch<S>): Promise<Attempt<S>> {
     if (!this.p.replica.anchored) await this.p.opener.anchor();
+    if (this.p.replica.legacy) await this.p.upgrader.ensure();
     if (this.p.contention.mayWait) await this.p.contention.beforeAttempt(batch);
     const base = this.p.replica.revision;
     const state = this.p.replica.state as S;
@@ -255,6 +258,7 @@ export class Writer<S, C extends CommandMap<S>> {
   ): Promise<{ readonly revision: number }> {
     if (options.signal?.aborted) throw abortError(options.signal);
     if (!this.p.replica.anchored) await this.p.opener.anchor();
+    if (this.p.replica.legacy) await this.p.upgrader.ensure();
     if (this.p.contention.mayWait) await this.p.contention.deferToIntents();
     const entry: CommandEntry = {
       v: 1,
@@ -264,6 +268,7 @@ export class Writer<S, C extends CommandMap<S>> {
       client: this.p.clientId,
       name,
       args,
+      mv: this.p.upgrader.version,
     };
     const prepared = await this.p.appender.prepare(entry, "the command");
     const append = this.p.appender.appendUnconditional(prepared, {

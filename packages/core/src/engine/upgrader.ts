@@ -1,0 +1,110 @@
+import type { SwitchEntry } from "../entry.js";
+import { StateSyncError } from "../errors.js";
+import type { CommandMap, Model } from "../model.js";
+import type { Appender } from "./appender.js";
+import { DEFAULT_OUTCOME_TIMEOUT_MS } from "./options.js";
+import type { Opener } from "./opener.js";
+import type { Reader } from "./reader.js";
+import type { Replica } from "./replica.js";
+import type { StatusHub } from "./status.js";
+
+/** Races a switch entry may lose to writers of the older version before `upgrade()` gives up. */
+const MAX_SWITCH_RACES = 100;
+
+/** When a replica of a newer model version switches a log that is at an older one. */
+export type UpgradePolicy = "on-open" | "manual";
+
+/**
+ * Switches the log to this model's version (docs/versions.md): a `switch` entry carrying the
+ * state migrated from the log's version, appended conditionally on the revision it was migrated
+ * at, so it is written once however many new-version replicas start together (the others read
+ * it and find nothing to do).
+ *
+ * Invariants:
+ * 1. Nothing of this version is appended to a log at an older version: writers call `ensure()`
+ *    first (with `"manual"`, it refuses with `UPGRADE_PENDING` instead of switching).
+ * 2. A switch entry is based on the revision whose state it carries; a conflict means another
+ *    entry came first: catch up and migrate again (or find the switch another replica wrote).
+ * 3. One switch runs at a time (a second call joins it).
+ */
+export class Upgrader<S, C extends CommandMap<S>> {
+  private running: Promise<number> | undefined;
+
+  constructor(
+    private readonly policy: UpgradePolicy,
+    private readonly model: Model<S, C>,
+    private readonly clientId: string,
+    private readonly replica: Replica<S, C>,
+    private readonly reader: Reader<S, C>,
+    private readonly opener: Opener<S, C>,
+    private readonly appender: Appender,
+    private readonly status: StatusHub,
+  ) {}
+
+  /** This model's version: what this replica's command entries say wrote them (`mv`). */
+  get version(): number {
+    return this.model.version;
+  }
+
+  /** Before appending: the log must be at this version (invariant 1). */
+  async ensure(): Promise<void> {
+    if (!this.replica.legacy) return;
+    if (this.policy === "manual") {
+      throw new StateSyncError(
+        "UPGRADE_PENDING",
+        `the log is at ${this.model.name} v${this.replica.logModel.version}; this replica runs v${this.model.version} with upgrade: "manual": call upgrade() to switch the log first`,
+        { details: { logVersion: this.replica.logModel.version, version: this.model.version } },
+      );
+    }
+    await this.upgrade();
+  }
+
+  /** After opening (`"on-open"`): switches the log if it is at an older version. */
+  async afterOpen(): Promise<void> {
+    if (this.policy === "on-open" && this.replica.legacy) await this.upgrade();
+  }
+
+  /**
+   * Switches the log to this version if it is at an older one; resolves with the revision of the
+   * switch entry (this replica's or another's), or the current revision when nothing was to do.
+   */
+  upgrade(): Promise<number> {
+    this.running ??= this.run().finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  private async run(): Promise<number> {
+    this.status.assertUsable();
+    for (let attempt = 0; attempt < MAX_SWITCH_RACES; attempt++) {
+      await this.opener.fetchUpdates();
+      if (!this.replica.legacy) return this.replica.revision;
+      const base = this.replica.revision;
+      const entry: SwitchEntry = {
+        v: 2,
+        kind: "switch",
+        base,
+        ts: Date.now(),
+        client: this.clientId,
+        model: this.model.name,
+        from: this.replica.logModel.version,
+        version: this.model.version,
+        initialHash: this.model.initialHash,
+        state: this.replica.migratedState(), // throws VALIDATION when a migration fails
+        recent: this.replica.recentForSnapshot(),
+      };
+      const prepared = await this.appender.prepare(entry, "the switch entry");
+      const outcome = await this.appender.appendConditional(prepared, base, {
+        timeoutMs: DEFAULT_OUTCOME_TIMEOUT_MS,
+      });
+      if (outcome.kind === "conflict") continue; // invariant 2
+      const stored = outcome.entry;
+      if (this.replica.revision < stored.revision) await this.reader.catchUp(stored.revision);
+      this.status.assertUsable();
+      return stored.revision;
+    }
+    throw new StateSyncError(
+      "RETRY_LIMIT",
+      `the switch entry lost ${MAX_SWITCH_RACES} races to other writers`,
+    );
+  }
+}

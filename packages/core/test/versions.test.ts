@@ -1,0 +1,244 @@
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import {
+  createSynchronizer,
+  defineModel,
+  MemoryLog,
+  MemorySnapshotStore,
+  type Model,
+  type StateSyncError,
+} from "@statesync/core";
+import { codeOf, until } from "./fixtures.js";
+
+/**
+ * Issue 11: model versions. Version 2 of a model adds a field; version-1 clients are still
+ * running. At every revision two replicas either hold the same state or one of them refuses with
+ * a typed error (MODEL_UPGRADED for the older client), never different states.
+ */
+const v1 = defineModel({
+  name: "ids",
+  version: 1,
+  state: z.object({ count: z.number().int(), ids: z.array(z.string()) }),
+  initial: { count: 0, ids: [] },
+  commands: {
+    add: {
+      args: z.object({ id: z.string() }),
+      apply(d, a) {
+        d.ids.push(a.id);
+        d.count += 1;
+      },
+    },
+  },
+});
+type V1 = typeof v1.initial;
+
+const v2State = z.object({
+  count: z.number().int(),
+  ids: z.array(z.string()),
+  tags: z.array(z.string()),
+});
+const v2Commands = {
+  add: {
+    args: z.object({ id: z.string() }),
+    apply(d: { ids: string[]; count: number }, a: { id: string }) {
+      d.ids.push(a.id);
+      d.count += 1;
+    },
+  },
+  tag: {
+    args: z.object({ tag: z.string() }),
+    apply(d: { tags: string[] }, a: { tag: string }) {
+      d.tags.push(a.tag);
+    },
+  },
+};
+const v2 = defineModel({
+  name: "ids",
+  version: 2,
+  state: v2State,
+  initial: { count: 0, ids: [], tags: [] },
+  commands: v2Commands,
+  predecessor: v1,
+  migrate: (s: V1) => ({ ...s, tags: [] }),
+});
+
+async function open<S>(log: MemoryLog, model: Model<S, any>, extra: Record<string, unknown> = {}) {
+  const errors: StateSyncError[] = [];
+  const sync = await createSynchronizer({
+    log: log.handle(),
+    model,
+    compaction: false,
+    onError: (e) => errors.push(e),
+    ...extra,
+  });
+  return Object.assign(sync, { errors });
+}
+
+describe("model versions (MemoryLog)", () => {
+  it("the issue's case: v2 switches the log, v1 stops with MODEL_UPGRADED instead of diverging", async () => {
+    const log = new MemoryLog();
+    const a1 = await open(log, v1, { clientId: "a1" });
+    await a1.update("add", { id: "x" });
+    const b2 = await open(log, v2, { clientId: "b2" }); // switches the log on open
+    expect(b2.revision).toBe(3);
+    expect(b2.state).toEqual({ count: 1, ids: ["x"], tags: [] });
+    const tagged = await b2.update("tag", { tag: "t" });
+    expect(tagged.revision).toBe(4);
+    await until(() => a1.status === "stalled");
+    expect(a1.stallReason?.code).toBe("MODEL_UPGRADED");
+    expect(a1.stallReason?.details).toMatchObject({ needed: 2, version: 1 });
+    expect(a1.revision).toBe(2); // it stops before the switch, serving its last state
+    expect(a1.state).toEqual({ count: 1, ids: ["x"] });
+    expect(await codeOf(a1.update("add", { id: "y" }))).toBe("MODEL_UPGRADED");
+    // A new v2 replica replaying from the start agrees with b2 at every revision.
+    const c2 = await open(log, v2, { clientId: "c2" });
+    expect(c2.state).toEqual(b2.state);
+    for (const r of [2, 3, 4]) expect(await c2.stateAt(r)).toEqual(await b2.stateAt(r));
+    // ...and a v1 client that opens now is refused.
+    expect(await codeOf(open(log, v1))).toBe("MODEL_UPGRADED");
+    const kinds = (await b2.history()).map((h) => h.kind);
+    expect(kinds).toEqual(["genesis", "update", "switch", "update"]);
+    await Promise.all([a1.close(), b2.close(), c2.close()]);
+  });
+
+  it("many new-version replicas opening together write one switch entry", async () => {
+    const log = new MemoryLog();
+    const a1 = await open(log, v1);
+    await a1.updateUnconditionally("add", { id: "x" });
+    await a1.close();
+    const replicas = await Promise.all(Array.from({ length: 6 }, () => open(log, v2)));
+    const history = await replicas[0]!.history();
+    expect(history.filter((h) => h.kind === "switch")).toHaveLength(1);
+    await Promise.all(replicas.map((r) => r.waitFor(3)));
+    for (const r of replicas) expect(r.state).toEqual({ count: 1, ids: ["x"], tags: [] });
+    await Promise.all(replicas.map((r) => r.close()));
+  });
+
+  it("an old-version command that lands after the switch is skipped alike, or upgraded", async () => {
+    for (const upgrading of [false, true]) {
+      const model = upgrading
+        ? defineModel({
+            ...v2,
+            predecessor: v1,
+            migrate: (s: V1) => ({ ...s, tags: [] }),
+            upgradeCommand: (c) =>
+              c.name === "add"
+                ? { name: "add", args: { id: `${(c.args as { id: string }).id}!` } }
+                : undefined,
+          })
+        : v2;
+      const log = new MemoryLog();
+      const old = await open(log, v1, { live: false }); // has not seen the switch
+      const b = await open(log, model);
+      await old.updateUnconditionally("add", { id: "late" }); // appended at the tail, blindly
+      const c = await open(log, model);
+      await b.waitFor(c.revision);
+      expect(b.state).toEqual(c.state);
+      if (upgrading) expect(c.state.ids).toEqual(["late!"]);
+      else {
+        expect(c.state.ids).toEqual([]);
+        expect(c.errors.map((e) => e.code)).toContain("OUTDATED_COMMAND");
+        expect(b.errors.map((e) => e.code)).toContain("OUTDATED_COMMAND");
+      }
+      await Promise.all([old.close(), b.close(), c.close()]);
+    }
+  });
+
+  it('upgrade: "manual" reads the log migrated up, refuses appends until upgrade()', async () => {
+    const log = new MemoryLog();
+    const a1 = await open(log, v1);
+    await a1.update("add", { id: "x" });
+    const m = await open(log, v2, { upgrade: "manual" });
+    expect(m.upgradePending).toBe(true);
+    expect(m.state).toEqual({ count: 1, ids: ["x"], tags: [] });
+    expect(await codeOf(m.update("tag", { tag: "t" }))).toBe("UPGRADE_PENDING");
+    await a1.update("add", { id: "y" }); // v1 clients keep working meanwhile
+    await m.waitFor(3);
+    expect(m.state.ids).toEqual(["x", "y"]);
+    // Compaction of a log not switched yet writes a snapshot entry of the log's version.
+    await m.compact();
+    await a1.update("add", { id: "z" });
+    expect(a1.status).toBe("live");
+    const { revision } = await m.upgrade();
+    expect(m.upgradePending).toBe(false);
+    await m.update("tag", { tag: "t" });
+    expect(m.state).toEqual({ count: 3, ids: ["x", "y", "z"], tags: ["t"] });
+    await until(() => a1.status === "stalled");
+    expect(a1.revision).toBe(revision - 1);
+    await Promise.all([a1.close(), m.close()]);
+  });
+
+  it("a chain v1 → v2 → v3 reads a log switched once, and switches it again", async () => {
+    const v3 = defineModel({
+      name: "ids",
+      version: 3,
+      state: z.object({ n: z.number().int(), tags: z.array(z.string()) }),
+      initial: { n: 0, tags: [] },
+      commands: {},
+      predecessor: v2,
+      migrate: (s: z.infer<typeof v2State>) => ({ n: s.count, tags: s.tags }),
+    });
+    const log = new MemoryLog();
+    const a1 = await open(log, v1);
+    await a1.update("add", { id: "x" });
+    const b2 = await open(log, v2);
+    await b2.update("tag", { tag: "t" });
+    const c3 = await open(log, v3);
+    expect(c3.state).toEqual({ n: 1, tags: ["t"] });
+    const kinds = (await c3.history()).map((h) => h.kind);
+    expect(kinds).toEqual(["genesis", "update", "switch", "update", "switch"]);
+    await until(() => b2.status === "stalled");
+    expect(b2.stallReason?.code).toBe("MODEL_UPGRADED");
+    await Promise.all([a1.close(), b2.close(), c3.close()]);
+  });
+
+  it("a local snapshot of the older version resumes at that version; one it cannot read is discarded", async () => {
+    const log = new MemoryLog();
+    const store = new MemorySnapshotStore();
+    const a1 = await open(log, v1, { snapshots: store, snapshotKey: "k", upgrade: "manual" });
+    await a1.update("add", { id: "x" });
+    await a1.close(); // saves a v1 snapshot
+    const b2 = await open(log, v2, { snapshots: store, snapshotKey: "k", upgrade: "manual" });
+    expect(b2.stats.snapshotsRestored).toBe(1);
+    expect(b2.state).toEqual({ count: 1, ids: ["x"], tags: [] });
+    await b2.upgrade();
+    await b2.close(); // saves a v2 snapshot
+    const again = await open(log, v1, { snapshots: store, snapshotKey: "k" }).catch(
+      (e: StateSyncError) => e,
+    );
+    expect((again as StateSyncError).code).toBe("MODEL_UPGRADED");
+  });
+
+  it("a migrate that breaks the schema stops that replica (VALIDATION), and nothing is switched", async () => {
+    const broken = defineModel({
+      ...v2,
+      predecessor: v1,
+      migrate: () => ({ count: "no" }) as never,
+    });
+    const log = new MemoryLog();
+    const a1 = await open(log, v1);
+    await a1.update("add", { id: "x" });
+    expect(await codeOf(open(log, broken))).toBe("VALIDATION");
+    const throwing = defineModel({
+      ...v2,
+      predecessor: v1,
+      migrate: () => {
+        throw new Error("bug");
+      },
+    });
+    expect(await codeOf(open(log, throwing))).toBe("VALIDATION");
+    expect(log.size).toBe(2);
+    await a1.update("add", { id: "y" });
+    expect(a1.status).toBe("live");
+    await a1.close();
+  });
+
+  it("defineModel refuses a predecessor of another name, a higher version, or no migrate", () => {
+    const bad = (extra: Record<string, unknown>) => () =>
+      defineModel({ ...v2, predecessor: undefined, migrate: undefined, ...extra } as never);
+    expect(bad({ predecessor: v1 })).toThrow(/migrate/);
+    expect(bad({ predecessor: { ...v1, name: "other" }, migrate: (s: V1) => s })).toThrow(/name/);
+    expect(bad({ predecessor: v2, migrate: (s: V1) => s })).toThrow(/lower/);
+    expect(bad({ migrate: (s: V1) => s })).toThrow(/predecessor/);
+  });
+});
