@@ -29,6 +29,11 @@ export interface HistoryEntry {
   readonly messageId: string | undefined;
   /** Size of the entry in bytes. */
   readonly bytes: number;
+  /**
+   * The model version the entry names: the version a genesis, snapshot or switch entry puts the
+   * log at, or the version of a command's writer (`mv`; undefined when an older SDK wrote it).
+   */
+  readonly modelVersion?: number | undefined;
 }
 
 /** Options of `history`: an inclusive revision range (default: everything retained). */
@@ -66,6 +71,7 @@ export async function readHistory(
         args: undefined,
         commands: [],
         clientId: undefined,
+        modelVersion: undefined,
       });
       continue;
     }
@@ -84,6 +90,12 @@ export async function readHistory(
       args: commands[0]?.args,
       commands,
       clientId: x.client,
+      modelVersion:
+        x.kind === "command"
+          ? x.mv
+          : x.kind === "genesis" || x.kind === "snapshot" || x.kind === "switch"
+            ? x.version
+            : undefined,
     });
   }
   return out;

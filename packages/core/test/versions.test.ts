@@ -98,6 +98,8 @@ describe("model versions (MemoryLog)", () => {
     expect(await codeOf(open(log, v1))).toBe("MODEL_UPGRADED");
     const kinds = (await b2.history()).map((h) => h.kind);
     expect(kinds).toEqual(["genesis", "update", "switch", "update"]);
+    const versions = (await b2.history()).map((h) => h.modelVersion);
+    expect(versions).toEqual([1, undefined, 2, undefined]); // updates imply the log's version
     await Promise.all([a1.close(), b2.close(), c2.close()]);
   });
 
@@ -131,6 +133,7 @@ describe("model versions (MemoryLog)", () => {
       const old = await open(log, v1, { live: false }); // has not seen the switch
       const b = await open(log, model);
       await old.updateUnconditionally("add", { id: "late" }); // appended at the tail, blindly
+      expect((await b.history()).at(-1)).toMatchObject({ kind: "command", modelVersion: 1 });
       const c = await open(log, model);
       await b.waitFor(c.revision);
       expect(b.state).toEqual(c.state);
