@@ -18,8 +18,6 @@ if (!bin || !config) {
   process.stderr.write("usage: nats-server-watchdog <nats-server> <config> [dir]\n");
   process.exit(2);
 }
-/** How long after an unannounced server exit the watchdog waits to see the parent go, ms. */
-const PARENT_GRACE_MS = 15_000;
 let orphaned = false;
 /** The parent announced this exit (stop, restart, kill): keep the directory. */
 let expected = false;
@@ -61,13 +59,13 @@ server.on("exit", (code, signal) => {
   }
   // Not announced: the parent may be dying too (a signal to the process group), and a loaded
   // machine or a parent with its own SIGINT handler may take a while (a fixed 1 s grace lost
-  // that race in CI and left the directory behind). Wait until its channel closes or this
-  // process is re-parented; a parent that is still there after PARENT_GRACE_MS lives on.
+  // that race in CI and left the directory behind). So stay until the parent is gone (its
+  // channel closes, or this process is re-parented: clean up) or announces what comes next
+  // (stop, restart: keep the directory). A parent that lives on loses nothing by this.
   const parent = process.ppid;
-  const started = Date.now();
   const poll = setInterval(() => {
     const gone = !process.connected || process.ppid !== parent;
-    if (!gone && Date.now() - started < PARENT_GRACE_MS) return;
+    if (!gone && !expected) return;
     clearInterval(poll);
     orphaned ||= gone;
     if (process.connected) process.disconnect();

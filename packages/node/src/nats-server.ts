@@ -215,6 +215,9 @@ async function startOnce(options: StartNatsServerOptions): Promise<NatsServer> {
       proc.on("message", (m: WatchdogMessage) => {
         if (m.type === "exit") {
           reportExit(m.code ?? null, m.signal ?? null);
+          // The watchdog stays until this process stops it or dies (then it cleans up).
+          clearTimeout(timer);
+          reject(new Error(`nats-server exited before it was ready:\n${tail(lines)}`));
         } else if (m.type === "pid" && m.pid !== undefined) {
           pid = m.pid;
           livePids.add(m.pid);
