@@ -27,6 +27,8 @@ interface FakeOptions {
   seqs: number[];
   /** The plan of the n-th consumer created from `start`; default: everything from `start`. */
   plan?: (n: number, start: number, seqs: number[]) => Plan | undefined;
+  /** An error the n-th consumer's pulled messages throw after they are delivered. */
+  failure?: (n: number) => Error | undefined;
 }
 
 function message(seq: number, pending: number, deliverySequence: number): JsMsgLike {
@@ -39,12 +41,13 @@ function message(seq: number, pending: number, deliverySequence: number): JsMsgL
   };
 }
 
-function messagesOf(list: JsMsgLike[]): ConsumerMessagesLike {
+function messagesOf(list: JsMsgLike[], failure?: Error): ConsumerMessagesLike {
   let stop: () => void = () => undefined;
   const closed = new Promise<void>((r) => (stop = r));
   return {
     async *[Symbol.asyncIterator]() {
       for (const m of list) yield m;
+      if (failure) throw failure;
     },
     stop: () => stop(),
     close: async () => stop(),
@@ -98,7 +101,7 @@ function fakeConnection(options: FakeOptions) {
           return out;
         };
         return {
-          fetch: async (f) => messagesOf(take(f?.max_messages ?? 100)),
+          fetch: async (f) => messagesOf(take(f?.max_messages ?? 100), options.failure?.(n)),
           consume: async (c) => {
             const list = take(Number.POSITIVE_INFINITY);
             const messages = messagesOf([]);
@@ -252,6 +255,23 @@ describe("JetStreamLog over a consumer whose replica lags the stream leader", ()
     const log = await JetStreamLog.open({ connection: fake.nc, stream: "S" });
     const seen = await followUntil(log, 4, 4);
     expect(seen.map((e) => e.revision)).toEqual(range(7, 10));
+    await log.close();
+  });
+
+  it("read: an error the pulled messages throw (503 no responders on a cluster) is UNAVAILABLE, not a raw NatsError", async () => {
+    // Found by the cluster fault test in CI: opening a replica right after an R3 stream was
+    // created, the pull's iterator threw nats.js's "no responders" (code 503); it escaped the
+    // reader unmapped and the opener stalled on it instead of retrying.
+    const noResponders = Object.assign(new Error("no responders"), { code: "503" });
+    const fake = fakeConnection({
+      seqs: range(1, 10),
+      plan: (n) => (n === 0 ? [1, 2, 3].map((seq) => ({ seq, pending: 7 })) : undefined),
+      failure: (n) => (n === 0 ? noResponders : undefined),
+    });
+    const log = new JetStreamLog({ connection: fake.nc, stream: "S", create: false });
+    const error = await readAll(log, 1, 10).catch((e: unknown) => e);
+    expect(error).toMatchObject({ name: "StateSyncError", code: "UNAVAILABLE" });
+    expect(await readAll(log, 1, 10)).toEqual(range(1, 10)); // the next read succeeds
     await log.close();
   });
 });

@@ -1,4 +1,4 @@
-import { StateSyncError } from "../errors.js";
+import { isStateSyncError, StateSyncError } from "../errors.js";
 import type { LogEntry } from "../log.js";
 import type { ConnectionGate } from "./connection-gate.js";
 import { toStateSyncError } from "./nats-errors.js";
@@ -124,33 +124,40 @@ export async function* readRange(
       let finished = false;
       let drained = false;
       let skipped = false;
-      for await (const m of messages) {
-        if (m.seq < next) continue;
-        got += 1;
-        if (m.seq > to) {
-          finished = true;
-          break;
+      // The pulled messages end with an error of their own (nats.js: 503 no responders while a
+      // cluster elects a leader, a dropped connection): mapped like every other call's (found
+      // by the cluster fault test, where a raw NatsError stalled an opening replica).
+      try {
+        for await (const m of messages) {
+          if (m.seq < next) continue;
+          got += 1;
+          if (m.seq > to) {
+            finished = true;
+            break;
+          }
+          // Every sequence of an owned stream is this state's: a gap is a truncation only if the
+          // stream no longer holds `next`; otherwise this consumer skipped it (its replica lags
+          // the leader after a failover) and must not hand the gap on.
+          if (source.contiguous && m.seq > next && (await holds(next, next))) {
+            skipped = true;
+            break;
+          }
+          next = m.seq + 1;
+          count += 1;
+          yield entryFromJsMsg(m, source.ids);
+          if (m.seq >= to || count >= limit) {
+            finished = true;
+            break;
+          }
+          // The consumer has nothing more right now. Not proof that nothing remains: on a
+          // cluster the consumer's replica may lag the stream leader that `to` came from.
+          if (m.info.pending === 0) {
+            drained = true;
+            break;
+          }
         }
-        // Every sequence of an owned stream is this state's: a gap is a truncation only if the
-        // stream no longer holds `next`; otherwise this consumer skipped it (its replica lags
-        // the leader after a failover) and must not hand the gap on.
-        if (source.contiguous && m.seq > next && (await holds(next, next))) {
-          skipped = true;
-          break;
-        }
-        next = m.seq + 1;
-        count += 1;
-        yield entryFromJsMsg(m, source.ids);
-        if (m.seq >= to || count >= limit) {
-          finished = true;
-          break;
-        }
-        // The consumer has nothing more right now. Not proof that nothing remains: on a
-        // cluster the consumer's replica may lag the stream leader that `to` came from.
-        if (m.info.pending === 0) {
-          drained = true;
-          break;
-        }
+      } catch (err) {
+        throw isStateSyncError(err) ? err : toStateSyncError(err, what);
       }
       messages.stop();
       messages = undefined;
