@@ -18,6 +18,7 @@ export type {
   LogFollowHandler,
   LogFollower,
   LogConnectionStatus,
+  LogConfigWatcher,
 } from "./log.js";
 export { MemoryLog, type MemoryLogOptions } from "./memory-log.js";
 export {

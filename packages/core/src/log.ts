@@ -71,6 +71,24 @@ export interface LogFollower {
   stop(): Promise<void>;
 }
 
+/**
+ * Receives notices from {@link RevisionedLog.watchConfig}. Both callbacks may run at any time
+ * until the watch is stopped; neither may throw.
+ */
+export interface LogConfigWatcher {
+  /**
+   * The log's configuration may have changed (JetStream: the stream-update advisory arrived):
+   * check it with `info()`. A notice carries no verdict: `info()` decides.
+   */
+  onChange(): void;
+  /**
+   * The log cannot send notices after all (JetStream: the server denied the subscription to
+   * the advisory subject): poll instead. Called at most once per watch, and never after the
+   * watch is stopped.
+   */
+  onUnavailable(error: unknown): void;
+}
+
 /** Connection state of the log, for the synchronizer's `status`. */
 export type LogConnectionStatus = "online" | "offline";
 
@@ -142,6 +160,17 @@ export interface RevisionedLog {
 
   /** Removes the entries of this state with revision < `revision` (compaction). */
   truncateBefore(revision: number): Promise<void>;
+
+  /**
+   * Optional: tells `watcher` when the log's configuration may have changed (an operator edited
+   * its limits), so that a replica need not poll `info()` often (issue 10, case 5). Returns a
+   * function that stops the watch (idempotent). A log without it, or whose watch reports
+   * `onUnavailable`, is polled. JetStream: a subscription to the stream-update advisory
+   * (`$JS.EVENT.ADVISORY.STREAM.UPDATED.<stream>`), which the server publishes on every update
+   * of the stream's configuration; notices sent while the connection is down are lost, so a
+   * replica checks after every reconnection anyway.
+   */
+  watchConfig?(watcher: LogConfigWatcher): () => void;
 
   /** Subscribes to connection status changes; returns an unsubscribe function. */
   watchStatus(listener: (status: LogConnectionStatus) => void): () => void;

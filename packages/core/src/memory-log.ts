@@ -2,6 +2,7 @@ import { AppendConflictError, StateSyncError, type StateSyncErrorCode } from "./
 import type {
   AppendOptions,
   AppendResult,
+  LogConfigWatcher,
   LogConnectionStatus,
   LogEntry,
   LogFollowHandler,
@@ -9,6 +10,7 @@ import type {
   LogInfo,
   RevisionedLog,
 } from "./log.js";
+import { raceLimits } from "./memory-log-limits.js";
 
 /** Options of {@link MemoryLog}. */
 export interface MemoryLogOptions {
@@ -40,6 +42,9 @@ class MemoryLogCore {
   appendDelayMs = 0;
   truncateFaults: StateSyncErrorCode[] = [];
   truncations = 0;
+  configProblem: string | undefined;
+  configWatchers = new Set<LogConfigWatcher>();
+  configWatchDenied = false;
   constructor(
     readonly maxEntryBytes: number,
     readonly duplicateCheck: "dedupe-first" | "expected-first",
@@ -103,7 +108,7 @@ class MemoryFollower implements LogFollower {
  *
  * After LiveStore's mock sync backend it fails on purpose: {@link failNextAppends},
  * {@link loseNextAcks}, {@link setOffline}, {@link setAppendDelay}, {@link injectRaw},
- * {@link forgetMessageIds}, {@link recreate}.
+ * {@link forgetMessageIds}, {@link recreate}, {@link setConfigProblem}, {@link denyConfigWatch}.
  */
 export class MemoryLog implements RevisionedLog {
   readonly contiguous = true;
@@ -144,6 +149,9 @@ export class MemoryLog implements RevisionedLog {
 
   async info(): Promise<LogInfo> {
     this.check();
+    if (this.core.configProblem !== undefined) {
+      throw new StateSyncError("STREAM_CONFIG", this.core.configProblem);
+    }
     return {
       identity: this.core.identity,
       firstRevision: this.core.entries[0]?.revision ?? 0,
@@ -281,6 +289,17 @@ export class MemoryLog implements RevisionedLog {
     this.core.entries = this.core.entries.filter((e) => e.revision >= revision);
   }
 
+  /** Notices from {@link setConfigProblem}; `onUnavailable` at once after {@link denyConfigWatch}. */
+  watchConfig(watcher: LogConfigWatcher): () => void {
+    if (this.core.configWatchDenied) {
+      const denied = new StateSyncError("PERMISSION_DENIED", "injected: config notices denied");
+      setTimeout(() => watcher.onUnavailable(denied), 0);
+      return () => undefined;
+    }
+    this.core.configWatchers.add(watcher);
+    return () => this.core.configWatchers.delete(watcher);
+  }
+
   watchStatus(listener: (status: LogConnectionStatus) => void): () => void {
     this.core.statusListeners.add(listener);
     return () => this.core.statusListeners.delete(listener);
@@ -332,6 +351,21 @@ export class MemoryLog implements RevisionedLog {
     return this.store(bytes, messageId ?? `raw-${Math.random()}`, undefined).revision;
   }
 
+  /**
+   * An operator edits the log's configuration: `info()` then throws `STREAM_CONFIG` with
+   * `problem` (undefined: the edit is undone), and watchers get a notice unless `notify` is
+   * false (a notice the server never sent).
+   */
+  setConfigProblem(problem: string | undefined, { notify = true } = {}): void {
+    this.core.configProblem = problem;
+    if (notify) for (const w of [...this.core.configWatchers]) w.onChange();
+  }
+
+  /** Later `watchConfig` calls are refused (`onUnavailable`), as a denied subscription is. */
+  denyConfigWatch(): void {
+    this.core.configWatchDenied = true;
+  }
+
   /** Forgets every message id, as the server does past its duplicate window. */
   forgetMessageIds(): void {
     this.core.messageIds.clear();
@@ -354,34 +388,6 @@ export class MemoryLog implements RevisionedLog {
   get size(): number {
     return this.core.entries.length;
   }
-}
-
-/** Waits for `p`, or rejects `UNAVAILABLE` (outcome unknown) when a limit of `options` ends first. */
-function raceLimits<T>(p: Promise<T>, options: AppendOptions): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const { signal, timeoutMs } = options;
-    const end = (why: string, details: Record<string, unknown>) => {
-      cleanup();
-      reject(
-        new StateSyncError("UNAVAILABLE", `no answer from the memory log ${why}`, { details }),
-      );
-    };
-    const timer =
-      timeoutMs === undefined
-        ? undefined
-        : setTimeout(() => end(`within ${timeoutMs} ms`, {}), timeoutMs);
-    const onAbort = () => end("before the signal aborted", { aborted: true });
-    const cleanup = () => {
-      if (timer !== undefined) clearTimeout(timer);
-      signal?.removeEventListener("abort", onAbort);
-    };
-    if (signal?.aborted) return end("before the signal aborted", { aborted: true, notSent: true });
-    signal?.addEventListener("abort", onAbort, { once: true });
-    p.then(
-      (v) => (cleanup(), resolve(v)),
-      (e: unknown) => (cleanup(), reject(e)),
-    );
-  });
 }
 
 function replacedError(): StateSyncError {

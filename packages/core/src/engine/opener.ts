@@ -51,6 +51,8 @@ export class Opener<S, C extends CommandMap<S>> {
    * already reported a failure (the server refused it, the name does not resolve).
    */
   async start(waitFor: "synced" | "restored"): Promise<void> {
+    // Before the first request: a notice subscription goes out ahead of the log's reads.
+    this.config.start();
     this.unwatch = this.log.watchStatus((s) => this.onLogStatus(s));
     await this.snapshots.restore();
     const connecting = this.connect();

@@ -21,6 +21,7 @@ export function natsV2Adapter(nc: NatsV2ConnectionLike): JetStreamAdapter {
     status: () => nc.status(),
     closed: () => nc.closed(),
     isClosed: () => nc.isClosed(),
+    subscribe: nc.subscribe?.bind(nc),
     open: async (timeoutMs): Promise<JetStreamApi> => {
       const jsm = await nc.jetstreamManager({ checkAPI: false, timeout: timeoutMs });
       const js = nc.jetstream({ timeout: timeoutMs });

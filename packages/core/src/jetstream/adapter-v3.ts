@@ -56,6 +56,7 @@ export function natsV3Adapter(
     status: () => mapStatus(nc.status()),
     closed: () => nc.closed(),
     isClosed: () => nc.isClosed(),
+    subscribe: nc.subscribe?.bind(nc),
     open: async (timeoutMs): Promise<JetStreamApi> => {
       const jsm = await module.jetstreamManager(nc, { checkAPI: false, timeout: timeoutMs });
       const js = module.jetstream(nc, { timeout: timeoutMs });

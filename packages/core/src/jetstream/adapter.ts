@@ -38,6 +38,7 @@ import type {
   StoredMsgLike,
   StreamConfigLike,
   StreamInfoLike,
+  SubscribeLike,
 } from "./nats-types.js";
 import type { JetStreamV3Module, NatsV3ConnectionLike } from "./nats-v3-types.js";
 
@@ -82,6 +83,12 @@ export interface JetStreamAdapter {
   status(): AsyncIterable<NatsStatusLike> & { stop?(): void };
   closed(): Promise<void | Error>;
   isClosed(): boolean;
+  /**
+   * A core subscription with a callback (the stream-update advisory, see `JetStreamLog`); absent
+   * when the connection has none (the log then polls). Subscribing on a denied subject calls the
+   * callback once with the permissions violation.
+   */
+  readonly subscribe?: SubscribeLike["subscribe"] | undefined;
   /**
    * Opens the JetStream client and manager with request timeout `timeoutMs` (the manager
    * without `$JS.API.INFO`: `checkAPI: false`). Rejects with the client's error.

@@ -80,6 +80,11 @@ export class ConnectionGate {
     }
   }
 
+  /** The connection once there is one (never rejects when there is none: stays pending). */
+  whenConnected(): Promise<JetStreamAdapter> {
+    return this.pending.catch(() => new Promise<never>(() => undefined));
+  }
+
   /** True once the connection was closed for good (nats.js does not reopen a closed one). */
   get connectionClosed(): boolean {
     return this.nc?.isClosed() ?? false;

@@ -60,4 +60,6 @@ export type {
   OrderedConsumerOptionsLike,
   JsMsgLike,
   DeliveryInfoLike,
+  CoreMsgLike,
+  SubscribeLike,
 } from "./nats-types.js";

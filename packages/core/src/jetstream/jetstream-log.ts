@@ -18,6 +18,7 @@ import { StateSyncError } from "../errors.js";
 import type {
   AppendOptions,
   AppendResult,
+  LogConfigWatcher,
   LogConnectionStatus,
   LogEntry,
   LogFollowHandler,
@@ -27,6 +28,7 @@ import type {
 } from "../log.js";
 import { adapterOf, type JetStreamAdapter } from "./adapter.js";
 import { JetStreamAppender } from "./appender.js";
+import { watchStreamUpdates } from "./config-advisory.js";
 import { ConnectionGate } from "./connection-gate.js";
 import { JetStreamFollower } from "./follower.js";
 import { resolveLayout, type JetStreamLayout } from "./layout.js";
@@ -157,6 +159,7 @@ export class JetStreamLog implements RevisionedLog {
   private readonly reader: LogReader;
   private closed = false;
   private readonly followers = new Set<JetStreamFollower>();
+  private readonly configWatches = new Set<() => void>();
 
   /** Validates `options` (throws `VALIDATION`); connects lazily. */
   constructor(options: JetStreamLogOptions) {
@@ -223,6 +226,23 @@ export class JetStreamLog implements RevisionedLog {
 
   watchStatus(listener: (status: LogConnectionStatus) => void): () => void {
     return this.gate.watchStatus(listener);
+  }
+
+  /**
+   * Subscribes to the stream-update advisory `$JS.EVENT.ADVISORY.STREAM.UPDATED.<stream>` (see
+   * config-advisory.ts): `onChange` on each update of the stream's configuration, `onUnavailable`
+   * once when the server denies the subscription (grant it as in docs/permissions.md) or the
+   * connection has no core subscriptions. Stopped by the returned function and by `close()`.
+   */
+  watchConfig(watcher: LogConfigWatcher): () => void {
+    this.assertOpen();
+    const stop = watchStreamUpdates(this.gate.whenConnected(), this.stream, watcher);
+    const remove = () => {
+      this.configWatches.delete(remove);
+      stop();
+    };
+    this.configWatches.add(remove);
+    return remove;
   }
 
   /** See {@link LogReader.info}. */
@@ -316,6 +336,7 @@ export class JetStreamLog implements RevisionedLog {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    for (const stop of [...this.configWatches]) stop();
     const followers = [...this.followers];
     this.followers.clear();
     await Promise.all(followers.map((f) => f.stop()));

@@ -244,6 +244,23 @@ export interface JetStreamManagerLike {
   readonly consumers: ConsumerApiLike;
 }
 
+/** A core NATS message as a subscription callback receives it (nats.js `Msg`, the part used). */
+export interface CoreMsgLike {
+  readonly data: Uint8Array;
+}
+
+/**
+ * A core NATS subscription with a callback (nats.js `subscribe(subject, { callback })`, alike in
+ * v2 and v3): the callback gets an error when the server denies the subscription (a permissions
+ * violation), after which the client closes it. nats.js subscribes again after a reconnect.
+ */
+export interface SubscribeLike {
+  subscribe(
+    subject: string,
+    options: { callback: (err: Error | null, msg: CoreMsgLike) => void },
+  ): { unsubscribe(): void };
+}
+
 /**
  * A nats.js v2 connection as `JetStreamLog` uses it. `status()` answers a nats.js
  * `QueuedIterator`, which has `stop()`; the log calls it when present to end its subscription.
@@ -259,6 +276,8 @@ export interface NatsV2ConnectionLike {
     timeout?: number;
     checkAPI?: boolean;
   }): Promise<JetStreamManagerLike>;
+  /** Core subscriptions (the stream-update advisory); without it the log polls. */
+  subscribe?: SubscribeLike["subscribe"];
 }
 
 /**

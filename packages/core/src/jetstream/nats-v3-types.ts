@@ -31,6 +31,7 @@ import type {
   StreamConfigLike,
   StreamInfoLike,
   MsgQueryLike,
+  SubscribeLike,
 } from "./nats-types.js";
 
 /** A v3 connection status event (nats-core `Status`); `"error"` events carry `error`. */
@@ -49,6 +50,8 @@ export interface NatsV3ConnectionLike {
   status(): AsyncIterable<NatsV3StatusLike> & { stop?(): void };
   closed(): Promise<void | Error>;
   isClosed(): boolean;
+  /** Core subscriptions (the stream-update advisory); without it the log polls. */
+  subscribe?: SubscribeLike["subscribe"];
 }
 
 /** Options of a v3 ordered consumer (`OrderedConsumerOptions`, the parts used). */

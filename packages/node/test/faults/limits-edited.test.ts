@@ -1,19 +1,33 @@
-import { describe, expect, it } from "vitest";
-import type { StateSyncError } from "@statesync/node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { NatsConnection } from "nats";
+import { JetStreamLog, startNatsServer, type NatsServer, type StateSyncError } from "@statesync/node";
 import { tcp, uniqueStream, until, useNatsServer } from "../helpers.js";
+import { credentials, documentedConfigs, tcpAs } from "../support/permissions.js";
 import { closeAtEnd, openLedger } from "../support/workload.js";
 
 /**
  * Issue 10, case 5: an operator set `max_msgs: 3` on the stream while a writer was live; 10
  * conditional updates and one unconditional committed with no event, and the stream then held 3
  * entries; only new replicas saw STREAM_CONFIG. Live writers and followers now check the
- * configuration rarely (jittered; here every ~300 ms for the test) and after every reconnection,
- * and report a configuration that can drop history as a STREAM_CONFIG event.
+ * configuration after every reconnection, when the server's stream-update advisory says the
+ * stream was edited, and rarely otherwise (jittered), and report a configuration that can drop
+ * history as a STREAM_CONFIG event.
  */
+
+/** Sets `max_msgs: 3` on `stream` as an operator would (`nats stream edit`). */
+async function limitStream(nc: NatsConnection, stream: string): Promise<void> {
+  const jsm = await nc.jetstreamManager();
+  const si = await jsm.streams.info(stream);
+  await jsm.streams.update(stream, { ...si.config, max_msgs: 3 });
+}
+
+const TEN_MINUTES = 600_000;
+const codes = (errors: StateSyncError[]) => errors.map((e) => e.code);
+
 describe("a stream limit edited while replicas are live (real nats-server)", () => {
   const ctx = useNatsServer();
 
-  it("the live writer and a follower report STREAM_CONFIG", async () => {
+  it("the live writer and a follower report STREAM_CONFIG (periodic check)", async () => {
     const stream = uniqueStream("LIMITS");
     const events: Record<string, StateSyncError[]> = { writer: [], follower: [] };
     const open = (clientId: "writer" | "follower") =>
@@ -30,9 +44,7 @@ describe("a stream limit edited while replicas are live (real nats-server)", () 
     await writer.update("increment", { opId: "w0", by: 1 });
     const admin = await tcp(ctx.server.url);
     try {
-      const jsm = await admin.jetstreamManager();
-      const si = await jsm.streams.info(stream);
-      await jsm.streams.update(stream, { ...si.config, max_msgs: 3 });
+      await limitStream(admin, stream);
     } finally {
       await admin.close();
     }
@@ -44,5 +56,103 @@ describe("a stream limit edited while replicas are live (real nats-server)", () 
     // Once per distinct problem, not once per check.
     await new Promise((r) => setTimeout(r, 1_000));
     expect(events.writer!.filter((e) => e.code === "STREAM_CONFIG")).toHaveLength(1);
+  });
+
+  it("the stream-update advisory tells replicas at once, their periodic check 10 minutes away (shared layout too)", async () => {
+    const own = uniqueStream("ADVISED");
+    const shared = uniqueStream("ADVISEDS");
+    const events: Record<string, StateSyncError[]> = { own: [], a: [], b: [] };
+    const open = (name: "own" | "a" | "b") =>
+      openLedger({
+        servers: ctx.server.url,
+        ...(name === "own" ? { stream: own } : { stream: shared, key: `tenant.${name}` }),
+        clientId: name,
+        streamCheckIntervalMs: TEN_MINUTES,
+        onError: (e) => events[name]!.push(e),
+      });
+    const replicas = [await open("own"), await open("a"), await open("b")];
+    closeAtEnd(...replicas);
+    const admin = await tcp(ctx.server.url);
+    try {
+      await limitStream(admin, own);
+      await limitStream(admin, shared);
+    } finally {
+      await admin.close();
+    }
+    // Each replica checked once after connecting; the next periodic check is at least 67
+    // minutes away (10 min x 10 with the advisory, jittered): only the advisory can tell them.
+    for (const name of ["own", "a", "b"] as const) {
+      await until(() => (events[name]!.length > 0 ? true : undefined), 10_000);
+      expect(codes(events[name]!)).toEqual(["STREAM_CONFIG"]);
+      expect(events[name]![0]!.message).toMatch(/max_msgs/);
+    }
+    for (const r of replicas) expect(r.status).toBe("live");
+  });
+});
+
+/**
+ * The configurations of docs/permissions.md: with the documented permissions the advisory
+ * reaches readers and writers; a user whose permissions leave the advisory subject out (the
+ * documented writer without it) is refused the subscription and falls back to the periodic
+ * check, and nothing reports an error but the STREAM_CONFIG itself.
+ */
+describe("the advisory and permissions (docs/permissions.md)", () => {
+  const configs = documentedConfigs();
+  const withoutAdvisory = configs["own-stream"]!.replaceAll(
+    ', "$JS.EVENT.ADVISORY.STREAM.UPDATED.FLAGS"',
+    "",
+  );
+  let allowed: NatsServer;
+  let denied: NatsServer;
+  let operators: NatsConnection[] = [];
+  beforeAll(async () => {
+    expect(withoutAdvisory).not.toBe(configs["own-stream"]);
+    allowed = await startNatsServer({ extraConfig: configs["own-stream"] });
+    denied = await startNatsServer({ extraConfig: withoutAdvisory });
+    operators = [await tcpAs(allowed.url, "operator"), await tcpAs(denied.url, "operator")];
+    for (const nc of operators) {
+      await (await JetStreamLog.open({ connection: nc, stream: "FLAGS" })).close();
+    }
+  });
+  afterAll(async () => {
+    for (const nc of operators) await nc.close().catch(() => undefined);
+    await Promise.all([allowed?.stop(), denied?.stop()]);
+  });
+
+  const open = (url: string, user: string, streamCheckIntervalMs: number, errors: StateSyncError[]) =>
+    openLedger({
+      servers: url,
+      connectOptions: credentials(user),
+      stream: "FLAGS",
+      create: false,
+      streamCheckIntervalMs,
+      onError: (e) => errors.push(e),
+    });
+
+  it("documented reader and writer hear the advisory (periodic check 10 minutes away)", async () => {
+    const readerErrors: StateSyncError[] = [];
+    const writerErrors: StateSyncError[] = [];
+    // (the writer first: it writes the genesis entry, which a reader may not)
+    const writer = await open(allowed.url, "flags-writer", TEN_MINUTES, writerErrors);
+    const reader = await open(allowed.url, "flags-reader", TEN_MINUTES, readerErrors);
+    closeAtEnd(reader, writer);
+    await writer.update("increment", { opId: "w1", by: 1 });
+    await limitStream(operators[0]!, "FLAGS");
+    for (const errors of [readerErrors, writerErrors]) {
+      await until(() => (errors.length > 0 ? true : undefined), 10_000);
+      expect(codes(errors)).toEqual(["STREAM_CONFIG"]);
+    }
+  });
+
+  it("a writer denied the advisory subject still reports the edit, through the periodic check, and nothing else", async () => {
+    const errors: StateSyncError[] = [];
+    const writer = await open(denied.url, "flags-writer", 1_000, errors);
+    closeAtEnd(writer);
+    await writer.update("increment", { opId: "w1", by: 1 });
+    await limitStream(operators[1]!, "FLAGS");
+    // Polling at ~1 s: well inside 5 s (with the advisory relied on it would be 6.7 s or more).
+    await until(() => (errors.length > 0 ? true : undefined), 5_000);
+    expect(codes(errors)).toEqual(["STREAM_CONFIG"]);
+    expect(writer.status).toBe("live");
   });
 });
