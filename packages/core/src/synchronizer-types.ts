@@ -262,10 +262,13 @@ export interface CreateSynchronizerOptions<S, C extends CommandMap<S>> {
    */
   connectionErrors?: (report: (error: StateSyncError) => void) => () => void;
   /**
-   * Mean time between checks of the log's configuration while connected, ms (jittered by a
-   * third either way; default 45,000; 0: only after each (re)connection). A configuration that can
-   * drop history (an operator set `max_msgs`, `max_age`, ...) is reported as a `STREAM_CONFIG`
-   * `"error"` event, once per distinct problem.
+   * Mean time between periodic checks of the log's configuration while connected, ms (jittered
+   * by a third either way; default 45,000; 0: none). The log is also checked after each
+   * (re)connection and, when the log sends change notices (`RevisionedLog.watchConfig`;
+   * JetStream: the stream-update advisory, if the user may subscribe to it), within 0-2 s of
+   * each notice; while notices work, the periodic check runs 10 times less often (7.5 min by
+   * default). A configuration that can drop history (an operator set `max_msgs`, `max_age`,
+   * ...) is reported as a `STREAM_CONFIG` `"error"` event, once per distinct problem.
    */
   streamCheckIntervalMs?: number;
   /** Close the log in `close()`. Default false. */
