@@ -92,6 +92,11 @@ export interface SyncEvents {
   error: (error: StateSyncError) => void;
   /** Status changes. */
   status: (status: SyncStatus) => void;
+  /**
+   * Changes of {@link StateSynchronizer.writable}, each announced once, with the error that made
+   * it false (undefined when it becomes true).
+   */
+  writable: (writable: boolean, error: StateSyncError | undefined) => void;
 }
 
 /**
@@ -113,6 +118,20 @@ export interface StateSynchronizer<S, C extends CommandMap<S> = CommandMap<S>> {
   readonly model: Model<S, C>;
   /** The error that stalled the replica, if it is stalled. */
   readonly stallReason: StateSyncError | undefined;
+  /**
+   * Whether this replica's writes can succeed, as far as it knows; `status` keeps its meaning
+   * (a replica may be `live`, following the log, and not writable). False after a write failure
+   * that will repeat: a denied append (`PERMISSION_DENIED`: a read-only user), a log that is gone
+   * (`LOG_REPLACED`), a stream configuration or server the log refuses (`STREAM_CONFIG`,
+   * `UNSUPPORTED_SERVER`), a log whose first entry could not be written or read (`UNAVAILABLE`);
+   * and for good once `stalled` or `closed`. True again after an append succeeds, or after a
+   * (re)connection that stands on the log, except after a denial (only a successful append
+   * shows a permission was granted). True at first: it is learned from writing, so a replica
+   * that never wrote does not know it may not. Changes come as `"writable"` events.
+   */
+  readonly writable: boolean;
+  /** The error that made {@link writable} false; undefined while writable. */
+  readonly writeError: StateSyncError | undefined;
 
   /** Reads and applies everything appended after `revision`; resolves to the new revision. */
   fetchUpdates(): Promise<number>;

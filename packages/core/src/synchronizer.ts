@@ -193,6 +193,12 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
   get stallReason(): StateSyncError | undefined {
     return this.hub.stallReason;
   }
+  get writable(): boolean {
+    return this.hub.writable;
+  }
+  get writeError(): StateSyncError | undefined {
+    return this.hub.writeError;
+  }
 
   subscribe(listener: (state: Immutable<S>, revision: number) => void): () => void {
     return this.replica.subscribe(listener);

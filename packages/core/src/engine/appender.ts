@@ -128,9 +128,11 @@ export class Appender {
     try {
       const revision = await this.exactlyOnce(prepared.data, expected, after, messageId, limits);
       this.stats.appends += 1;
+      this.status.wrote(); // writability (status.ts, invariant 5)
       return { revision, data: prepared.data, messageId };
     } catch (e) {
       this.own.forget(messageId);
+      this.status.writeFailed(e);
       throw e;
     }
   }

@@ -96,6 +96,7 @@ export class Opener<S, C extends CommandMap<S>> {
       this.connected = true;
       if (this.live) this.reader.startFollowing();
       this.status.set(this.log.status === "online" ? "live" : "offline");
+      this.status.reconnected();
       this.config.check();
     } catch (e) {
       if (this.status.closed) return;
@@ -195,7 +196,10 @@ export class Opener<S, C extends CommandMap<S>> {
     this.status.set("live");
     this.config.check(); // the configuration may have been edited while this replica was away
     // The follower resumes by itself; a catch-up closes any gap it cannot see.
-    this.fetchUpdates().catch(() => undefined);
+    this.fetchUpdates().then(
+      () => this.status.reconnected(),
+      () => undefined,
+    );
   }
 
   /**
@@ -210,10 +214,12 @@ export class Opener<S, C extends CommandMap<S>> {
     await this.anchoring;
     this.status.assertUsable();
     if (!this.replica.anchored) {
-      throw new StateSyncError(
+      const error = new StateSyncError(
         "UNAVAILABLE",
         "the log's first entry could not be written or read yet; nothing was appended",
       );
+      this.status.cannotWrite(error); // until a (re)connection stands on the log
+      throw error;
     }
   }
 

@@ -12,6 +12,11 @@ import type { SyncEvents, SyncStats, SyncStatus } from "../synchronizer-types.js
  * 3. `signal` aborts exactly when `close()` is called, so parts that wait can end at once.
  * 4. Internal stall listeners run before users hear of the stall, so that waiters are rejected
  *    and the follower is stopped by the time a user reacts.
+ * 5. `writable` (issue 10, case 10) is false exactly while the last thing learned about writing
+ *    is a failure that will repeat ({@link blocksWrites}, an unusable log start), or once the
+ *    replica is stalled or closed (final). A successful append makes it true again; so does a
+ *    (re)connection that stands on the log, except after a denial, which only an append that
+ *    succeeds can disprove. Its changes are announced once each, like the status's.
  */
 export class StatusHub {
   private value: SyncStatus = "connecting";
@@ -20,6 +25,9 @@ export class StatusHub {
   private readonly errorListeners = new Set<SyncEvents["error"]>();
   private readonly statusListeners = new Set<SyncEvents["status"]>();
   private readonly stallListeners = new Set<(error: StateSyncError) => void>();
+  private writableValue = true;
+  private writeErrorValue: StateSyncError | undefined;
+  private readonly writableListeners = new Set<SyncEvents["writable"]>();
 
   get status(): SyncStatus {
     return this.value;
@@ -28,6 +36,16 @@ export class StatusHub {
   /** The error that stalled the replica, if it is stalled. */
   get stallReason(): StateSyncError | undefined {
     return this.stallError;
+  }
+
+  /** See `StateSynchronizer.writable` (invariant 5). */
+  get writable(): boolean {
+    return this.writableValue;
+  }
+
+  /** The failure that made `writable` false; undefined while writable. */
+  get writeError(): StateSyncError | undefined {
+    return this.writeErrorValue;
   }
 
   /** True once `close()` was called. */
@@ -58,12 +76,12 @@ export class StatusHub {
 
   /** A user listener (see `StateSynchronizer.on`). Throws `VALIDATION` for an unknown event. */
   on<E extends keyof SyncEvents>(event: E, listener: SyncEvents[E]): () => void {
-    const set =
-      event === "error"
-        ? (this.errorListeners as Set<SyncEvents[E]>)
-        : event === "status"
-          ? (this.statusListeners as Set<SyncEvents[E]>)
-          : undefined;
+    const sets: { [K in keyof SyncEvents]: Set<SyncEvents[K]> } = {
+      error: this.errorListeners,
+      status: this.statusListeners,
+      writable: this.writableListeners,
+    };
+    const set = Object.hasOwn(sets, event) ? (sets[event] as Set<SyncEvents[E]>) : undefined;
     if (set === undefined) {
       throw new StateSyncError("VALIDATION", `unknown event "${String(event)}"`);
     }
@@ -95,16 +113,53 @@ export class StatusHub {
     if (this.value === status || this.value === "closed") return;
     if (this.value === "stalled" && status !== "closed") return;
     this.value = status;
-    for (const l of [...this.statusListeners]) {
-      try {
-        l(status);
-      } catch (cause) {
-        this.report(
-          new StateSyncError("LISTENER_FAILED", `a status listener threw: ${String(cause)}`, {
-            cause,
-          }),
-        );
-      }
+    for (const l of [...this.statusListeners]) this.call("status", () => l(status));
+  }
+
+  /** A write failed with `error`: one that will repeat makes the replica not writable. */
+  writeFailed(error: unknown): void {
+    if (blocksWrites(error)) this.setWritable(false, error);
+  }
+
+  /** Writes cannot succeed for now, for the reason `error` gives (invariant 5). */
+  cannotWrite(error: StateSyncError): void {
+    this.setWritable(false, error);
+  }
+
+  /** An append succeeded: writable (unless stopped). */
+  wrote(): void {
+    this.setWritable(true, undefined);
+  }
+
+  /**
+   * The replica stands on the log again after a (re)connection: writable, unless the last
+   * failure was a denial, which no read can disprove (invariant 5).
+   */
+  reconnected(): void {
+    if (this.writeErrorValue?.code === "PERMISSION_DENIED") return;
+    this.setWritable(true, undefined);
+  }
+
+  private setWritable(writable: boolean, error: StateSyncError | undefined): void {
+    if (this.stopped && writable) return;
+    if (this.writableValue === writable && this.writeErrorValue === error) return;
+    const changed = this.writableValue !== writable;
+    this.writableValue = writable;
+    this.writeErrorValue = error;
+    if (!changed) return; // a new reason while still not writable: no event
+    for (const l of [...this.writableListeners]) this.call("writable", () => l(writable, error));
+  }
+
+  /** Runs a user listener; one that throws is reported as `LISTENER_FAILED`. */
+  private call(what: string, run: () => void): void {
+    try {
+      run();
+    } catch (cause) {
+      this.report(
+        new StateSyncError("LISTENER_FAILED", `a ${what} listener threw: ${String(cause)}`, {
+          cause,
+        }),
+      );
     }
   }
 
@@ -115,6 +170,7 @@ export class StatusHub {
     for (const l of this.stallListeners) l(error);
     this.report(error);
     this.set("stalled");
+    this.setWritable(false, error);
   }
 
   /**
@@ -127,13 +183,32 @@ export class StatusHub {
 
   /** Marks the replica closed (the `closed` status itself comes last, from `finish`). */
   close(): void {
-    this.closing.abort(closedError());
+    const error = closedError();
+    this.closing.abort(error);
+    this.setWritable(false, error);
   }
 
   /** Announces `closed` once everything is released. */
   finish(): void {
     this.set("closed");
   }
+}
+
+/**
+ * True for a write failure that the next write would meet again: a denial (`PERMISSION_DENIED`),
+ * a log that is gone (`LOG_REPLACED`), a stream configuration or server the log refuses
+ * (`STREAM_CONFIG`, `UNSUPPORTED_SERVER`). Not for failures of one update (`VALIDATION`,
+ * `PAYLOAD_TOO_LARGE`, `RETRY_LIMIT`, `ABORTED`) nor passing ones (`UNAVAILABLE`,
+ * `UNKNOWN_OUTCOME`: the status says `offline` while the log cannot be reached).
+ */
+export function blocksWrites(error: unknown): error is StateSyncError {
+  return (
+    error instanceof StateSyncError &&
+    (error.code === "PERMISSION_DENIED" ||
+      error.code === "LOG_REPLACED" ||
+      error.code === "STREAM_CONFIG" ||
+      error.code === "UNSUPPORTED_SERVER")
+  );
 }
 
 /** The `CLOSED` error of a closed replica. */

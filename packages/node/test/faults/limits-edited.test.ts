@@ -1,6 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { NatsConnection } from "nats";
-import { JetStreamLog, startNatsServer, type NatsServer, type StateSyncError } from "@statesync/node";
+import {
+  JetStreamLog,
+  startNatsServer,
+  type NatsServer,
+  type StateSyncError,
+} from "@statesync/node";
 import { tcp, uniqueStream, until, useNatsServer } from "../helpers.js";
 import { credentials, documentedConfigs, tcpAs } from "../support/permissions.js";
 import { closeAtEnd, openLedger } from "../support/workload.js";
@@ -119,7 +124,12 @@ describe("the advisory and permissions (docs/permissions.md)", () => {
     await Promise.all([allowed?.stop(), denied?.stop()]);
   });
 
-  const open = (url: string, user: string, streamCheckIntervalMs: number, errors: StateSyncError[]) =>
+  const open = (
+    url: string,
+    user: string,
+    streamCheckIntervalMs: number,
+    errors: StateSyncError[],
+  ) =>
     openLedger({
       servers: url,
       connectOptions: credentials(user),
