@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { NatsConnection } from "nats";
 import {
   JetStreamLog,
@@ -7,6 +7,7 @@ import {
   type StateSyncError,
 } from "@statesync/node";
 import { tcp, uniqueStream, until, useNatsServer } from "../helpers.js";
+import { CLIENT_LINES } from "../support/client-lines.js";
 import { credentials, documentedConfigs, tcpAs } from "../support/permissions.js";
 import { closeAtEnd, openLedger } from "../support/workload.js";
 
@@ -19,11 +20,11 @@ import { closeAtEnd, openLedger } from "../support/workload.js";
  * history as a STREAM_CONFIG event.
  */
 
-/** Sets `max_msgs: 3` on `stream` as an operator would (`nats stream edit`). */
-async function limitStream(nc: NatsConnection, stream: string): Promise<void> {
+/** Sets `max_msgs` (3: a limit that drops history) on `stream` as an operator would. */
+async function limitStream(nc: NatsConnection, stream: string, maxMsgs = 3): Promise<void> {
   const jsm = await nc.jetstreamManager();
   const si = await jsm.streams.info(stream);
-  await jsm.streams.update(stream, { ...si.config, max_msgs: 3 });
+  await jsm.streams.update(stream, { ...si.config, max_msgs: maxMsgs });
 }
 
 const TEN_MINUTES = 600_000;
@@ -119,6 +120,10 @@ describe("the advisory and permissions (docs/permissions.md)", () => {
       await (await JetStreamLog.open({ connection: nc, stream: "FLAGS" })).close();
     }
   });
+  beforeEach(async () => {
+    // Each test starts on a FLAGS without limits (an earlier test may have set one).
+    for (const nc of operators) await limitStream(nc, "FLAGS", -1);
+  });
   afterAll(async () => {
     for (const nc of operators) await nc.close().catch(() => undefined);
     await Promise.all([allowed?.stop(), denied?.stop()]);
@@ -152,6 +157,42 @@ describe("the advisory and permissions (docs/permissions.md)", () => {
       await until(() => (errors.length > 0 ? true : undefined), 10_000);
       expect(codes(errors)).toEqual(["STREAM_CONFIG"]);
     }
+  });
+
+  describe.each(CLIENT_LINES)("JetStreamLog.watchConfig over nats.js $name", (line) => {
+    it("allowed: onChange on the operator's edit; denied: onUnavailable (PERMISSION_DENIED) once", async () => {
+      const seen: Record<"allowed" | "denied", string[]> = { allowed: [], denied: [] };
+      const logs: JetStreamLog[] = [];
+      const conns = [];
+      try {
+        for (const [name, server] of [
+          ["allowed", allowed],
+          ["denied", denied],
+        ] as const) {
+          const nc = await line.tcp(server.url, credentials("flags-writer"));
+          conns.push(nc);
+          const log = new JetStreamLog({
+            connection: nc,
+            stream: "FLAGS",
+            create: false,
+            ...line.logOptions,
+          });
+          logs.push(log);
+          log.watchConfig({
+            onChange: () => seen[name].push("change"),
+            onUnavailable: (e) => seen[name].push(`unavailable ${(e as StateSyncError).code}`),
+          });
+          await log.info(); // a round trip after the subscription: the server has it now
+        }
+        await until(() => (seen.denied.length > 0 ? true : undefined));
+        await limitStream(operators[0]!, "FLAGS");
+        await until(() => (seen.allowed.length > 0 ? true : undefined));
+        expect(seen).toEqual({ allowed: ["change"], denied: ["unavailable PERMISSION_DENIED"] });
+      } finally {
+        for (const log of logs) await log.close();
+        for (const nc of conns) await nc.close();
+      }
+    });
   });
 
   it("a writer denied the advisory subject still reports the edit, through the periodic check, and nothing else", async () => {
