@@ -101,7 +101,7 @@ async function handle(message: ToChild): Promise<void> {
         { replica: "admin-b", flags: report(b), observed: evaluateExpectations(b.state) },
       ],
     });
-  } else {
+  } else if (message.type === "exit") {
     await Promise.all([members.close(), ...Object.values(sessions).map((s) => s.close())]);
     process.exit(0);
   }

@@ -15,12 +15,44 @@ export interface ReplicaReport {
   readonly observed?: Record<string, Json>;
 }
 
+/** One state of the flags a service's replica held, as its subscriber saw it. */
+export interface FlagsObservation {
+  readonly revision: number;
+  /** The model version the log was at (below the replica's own while an upgrade is pending). */
+  readonly logVersion: number;
+  /** The state as the replica showed it (migrated up while an upgrade is pending). */
+  readonly state: Json;
+}
+
+/** What a service says about its replica of the flags (answer to `inspect`). */
+export interface FlagsInspection {
+  readonly replica: string;
+  /** The model version the service runs. */
+  readonly version: number;
+  readonly revision: number;
+  readonly status: string;
+  /** Code and details of the error that stalled the replica, if it is stalled. */
+  readonly stall?: { readonly code: string; readonly details: Json } | undefined;
+  readonly upgradePending: boolean;
+  readonly hash: string;
+  /** `"flag for user"` → value served (see `EXPECTATIONS`). */
+  readonly observed: Record<string, Json>;
+  /** Every state it held, oldest first. */
+  readonly observations: readonly FlagsObservation[];
+}
+
 /** Orchestrator → child. */
 export type ToChild =
   /** Stop writing (services stop their heartbeats), then answer `quiesced`. */
   | { type: "quiesce" }
   /** Catch up with the log, then answer `report`. */
   | { type: "report" }
+  /** An admin action: a conditional update of the flags; answers `command-result`. */
+  | { type: "command"; name: string; args: Json }
+  /** Switch the log to the service's model version (`sync.upgrade()`); answers `command-result`. */
+  | { type: "upgrade" }
+  /** Wait until revision `atLeast` is consumed or the replica stalls, then answer `inspection`. */
+  | { type: "inspect"; atLeast: number }
   /** Close everything and exit. */
   | { type: "exit" };
 
@@ -30,6 +62,8 @@ export type FromChild =
   | { type: "done"; changes: number; rejected: number; conflicts: number }
   | { type: "quiesced" }
   | { type: "report"; replicas: ReplicaReport[] }
+  | { type: "command-result"; revision?: number; code?: string; message?: string }
+  | { type: "inspection"; flags: FlagsInspection }
   | { type: "failed"; message: string };
 
 /** Sends a message to the orchestrator. */
@@ -48,7 +82,9 @@ export function runChild(
   handle: (message: ToChild) => Promise<void>,
 ): void {
   const fail = (error: unknown): void => {
-    const message = error instanceof Error ? error.message : String(error);
+    const code = (error as { code?: unknown } | undefined)?.code;
+    const text = error instanceof Error ? error.message : String(error);
+    const message = typeof code === "string" ? `${code}: ${text}` : text;
     console.error(`[${name}] failed: ${message}`);
     toParent({ type: "failed", message: `${name}: ${message}` });
     process.exitCode = 1;

@@ -1,16 +1,18 @@
 /**
  * One service of the demo: follows the flags and the membership list, joins the membership and
  * heartbeats with unconditional updates, and prints what it serves its user on every change.
- * Started by demo.ts: `service.js <name> <nats-url> <user>`.
+ * Started by demo.ts: `service.js <name> <nats-url> <user> [flags-version] [upgrade]`, where
+ * `flags-version` is the `feature-flags` model version it runs (1, the default, or 2) and
+ * `upgrade` is `on-open` (default) or `manual` (docs/versions.md; the README's rolling deploy).
  */
 import { stateHash } from "@statesync/node";
 import { describeEvaluation, FlagEvaluator } from "./evaluate.js";
-import { flagsModel, type FlagsSynchronizer } from "./flags-model.js";
+import type { FlagdConfig } from "./flagd-schema.js";
+import { ServiceFlags, type FlagsReplica } from "./flags-replica.js";
 import { runChild, toParent, type ToChild } from "./ipc.js";
 import { liveMembers, membershipModel, type MembershipSynchronizer } from "./membership-model.js";
 import { evaluateExpectations } from "./script.js";
 import {
-  FLAGS_STREAM,
   HEARTBEAT_MS,
   log,
   MEMBER_TTL_MS,
@@ -21,10 +23,12 @@ import {
   type UserName,
 } from "./shared.js";
 
-const [name = "service", servers = "", userName = "anna"] = process.argv.slice(2);
+const [name = "service", servers = "", userName = "anna", version = "1", upgrade = "on-open"] =
+  process.argv.slice(2);
 const user = USERS[userName as UserName];
 
-let flags: FlagsSynchronizer;
+let service: ServiceFlags;
+let flags: FlagsReplica;
 let members: MembershipSynchronizer;
 let heartbeats: NodeJS.Timeout | undefined;
 let lastHeartbeat: Promise<unknown> = Promise.resolve();
@@ -49,9 +53,11 @@ function printFlags(): void {
     })
     .join(" ");
   const hash = shortHash(stateHash(flags.state));
+  const pending = flags.upgradePending ? " (upgrade pending)" : "";
   log(
     name,
-    `flags rev ${flags.revision} hash ${hash} | ${membersSummary()} | ${user.email}: ${values}`,
+    `flags v${flags.model.version}${pending} rev ${flags.revision} hash ${hash} | ` +
+      `${membersSummary()} | ${user.email}: ${values}`,
   );
 }
 
@@ -64,13 +70,20 @@ function printMembersIfChanged(): void {
 }
 
 async function start(): Promise<void> {
-  [flags, members] = await Promise.all([
-    openReplica(servers, FLAGS_STREAM, flagsModel, name),
+  if ((version !== "1" && version !== "2") || (upgrade !== "on-open" && upgrade !== "manual")) {
+    throw new Error(
+      `flags version 1 or 2 and upgrade on-open or manual, not ${version} ${upgrade}`,
+    );
+  }
+  [service, members] = await Promise.all([
+    ServiceFlags.open(servers, name, Number(version) as 1 | 2, upgrade),
     openReplica(servers, MEMBERSHIP_STREAM, membershipModel, name),
   ]);
+  flags = service.sync;
   for (const sync of [flags, members]) {
     sync.on("error", (error) => log(name, `${sync.model.name}: ${error.code} ${error.message}`));
   }
+  flags.on("status", (status) => log(name, `flags ${status}`));
   flags.subscribe(printFlags);
   members.subscribe(printMembersIfChanged);
   await members.updateUnconditionally("join", { member: name, role: "shop-api", pid: process.pid });
@@ -97,10 +110,16 @@ async function handle(message: ToChild): Promise<void> {
           replica: name,
           flags: { revision: flags.revision, hash: stateHash(flags.state) },
           membership: { revision: members.revision, hash: stateHash(members.state) },
-          observed: evaluateExpectations(flags.state),
+          observed: evaluateExpectations(flags.state as unknown as FlagdConfig),
         },
       ],
     });
+  } else if (message.type === "command") {
+    toParent(await service.act(message.name, message.args));
+  } else if (message.type === "upgrade") {
+    toParent(await service.act("upgrade", null));
+  } else if (message.type === "inspect") {
+    toParent({ type: "inspection", flags: await service.inspect(name, message.atLeast) });
   } else {
     clearInterval(heartbeats);
     await Promise.all([flags.close(), members.close()]);

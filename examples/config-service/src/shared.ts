@@ -49,15 +49,17 @@ export const SERVICES: ReadonlyArray<{ name: string; user: UserName }> = [
 
 /**
  * Opens a replica of one state on the demo's server. No snapshots on disk: every run starts a
- * fresh server, and the demo's processes share one working directory.
+ * fresh server, and the demo's processes share one working directory. `upgrade` is when a
+ * replica of a newer model version switches the log (docs/versions.md; default `"on-open"`).
  */
 export function openReplica<S, C extends CommandMap<S>>(
   servers: string,
   stream: string,
   model: Model<S, C>,
   clientId: string,
+  upgrade: "on-open" | "manual" = "on-open",
 ) {
-  return openSynchronizer({ servers, stream, model, clientId, snapshots: false });
+  return openSynchronizer({ servers, stream, model, clientId, snapshots: false, upgrade });
 }
 
 /** First 8 hex digits of a state hash: enough to tell replicas apart in a log line. */

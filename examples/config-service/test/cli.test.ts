@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FlagEvaluator, type EvaluationContext } from "../src/evaluate.js";
 import type { FlagdConfig, Json } from "../src/flagd-schema.js";
 import { flagsModel } from "../src/flags-model.js";
+import { flagsModelV2, withOwners } from "../src/flags-model-v2.js";
 
 const cli = fileURLToPath(new URL("../dist/cli.js", import.meta.url));
 const root = fileURLToPath(new URL("../../..", import.meta.url));
@@ -85,7 +86,13 @@ async function read(stream: string) {
 
 describe("flags CLI", () => {
   it("has --help on every command", async () => {
-    for (const args of [["--help"], ["load", "--help"], ["evaluate", "--help"]]) {
+    const commands = [
+      ["--help"],
+      ["load", "--help"],
+      ["evaluate", "--help"],
+      ["upgrade", "--help"],
+    ];
+    for (const args of commands) {
       const { code, stdout } = await flags(...args);
       expect(code).toBe(0);
       expect(stdout).toMatch(/^Usage: flags/);
@@ -180,6 +187,53 @@ describe("flags CLI", () => {
     } finally {
       await nc.close();
     }
+  });
+
+  const EVALUATION = ["evaluate", "upload-mb", "--context", '{"user":{"plan":"pro"}}'];
+  const PRO = { value: 1000, variant: "big", reason: "TARGETING_MATCH" };
+
+  it("before the switch: loads at model version 1 only, evaluates", async () => {
+    const stream = `cli_${++streams}`;
+    const connection = ["--server", server.url, "--stream", stream];
+    const path = await file("rolling-1.json", FILE);
+    expect((await flags("load", path, ...connection)).code).toBe(0);
+    const before = await read(stream);
+    const early = await flags("load", path, "--model-version", "2", ...connection);
+    expect(early.code).toBe(1);
+    expect(early.stderr).toMatch(/still at model version 1: load with --model-version 1/);
+    const bad = await flags("load", path, "--model-version", "3", ...connection);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/--model-version.*1 or 2/);
+    expect(await read(stream)).toEqual(before); // nothing written
+    expect(JSON.parse((await flags(...EVALUATION, ...connection)).stdout)).toEqual(PRO);
+  });
+
+  it("`upgrade` switches once; then loads at model version 2 only, evaluates the same", async () => {
+    const stream = `cli_${++streams}`;
+    const connection = ["--server", server.url, "--stream", stream];
+    const path = await file("rolling-2.json", FILE);
+    expect((await flags("load", path, ...connection)).code).toBe(0);
+    const before = await read(stream);
+    const switched = await flags("upgrade", ...connection);
+    expect(switched.code, switched.stderr).toBe(0);
+    const at = before.revision + 1;
+    expect(switched.stdout).toContain(`switched the flags to model version 2 → rev ${at}`);
+    const again = await flags("upgrade", ...connection);
+    expect(again.stdout).toContain(`at model version 2 already (rev ${at})`);
+    const old = await flags("load", path, ...connection);
+    expect(old.code).toBe(1);
+    expect(old.stderr).toMatch(/switched to feature-flags v2; .*\(load with --model-version 2\)$/m);
+    const loaded = await flags("load", path, "--model-version", "2", ...connection);
+    expect(loaded.stdout).toContain(`→ rev ${at + 1}`);
+    expect(JSON.parse((await flags(...EVALUATION, ...connection)).stdout)).toEqual(PRO);
+    const v2 = await openSynchronizer({
+      servers: server.url,
+      stream,
+      model: flagsModelV2,
+      snapshots: false,
+    });
+    expect(v2.state).toEqual(withOwners(FILE));
+    await v2.close();
   });
 
   it("runs as `npm run flags -w …`, reading FILE from where npm was started", async () => {

@@ -54,6 +54,8 @@ export interface OpenJetStreamOptions<S, C extends CommandMap<S>> {
   compaction?: CompactionOptions | false;
   /** How conflicting writers share the log (see `CreateSynchronizerOptions.contention`). */
   contention?: "retry" | "turns";
+  /** When a newer model version switches the log (see `CreateSynchronizerOptions.upgrade`). */
+  upgrade?: "on-open" | "manual";
   /** See `CreateSynchronizerOptions.streamCheckIntervalMs`. */
   streamCheckIntervalMs?: number;
   /** Listens to `"error"` from the start. */
@@ -117,6 +119,7 @@ export async function openJetStreamSynchronizer<S, C extends CommandMap<S>>(
       clientId: options.clientId,
       compaction: options.compaction,
       contention: options.contention,
+      upgrade: options.upgrade,
       streamCheckIntervalMs: options.streamCheckIntervalMs,
       onError: options.onError,
       onStatus: options.onStatus,
