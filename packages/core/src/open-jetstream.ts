@@ -1,22 +1,19 @@
-import type { CompactionOptions } from "./compaction-policy.js";
 import { JetStreamLog } from "./jetstream/jetstream-log.js";
 import { resolveLayout } from "./jetstream/layout.js";
 import type { NatsConnectionLike } from "./jetstream/nats-types.js";
-import type { CommandMap, Model } from "./model.js";
-import type { SnapshotStore } from "./snapshot-store.js";
+import type { CommandMap } from "./model.js";
 import { createSynchronizer } from "./synchronizer.js";
-import type {
-  CreateSynchronizerOptions,
-  StateSynchronizer,
-  SyncEvents,
-} from "./synchronizer-types.js";
+import type { CreateSynchronizerOptions, StateSynchronizer } from "./synchronizer-types.js";
 
 /**
  * Options of {@link openJetStreamSynchronizer}: where the state lives in JetStream (the
  * `JetStreamLogOptions` fields) plus the `createSynchronizer` options. Runtime packages fill
  * `connection` (and `closeConnection` when they made it) and `snapshots`.
  */
-export interface OpenJetStreamOptions<S, C extends CommandMap<S>> {
+export interface OpenJetStreamOptions<S, C extends CommandMap<S>> extends Omit<
+  CreateSynchronizerOptions<S, C>,
+  "log" | "ownsLog" | "onClose"
+> {
   /** A nats.js v2 connection (`nats` or `nats.ws`), or a promise of one while still connecting. */
   connection: NatsConnectionLike | Promise<NatsConnectionLike>;
   /**
@@ -36,34 +33,6 @@ export interface OpenJetStreamOptions<S, C extends CommandMap<S>> {
   replicas?: number;
   /** JetStream request timeout, ms (default 5000). */
   requestTimeoutMs?: number;
-  /** The model (see `defineModel`). */
-  model: Model<S, C>;
-  /** Where to persist the replica, or false/undefined for nowhere. */
-  snapshots?: SnapshotStore | false;
-  /** Key in the snapshot store. Default {@link jetStreamSnapshotKey} of stream, key and prefix. */
-  snapshotKey?: string;
-  /** Save a snapshot after this many entries (default 100; 0 = only on close). */
-  snapshotEvery?: number;
-  /** Keep following the log (default true). */
-  live?: boolean;
-  /** `"synced"` (default) or `"restored"`; see `CreateSynchronizerOptions.waitFor`. */
-  waitFor?: "synced" | "restored";
-  /** Client id stored in entries; default random. */
-  clientId?: string;
-  /** Automatic compaction (see `CreateSynchronizerOptions.compaction`). */
-  compaction?: CompactionOptions | false;
-  /** How conflicting writers share the log (see `CreateSynchronizerOptions.contention`). */
-  contention?: "retry" | "turns";
-  /** When a newer model version switches the log (see `CreateSynchronizerOptions.upgrade`). */
-  upgrade?: "on-open" | "manual";
-  /** See `CreateSynchronizerOptions.streamCheckIntervalMs`. */
-  streamCheckIntervalMs?: number;
-  /** Listens to `"error"` from the start. */
-  onError?: SyncEvents["error"];
-  /** Listens to `"status"` from the start. */
-  onStatus?: SyncEvents["status"];
-  /** Errors of a connection made in the background, reported as `"error"` events (see `createSynchronizer`). */
-  connectionErrors?: CreateSynchronizerOptions<S, C>["connectionErrors"];
 }
 
 /**
@@ -99,31 +68,32 @@ export async function openJetStreamSynchronizer<S, C extends CommandMap<S>>(
   const release = () => (released ??= (options.closeConnection ?? (async () => undefined))());
   let log: JetStreamLog | undefined;
   try {
+    const {
+      connection,
+      closeConnection: _release,
+      stream,
+      key,
+      subjectPrefix,
+      create,
+      replicas,
+      requestTimeoutMs,
+      ...synchronizerOptions
+    } = options;
     log = new JetStreamLog({
-      connection: options.connection,
-      stream: options.stream,
-      key: options.key,
-      subjectPrefix: options.subjectPrefix,
-      create: options.create,
-      replicas: options.replicas,
-      requestTimeoutMs: options.requestTimeoutMs,
+      connection,
+      stream,
+      key,
+      subjectPrefix,
+      create,
+      replicas,
+      requestTimeoutMs,
     });
+    // Every option of createSynchronizer passes through (one listed by hand here was once
+    // dropped: `upgrade: "manual"` then behaved as "on-open" on JetStream).
     return await createSynchronizer<S, C>({
+      ...synchronizerOptions,
       log,
-      model: options.model,
-      snapshots: options.snapshots,
       snapshotKey: options.snapshotKey ?? `${log.stream}:${log.subject}`,
-      snapshotEvery: options.snapshotEvery,
-      live: options.live,
-      waitFor: options.waitFor,
-      clientId: options.clientId,
-      compaction: options.compaction,
-      contention: options.contention,
-      upgrade: options.upgrade,
-      streamCheckIntervalMs: options.streamCheckIntervalMs,
-      onError: options.onError,
-      onStatus: options.onStatus,
-      connectionErrors: options.connectionErrors,
       ownsLog: true,
       onClose: release,
     });

@@ -1,5 +1,13 @@
 import { z } from "zod";
-import { defineModel, MemoryLog, createSynchronizer, type SynchronizerOf } from "@statesync/core";
+import {
+  defineModel,
+  MemoryLog,
+  createSynchronizer,
+  type CommandMap,
+  type CreateSynchronizerOptions,
+  type OpenJetStreamOptions,
+  type SynchronizerOf,
+} from "@statesync/core";
 const m = defineModel({
   name: "t",
   state: z.object({ n: z.number() }),
@@ -25,3 +33,13 @@ async function f() {
   await s.update("nope", {});
 }
 void f;
+
+// openJetStreamSynchronizer takes every createSynchronizer option but the log's own (an option
+// listed there by hand was once dropped at run time: `upgrade`).
+type NotForwarded = Exclude<
+  keyof CreateSynchronizerOptions<unknown, CommandMap<unknown>>,
+  keyof OpenJetStreamOptions<unknown, CommandMap<unknown>>
+>;
+const everyOptionForwarded: [NotForwarded] extends ["log" | "ownsLog" | "onClose"] ? true : false =
+  true;
+void everyOptionForwarded;
