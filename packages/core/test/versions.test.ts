@@ -103,6 +103,35 @@ describe("model versions (MemoryLog)", () => {
     await Promise.all([a1.close(), b2.close(), c2.close()]);
   });
 
+  it("updates an older-version client had pending when the log switched reject MODEL_UPGRADED, none silently dropped", async () => {
+    const log = new MemoryLog();
+    const a1 = await open(log, v1, { live: false }); // will not see the switch until it writes
+    const b2 = await open(log, v2);
+    const pending = [
+      a1.update("add", { id: "p1" }),
+      a1.update("add", { id: "p2" }),
+      a1.updateUnconditionally("add", { id: "p3" }).then(
+        () => "appended",
+        (e: StateSyncError) => e.code,
+      ),
+    ];
+    const codes = await Promise.all(
+      pending.slice(0, 2).map((p) =>
+        p.then(
+          () => "committed",
+          (e: StateSyncError) => e.code,
+        ),
+      ),
+    );
+    expect(codes).toEqual(["MODEL_UPGRADED", "MODEL_UPGRADED"]);
+    // The unconditional one was appended blindly (its entry is in the log, skipped alike by v2).
+    expect(await pending[2]).toBe("appended");
+    await b2.fetchUpdates();
+    expect(b2.state.ids).toEqual([]);
+    expect(b2.errors.map((e) => e.code)).toContain("OUTDATED_COMMAND");
+    await Promise.all([a1.close(), b2.close()]);
+  });
+
   it("many new-version replicas opening together write one switch entry", async () => {
     const log = new MemoryLog();
     const a1 = await open(log, v1);
