@@ -11,10 +11,12 @@ export {
   SnapshotStoreWarning,
   type IndexedDbSnapshotStoreOptions,
   type SnapshotFallbackReason,
+  type SnapshotWarningReason,
 } from "./indexeddb-snapshot-store.js";
 export type { StoredSnapshot } from "./snapshot-codec.js";
 export { connectInBackground, type BackgroundConnection } from "./background-connect.js";
 export { saveSnapshotOnHide } from "./save-on-hide.js";
+export { keepSnapshotCurrent, type SnapshotSaving } from "./keep-snapshot-current.js";
 export {
   exposeSynchronizer,
   probeSynchronizer,

@@ -7,7 +7,7 @@ import {
   type SnapshotStore,
 } from "@statesync/core";
 import type { IDBPDatabase } from "idb";
-import { decodeSnapshot, encodeSnapshot } from "./snapshot-codec.js";
+import { decodeSnapshot, encodeSnapshot, storedHeader } from "./snapshot-codec.js";
 import { DatabaseBlockedError, SNAPSHOT_STORE, SnapshotDatabase } from "./snapshot-database.js";
 
 /** Why an {@link IndexedDbSnapshotStore} fell back to memory. */
@@ -18,20 +18,40 @@ export type SnapshotFallbackReason =
   | "quota"
   /** Another connection kept the database blocked longer than `blockedTimeoutMs`. */
   | "blocked"
-  /** Any other IndexedDB failure. */
+  /**
+   * Any other IndexedDB failure: for good when the database could never be opened; otherwise
+   * for one call that kept failing through every reopen (the store stays on IndexedDB).
+   */
   | "failed";
 
-/** What `onWarning` receives, once, when an {@link IndexedDbSnapshotStore} falls back to memory. */
+/** Why a call of an {@link IndexedDbSnapshotStore} met a failure (see {@link SnapshotStoreWarning}). */
+export type SnapshotWarningReason =
+  | SnapshotFallbackReason
+  /**
+   * The connection was closed or failed under a call (site data cleared in DevTools, a
+   * backgrounded Safari tab, a transaction aborted): the store reopens with a backoff and goes on.
+   */
+  | "interrupted";
+
+/**
+ * What `onWarning` receives. Once per call that meets a failure (`"interrupted"`, the store
+ * reopens and retries), once more when that call exhausts its attempts (`"failed"`, with
+ * `fallback: false`: that one call is served in memory), and once when the store falls back to
+ * memory for good (`fallback: true`).
+ */
 export class SnapshotStoreWarning extends Error {
   override readonly name = "SnapshotStoreWarning";
   constructor(
     message: string,
-    /** Why the store fell back. */
-    readonly reason: SnapshotFallbackReason,
-    options: { cause?: unknown } = {},
+    /** What went wrong. */
+    readonly reason: SnapshotWarningReason,
+    options: { cause?: unknown; fallback?: boolean } = {},
   ) {
     super(message, options);
+    this.fallback = options.fallback ?? false;
   }
+  /** True when the store keeps snapshots in memory only for the rest of its life. */
+  readonly fallback: boolean;
 }
 
 /** Options of {@link IndexedDbSnapshotStore}. */
@@ -45,17 +65,30 @@ export interface IndexedDbSnapshotStoreOptions {
    * ignores `versionchange`) before falling back to memory. Default 3000.
    */
   blockedTimeoutMs?: number;
+  /**
+   * How a call retries after the connection failed under it: `attempts` in all (default 8),
+   * waiting a delay that starts at `baseMs` (default 50) and doubles up to `capMs` (default
+   * 2000), each drawn in its upper half ("equal jitter"). With the defaults a call gives up after
+   * 2.6 to 5.2 s.
+   */
+  reopen?: { attempts?: number; baseMs?: number; capMs?: number };
 }
 
-/** The stored record, or undefined when there is none or it is damaged (then it is replaced). */
-function decodeOrUndefined(key: string, value: unknown): SnapshotRecord | undefined {
-  if (value === undefined) return undefined;
-  try {
-    return decodeSnapshot(key, value);
-  } catch {
-    return undefined;
-  }
+/** The delay before retry `attempt` (1-based): half fixed, half random ("equal jitter"). */
+function reopenDelay(attempt: number, baseMs: number, capMs: number): number {
+  const ceiling = Math.min(capMs, baseMs * 2 ** Math.min(attempt - 1, 30));
+  return ceiling / 2 + (Math.random() * ceiling) / 2;
 }
+
+/** Whether a stored value decodes (a damaged one may be replaced by an older revision). */
+const isIntact = (key: string, value: unknown): Promise<boolean> =>
+  decodeSnapshot(key, value).then(
+    () => true,
+    () => false,
+  );
+
+const describeError = (err: unknown): string =>
+  err instanceof Error ? `${err.name}: ${err.message}` : String(err);
 
 function fallbackReason(err: unknown): SnapshotFallbackReason {
   if (err instanceof DatabaseBlockedError) return "blocked";
@@ -70,25 +103,38 @@ function fallbackReason(err: unknown): SnapshotFallbackReason {
  * store `snapshots`, one value per key holding the record's JSON text and its SHA-256 (see
  * `StoredSnapshot`). Every tab of an origin shares it.
  *
- * - `save` reads and writes in ONE readwrite transaction and writes only when
- *   `shouldReplaceSnapshot` allows (never over a newer revision of the same log); IndexedDB runs
- *   readwrite transactions on one store one at a time, across tabs too, so concurrent saves end
- *   with the highest revision.
+ * - `save` encodes the record and its checksum in slices that yield to the event loop (no long
+ *   main-thread task for a multi-megabyte state), then reads and writes in ONE readwrite
+ *   transaction and writes only when `shouldReplaceSnapshot` allows (never over a newer revision
+ *   of the same log, judged by the stored value's zod-checked header); IndexedDB runs readwrite
+ *   transactions on one store one at a time, across tabs too, so concurrent saves end with the
+ *   highest revision.
  * - `load` validates the value (shape with zod, checksum, `snapshotRecordSchema`) and throws
  *   `StateSyncError("CORRUPT_SNAPSHOT")` for a damaged one.
  * - The connection closes itself when another tab upgrades or deletes the database
  *   (`versionchange`) and reopens on the next call (see `SnapshotDatabase`).
- * - When IndexedDB cannot be used (no IndexedDB, private browsing, quota exceeded, a database
- *   blocked longer than `blockedTimeoutMs`, any other failure that a reopen does not cure) the
- *   store falls back to memory for the rest of its life: one {@link SnapshotStoreWarning} goes to
- *   `onWarning`, the save that failed is kept in memory, and no call rejects because of it.
- *   Snapshots then do not survive a reload; the replica catches up from the server instead.
+ * - A connection that fails or is closed under a call once the database has been open (the
+ *   browser's `close` event, a `versionchange`, an aborted transaction) is reopened with a
+ *   jittered backoff (`reopen`): the call reports one `"interrupted"` warning and retries; if
+ *   every attempt fails, that call alone is served in memory (one `"failed"` warning) and the
+ *   next call starts again on IndexedDB. Persistence is never switched off by such failures.
+ * - When IndexedDB cannot be used at all (no IndexedDB, private browsing, quota exceeded, a
+ *   database blocked longer than `blockedTimeoutMs`, a database that never opened) the store
+ *   falls back to memory for the rest of its life: one {@link SnapshotStoreWarning} with
+ *   `fallback: true` goes to `onWarning`, the save that failed is kept in memory, and no call
+ *   rejects because of it. Snapshots then do not survive a reload; the replica catches up from
+ *   the server instead.
  */
 export class IndexedDbSnapshotStore implements SnapshotStore {
   private readonly database: SnapshotDatabase;
   private readonly onWarning: (warning: SnapshotStoreWarning) => void;
+  private readonly reopen: { attempts: number; baseMs: number; capMs: number };
+  /** Set when the store falls back to memory for good. */
   private memory: MemorySnapshotStore | undefined;
+  /** What calls that exhausted their attempts kept (the store still uses IndexedDB). */
+  private readonly spare = new MemorySnapshotStore();
   private reason: SnapshotFallbackReason | undefined;
+  private opened = false;
   private closed = false;
 
   constructor(options: IndexedDbSnapshotStoreOptions = {}) {
@@ -100,6 +146,23 @@ export class IndexedDbSnapshotStore implements SnapshotStore {
     if (!Number.isFinite(blockedTimeoutMs) || blockedTimeoutMs < 0) {
       throw new StateSyncError("VALIDATION", "blockedTimeoutMs must be a non-negative number");
     }
+    const reopen = {
+      attempts: options.reopen?.attempts ?? 8,
+      baseMs: options.reopen?.baseMs ?? 50,
+      capMs: options.reopen?.capMs ?? 2_000,
+    };
+    if (
+      !Number.isInteger(reopen.attempts) ||
+      reopen.attempts < 1 ||
+      !(reopen.baseMs >= 0) ||
+      !(reopen.capMs >= reopen.baseMs)
+    ) {
+      throw new StateSyncError(
+        "VALIDATION",
+        "reopen must be { attempts: integer >= 1, baseMs >= 0, capMs >= baseMs }",
+      );
+    }
+    this.reopen = reopen;
     this.database = new SnapshotDatabase(name, blockedTimeoutMs);
     this.onWarning = options.onWarning ?? ((warning) => console.warn(warning));
   }
@@ -118,23 +181,33 @@ export class IndexedDbSnapshotStore implements SnapshotStore {
     return this.run(
       async (db) => {
         const value: unknown = await db.get(SNAPSHOT_STORE, key);
-        return value === undefined ? undefined : decodeSnapshot(key, value);
+        return value === undefined ? undefined : await decodeSnapshot(key, value);
       },
       (memory) => memory.load(key),
     );
   }
 
   async save(key: string, record: SnapshotRecord): Promise<void> {
-    const value = encodeSnapshot(record);
+    if (this.closed) throw new StateSyncError("CLOSED", "the snapshot store is closed");
+    const value = await encodeSnapshot(record);
     return this.run(
       async (db) => {
+        // Only IndexedDB requests are awaited inside a transaction, so it stays active. The
+        // stored value's header decides; its body is checked only when the header claims a
+        // newer revision (then a damaged value is replaced, but a good one from another tab
+        // is kept).
         const tx = db.transaction(SNAPSHOT_STORE, "readwrite");
-        // Only IndexedDB requests are awaited in between, so the transaction stays active.
-        const stored = await tx.store.get(key);
-        if (shouldReplaceSnapshot(decodeOrUndefined(key, stored), record)) {
-          await tx.store.put(value, key);
-        }
+        const current: unknown = await tx.store.get(key);
+        const header = storedHeader(current);
+        const replace = shouldReplaceSnapshot(header, record);
+        if (replace) await tx.store.put(value, key);
         await tx.done;
+        if (replace || !header || (await isIntact(key, current))) return;
+        const retry = db.transaction(SNAPSHOT_STORE, "readwrite");
+        if (storedHeader(await retry.store.get(key))?.sha256 === header.sha256) {
+          await retry.store.put(value, key);
+        }
+        await retry.done;
       },
       (memory) => memory.save(key, record),
     );
@@ -154,28 +227,70 @@ export class IndexedDbSnapshotStore implements SnapshotStore {
   }
 
   /**
-   * Runs `onDatabase`; on a failure other than a corrupt snapshot, reopens and tries once more
-   * (the connection may have been closed for another tab's upgrade), then falls back to memory.
+   * Runs `onDatabase` on the connection. On a failure other than a corrupt snapshot: before the
+   * database ever opened, reopens once at once and then falls back to memory for good; after it,
+   * reports one `"interrupted"` warning and reopens with the backoff, serving the call from
+   * {@link spare} (with a `"failed"` warning) only when every attempt failed.
    */
   private async run<T>(
     onDatabase: (db: IDBPDatabase) => Promise<T>,
     inMemory: (memory: MemorySnapshotStore) => Promise<T>,
   ): Promise<T> {
-    if (this.closed) throw new StateSyncError("CLOSED", "the snapshot store is closed");
+    let interrupted = false;
     for (let attempt = 0; !this.memory; attempt++) {
+      if (this.closed) throw new StateSyncError("CLOSED", "the snapshot store is closed");
       try {
-        return await onDatabase(await this.database.get());
+        const db = await this.database.get();
+        this.opened = true;
+        return await onDatabase(db);
       } catch (err) {
         if (isStateSyncError(err, "CORRUPT_SNAPSHOT")) throw err;
+        if (this.closed) throw new StateSyncError("CLOSED", "the snapshot store is closed");
         const reason = fallbackReason(err);
-        if (attempt === 0 && reason === "failed") {
-          this.database.reset();
-          continue;
+        this.database.reset();
+        if (reason !== "failed") {
+          this.fallBack(reason, err);
+        } else if (!this.opened) {
+          if (attempt > 0) this.fallBack(reason, err);
+        } else if (attempt + 1 >= this.reopen.attempts) {
+          this.warn(
+            "failed",
+            `IndexedDB "${this.database.name}" failed ${attempt + 1} times in a row ` +
+              `(${describeError(err)}): this call is served in memory; the next one tries again`,
+            err,
+          );
+          return inMemory(this.spare);
+        } else {
+          if (!interrupted) {
+            interrupted = true;
+            this.warn(
+              "interrupted",
+              `IndexedDB "${this.database.name}" failed under a call (${describeError(err)}): ` +
+                "reopening with a backoff",
+              err,
+            );
+          }
+          const { baseMs, capMs } = this.reopen;
+          await new Promise((resolve) =>
+            setTimeout(resolve, reopenDelay(attempt + 1, baseMs, capMs)),
+          );
         }
-        this.fallBack(reason, err);
       }
     }
     return inMemory(this.memory);
+  }
+
+  private warn(
+    reason: SnapshotWarningReason,
+    message: string,
+    cause: unknown,
+    fallback = false,
+  ): void {
+    try {
+      this.onWarning(new SnapshotStoreWarning(message, reason, { cause, fallback }));
+    } catch {
+      // a warning listener must not turn a fallback into a failure
+    }
   }
 
   private fallBack(reason: SnapshotFallbackReason, cause: unknown): void {
@@ -183,17 +298,12 @@ export class IndexedDbSnapshotStore implements SnapshotStore {
     this.memory = new MemorySnapshotStore();
     this.reason = reason;
     this.database.close();
-    const why = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause);
-    const warning = new SnapshotStoreWarning(
-      `IndexedDB "${this.database.name}" cannot be used (${reason}; ${why}): snapshots are ` +
-        "kept in memory only and will not survive a reload",
+    this.warn(
       reason,
-      { cause },
+      `IndexedDB "${this.database.name}" cannot be used (${reason}; ${describeError(cause)}): ` +
+        "snapshots are kept in memory only and will not survive a reload",
+      cause,
+      true,
     );
-    try {
-      this.onWarning(warning);
-    } catch {
-      // a warning listener must not turn a fallback into a failure
-    }
   }
 }

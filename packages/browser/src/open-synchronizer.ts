@@ -13,6 +13,7 @@ import type { ConnectionOptions, NatsConnection } from "nats.ws";
 import { z } from "zod/v4";
 import { connectInBackground, type BackgroundConnection } from "./background-connect.js";
 import { IndexedDbSnapshotStore, type SnapshotStoreWarning } from "./indexeddb-snapshot-store.js";
+import { keepSnapshotCurrent } from "./keep-snapshot-current.js";
 import { saveSnapshotOnHide } from "./save-on-hide.js";
 
 /**
@@ -50,7 +51,16 @@ export interface OpenSynchronizerOptions<S, C extends CommandMap<S>> extends Omi
   snapshots?: SnapshotStore | false;
   /** Where the default IndexedDB store reports, once, that it fell back to memory. */
   onWarning?: (warning: SnapshotStoreWarning) => void;
-  /** Save the snapshot when the page is hidden or left (see `saveSnapshotOnHide`). Default true. */
+  /**
+   * Save the snapshot after every applied batch, one save at a time, the newest state next (see
+   * `keepSnapshotCurrent`), so that a reload restores the latest state. Default true; then
+   * `snapshotEvery` defaults to 0 (off), since these saves make it redundant.
+   */
+  keepSnapshotCurrent?: boolean;
+  /**
+   * Also save the snapshot when the page is hidden or left (see `saveSnapshotOnHide`): best
+   * effort, browsers may cut that write short. Default true.
+   */
   saveOnHide?: boolean;
   /**
    * `"restored"` (default in the browser): resolves as soon as the stored state is restored,
@@ -74,6 +84,7 @@ const optionsSchema = z
       .optional(),
     connectOptions: z.custom<unknown>(objectLike, "connectOptions must be an object").optional(),
     onWarning: fn.optional(),
+    keepSnapshotCurrent: z.boolean().optional(),
     saveOnHide: z.boolean().optional(),
   })
   .refine((o) => (o.servers === undefined) !== (o.connection === undefined), {
@@ -85,7 +96,8 @@ const optionsSchema = z
  * (`servers`; a server that is down at start is retried in the background while the replica
  * reports `offline`) or uses `connection` (either nats.js line; a v3 one is bound to
  * `jetstream` with core's `bindJetStreamModule`), persists snapshots in an `IndexedDbSnapshotStore`
- * unless `snapshots` says otherwise, saves the snapshot when the page is hidden, and opens the
+ * unless `snapshots` says otherwise, keeps it current after every applied batch and saves it when
+ * the page is hidden, and opens the
  * replica with core's `openJetStreamSynchronizer` (default `waitFor: "restored"`: the page can
  * render the stored state before the server answers). `close()` of the replica closes the
  * connection and the default store only when it made them.
@@ -110,10 +122,12 @@ export async function openSynchronizer<S, C extends CommandMap<S>>(
     connectOptions,
     snapshots,
     onWarning,
+    keepSnapshotCurrent: keepCurrent,
     saveOnHide,
     waitFor,
     ...rest
   } = options;
+  const saveAfterApply = (keepCurrent ?? true) && snapshots !== false;
   // Throws VALIDATION now for a v3 connection without `jetstream` (a promise rejects later).
   const given = connection === undefined ? undefined : bindJetStreamModule(connection, jetstream);
   let owned: BackgroundConnection<NatsConnection> | undefined;
@@ -126,19 +140,21 @@ export async function openSynchronizer<S, C extends CommandMap<S>>(
   }
   const ownedStore =
     snapshots === undefined ? new IndexedDbSnapshotStore({ onWarning }) : undefined;
-  let stopSaving = () => undefined as void;
+  const stops: Array<() => void> = [];
   const sync = await openJetStreamSynchronizer<S, C>({
     ...rest,
+    snapshotEvery: rest.snapshotEvery ?? (saveAfterApply ? 0 : undefined),
     connection: owned ? owned.connection : given!,
     snapshots: ownedStore ?? snapshots,
     waitFor: waitFor ?? "restored",
     connectionErrors: owned ? (report) => owned.errors(report) : undefined,
     closeConnection: async () => {
-      stopSaving();
+      for (const stop of stops.splice(0)) stop();
       await owned?.cancel().catch(() => undefined);
       await ownedStore?.close();
     },
   });
-  if (saveOnHide ?? true) stopSaving = saveSnapshotOnHide(sync);
+  if (saveAfterApply) stops.push(keepSnapshotCurrent(sync));
+  if (saveOnHide ?? true) stops.push(saveSnapshotOnHide(sync));
   return sync;
 }

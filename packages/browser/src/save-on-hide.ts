@@ -2,9 +2,10 @@ import type { StateSynchronizer } from "@statesync/core";
 
 /**
  * Saves the replica's local snapshot whenever the page is hidden (`visibilitychange` to
- * `hidden`: tab switched, window minimised, page about to unload) or left (`pagehide`), so a
- * reload restores a recent state even between `snapshotEvery` saves. Best effort: a save that
- * the browser cuts short leaves the previous snapshot. Returns a function that stops it. Does
+ * `hidden`: tab switched, window minimised, page about to unload) or left (`pagehide`). Best
+ * effort only: browsers do not let an IndexedDB write started on unload finish, so what keeps a
+ * reload current is `keepSnapshotCurrent` (a save after every applied batch); this is an extra
+ * for a hidden tab that stays alive. Returns a function that stops it. Does
  * nothing where there is no `document` (workers).
  */
 export function saveSnapshotOnHide(

@@ -2,6 +2,7 @@ import { sha256 } from "@noble/hashes/sha2.js";
 import { bytesToHex } from "@noble/hashes/utils.js";
 import { snapshotRecordSchema, StateSyncError, type SnapshotRecord } from "@statesync/core";
 import { z } from "zod/v4";
+import { encodeJsonInSlices, yieldToEventLoop, type SliceOptions } from "./sliced-json.js";
 
 /**
  * What `IndexedDbSnapshotStore` keeps under a key: the record as JSON text (`body`) with its
@@ -27,18 +28,61 @@ const storedSnapshotSchema = z.object({
   body: z.string(),
 });
 
-const checksum = (text: string): string => bytesToHex(sha256(new TextEncoder().encode(text)));
+/**
+ * SHA-256 (hex) of the UTF-8 bytes of `text`, hashed about 64 K characters at a time, with a turn
+ * of the event loop every 256 K. A piece never ends between the two halves of a surrogate pair.
+ */
+async function checksumInSlices(text: string): Promise<string> {
+  const hash = sha256.create();
+  const utf8 = new TextEncoder();
+  let sinceYield = 0;
+  for (let at = 0; at < text.length; ) {
+    let end = Math.min(text.length, at + 65_536);
+    const last = text.charCodeAt(end - 1);
+    if (end < text.length && last >= 0xd800 && last <= 0xdbff) end += 1;
+    hash.update(utf8.encode(text.slice(at, end)));
+    sinceYield += end - at;
+    at = end;
+    if (sinceYield >= 262_144 && at < text.length) {
+      sinceYield = 0;
+      await yieldToEventLoop();
+    }
+  }
+  return bytesToHex(hash.digest());
+}
 
-/** Builds the stored value of `record` (JSON text and checksum; synchronous, no I/O). */
-export function encodeSnapshot(record: SnapshotRecord): StoredSnapshot {
-  const body = JSON.stringify(record);
+/**
+ * Builds the stored value of `record`: its JSON text and the SHA-256 of that text, computed in
+ * slices of about `sliceMs` (default 8 ms) that yield to the event loop between them (see
+ * `encodeJsonInSlices`), so that a multi-megabyte state never blocks the page for long. The
+ * record's state must not change meanwhile (the replica's state is deeply frozen).
+ */
+export async function encodeSnapshot(
+  record: SnapshotRecord,
+  options: SliceOptions = {},
+): Promise<StoredSnapshot> {
+  const hash = sha256.create();
+  const utf8 = new TextEncoder();
+  const body = await encodeJsonInSlices(record, (text) => hash.update(utf8.encode(text)), options);
   return {
     v: 1,
     revision: record.revision,
     logIdentity: record.logIdentity,
-    sha256: checksum(body),
+    sha256: bytesToHex(hash.digest()),
     body,
   };
+}
+
+/**
+ * The revision and log identity a stored value claims in its header (zod-checked, without
+ * reading the body), or undefined when it is not a value of format 1. Enough to decide whether a
+ * save may replace it (a damaged body is caught by {@link decodeSnapshot} on load).
+ */
+export function storedHeader(
+  value: unknown,
+): { readonly revision: number; readonly logIdentity: string; readonly sha256: string } | undefined {
+  const stored = storedSnapshotSchema.safeParse(value);
+  return stored.success ? stored.data : undefined;
 }
 
 function corrupt(key: string, why: string, cause?: unknown): StateSyncError {
@@ -49,15 +93,18 @@ function corrupt(key: string, why: string, cause?: unknown): StateSyncError {
 }
 
 /**
- * Checks a stored value and returns its record. Throws `StateSyncError("CORRUPT_SNAPSHOT")` when
- * the value has the wrong shape, the checksum does not match, the body is not JSON or not a
+ * Checks a stored value and returns its record. Rejects with `StateSyncError("CORRUPT_SNAPSHOT")`
+ * when the value has the wrong shape, the checksum does not match, the body is not JSON or not a
  * valid record (`snapshotRecordSchema`), or the copies of revision and log identity disagree.
+ * The checksum is computed in slices; `JSON.parse` of the body is one native call.
  */
-export function decodeSnapshot(key: string, value: unknown): SnapshotRecord {
+export async function decodeSnapshot(key: string, value: unknown): Promise<SnapshotRecord> {
   const stored = storedSnapshotSchema.safeParse(value);
   if (!stored.success) throw corrupt(key, "not a statesync snapshot of format 1", stored.error);
   const { body } = stored.data;
-  if (checksum(body) !== stored.data.sha256) throw corrupt(key, "checksum mismatch");
+  if ((await checksumInSlices(body)) !== stored.data.sha256) {
+    throw corrupt(key, "checksum mismatch");
+  }
   let parsed: unknown;
   try {
     parsed = JSON.parse(body);

@@ -64,8 +64,8 @@ export interface SnapshotStore {
  * recreated); within one log the higher-or-equal revision wins.
  */
 export function shouldReplaceSnapshot(
-  stored: SnapshotRecord | undefined,
-  incoming: SnapshotRecord,
+  stored: Pick<SnapshotRecord, "revision" | "logIdentity"> | undefined,
+  incoming: Pick<SnapshotRecord, "revision" | "logIdentity">,
 ): boolean {
   if (stored === undefined) return true;
   if (stored.logIdentity !== incoming.logIdentity) return true;
