@@ -57,17 +57,25 @@ function toJsonValue(value: unknown, key: string): unknown {
 const isSkipped = (value: unknown): boolean =>
   value === undefined || typeof value === "function" || typeof value === "symbol";
 
-function* encode(value: unknown): Generator<string, void, undefined> {
+function* encode(value: unknown, open: Set<object>): Generator<string, void, undefined> {
   if (value === null || typeof value !== "object" || isSmall(value, SMALL_SUBTREE)) {
     yield JSON.stringify(value) ?? "null";
     return;
   }
+  // A cycle through opened (large) values: JSON.stringify's error, before walking round it.
+  if (open.has(value)) throw new TypeError("Converting circular structure to JSON");
+  open.add(value);
+  yield* encodeMembers(value, open);
+  open.delete(value);
+}
+
+function* encodeMembers(value: object, open: Set<object>): Generator<string, void, undefined> {
   if (Array.isArray(value)) {
     yield "[";
     for (let i = 0; i < value.length; i++) {
       if (i > 0) yield ",";
       const item = toJsonValue(value[i], String(i));
-      yield* isSkipped(item) ? ["null"] : encode(item);
+      yield* isSkipped(item) ? ["null"] : encode(item, open);
     }
     yield "]";
     return;
@@ -79,7 +87,7 @@ function* encode(value: unknown): Generator<string, void, undefined> {
     if (isSkipped(member)) continue;
     yield `${first ? "" : ","}${JSON.stringify(key)}:`;
     first = false;
-    yield* encode(member);
+    yield* encode(member, open);
   }
   yield "}";
 }
@@ -92,7 +100,7 @@ function* encode(value: unknown): Generator<string, void, undefined> {
  */
 export function* jsonChunks(value: unknown): Generator<string, void, undefined> {
   const top = toJsonValue(value, "");
-  yield* isSkipped(top) ? ["null"] : encode(top);
+  yield* isSkipped(top) ? ["null"] : encode(top, new Set());
 }
 
 /** Gives the event loop a turn: `scheduler.yield()` where there is one, else a message task. */

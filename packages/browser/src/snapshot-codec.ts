@@ -36,7 +36,7 @@ async function checksumInSlices(text: string): Promise<string> {
   const hash = sha256.create();
   const utf8 = new TextEncoder();
   let sinceYield = 0;
-  for (let at = 0; at < text.length; ) {
+  for (let at = 0; at < text.length;) {
     let end = Math.min(text.length, at + 65_536);
     const last = text.charCodeAt(end - 1);
     if (end < text.length && last >= 0xd800 && last <= 0xdbff) end += 1;
@@ -80,7 +80,8 @@ export async function encodeSnapshot(
  */
 export function storedHeader(
   value: unknown,
-): { readonly revision: number; readonly logIdentity: string; readonly sha256: string } | undefined {
+):
+  { readonly revision: number; readonly logIdentity: string; readonly sha256: string } | undefined {
   const stored = storedSnapshotSchema.safeParse(value);
   return stored.success ? stored.data : undefined;
 }
