@@ -1,5 +1,8 @@
 import type { StateSynchronizer } from "@statesync/core";
 
+/** A save shorter than this (ms: a long task's length) is followed by the next one at once. */
+const SHORT_SAVE_MS = 50;
+
 /** What {@link keepSnapshotCurrent} needs of a replica. */
 export type SnapshotSaving = Pick<
   StateSynchronizer<unknown>,
@@ -14,10 +17,10 @@ export type SnapshotSaving = Pick<
  *
  * Coalescing (after replicache's process scheduler): at most one save runs; batches applied
  * meanwhile only mark the snapshot as behind, and one save of the newest state starts after the
- * running one. That next save waits as long as the last one took, so saving takes at most about
- * half of the page's time however large the state (a save of a small state takes a few ms, so
- * this wait is short). The stored revision therefore trails the applied one by at most the
- * batches applied during the last two saves and that wait. A revision already saved is not
+ * running one: at once when the last save took less than 50 ms (a small state), else
+ * after waiting as long as it took, so that saving a large state takes at most about half of the
+ * page's time. The stored revision therefore trails the applied one by at most the batches
+ * applied during the last two saves (and that wait). A revision already saved is not
  * saved again; the state at the time of the call is saved at once. Failures are reported by the replica as `error` events (`SNAPSHOT_FAILED`) and
  * the next batch tries again.
  *
@@ -48,7 +51,8 @@ export function keepSnapshotCurrent(sync: SnapshotSaving): () => void {
     running = false;
     if (saved >= 0) savedRevision = saved;
     if (stopped || !behind) return;
-    timer = setTimeout(start, performance.now() - began);
+    const took = performance.now() - began;
+    timer = setTimeout(start, took < SHORT_SAVE_MS ? 0 : took);
   };
 
   const onApplied = () => {

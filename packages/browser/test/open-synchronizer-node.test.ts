@@ -3,6 +3,7 @@
 import {
   defineModel,
   isStateSyncError,
+  jetStreamSnapshotKey,
   MemorySnapshotStore,
   openSynchronizer,
   type SnapshotStoreWarning,
@@ -156,5 +157,28 @@ it("falls back to memory, with one warning, where there is no IndexedDB", async 
   await sync.saveSnapshot();
   expect(sync.stats.snapshotsSaved).toBeGreaterThan(0);
   expect(warnings.map((w) => w.reason)).toEqual(["unavailable"]);
+  await sync.close();
+});
+
+it("keeps the given store current after every update by default, without close (issue 10, case 9)", async () => {
+  const server = await startNatsServer();
+  servers.push(server);
+  const store = new MemorySnapshotStore();
+  const name = stream();
+  const sync = await openSynchronizer({
+    servers: server.wsUrl,
+    stream: name,
+    model: counter,
+    snapshots: store,
+    waitFor: "synced",
+  });
+  for (let i = 0; i < 3; i++) await sync.update("add", { by: 1 });
+  const latest = sync.revision;
+  await until(() => sync.stats.snapshotsSaved > 0 && sync.revision === latest);
+  let stored: number | undefined;
+  await until(() => {
+    void store.load(jetStreamSnapshotKey({ stream: name })).then((r) => (stored = r?.revision));
+    return stored === latest;
+  });
   await sync.close();
 });

@@ -1,0 +1,128 @@
+// Issue 10, case 9: a page with default options restores the latest state after a reload with
+// the server gone, because its snapshot is kept current after every applied batch; nothing
+// depends on pagehide or visibilitychange (browsers do not let an IndexedDB write started on
+// unload finish).
+import type { Page } from "@playwright/test";
+import { jetStreamSnapshotKey } from "@statesync/node";
+import { expect, holdWebSockets, probe, test } from "@statesync/playwright";
+import { serveDefaultPage, type DefaultPageServer } from "../support/default-page.js";
+
+let pages: DefaultPageServer;
+test.beforeAll(async () => {
+  pages = await serveDefaultPage();
+});
+test.afterAll(() => pages.close());
+
+let streams = 0;
+const newStream = () => `case9_${process.pid}_${Date.now().toString(36)}_${++streams}`;
+
+/** The revision of the snapshot in the page's IndexedDB for `stream` (0 when none). */
+function storedRevision(page: Page, stream: string): Promise<number> {
+  return page.evaluate(
+    (key) =>
+      new Promise<number>((resolve, reject) => {
+        const open = indexedDB.open("statesync");
+        open.onerror = () => reject(open.error);
+        open.onsuccess = () => {
+          const db = open.result;
+          if (!db.objectStoreNames.contains("snapshots")) {
+            db.close();
+            return resolve(0);
+          }
+          const get = db.transaction("snapshots").objectStore("snapshots").get(key);
+          get.onsuccess = () => {
+            db.close();
+            resolve((get.result?.revision as number | undefined) ?? 0);
+          };
+          get.onerror = () => reject(get.error);
+        };
+      }),
+    jetStreamSnapshotKey({ stream }),
+  );
+}
+
+/** Runs `count` awaited updates in the page and resolves to the last revision. */
+function updates(page: Page, count: number): Promise<number> {
+  return page.evaluate(async (n) => {
+    const { sync } = (globalThis as any).__statesync__.default;
+    let revision = 0;
+    for (let i = 0; i < n; i++) revision = (await sync.update("add", { by: 1 })).revision;
+    return revision;
+  }, count);
+}
+
+async function openPage(page: Page, path: string): Promise<void> {
+  await page.goto(path);
+  await expect(page.locator("body[data-opened=true]")).toBeAttached();
+}
+
+test("a page that updated and idled restores its latest revision after a reload with the server stopped", async ({
+  browser,
+  natsServer,
+}) => {
+  const context = await browser.newContext();
+  const stream = newStream();
+  const path = pages.url(natsServer.wsUrl, stream);
+  const page = await context.newPage();
+  await openPage(page, path);
+  await expect.poll(async () => (await probe(page))?.status).toBe("live");
+  const latest = await updates(page, 3);
+  // Idle: the snapshot catches up with the applied state (no close, no hide, no unload).
+  await expect.poll(() => storedRevision(page, stream)).toBe(latest);
+
+  await natsServer.kill("SIGKILL");
+  await page.reload();
+  await expect(page.locator("body[data-opened=true]")).toBeAttached();
+  const restored = (await probe(page))!;
+  expect(restored.revision).toBe(latest);
+  expect(restored.stats.snapshotsRestored).toBe(1);
+  expect(restored.stats.entriesFetched).toBe(0);
+  await context.close();
+});
+
+for (const how of ["reload", "close the tab"] as const) {
+  test(`a page left (${how}) right after 50 awaited updates restores a recent revision`, async ({
+    browser,
+    natsServer,
+  }) => {
+    const context = await browser.newContext();
+    const path = pages.url(natsServer.wsUrl, newStream());
+    const page = await context.newPage();
+    await openPage(page, path);
+    await expect.poll(async () => (await probe(page))?.status).toBe("live");
+    // Sockets opened from now on are held: the page that comes back cannot reach the server.
+    await holdWebSockets(context);
+    let latest: number;
+    let next: Page;
+    if (how === "reload") {
+      // Leave in the same turn as the last update resolves: no time for anything to settle.
+      latest = await page.evaluate(async () => {
+        const { sync } = (globalThis as any).__statesync__.default;
+        let revision = 0;
+        for (let i = 0; i < 50; i++) revision = (await sync.update("add", { by: 1 })).revision;
+        sessionStorage.setItem("latest", String(revision));
+        location.reload();
+        return revision;
+      });
+      next = page;
+    } else {
+      latest = await updates(page, 50);
+      await page.close();
+      next = await context.newPage();
+      await next.goto(path);
+    }
+    await expect(next.locator("body[data-opened=true]")).toBeAttached();
+    await natsServer.kill("SIGKILL");
+    const restored = (await probe(next))!;
+    expect(restored.stats.entriesFetched).toBe(0);
+    expect(restored.stats.snapshotsRestored).toBe(1);
+    // The genesis entry is revision 1: 50 updates end at 51. The stored snapshot trails by the
+    // batches applied during the last two saves (README, "Browser"); 10 is the bound this test
+    // holds it to (seen: 0-5 for a reload in the same task, 0 for a closed tab). Before issue 10
+    // case 9 nothing was stored at all (snapshotEvery 100).
+    expect(latest).toBe(51);
+    expect(restored.revision).toBeLessThanOrEqual(latest);
+    expect(restored.revision).toBeGreaterThanOrEqual(latest - 10);
+    await context.close();
+  });
+}
