@@ -6,7 +6,7 @@ const SHORT_SAVE_MS = 50;
 /** What {@link keepSnapshotCurrent} needs of a replica. */
 export type SnapshotSaving = Pick<
   StateSynchronizer<unknown>,
-  "subscribe" | "saveSnapshot" | "revision" | "status"
+  "subscribe" | "saveSnapshot" | "revision" | "status" | "stats"
 >;
 
 /**
@@ -21,7 +21,8 @@ export type SnapshotSaving = Pick<
  * after waiting as long as it took, so that saving a large state takes at most about half of the
  * page's time. The stored revision therefore trails the applied one by at most the batches
  * applied during the last two saves (and that wait). A revision already saved is not
- * saved again; the state at the time of the call is saved at once. Failures are reported by the replica as `error` events (`SNAPSHOT_FAILED`) and
+ * saved again; the state at the time of the call is saved at once unless it is the one just
+ * restored from the store. Failures are reported by the replica as `error` events (`SNAPSHOT_FAILED`) and
  * the next batch tries again.
  *
  * Returns a function that stops it (a save already running finishes).
@@ -31,7 +32,9 @@ export function keepSnapshotCurrent(sync: SnapshotSaving): () => void {
   let behind = false;
   let stopped = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
-  let savedRevision = -1;
+  // A state just restored from the store and not moved since needs no save.
+  let savedRevision =
+    sync.stats.snapshotsRestored > 0 && sync.stats.entriesFetched === 0 ? sync.revision : -1;
 
   const start = () => {
     timer = undefined;
