@@ -117,12 +117,13 @@ for (const how of ["reload", "close the tab"] as const) {
     expect(restored.stats.entriesFetched).toBe(0);
     expect(restored.stats.snapshotsRestored).toBe(1);
     // The genesis entry is revision 1: 50 updates end at 51. The stored snapshot trails by the
-    // batches applied during the last two saves (README, "Browser"); 10 is the bound this test
-    // holds it to (seen: 0-5 for a reload in the same task, 0 for a closed tab). Before issue 10
-    // case 9 nothing was stored at all (snapshotEvery 100).
+    // batches applied during the last two saves (packages/browser/README.md). A save takes about
+    // 2 ms and an update 5 ms here, so mostly 0-1; with 2 test workers on 2 cores, IndexedDB
+    // stalls of tens of ms made it up to 11 (in 1 of 36 runs). The documented bound is 25. Before
+    // issue 10 case 9 nothing was stored (snapshotEvery 100), and a save on unload never finished.
     expect(latest).toBe(51);
     expect(restored.revision).toBeLessThanOrEqual(latest);
-    expect(restored.revision).toBeGreaterThanOrEqual(latest - 10);
+    expect(restored.revision).toBeGreaterThanOrEqual(latest - 25);
     await context.close();
   });
 }
