@@ -58,7 +58,10 @@ export class SnapshotStoreWarning extends Error {
 export interface IndexedDbSnapshotStoreOptions {
   /** IndexedDB database name. Default `"statesync"`. */
   databaseName?: string;
-  /** Told once when the store falls back to memory. Default `console.warn`. */
+  /**
+   * Told of each failure: once per call that met one, and once when the store falls back to
+   * memory for good (see {@link SnapshotStoreWarning}). Default `console.warn`.
+   */
   onWarning?: (warning: SnapshotStoreWarning) => void;
   /**
    * How long to wait, in ms, for a database upgrade that a connection elsewhere blocks (one that

@@ -49,7 +49,10 @@ export interface OpenSynchronizerOptions<S, C extends CommandMap<S>> extends Omi
   connectOptions?: Omit<ConnectionOptions, "servers">;
   /** A snapshot store, or false for none. Default: an `IndexedDbSnapshotStore` (closed with the replica). */
   snapshots?: SnapshotStore | false;
-  /** Where the default IndexedDB store reports, once, that it fell back to memory. */
+  /**
+   * Where the default IndexedDB store reports its failures: each call the connection failed
+   * under (it reopens with a backoff), and a fallback to memory (see `SnapshotStoreWarning`).
+   */
   onWarning?: (warning: SnapshotStoreWarning) => void;
   /**
    * Save the snapshot after every applied batch, one save at a time, the newest state next (see
