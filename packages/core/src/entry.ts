@@ -121,10 +121,15 @@ const entrySchema = z.discriminatedUnion("kind", [
 export type Entry = z.infer<typeof entrySchema>;
 /** An Immer patch as stored. */
 export type StoredPatch = z.infer<typeof patchSchema>;
+/** The first entry of a log: the model that created it. */
 export type GenesisEntry = Extract<Entry, { kind: "genesis" }>;
+/** A conditional update: its patches, the revision it was based on, the commands it ran. */
 export type UpdateEntry = Extract<Entry, { kind: "update" }>;
+/** An unconditional update: a named command and its arguments. */
 export type CommandEntry = Extract<Entry, { kind: "command" }>;
+/** The whole state at `base`, written by compaction (or a restore). */
 export type SnapshotEntry = Extract<Entry, { kind: "snapshot" }>;
+/** A no-op a writer that keeps losing races appends to go first. */
 export type IntentEntry = Extract<Entry, { kind: "intent" }>;
 export type SwitchEntry = Extract<Entry, { kind: "switch" }>;
 
@@ -251,6 +256,29 @@ export function checkOwnEntry(entry: Entry, text: string, byteLength: number): D
   }
   if (hasProtoKey(text, entry)) return corrupt("an object key is __proto__");
   return checkEnvelope(entry);
+}
+
+const entryEncoder = new TextEncoder();
+
+/**
+ * Encodes an entry built outside a synchronizer (JSON, UTF-8) and checks it as every reader
+ * would: {@link checkOwnEntry} on what was built, or {@link decodeEntry} of the bytes for a
+ * command entry. Returns the bytes to append. Throws `StateSyncError("VALIDATION")` naming the
+ * problem when no replica would accept the entry. The engine's appender does the same and also
+ * checks the log's size limit (`PAYLOAD_TOO_LARGE`), which the log checks again when appending.
+ * For tools that write entries themselves (the `statesync import` command of `@statesync/cli`).
+ */
+export function encodeEntry(entry: Entry): Uint8Array {
+  const text = JSON.stringify(entry);
+  const data = entryEncoder.encode(text);
+  const checked =
+    entry.kind === "command" ? decodeEntry(data) : checkOwnEntry(entry, text, data.byteLength);
+  if (!checked.ok) {
+    throw new StateSyncError("VALIDATION", `entry cannot be stored: ${checked.error.message}`, {
+      cause: checked.error,
+    });
+  }
+  return data;
 }
 
 /**

@@ -40,6 +40,19 @@ export {
   type CommandCall,
   type UpdateContext,
 } from "./model.js";
+export {
+  decodeEntry,
+  encodeEntry,
+  FORMAT_VERSION,
+  type DecodeResult,
+  type Entry,
+  type GenesisEntry,
+  type UpdateEntry,
+  type CommandEntry,
+  type SnapshotEntry,
+  type IntentEntry,
+  type StoredPatch,
+} from "./entry.js";
 export { stateHash, canonicalJson, findNonJson, type JsonValue } from "./json.js";
 export type { Draft, Immutable } from "immer";
 export type {
