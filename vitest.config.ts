@@ -42,7 +42,11 @@ export default defineConfig({
         extends: true,
         test: {
           name: "nats-2.10",
-          include: ["packages/node/test/**/*.test.ts", "packages/browser/test/*-node.test.ts"],
+          include: [
+            "packages/node/test/**/*.test.ts",
+            "packages/browser/test/*-node.test.ts",
+            "packages/cli/test/**/*.test.ts",
+          ],
           exclude: ["**/*.browser.test.{ts,tsx}", "**/node_modules/**"],
           env: { NATS_SERVER_BIN: TRIXIE_NATS_SERVER, STATESYNC_EXPECT_SERVER_VERSION: "2.10." },
           pool: "forks",

@@ -1,0 +1,104 @@
+/**
+ * The backup file of `statesync export` / `import`: one JSON document holding a state, the
+ * revision it was read at, the model that wrote it, where it came from and when, and a SHA-256
+ * checksum of all of that in canonical JSON (sorted keys, core's `canonicalJson`), so a file
+ * changed or cut short is refused before anything is written.
+ *
+ * ```json
+ * { "format": "statesync-backup", "formatVersion": 1, "created": "2026-11-30T14:00:00.000Z",
+ *   "source": { "stream": "COUNTER", "key": null, "subjectPrefix": null },
+ *   "model": { "name": "counter", "version": 1, "initialHash": "3b1f…" },
+ *   "revision": 42, "state": { … }, "checksum": "sha256:9c4e…" }
+ * ```
+ */
+import { createHash } from "node:crypto";
+import { canonicalJson, findNonJson, StateSyncError } from "@statesync/node";
+import { z } from "zod";
+
+/** The format name in every backup file. */
+export const BACKUP_FORMAT = "statesync-backup";
+/** The version of the backup format this CLI writes and reads. */
+export const BACKUP_FORMAT_VERSION = 1;
+
+const modelIdentitySchema = z.strictObject({
+  name: z.string().min(1).max(256),
+  version: z.number().int().nonnegative(),
+  initialHash: z.string().regex(/^[0-9a-f]{64}$/),
+});
+
+const contentSchema = z.strictObject({
+  format: z.literal(BACKUP_FORMAT),
+  formatVersion: z.literal(BACKUP_FORMAT_VERSION),
+  created: z.iso.datetime(),
+  source: z.strictObject({
+    stream: z.string().min(1),
+    key: z.string().nullable(),
+    subjectPrefix: z.string().nullable(),
+  }),
+  model: modelIdentitySchema,
+  revision: z.number().int().nonnegative(),
+  state: z.unknown().refine((v) => v !== undefined, "is missing"),
+});
+
+/** A backup file's schema (checksum included). */
+export const backupSchema = contentSchema.extend({
+  checksum: z.string().regex(/^sha256:[0-9a-f]{64}$/),
+});
+
+/** What a backup holds, without its checksum. */
+export type BackupContent = z.output<typeof contentSchema>;
+/** A backup file. */
+export type Backup = z.output<typeof backupSchema>;
+
+/** `sha256:<hex>` of the canonical JSON of `content`. */
+export function backupChecksum(content: BackupContent): string {
+  return `sha256:${createHash("sha256").update(canonicalJson(content)).digest("hex")}`;
+}
+
+/** The file text of a backup of `content`: pretty JSON with its checksum, ending in a newline. */
+export function writeBackupText(content: BackupContent): string {
+  const problem = findNonJson(content.state);
+  if (problem !== undefined) {
+    throw new StateSyncError("VALIDATION", `the state cannot be backed up: ${problem}`);
+  }
+  const backup: Backup = { ...content, checksum: backupChecksum(content) };
+  return `${JSON.stringify(backup, null, 2)}\n`;
+}
+
+/**
+ * Parses and checks a backup file's text: JSON, the schema, then the checksum. Throws
+ * `CORRUPT_SNAPSHOT` naming what is wrong (not JSON, a field, a checksum mismatch).
+ */
+export function readBackupText(text: string, file: string): Backup {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (cause) {
+    throw new StateSyncError(
+      "CORRUPT_SNAPSHOT",
+      `${file} is not JSON: ${(cause as Error).message}`,
+      {
+        cause,
+      },
+    );
+  }
+  const parsed = backupSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new StateSyncError(
+      "CORRUPT_SNAPSHOT",
+      `${file} is not a statesync backup: ${issue.path.join(".") || "the document"} ${issue.message}`,
+      { cause: parsed.error },
+    );
+  }
+  const { checksum, ...content } = parsed.data;
+  const actual = backupChecksum(content);
+  if (actual !== checksum) {
+    throw new StateSyncError(
+      "CORRUPT_SNAPSHOT",
+      `${file} fails its checksum (it says ${checksum}, its content hashes to ${actual}): it was changed or damaged`,
+      { details: { expected: checksum, actual } },
+    );
+  }
+  return parsed.data;
+}

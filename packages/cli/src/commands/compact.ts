@@ -1,0 +1,53 @@
+/**
+ * `statesync compact --model PATH`: runs a compaction with the engine's `compact()` (the state
+ * written into the log as a snapshot entry, conditionally, then the history before it removed)
+ * and prints the snapshot entry's revision.
+ */
+import type { Command } from "commander";
+import { StateSyncError } from "@statesync/node";
+import { z } from "zod";
+import { action } from "../action.js";
+import { loadModel } from "../model-file.js";
+import { addCommonOptions, parseCommon, parseWith } from "../options.js";
+import { printJson, printLines } from "../output.js";
+import { withReplica } from "../replica.js";
+import { withLog, withSession } from "../session.js";
+import { MODEL_OPTION } from "./state.js";
+
+const compactSchema = z.object({
+  model: z.string({ error: "PATH is required (a .js/.mjs module exporting the model)" }),
+});
+
+/** Adds `compact` to `program`. */
+export function registerCompact(program: Command): void {
+  addCommonOptions(
+    program
+      .command("compact")
+      .description("write the state as a snapshot entry and remove the history before it")
+      .option(...MODEL_OPTION),
+  ).action(
+    action(async (raw: Record<string, unknown>) => {
+      const o = parseCommon(raw);
+      const args = parseWith(compactSchema, { model: raw.model });
+      const model = await loadModel(args.model);
+      const result = await withSession(o, (s) =>
+        withLog(s, async (log) => {
+          const before = (await log.info()).firstRevision;
+          const revision = await withReplica(s, log, model, async (replica) => {
+            if (!replica)
+              throw new StateSyncError("VALIDATION", "the log is empty: nothing to compact");
+            return (await replica.compact()).revision;
+          });
+          const after = await log.info();
+          return { revision, firstRevision: after.firstRevision, removedFrom: before };
+        }),
+      );
+      if (o.json) printJson(result);
+      else {
+        printLines([
+          `compacted: snapshot entry at revision ${result.revision}; the log now starts at revision ${result.firstRevision} (was ${result.removedFrom})`,
+        ]);
+      }
+    }),
+  );
+}

@@ -1,0 +1,95 @@
+/**
+ * `statesync export --model PATH [--at N] [--force] FILE`: writes the state at the latest (or a
+ * retained) revision into a self-checking backup file (see `backup.ts`): state, revision, model
+ * identity, source, time and checksum. The state must pass the model's schema (a restore writes
+ * it as a snapshot entry, which replicas would refuse otherwise). The file is written to a
+ * temporary name and renamed, and an existing FILE is kept unless `--force`.
+ */
+import { link, rename, rm, writeFile } from "node:fs/promises";
+import { resolve } from "node:path";
+import type { Command } from "commander";
+import { StateSyncError } from "@statesync/node";
+import { z } from "zod";
+import { action } from "../action.js";
+import {
+  BACKUP_FORMAT,
+  BACKUP_FORMAT_VERSION,
+  writeBackupText,
+  type BackupContent,
+} from "../backup.js";
+import { loadModel } from "../model-file.js";
+import { addCommonOptions, parseCommon, parseWith, revisionSchema } from "../options.js";
+import { printJson, printLines } from "../output.js";
+import { withSession } from "../session.js";
+import { MODEL_OPTION, readState } from "./state.js";
+
+const exportSchema = z.object({
+  model: z.string({ error: "PATH is required (a .js/.mjs module exporting the model)" }),
+  at: revisionSchema.optional(),
+  file: z.string().min(1, "FILE is required"),
+  force: z.boolean().optional(),
+});
+
+/** Writes `text` to `path` through a temporary file; refuses an existing `path` unless `force`. */
+async function writeNew(path: string, text: string, force: boolean): Promise<void> {
+  const temporary = `${path}.${process.pid}.tmp`;
+  await writeFile(temporary, text, { flag: "wx" });
+  try {
+    if (force) {
+      await rename(temporary, path);
+      return;
+    }
+    await link(temporary, path).catch((cause: NodeJS.ErrnoException) => {
+      throw new StateSyncError(
+        "VALIDATION",
+        cause.code === "EEXIST"
+          ? `${path} exists; give --force to replace it`
+          : `cannot write ${path}: ${cause.message}`,
+        { cause },
+      );
+    });
+  } finally {
+    await rm(temporary, { force: true });
+  }
+}
+
+/** Adds `export` to `program`. */
+export function registerExport(program: Command): void {
+  addCommonOptions(
+    program
+      .command("export")
+      .description("back up the state into a self-checking JSON file")
+      .argument("<file>", "the backup file to write")
+      .option(...MODEL_OPTION)
+      .option("--at <revision>", "a retained revision (default: the latest)")
+      .option("--force", "replace FILE if it exists"),
+  ).action(
+    action(async (file: string, raw: Record<string, unknown>) => {
+      const o = parseCommon(raw);
+      const args = parseWith(exportSchema, { ...raw, file });
+      const model = await loadModel(args.model);
+      const { revision, state } = await withSession(o, (s) => readState(s, model, args.at));
+      const valid = model.state.safeParse(state);
+      if (!valid.success) {
+        throw new StateSyncError(
+          "VALIDATION",
+          `the state at revision ${revision} fails the model's schema; a restore could not use it: ${valid.error.issues[0]?.message}`,
+        );
+      }
+      const path = resolve(args.file);
+      const text = writeBackupText({
+        format: BACKUP_FORMAT,
+        formatVersion: BACKUP_FORMAT_VERSION,
+        created: new Date().toISOString(),
+        source: { stream: o.stream, key: o.key ?? null, subjectPrefix: o.subjectPrefix ?? null },
+        model: { name: model.name, version: model.version, initialHash: model.initialHash },
+        revision,
+        state: state as BackupContent["state"],
+      });
+      await writeNew(path, text, args.force ?? false);
+      const bytes = Buffer.byteLength(text);
+      if (o.json) printJson({ file: path, revision, bytes, model: model.name });
+      else printLines([`exported revision ${revision} of ${o.stream} to ${path} (${bytes} bytes)`]);
+    }),
+  );
+}

@@ -1,0 +1,50 @@
+/**
+ * `statesync history [--from N] [--to N]`: the retained entries of a state, one line each:
+ * revision, time, kind, client, message id, size and what the entry does (its commands and
+ * arguments, or its patches). `--json` prints one JSON array of `EntryRow`s.
+ */
+import type { Command } from "commander";
+import { z } from "zod";
+import { action } from "../action.js";
+import { entryRow, entryTable, type EntryRow } from "../entries.js";
+import { addCommonOptions, parseCommon, parseWith, revisionSchema } from "../options.js";
+import { printJson, printLines } from "../output.js";
+import { withLog, withSession } from "../session.js";
+
+const rangeSchema = z
+  .object({ from: revisionSchema.optional(), to: revisionSchema.optional() })
+  .refine((r) => r.from === undefined || r.to === undefined || r.from <= r.to, {
+    path: ["from"],
+    message: "must not be after --to",
+  });
+
+/** Adds `history` to `program`. */
+export function registerHistory(program: Command): void {
+  addCommonOptions(
+    program
+      .command("history")
+      .description("the retained entries, one line each")
+      .option("--from <revision>", "first revision to list (default: the first retained)")
+      .option("--to <revision>", "last revision to list (default: the latest)"),
+  ).action(
+    action(async (raw: Record<string, unknown>) => {
+      const o = parseCommon(raw);
+      const range = parseWith(rangeSchema, { from: raw.from, to: raw.to });
+      const rows = await withSession(o, (s) =>
+        withLog(s, async (log) => {
+          const info = await log.info();
+          const out: EntryRow[] = [];
+          if (info.firstRevision === 0) return out;
+          const from = Math.max(range.from ?? info.firstRevision, info.firstRevision);
+          const to = Math.min(range.to ?? info.latestRevision, info.latestRevision);
+          if (from > to) return out;
+          for await (const e of log.read(from, to)) out.push(entryRow(e));
+          return out;
+        }),
+      );
+      if (o.json) printJson(rows);
+      else if (rows.length === 0) process.stderr.write("no retained entries in that range\n");
+      else printLines(entryTable(rows));
+    }),
+  );
+}

@@ -1,0 +1,162 @@
+/**
+ * `statesync import FILE --stream NEW [--key KEY] [--model PATH]`: restores a backup file into a
+ * new stream (or a new key of a shared stream). The file is checked first (JSON, schema,
+ * checksum; with `--model`, the model's identity and schema too), before anything is written.
+ * A log that already holds entries is refused.
+ *
+ * What is written (with the core's own entry encoder): a genesis entry naming the backup's
+ * model, then a snapshot entry of the backed-up state based on it, each appended conditionally
+ * (so a concurrent writer makes the import fail, never interleave), then the genesis is
+ * truncated away. The restored log thus has the shape of a compacted one: replicas of that model
+ * open it and start from the state, and `verify` takes the snapshot entry as its starting point
+ * (it is not a replay of the genesis, whose initial state it replaces).
+ */
+import { readFile } from "node:fs/promises";
+import { resolve } from "node:path";
+import type { Command } from "commander";
+import { encodeEntry, isStateSyncError, StateSyncError, type JetStreamLog } from "@statesync/node";
+import { z } from "zod";
+import { action } from "../action.js";
+import { readBackupText, type Backup } from "../backup.js";
+import { loadModel, type AnyModel } from "../model-file.js";
+import { addCommonOptions, parseCommon, parseWith } from "../options.js";
+import { printJson, printLines } from "../output.js";
+import { cliClientId } from "../replica.js";
+import { withLog, withSession } from "../session.js";
+
+const importSchema = z.object({ file: z.string().min(1), model: z.string().min(1).optional() });
+
+/** Largest backup file read, bytes (the format's largest entry). */
+const MAX_BACKUP_BYTES = 64 * 1024 * 1024;
+
+/** Reads and checks FILE (see `readBackupText`). Throws `VALIDATION` when it cannot be read. */
+export async function readBackupFile(file: string): Promise<Backup> {
+  let data: Buffer;
+  try {
+    data = await readFile(file);
+  } catch (cause) {
+    throw new StateSyncError("VALIDATION", `cannot read ${file}: ${(cause as Error).message}`, {
+      cause,
+    });
+  }
+  if (data.byteLength > MAX_BACKUP_BYTES) {
+    throw new StateSyncError(
+      "CORRUPT_SNAPSHOT",
+      `${file} is larger than ${MAX_BACKUP_BYTES} bytes`,
+    );
+  }
+  return readBackupText(data.toString("utf8"), file);
+}
+
+/** With `--model`: the backup must be of this model and its state must pass the schema. */
+function checkAgainstModel(backup: Backup, model: AnyModel): void {
+  const m = backup.model;
+  if (m.name !== model.name || m.version !== model.version || m.initialHash !== model.initialHash) {
+    throw new StateSyncError(
+      "MODEL_MISMATCH",
+      `the backup is of ${m.name} v${m.version} (initial ${m.initialHash.slice(0, 12)}), --model is ${model.name} v${model.version} (initial ${model.initialHash.slice(0, 12)})`,
+    );
+  }
+  const valid = model.state.safeParse(backup.state);
+  if (!valid.success) {
+    throw new StateSyncError(
+      "VALIDATION",
+      `the backed-up state fails the model's schema: ${valid.error.issues[0]?.message}`,
+    );
+  }
+}
+
+/**
+ * Writes the restore (see the module header) into an empty `log`; resolves to the revision of
+ * the snapshot entry. Throws `VALIDATION` when the log holds entries, `CONFLICT` when another
+ * writer appended meanwhile, and what appending throws (`PAYLOAD_TOO_LARGE`, ...).
+ */
+export async function writeRestore(log: JetStreamLog, backup: Backup): Promise<number> {
+  const info = await log.info();
+  const notEmpty = () =>
+    new StateSyncError(
+      "VALIDATION",
+      `${log.subject} in stream ${log.stream} already holds entries (latest revision ${info.latestRevision}); import writes only into a new stream or key`,
+      { details: { latest: info.latestRevision } },
+    );
+  if (info.latestRevision > 0) throw notEmpty();
+  const client = cliClientId();
+  const { name: model, version, initialHash } = backup.model;
+  const id = backup.checksum.slice("sha256:".length, "sha256:".length + 16);
+  const genesis = encodeEntry({
+    v: 1,
+    kind: "genesis",
+    ts: Date.now(),
+    client,
+    model,
+    version,
+    initialHash,
+  });
+  let base: number;
+  try {
+    base = (await log.appendConditional(genesis, 0, `restore-genesis-${id}`)).revision;
+  } catch (e) {
+    if (isStateSyncError(e, "CONFLICT")) throw notEmpty();
+    throw e;
+  }
+  const snapshot = encodeEntry({
+    v: 1,
+    kind: "snapshot",
+    ts: Date.now(),
+    client,
+    base,
+    model,
+    version,
+    initialHash,
+    state: backup.state,
+  });
+  let revision: number;
+  try {
+    revision = (await log.appendConditional(snapshot, base, `restore-snapshot-${id}`)).revision;
+  } catch (e) {
+    if (!isStateSyncError(e, "CONFLICT")) throw e;
+    throw new StateSyncError(
+      "CONFLICT",
+      `another writer appended to ${log.subject} right after the restore's genesis entry (revision ${base}); the restore did not complete: delete the stream (or key) and import again`,
+      { cause: e },
+    );
+  }
+  await log.truncateBefore(revision);
+  return revision;
+}
+
+/** Adds `import` to `program`. */
+export function registerImport(program: Command): void {
+  addCommonOptions(
+    program
+      .command("import")
+      .description("restore a backup file into a new stream (or a new key of a shared stream)")
+      .argument("<file>", "a backup file written by statesync export")
+      .option("--model <path>", "also check the backup against this model (.js/.mjs[#name])"),
+  ).action(
+    action(async (file: string, raw: Record<string, unknown>) => {
+      const o = parseCommon(raw);
+      const args = parseWith(importSchema, { file, model: raw.model });
+      const path = resolve(args.file);
+      const backup = await readBackupFile(path);
+      if (args.model !== undefined) checkAgainstModel(backup, await loadModel(args.model));
+      const revision = await withSession(o, (s) =>
+        withLog(s, (log) => writeRestore(log, backup), { create: true }),
+      );
+      const m = backup.model;
+      if (o.json) {
+        printJson({
+          stream: o.stream,
+          key: o.key ?? null,
+          revision,
+          backupRevision: backup.revision,
+          model: m.name,
+        });
+      } else {
+        printLines([
+          `restored ${path} (${m.name} v${m.version}, revision ${backup.revision} of ${backup.source.stream}) into ${o.stream}${o.key ? ` key ${o.key}` : ""}: snapshot entry at revision ${revision}`,
+        ]);
+      }
+    }),
+  );
+}

@@ -1,0 +1,143 @@
+/**
+ * `statesync info`: what a stream holds for one state: the model (from the genesis entry, or
+ * from the snapshot entry the retained log starts with), the latest revision, the retained
+ * entries and their bytes, the last snapshot entry, and whether the stream's configuration is
+ * safe. An unsafe configuration (limits that drop history: the log refuses it with
+ * `STREAM_CONFIG`) is reported, with the stream's own counters, instead of failing.
+ */
+import type { Command } from "commander";
+import {
+  decodeEntry,
+  streamConfigProblems,
+  type JetStreamLog,
+  type StreamConfigLike,
+} from "@statesync/node";
+import { action } from "../action.js";
+import { addCommonOptions, parseCommon } from "../options.js";
+import { block, printJson, printLines } from "../output.js";
+import { streamInfo, withLog, withSession, type Session } from "../session.js";
+
+/** The `--json` output of `info`. */
+export interface InfoReport {
+  stream: string;
+  subject: string;
+  layout: "own" | "shared";
+  serverVersion: string;
+  /** Model of the first genesis or snapshot entry retained; null when none could be read. */
+  model: {
+    name: string;
+    version: number;
+    initialHash: string;
+    from: string;
+    revision: number;
+  } | null;
+  /** Latest revision (0: the state never had an entry). */
+  revision: number;
+  /** First retained revision (0: none retained). */
+  firstRevision: number;
+  /** Retained entries of this state. */
+  entries: number;
+  /** Their size: bytes of the entries (own layout with an unsafe configuration: the stream's). */
+  bytes: number | null;
+  /** Entries every replica skips as malformed. */
+  malformed: number;
+  /** The last snapshot entry retained. */
+  lastSnapshot: { revision: number; base: number } | null;
+  /** True when the stream cannot drop history (see `streamConfigProblems`). */
+  configSafe: boolean;
+  configProblems: string[];
+}
+
+async function scan(log: JetStreamLog, report: InfoReport): Promise<void> {
+  const info = await log.info();
+  report.revision = info.latestRevision;
+  report.firstRevision = info.firstRevision;
+  if (info.firstRevision === 0) return;
+  for await (const e of log.read(info.firstRevision, info.latestRevision)) {
+    report.entries += 1;
+    report.bytes! += e.data.byteLength;
+    const d = decodeEntry(e.data);
+    if (!d.ok) {
+      report.malformed += 1;
+      continue;
+    }
+    const x = d.entry;
+    if (x.kind === "snapshot") report.lastSnapshot = { revision: e.revision, base: x.base };
+    if ((x.kind === "genesis" || x.kind === "snapshot") && report.model === null) {
+      const { model: name, version, initialHash } = x;
+      report.model = { name, version, initialHash, from: x.kind, revision: e.revision };
+    }
+  }
+}
+
+/** Reads everything `info` reports. */
+export async function readInfo(s: Session): Promise<InfoReport> {
+  const si = await streamInfo(s);
+  const problems = streamConfigProblems(si.config as StreamConfigLike, s.layout);
+  const report: InfoReport = {
+    stream: s.layout.stream,
+    subject: s.layout.subject,
+    layout: s.layout.shared ? "shared" : "own",
+    serverVersion: s.serverVersion,
+    model: null,
+    revision: 0,
+    firstRevision: 0,
+    entries: 0,
+    bytes: 0,
+    malformed: 0,
+    lastSnapshot: null,
+    configSafe: problems.length === 0,
+    configProblems: problems,
+  };
+  if (problems.length === 0) {
+    await withLog(s, (log) => scan(log, report));
+  } else if (!s.layout.shared) {
+    // The log refuses this stream; the stream's own counters still say what it holds.
+    report.revision = si.state.last_seq;
+    report.firstRevision = si.state.messages === 0 ? 0 : si.state.first_seq;
+    report.entries = si.state.messages;
+    report.bytes = si.state.bytes;
+  } else {
+    report.bytes = null;
+  }
+  return report;
+}
+
+function text(r: InfoReport): string[] {
+  const model = r.model
+    ? `${r.model.name} v${r.model.version} (from the ${r.model.from} entry at revision ${r.model.revision})`
+    : "unknown (no genesis or snapshot entry read)";
+  const snapshot = r.lastSnapshot
+    ? `revision ${r.lastSnapshot.revision} (state at base ${r.lastSnapshot.base})`
+    : "none";
+  const config = r.configSafe
+    ? "safe (no limit drops history)"
+    : `UNSAFE (STREAM_CONFIG): ${r.configProblems.join("; ")}`;
+  return block([
+    ["stream", `${r.stream} (${r.layout} layout, subject ${r.subject})`],
+    ["server", r.serverVersion],
+    ["model", model],
+    ["revision", String(r.revision)],
+    ["first retained", String(r.firstRevision)],
+    ["entries", `${r.entries} retained${r.malformed > 0 ? `, ${r.malformed} malformed` : ""}`],
+    ["bytes", r.bytes === null ? "unknown" : String(r.bytes)],
+    ["last snapshot", snapshot],
+    ["configuration", config],
+  ]);
+}
+
+/** Adds `info` to `program`. */
+export function registerInfo(program: Command): void {
+  addCommonOptions(
+    program
+      .command("info")
+      .description("model, revision, retained entries and bytes, last snapshot, configuration"),
+  ).action(
+    action(async (raw: Record<string, unknown>) => {
+      const o = parseCommon(raw);
+      const report = await withSession(o, readInfo);
+      if (o.json) printJson(report);
+      else printLines(text(report));
+    }),
+  );
+}

@@ -1,0 +1,75 @@
+/**
+ * `statesync state --model PATH [--at N]`: the state at the latest revision (or at a retained
+ * one), as JSON, computed by the engine: a replica caught up with the log, and its `stateAt`.
+ * Prints the state pretty-printed; `--json`: `{ revision, state }` on one line.
+ */
+import type { Command } from "commander";
+import { StateSyncError } from "@statesync/node";
+import { z } from "zod";
+import { action } from "../action.js";
+import { loadModel, type AnyModel } from "../model-file.js";
+import { addCommonOptions, parseCommon, parseWith, revisionSchema } from "../options.js";
+import { printJson } from "../output.js";
+import { withReplica } from "../replica.js";
+import { withLog, withSession, type Session } from "../session.js";
+
+const stateSchema = z.object({
+  model: z.string({ error: "PATH is required (a .js/.mjs module exporting the model)" }),
+  at: revisionSchema.optional(),
+});
+
+/** The option every model command takes. */
+export const MODEL_OPTION = [
+  "--model <path>",
+  "ES module (.js/.mjs) whose default export, or PATH#name, is the model",
+] as const;
+
+/**
+ * The state at `at` (default the latest) and its revision, from a replica of `model`. An empty
+ * log is at revision 0 with the initial state. Throws `TRUNCATED` for a revision before the
+ * retained history, `VALIDATION` for one past the latest, and what replaying throws.
+ */
+export async function readState(
+  s: Session,
+  model: AnyModel,
+  at: number | undefined,
+): Promise<{ revision: number; state: unknown }> {
+  return withLog(s, (log) =>
+    withReplica(s, log, model, async (replica) => {
+      if (replica === undefined) {
+        if (at !== undefined && at > 0) {
+          throw new StateSyncError("VALIDATION", `--at ${at} is past the latest revision (0)`);
+        }
+        return { revision: 0, state: model.initial };
+      }
+      if (at === undefined) return { revision: replica.revision, state: replica.state };
+      if (at > replica.revision) {
+        throw new StateSyncError(
+          "VALIDATION",
+          `--at ${at} is past the latest revision (${replica.revision})`,
+        );
+      }
+      return { revision: at, state: await replica.stateAt(at) };
+    }),
+  );
+}
+
+/** Adds `state` to `program`. */
+export function registerState(program: Command): void {
+  addCommonOptions(
+    program
+      .command("state")
+      .description("the state at the latest (or a retained) revision, as JSON")
+      .option(...MODEL_OPTION)
+      .option("--at <revision>", "a retained revision (default: the latest)"),
+  ).action(
+    action(async (raw: Record<string, unknown>) => {
+      const o = parseCommon(raw);
+      const args = parseWith(stateSchema, { model: raw.model, at: raw.at });
+      const model = await loadModel(args.model);
+      const result = await withSession(o, (s) => readState(s, model, args.at));
+      if (o.json) printJson(result);
+      else process.stdout.write(`${JSON.stringify(result.state, null, 2)}\n`);
+    }),
+  );
+}

@@ -1,0 +1,80 @@
+/**
+ * `statesync tail [--from N]`: follows the log live and prints each entry as it is stored (the
+ * columns of `history`; `--json`: one JSON object per line), until Ctrl-C (SIGINT) or SIGTERM,
+ * then stops the follower, closes the connection and exits 0. It survives server restarts (the
+ * connection reconnects forever); a failure the follower cannot recover from (the stream was
+ * deleted, permission denied) ends it with exit status 1.
+ */
+import type { Command } from "commander";
+import { StateSyncError } from "@statesync/node";
+import { z } from "zod";
+import { action } from "../action.js";
+import { ENTRY_HEADER, entryCells, entryRow, tailLine } from "../entries.js";
+import { addCommonOptions, parseCommon, parseWith, revisionSchema } from "../options.js";
+import { asStateSyncError, printJson } from "../output.js";
+import { withLog, withSession } from "../session.js";
+
+const tailSchema = z.object({ from: revisionSchema.optional() });
+
+/** Resolves on the first SIGINT or SIGTERM (and stops listening for them). */
+function untilSignal(): { done: Promise<NodeJS.Signals>; cancel(): void } {
+  let cancel = () => undefined as void;
+  const done = new Promise<NodeJS.Signals>((resolve) => {
+    const on = (signal: NodeJS.Signals) => {
+      cancel();
+      resolve(signal);
+    };
+    process.on("SIGINT", on);
+    process.on("SIGTERM", on);
+    cancel = () => {
+      process.off("SIGINT", on);
+      process.off("SIGTERM", on);
+    };
+  });
+  return { done, cancel };
+}
+
+/** Adds `tail` to `program`. */
+export function registerTail(program: Command): void {
+  addCommonOptions(
+    program
+      .command("tail")
+      .description("follow the log live, one line per entry, until Ctrl-C")
+      .option("--from <revision>", "start at this revision (default: after the latest)"),
+  ).action(
+    action(async (raw: Record<string, unknown>) => {
+      const o = parseCommon(raw);
+      const { from } = parseWith(tailSchema, { from: raw.from });
+      const signals = untilSignal();
+      try {
+        await withSession(
+          o,
+          (s) =>
+            withLog(s, async (log) => {
+              const start = from ?? (await log.info()).latestRevision + 1;
+              let failed: (e: StateSyncError) => void = () => undefined;
+              const failure = new Promise<StateSyncError>((resolve) => (failed = resolve));
+              const follower = log.follow(Math.max(1, start), {
+                onEntry(entry) {
+                  const row = entryRow(entry);
+                  if (o.json) printJson(row);
+                  else process.stdout.write(`${tailLine(entryCells(row))}\n`);
+                },
+                onError: (e) => failed(asStateSyncError(e)),
+              });
+              if (!o.json) process.stdout.write(`${tailLine(ENTRY_HEADER)}\n`);
+              process.stderr.write(
+                `following ${s.layout.subject} in stream ${s.layout.stream} from revision ${Math.max(1, start)} (Ctrl-C to stop)\n`,
+              );
+              const ended = await Promise.race([signals.done, failure]);
+              await follower.stop();
+              if (ended instanceof StateSyncError) throw ended;
+            }),
+          { follow: true },
+        );
+      } finally {
+        signals.cancel();
+      }
+    }),
+  );
+}

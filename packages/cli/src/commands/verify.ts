@@ -1,0 +1,190 @@
+/**
+ * `statesync verify --model PATH`: replays the retained log with the engine and checks that
+ * every entry applies (none is skipped as malformed, no command fails, the replay does not stop)
+ * and that every snapshot entry after the first retained one holds the state the replay reaches
+ * at its base; finally that the replayed state passes the model's schema. Exit 0 when all hold;
+ * otherwise exit 1 with the first divergence by revision: its revision, its code and what
+ * differs.
+ */
+import type { Command } from "commander";
+import {
+  decodeEntry,
+  isStateSyncError,
+  StateSyncError,
+  type JetStreamLog,
+  type LogInfo,
+} from "@statesync/node";
+import { z } from "zod";
+import { action } from "../action.js";
+import { loadModel, type AnyModel } from "../model-file.js";
+import { addCommonOptions, parseCommon, parseWith } from "../options.js";
+import { block, printJson, printLines, shortJson } from "../output.js";
+import { withReplica, type AnyReplica } from "../replica.js";
+import { withLog, withSession } from "../session.js";
+import { firstDifference } from "../verify-diff.js";
+import { MODEL_OPTION } from "./state.js";
+
+/** One way the log fails verification. */
+export interface Divergence {
+  revision: number;
+  code: string;
+  problem: string;
+}
+
+/** The `--json` output of `verify`. */
+export interface VerifyReport {
+  ok: boolean;
+  /** The latest revision replayed. */
+  revision: number;
+  /** First retained revision (the replay starts there). */
+  firstRevision: number;
+  /** Snapshot entries compared with the replay. */
+  snapshotsChecked: number;
+  /** The first divergence by revision (null when ok), and how many were found. */
+  divergence: Divergence | null;
+  divergences: number;
+}
+
+const verifySchema = z.object({
+  model: z.string({ error: "PATH is required (a .js/.mjs module exporting the model)" }),
+});
+
+/** Failures to reach or read the log: they say nothing of its entries. */
+const NOT_A_DIVERGENCE = new Set([
+  "UNAVAILABLE",
+  "PERMISSION_DENIED",
+  "STREAM_CONFIG",
+  "UNSUPPORTED_SERVER",
+  "CLOSED",
+  "ABORTED",
+  "LOG_REPLACED",
+]);
+
+function revisionOf(e: StateSyncError, fallback: number): number {
+  const r = e.details.revision;
+  return typeof r === "number" ? r : fallback;
+}
+
+/** Compares each snapshot entry after the first retained one with the replay at its base. */
+async function checkSnapshots(
+  log: JetStreamLog,
+  info: LogInfo,
+  replica: AnyReplica,
+  found: Divergence[],
+): Promise<number> {
+  let checked = 0;
+  for await (const e of log.read(info.firstRevision + 1, replica.revision)) {
+    const d = decodeEntry(e.data);
+    if (!d.ok || d.entry.kind !== "snapshot") continue;
+    const { base, state } = d.entry;
+    let replayed: unknown;
+    try {
+      replayed = await replica.stateAt(base);
+    } catch (err) {
+      if (!isStateSyncError(err)) throw err;
+      found.push({ revision: e.revision, code: err.code, problem: err.message });
+      continue;
+    }
+    checked += 1;
+    const diff = firstDifference(replayed, state);
+    if (diff) {
+      found.push({
+        revision: e.revision,
+        code: "CORRUPT_ENTRY",
+        problem: `the snapshot entry differs from the state replayed at its base ${base}: at ${diff.path} the replay has ${shortJson(diff.a, 60) || "nothing"}, the snapshot ${shortJson(diff.b, 60) || "nothing"}`,
+      });
+    }
+  }
+  return checked;
+}
+
+/** Replays and checks the log (see the module header). */
+export async function verifyLog(log: JetStreamLog, open: OpenReplica): Promise<VerifyReport> {
+  const info = await log.info();
+  const found: Divergence[] = [];
+  const report: VerifyReport = {
+    ok: true,
+    revision: info.latestRevision,
+    firstRevision: info.firstRevision,
+    snapshotsChecked: 0,
+    divergence: null,
+    divergences: 0,
+  };
+  const onError = (e: StateSyncError) =>
+    found.push({ revision: revisionOf(e, 0), code: e.code, problem: e.message });
+  try {
+    await open(async (replica, model) => {
+      if (!replica) return;
+      report.revision = replica.revision;
+      report.snapshotsChecked = await checkSnapshots(log, info, replica, found);
+      const valid = model.state.safeParse(replica.state);
+      if (!valid.success) {
+        found.push({
+          revision: replica.revision,
+          code: "VALIDATION",
+          problem: `the replayed state fails the model's schema: ${valid.error.issues[0]?.message ?? ""} at /${valid.error.issues[0]?.path.join("/") ?? ""}`,
+        });
+      }
+    }, onError);
+  } catch (err) {
+    // The replay stopped (an unknown command, a newer format, a gap, another model).
+    if (!isStateSyncError(err) || NOT_A_DIVERGENCE.has(err.code)) throw err;
+    found.push({
+      revision: revisionOf(err, info.firstRevision),
+      code: err.code,
+      problem: err.message,
+    });
+  }
+  found.sort((a, b) => a.revision - b.revision);
+  report.ok = found.length === 0;
+  report.divergence = found[0] ?? null;
+  report.divergences = found.length;
+  return report;
+}
+
+/** Opens the replica for {@link verifyLog} and hands it over with its model. */
+type OpenReplica = (
+  use: (replica: AnyReplica | undefined, model: AnyModel) => Promise<void>,
+  onError: (e: StateSyncError) => void,
+) => Promise<void>;
+
+/** Adds `verify` to `program`. */
+export function registerVerify(program: Command): void {
+  addCommonOptions(
+    program
+      .command("verify")
+      .description("replay the retained log; check every entry applies and every snapshot entry")
+      .option(...MODEL_OPTION),
+  ).action(
+    action(async (raw: Record<string, unknown>) => {
+      const o = parseCommon(raw);
+      const args = parseWith(verifySchema, { model: raw.model });
+      const model = await loadModel(args.model);
+      const report = await withSession(o, (s) =>
+        withLog(s, (log) =>
+          verifyLog(log, (use, onError) =>
+            withReplica(s, log, model, (replica) => use(replica, model), onError),
+          ),
+        ),
+      );
+      if (o.json) printJson(report);
+      else {
+        printLines(
+          block([
+            ["result", report.ok ? "ok" : "DIVERGES"],
+            ["replayed", `revisions ${report.firstRevision} to ${report.revision}`],
+            ["snapshots", `${report.snapshotsChecked} snapshot entries checked against the replay`],
+          ]),
+        );
+      }
+      const d = report.divergence;
+      if (d) {
+        const more = report.divergences > 1 ? ` (${report.divergences - 1} more after it)` : "";
+        throw new StateSyncError(
+          d.code as StateSyncError["code"],
+          `revision ${d.revision}: ${d.problem}${more}`,
+        );
+      }
+    }),
+  );
+}

@@ -1,0 +1,129 @@
+/**
+ * One log entry as `history` and `tail` show it, decoded with the core's own `decodeEntry`, so
+ * an entry every replica skips as malformed is shown as such (with the reason), never a crash.
+ */
+import { decodeEntry, type Entry, type LogEntry, type StoredPatch } from "@statesync/node";
+import { formatRow, isoTime, shortJson, table } from "./output.js";
+
+/** A summary of one entry (the `--json` shape of `history` and `tail`). */
+export interface EntryRow {
+  /** Revision (stream sequence). */
+  readonly revision: number;
+  /** Writer's time, ISO 8601; null for a malformed entry. */
+  readonly time: string | null;
+  /** Writer's client id; null for a malformed entry. */
+  readonly client: string | null;
+  /** `genesis`, `update`, `command`, `snapshot`, `intent` or `malformed`. */
+  readonly kind: Entry["kind"] | "malformed";
+  /** Commands the entry ran: an unconditional command, or those of a conditional update. */
+  readonly commands: ReadonlyArray<{ readonly name: string; readonly args: unknown }>;
+  /** A conditional update's patches: how many and their paths (`/a/0/b`). */
+  readonly patches?: { readonly count: number; readonly paths: readonly string[] };
+  /** The revision a conditional update or a snapshot entry is based on. */
+  readonly base?: number;
+  /** A genesis or snapshot entry's model. */
+  readonly model?: { readonly name: string; readonly version: number };
+  /** Why a malformed entry is (`CODE: message`). */
+  readonly error?: string;
+  /** The message id it was appended with; null when none. */
+  readonly messageId: string | null;
+  /** Size of the entry, bytes. */
+  readonly bytes: number;
+}
+
+const pathOf = (p: StoredPatch) => `/${p.path.join("/")}`;
+
+/** Summarizes a stored entry. */
+export function entryRow(e: LogEntry): EntryRow {
+  const common = { revision: e.revision, messageId: e.messageId ?? null, bytes: e.data.byteLength };
+  const decoded = decodeEntry(e.data);
+  if (!decoded.ok) {
+    const { code, message } = decoded.error;
+    return {
+      ...common,
+      time: null,
+      client: null,
+      kind: "malformed",
+      commands: [],
+      error: `${code}: ${message}`,
+    };
+  }
+  const x = decoded.entry;
+  const row = { ...common, time: isoTime(x.ts), client: x.client, kind: x.kind };
+  switch (x.kind) {
+    case "update": {
+      const paths = [...new Set(x.patches.map(pathOf))];
+      return {
+        ...row,
+        commands: x.commands ?? [],
+        patches: { count: x.patches.length, paths },
+        base: x.base,
+      };
+    }
+    case "command":
+      return { ...row, commands: [{ name: x.name, args: x.args }] };
+    case "snapshot":
+      return {
+        ...row,
+        commands: [],
+        base: x.base,
+        model: { name: x.model, version: x.version },
+      };
+    case "genesis":
+      return { ...row, commands: [], model: { name: x.model, version: x.version } };
+    default:
+      return { ...row, commands: [] };
+  }
+}
+
+/** The WHAT column: commands and their arguments, patches, model, or why it is malformed. */
+export function describe(row: EntryRow): string {
+  const calls = row.commands.map((c) => `${c.name} ${shortJson(c.args, 60)}`.trim()).join("; ");
+  switch (row.kind) {
+    case "update": {
+      const p = row.patches!;
+      const paths = p.paths.slice(0, 4).join(" ") + (p.paths.length > 4 ? " …" : "");
+      const patches = `${p.count} patch${p.count === 1 ? "" : "es"}${p.count > 0 ? `: ${paths}` : ""}`;
+      return calls ? `${calls} (${patches})` : patches;
+    }
+    case "command":
+      return calls;
+    case "snapshot":
+      return `state at base ${row.base} (model ${row.model!.name} v${row.model!.version})`;
+    case "genesis":
+      return `model ${row.model!.name} v${row.model!.version}`;
+    case "malformed":
+      return row.error ?? "";
+    default:
+      return "";
+  }
+}
+
+/** Table columns of `history` and `tail`; WHAT comes last, so `tail` can print as it goes. */
+export const ENTRY_HEADER = ["REVISION", "TIME", "KIND", "CLIENT", "MESSAGE-ID", "BYTES", "WHAT"];
+
+/** The table cells of a row. */
+export function entryCells(row: EntryRow): string[] {
+  return [
+    String(row.revision),
+    row.time ?? "-",
+    row.kind,
+    row.client ?? "-",
+    row.messageId ?? "-",
+    String(row.bytes),
+    describe(row),
+  ];
+}
+
+/** `history`'s table: columns as wide as their widest cell. */
+export function entryTable(rows: readonly EntryRow[]): string[] {
+  return table(ENTRY_HEADER, rows.map(entryCells));
+}
+
+/** Fixed column widths for `tail`, which cannot know later rows. */
+export const TAIL_WIDTHS = [8, 24, 8, 24, 36, 7];
+
+/** One `tail` line. */
+export function tailLine(cells: readonly string[]): string {
+  return formatRow(cells, TAIL_WIDTHS);
+}

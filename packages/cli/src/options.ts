@@ -1,0 +1,129 @@
+/**
+ * The options every command takes (where the state lives, how to reach and authenticate to the
+ * server, `--json`) and their validation with zod. Commander collects raw strings; each command
+ * validates them here, so every bad argument is one `VALIDATION` error naming its option.
+ */
+import { Command, Option } from "commander";
+import { isValidKey, isValidStreamName, resolveLayout, StateSyncError } from "@statesync/node";
+import { z } from "zod";
+
+/** Default server when neither `--server` nor `STATESYNC_SERVER` is given. */
+export const DEFAULT_SERVER = "nats://127.0.0.1:4222";
+
+/** A URL `nats` dials over TCP: `nats://` or `tls://`, or a bare `host:port`. */
+function isTcpServer(server: string): boolean {
+  try {
+    const url = new URL(server.includes("://") ? server : `nats://${server}`);
+    return (url.protocol === "nats:" || url.protocol === "tls:") && url.hostname !== "";
+  } catch {
+    return false;
+  }
+}
+
+const file = (flag: string) => z.string().min(1, `${flag} needs a file`).optional();
+
+/** A non-negative integer given as decimal digits (a revision, a count). */
+export const revisionSchema = z
+  .string()
+  .regex(/^\d+$/, "must be a non-negative integer")
+  .transform(Number)
+  .pipe(z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER, "is too large"));
+
+/** What every command takes, validated. */
+const commonSchema = z
+  .object({
+    server: z
+      .string()
+      .min(1)
+      .refine((s) => s.split(",").every((x) => isTcpServer(x.trim())), {
+        message: "must be nats:// or tls:// URLs or host:port, comma-separated",
+      }),
+    stream: z
+      .string({ error: "is required (the stream the state lives in)" })
+      .refine(isValidStreamName, "is not a valid stream name (no whitespace, '.', '*', '>', '/')"),
+    key: z.string().refine(isValidKey, "must be dot-separated tokens of [A-Za-z0-9_-]").optional(),
+    subjectPrefix: z.string().min(1).optional(),
+    creds: file("--creds"),
+    user: z.string().min(1).optional(),
+    password: z.string().optional(),
+    token: z.string().min(1).optional(),
+    tlsCert: file("--tls-cert"),
+    tlsKey: file("--tls-key"),
+    tlsCa: file("--tls-ca"),
+    timeout: z
+      .string()
+      .regex(/^\d+$/, "must be a number of milliseconds")
+      .transform(Number)
+      .pipe(z.number().int().min(1).max(600_000)),
+    json: z.boolean().optional(),
+  })
+  .superRefine((o, ctx) => {
+    const issue = (path: string, message: string) =>
+      ctx.addIssue({ code: "custom", path: [path], message });
+    const schemes = [o.creds, o.user, o.token].filter((x) => x !== undefined).length;
+    if (schemes > 1) issue("creds", "give one of --creds, --user/--password and --token");
+    if (o.user !== undefined && o.password === undefined)
+      issue("password", "is needed with --user");
+    if (o.password !== undefined && o.user === undefined)
+      issue("user", "is needed with --password");
+    if ((o.tlsCert === undefined) !== (o.tlsKey === undefined)) {
+      issue("tlsCert", "and --tls-key go together");
+    }
+  });
+
+/** The common options, validated (see {@link addCommonOptions}). */
+export type CommonOptions = z.output<typeof commonSchema>;
+
+/** `tlsCert` → `--tls-cert`. */
+export function flagOf(path: PropertyKey | undefined): string {
+  if (typeof path !== "string") return "argument";
+  return `--${path.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+}
+
+/**
+ * Validates `raw` with `schema`; throws `VALIDATION` naming the first bad option
+ * (`--at must be a non-negative integer`).
+ */
+export function parseWith<T extends z.ZodType>(schema: T, raw: unknown): z.output<T> {
+  const parsed = schema.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  throw new StateSyncError("VALIDATION", `${flagOf(issue.path[0])} ${issue.message}`, {
+    cause: parsed.error,
+  });
+}
+
+/**
+ * Validates the common options of a command (and checks that stream, key and subject prefix
+ * make a layout, as the log would: `VALIDATION` otherwise).
+ */
+export function parseCommon(raw: Record<string, unknown>): CommonOptions {
+  const o = parseWith(commonSchema, raw);
+  resolveLayout(o.stream, o.key, o.subjectPrefix);
+  return o;
+}
+
+/**
+ * Adds the common options to `command`: location (`--stream`, `--key`, `--subject-prefix`),
+ * server and credentials (as the `nats` CLI takes them), request timeout and `--json`.
+ */
+export function addCommonOptions(command: Command): Command {
+  return command
+    .addOption(
+      new Option("-s, --server <url>", "NATS server URL(s), comma-separated")
+        .env("STATESYNC_SERVER")
+        .default(DEFAULT_SERVER),
+    )
+    .option("--stream <name>", "the JetStream stream the state lives in")
+    .option("--key <key>", "the state's key in a shared stream (shared layout)")
+    .option("--subject-prefix <prefix>", "first subject tokens (default: the stream name)")
+    .option("--creds <file>", "NATS credentials file (JWT and NKey seed)")
+    .option("--user <user>", "user name (with --password)")
+    .option("--password <password>", "password (with --user)")
+    .option("--token <token>", "authentication token")
+    .option("--tls-cert <file>", "client certificate (PEM), with --tls-key")
+    .option("--tls-key <file>", "client private key (PEM)")
+    .option("--tls-ca <file>", "CA certificate(s) to trust (PEM)")
+    .option("--timeout <ms>", "timeout of each request to the server", "5000")
+    .option("--json", "print JSON for scripts instead of tables");
+}

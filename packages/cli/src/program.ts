@@ -1,0 +1,54 @@
+/**
+ * The `statesync` program: one commander `Command` with a subcommand per file in `commands/`.
+ * Every subcommand takes the common options (`options.ts`), validates its arguments with zod,
+ * prints a table or `--json`, and on failure prints `statesync: CODE: message` on stderr and
+ * exits with status 1 (commander's own usage errors also exit 1).
+ */
+import { Command } from "commander";
+import { registerCompact } from "./commands/compact.js";
+import { registerExport } from "./commands/export.js";
+import { registerHistory } from "./commands/history.js";
+import { registerImport } from "./commands/import.js";
+import { registerInfo } from "./commands/info.js";
+import { registerState } from "./commands/state.js";
+import { registerTail } from "./commands/tail.js";
+import { registerVerify } from "./commands/verify.js";
+
+/** The CLI's version (the package's). */
+export const CLI_VERSION = "0.1.0";
+
+/** Builds the `statesync` program with all its commands. */
+export function createProgram(): Command {
+  const program = new Command("statesync")
+    .description(
+      "Look into, check, compact, back up and restore statesync streams on NATS JetStream.\n" +
+        "Every command takes --stream (and --key for a shared stream), --server and credentials; --json for scripts.",
+    )
+    .version(CLI_VERSION)
+    .showHelpAfterError("(add --help for usage)")
+    .addHelpText(
+      "after",
+      "\nExamples:\n" +
+        "  statesync info --stream COUNTER\n" +
+        "  statesync history --stream COUNTER --from 40\n" +
+        "  statesync state --stream COUNTER --model ./dist/counter.js#counter\n" +
+        "  statesync export --stream COUNTER --model ./dist/counter.js backup.json\n" +
+        "  statesync import backup.json --stream COUNTER_RESTORED\n",
+    );
+  registerInfo(program);
+  registerHistory(program);
+  registerTail(program);
+  registerState(program);
+  registerVerify(program);
+  registerCompact(program);
+  registerExport(program);
+  registerImport(program);
+  // `statesync migrate --model PATH [--dry-run]` (writing a model's version switch) comes with
+  // model versions (issue 11, "Versions and migrations"): register it here as commands/migrate.ts.
+  return program;
+}
+
+/** Runs the program on `argv` (`process.argv`); resolves when the command is done. */
+export async function main(argv: readonly string[]): Promise<void> {
+  await createProgram().parseAsync([...argv]);
+}

@@ -1,0 +1,100 @@
+/**
+ * A short-lived replica for the commands that need the model (state, verify, compact, export):
+ * the engine itself replays the log (no second replay here), with no local snapshots, no
+ * automatic compaction and no following. It never writes to the log by opening it: an empty log
+ * (which opening would give a genesis entry) and a log whose first retained entry is unusable
+ * (which opening would re-anchor with a snapshot entry) are refused first.
+ */
+import { randomBytes } from "node:crypto";
+import {
+  decodeEntry,
+  openSynchronizer,
+  StateSyncError,
+  type CommandMap,
+  type JetStreamLog,
+  type LogInfo,
+  type StateSynchronizer,
+} from "@statesync/node";
+import type { AnyModel } from "./model-file.js";
+import type { Session } from "./session.js";
+
+/** A replica of any model. */
+export type AnyReplica = StateSynchronizer<unknown, CommandMap<unknown>>;
+
+/** A client id for entries this CLI writes (compaction, restore): `statesync-cli-<random>`. */
+export function cliClientId(): string {
+  return `statesync-cli-${randomBytes(4).toString("hex")}`;
+}
+
+/**
+ * Throws `CORRUPT_ENTRY` when the first retained entry of `log` is neither a genesis nor a
+ * snapshot entry (opening such a log with the SDK would write a snapshot entry of the initial
+ * state into it).
+ */
+export async function checkFirstEntry(log: JetStreamLog, info: LogInfo): Promise<void> {
+  const first = await log.entryAt(info.firstRevision);
+  const decoded = first ? decodeEntry(first.data) : undefined;
+  const kind = decoded?.ok ? decoded.entry.kind : "malformed";
+  if (kind !== "genesis" && kind !== "snapshot") {
+    throw new StateSyncError(
+      "CORRUPT_ENTRY",
+      `the first retained entry (revision ${info.firstRevision}) is ${kind}, not a genesis or snapshot entry; an SDK replica opening this log would start it again from the model's initial state`,
+      { details: { revision: info.firstRevision } },
+    );
+  }
+}
+
+/**
+ * Opens a replica of `model` caught up with the log, or returns undefined when the log never
+ * held an entry (`TRUNCATED` when it retains none). `onError` hears the error events of the catch-up (skipped malformed entries, failed
+ * commands). Throws what opening throws (`MODEL_MISMATCH`, `UNKNOWN_COMMAND`, `STREAM_CONFIG`,
+ * ...).
+ */
+export async function openReplica(
+  s: Session,
+  log: JetStreamLog,
+  model: AnyModel,
+  onError?: (error: StateSyncError) => void,
+): Promise<AnyReplica | undefined> {
+  const info = await log.info();
+  if (info.latestRevision === 0) return undefined;
+  if (info.firstRevision === 0) {
+    throw new StateSyncError(
+      "TRUNCATED",
+      `the log retains no entry: everything up to revision ${info.latestRevision} was removed`,
+      { details: { latest: info.latestRevision } },
+    );
+  }
+  await checkFirstEntry(log, info);
+  return openSynchronizer({
+    connection: s.nc,
+    stream: s.layout.stream,
+    key: s.options.key,
+    subjectPrefix: s.options.subjectPrefix,
+    create: false,
+    requestTimeoutMs: s.options.timeout,
+    model,
+    snapshots: false,
+    compaction: false,
+    live: false,
+    waitFor: "synced",
+    clientId: cliClientId(),
+    onError,
+  });
+}
+
+/** Opens a replica (see {@link openReplica}), runs `use`, closes it. */
+export async function withReplica<R>(
+  s: Session,
+  log: JetStreamLog,
+  model: AnyModel,
+  use: (replica: AnyReplica | undefined) => Promise<R>,
+  onError?: (error: StateSyncError) => void,
+): Promise<R> {
+  const replica = await openReplica(s, log, model, onError);
+  try {
+    return await use(replica);
+  } finally {
+    await replica?.close();
+  }
+}

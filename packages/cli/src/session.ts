@@ -1,0 +1,158 @@
+/**
+ * A command's time on the server: one `nats` (TCP) connection made from the common options, the
+ * state's log on it, and the stream's own information. Every command runs inside
+ * {@link withSession}, which closes the connection whatever happens.
+ */
+import { access, readFile } from "node:fs/promises";
+import { JetStreamLog, resolveLayout, StateSyncError, type JetStreamLayout } from "@statesync/node";
+import {
+  connect,
+  credsAuthenticator,
+  type ConnectionOptions,
+  type NatsConnection,
+  type StreamInfo,
+} from "nats";
+import type { CommonOptions } from "./options.js";
+
+/** An open connection and where the state lives. */
+export interface Session {
+  readonly nc: NatsConnection;
+  readonly options: CommonOptions;
+  readonly layout: JetStreamLayout;
+  /** The server's version, from its INFO. */
+  readonly serverVersion: string;
+}
+
+/** nats.js error codes that mean the server refused who we are. */
+const AUTH_CODES = new Set([
+  "AUTHORIZATION_VIOLATION",
+  "AUTHENTICATION_EXPIRED",
+  "BAD_AUTHENTICATION",
+  "PERMISSIONS_VIOLATION",
+]);
+
+async function readable(path: string, flag: string): Promise<string> {
+  try {
+    await access(path);
+    return path;
+  } catch (cause) {
+    throw new StateSyncError("VALIDATION", `${flag} ${path} cannot be read`, { cause });
+  }
+}
+
+/** The `nats` connect options of the common options (credentials, TLS, timeout). */
+export async function connectOptionsOf(
+  o: CommonOptions,
+  follow: boolean,
+): Promise<ConnectionOptions> {
+  const options: ConnectionOptions = {
+    servers: o.server.split(",").map((s) => s.trim()),
+    name: "statesync-cli",
+    timeout: o.timeout,
+    // A one-shot command fails rather than waits; `tail` rides out server restarts.
+    maxReconnectAttempts: follow ? -1 : 2,
+    reconnectTimeWait: 500,
+  };
+  if (o.creds !== undefined) {
+    const creds = await readFile(await readable(o.creds, "--creds"));
+    options.authenticator = credsAuthenticator(new Uint8Array(creds));
+  }
+  if (o.user !== undefined) {
+    options.user = o.user;
+    options.pass = o.password;
+  }
+  if (o.token !== undefined) options.token = o.token;
+  if (o.tlsCert !== undefined || o.tlsCa !== undefined) {
+    options.tls = {
+      ...(o.tlsCert !== undefined && { certFile: await readable(o.tlsCert, "--tls-cert") }),
+      ...(o.tlsKey !== undefined && { keyFile: await readable(o.tlsKey, "--tls-key") }),
+      ...(o.tlsCa !== undefined && { caFile: await readable(o.tlsCa, "--tls-ca") }),
+    };
+  }
+  return options;
+}
+
+/**
+ * Connects with the common options, runs `use` and closes the connection. Throws
+ * `UNAVAILABLE` when no server answers, `PERMISSION_DENIED` when it refuses the credentials.
+ */
+export async function withSession<R>(
+  o: CommonOptions,
+  use: (session: Session) => Promise<R>,
+  { follow = false } = {},
+): Promise<R> {
+  const layout = resolveLayout(o.stream, o.key, o.subjectPrefix);
+  const options = await connectOptionsOf(o, follow);
+  let nc: NatsConnection;
+  try {
+    nc = await connect(options);
+  } catch (cause) {
+    const code = (cause as { code?: unknown }).code;
+    throw new StateSyncError(
+      typeof code === "string" && AUTH_CODES.has(code) ? "PERMISSION_DENIED" : "UNAVAILABLE",
+      `cannot connect to ${o.server}: ${(cause as Error).message}`,
+      { cause },
+    );
+  }
+  try {
+    return await use({ nc, options: o, layout, serverVersion: nc.info?.version ?? "unknown" });
+  } finally {
+    await nc.close().catch(() => undefined);
+  }
+}
+
+/**
+ * The stream's information. Throws `STREAM_CONFIG` when the stream does not exist (a mistyped
+ * `--stream` never creates one), `PERMISSION_DENIED` or `UNAVAILABLE`.
+ */
+export async function streamInfo(s: Session): Promise<StreamInfo> {
+  try {
+    const jsm = await s.nc.jetstreamManager({ timeout: s.options.timeout, checkAPI: false });
+    return await jsm.streams.info(s.layout.stream);
+  } catch (cause) {
+    const apiCode = (cause as { api_error?: { err_code?: number } }).api_error?.err_code;
+    if (apiCode === 10059) {
+      throw new StateSyncError(
+        "STREAM_CONFIG",
+        `stream ${s.layout.stream} does not exist on ${s.options.server}`,
+        { cause, details: { stream: s.layout.stream } },
+      );
+    }
+    const code = (cause as { code?: unknown }).code;
+    throw new StateSyncError(
+      code === "PERMISSIONS_VIOLATION" ? "PERMISSION_DENIED" : "UNAVAILABLE",
+      `cannot read stream ${s.layout.stream}: ${(cause as Error).message}`,
+      { cause },
+    );
+  }
+}
+
+/**
+ * The state's log on the session's connection, stream opened and checked (`STREAM_CONFIG` when
+ * its configuration could drop history). Only `create` (the import) may create the stream.
+ */
+export async function openLog(s: Session, { create = false } = {}): Promise<JetStreamLog> {
+  if (!create) await streamInfo(s); // a clear error for a missing stream
+  return JetStreamLog.open({
+    connection: s.nc,
+    stream: s.layout.stream,
+    key: s.options.key,
+    subjectPrefix: s.options.subjectPrefix,
+    create,
+    requestTimeoutMs: s.options.timeout,
+  });
+}
+
+/** Opens the log, runs `use`, closes the log (never the connection). */
+export async function withLog<R>(
+  s: Session,
+  use: (log: JetStreamLog) => Promise<R>,
+  options: { create?: boolean } = {},
+): Promise<R> {
+  const log = await openLog(s, options);
+  try {
+    return await use(log);
+  } finally {
+    await log.close();
+  }
+}

@@ -1,0 +1,73 @@
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { openSynchronizer, type StateSynchronizer } from "@statesync/node";
+// @ts-expect-error: a plain ES module (as operators hand models over), without declarations
+import { counter as counterModel } from "./fixtures/counter-model.mjs";
+
+export { useNatsServer, uniqueStream, tcp } from "../../node/test/helpers.js";
+
+/** The built CLI (`npm run build` / `tsc -b packages/cli`). */
+export const BIN = fileURLToPath(new URL("../dist/bin.js", import.meta.url));
+/** The test model module. */
+export const MODEL = fileURLToPath(new URL("./fixtures/counter-model.mjs", import.meta.url));
+/** A module exporting a model, but no default. */
+export const NO_DEFAULT = fileURLToPath(new URL("./fixtures/no-default.mjs", import.meta.url));
+
+/** The counter model's state. */
+export interface CounterState {
+  count: number;
+  notes: string[];
+}
+
+/** The counter model of the fixture, typed. */
+export const counter = counterModel as Parameters<
+  typeof openSynchronizer<CounterState, any>
+>[0]["model"];
+
+/** What a CLI run printed and how it ended. */
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `node dist/bin.js ...args` to its end. `STATESYNC_SERVER` is unset unless given. */
+export function runCli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], {
+      env: { ...process.env, STATESYNC_SERVER: "", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.on("error", reject);
+    child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
+}
+
+/** Runs the CLI and parses its stdout as JSON; fails with its stderr when it exits non-zero. */
+export async function runJson<T = any>(args: string[]): Promise<T> {
+  const r = await runCli([...args, "--json"]);
+  if (r.code !== 0) throw new Error(`statesync ${args.join(" ")} failed: ${r.stderr}`);
+  return JSON.parse(r.stdout) as T;
+}
+
+/** A counter replica on `url` (no snapshots, not following). */
+export function openCounter(
+  url: string,
+  stream: string,
+  extra: { key?: string } = {},
+): Promise<StateSynchronizer<CounterState, any>> {
+  return openSynchronizer<CounterState, any>({
+    servers: url,
+    stream,
+    model: counter,
+    snapshots: false,
+    live: false,
+    compaction: false,
+    ...extra,
+  });
+}
