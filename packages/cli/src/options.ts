@@ -54,20 +54,22 @@ const commonSchema = z
       .string()
       .regex(/^\d+$/, "must be a number of milliseconds")
       .transform(Number)
-      .pipe(z.number().int().min(1).max(600_000)),
+      .pipe(
+        z.number().int().min(1, "must be at least 1 ms").max(600_000, "must be at most 600000 ms"),
+      ),
     json: z.boolean().optional(),
   })
   .superRefine((o, ctx) => {
-    const issue = (path: string, message: string) =>
-      ctx.addIssue({ code: "custom", path: [path], message });
+    const issue = (path: string | undefined, message: string) =>
+      ctx.addIssue({ code: "custom", path: path === undefined ? [] : [path], message });
     const schemes = [o.creds, o.user, o.token].filter((x) => x !== undefined).length;
-    if (schemes > 1) issue("creds", "give one of --creds, --user/--password and --token");
+    if (schemes > 1) issue(undefined, "give only one of --creds, --user/--password and --token");
     if (o.user !== undefined && o.password === undefined)
       issue("password", "is needed with --user");
     if (o.password !== undefined && o.user === undefined)
       issue("user", "is needed with --password");
     if ((o.tlsCert === undefined) !== (o.tlsKey === undefined)) {
-      issue("tlsCert", "and --tls-key go together");
+      issue(undefined, "--tls-cert and --tls-key go together");
     }
   });
 
@@ -88,7 +90,8 @@ export function parseWith<T extends z.ZodType>(schema: T, raw: unknown): z.outpu
   const parsed = schema.safeParse(raw);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0]!;
-  throw new StateSyncError("VALIDATION", `${flagOf(issue.path[0])} ${issue.message}`, {
+  const where = issue.path.length > 0 ? `${flagOf(issue.path[0])} ` : "";
+  throw new StateSyncError("VALIDATION", `${where}${issue.message}`, {
     cause: parsed.error,
   });
 }

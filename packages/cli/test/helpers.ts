@@ -59,7 +59,7 @@ export async function runJson<T = any>(args: string[]): Promise<T> {
 export function openCounter(
   url: string,
   stream: string,
-  extra: { key?: string } = {},
+  extra: { key?: string; connectOptions?: { user?: string; pass?: string; token?: string } } = {},
 ): Promise<StateSynchronizer<CounterState, any>> {
   return openSynchronizer<CounterState, any>({
     servers: url,

@@ -1,0 +1,152 @@
+import { JetStreamLog } from "@statesync/node";
+import { describe, expect, it } from "vitest";
+import { openCounter, runCli, runJson, tcp, uniqueStream, useNatsServer } from "./helpers.js";
+
+/** `statesync info` and `statesync history` against a real nats-server, as a child process. */
+describe("statesync info and history", () => {
+  const ctx = useNatsServer();
+  const where = (stream: string, ...more: string[]) => [
+    "--server",
+    ctx.server.url,
+    "--stream",
+    stream,
+    ...more,
+  ];
+
+  /** A stream with genesis, a conditional update, a command and a malformed entry. */
+  async function seeded(): Promise<string> {
+    const stream = uniqueStream("INFO");
+    const a = await openCounter(ctx.server.url, stream);
+    await a.update("increment", { by: 2 }); // 2
+    await a.updateUnconditionally("note", { text: "hello" }); // 3
+    await a.close();
+    const nc = await tcp(ctx.server.url);
+    const log = new JetStreamLog({ connection: nc, stream });
+    await log.appendUnconditional(new TextEncoder().encode("{not json"), "garbage-1"); // 4
+    await log.close();
+    await nc.close();
+    return stream;
+  }
+
+  it("info reports model, revision, entries, bytes and a safe configuration", async () => {
+    const stream = await seeded();
+    const info = await runJson(["info", ...where(stream)]);
+    expect(info).toMatchObject({
+      stream,
+      layout: "own",
+      subject: `${stream}.log`,
+      model: { name: "counter", version: 1, from: "genesis", revision: 1 },
+      revision: 4,
+      firstRevision: 1,
+      entries: 4,
+      malformed: 1,
+      lastSnapshot: null,
+      configSafe: true,
+      configProblems: [],
+    });
+    expect(info.bytes).toBeGreaterThan(400);
+    const text = await runCli(["info", ...where(stream)]);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(/model\s+counter v1 \(from the genesis entry at revision 1\)/);
+    expect(text.stdout).toMatch(/entries\s+4 retained, 1 malformed/);
+  });
+
+  it("info reports a configuration that can drop history instead of failing", async () => {
+    const stream = uniqueStream("UNSAFE");
+    const nc = await tcp(ctx.server.url);
+    const jsm = await nc.jetstreamManager();
+    await jsm.streams.add({ name: stream, subjects: [`${stream}.log`], max_msgs: 10 });
+    await nc.publish(`${stream}.log`, new TextEncoder().encode("{}"));
+    await nc.flush();
+    await nc.close();
+    const info = await runJson(["info", ...where(stream)]);
+    expect(info.configSafe).toBe(false);
+    expect(info.configProblems).toEqual(["max_msgs 10 drops history"]);
+    expect(info).toMatchObject({ revision: 1, entries: 1, model: null });
+    const text = await runCli(["info", ...where(stream)]);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain("UNSAFE (STREAM_CONFIG): max_msgs 10 drops history");
+  });
+
+  it("info on the shared layout reads only the key's subject", async () => {
+    const stream = uniqueStream("SHARED");
+    const a = await openCounter(ctx.server.url, stream, { key: "tenant-a.counter" });
+    const b = await openCounter(ctx.server.url, stream, { key: "tenant-b.counter" });
+    await a.update("increment", { by: 1 });
+    await b.update("increment", { by: 5 });
+    await b.update("increment", { by: 5 });
+    await Promise.all([a.close(), b.close()]);
+    const info = await runJson(["info", ...where(stream, "--key", "tenant-b.counter")]);
+    expect(info).toMatchObject({
+      layout: "shared",
+      subject: `${stream}.tenant-b.counter`,
+      entries: 3,
+      model: { name: "counter" },
+    });
+  });
+
+  it("history lists every entry with its command, patches, and malformed ones as such", async () => {
+    const stream = await seeded();
+    const rows = await runJson(["history", ...where(stream)]);
+    expect(rows.map((r: { kind: string }) => r.kind)).toEqual([
+      "genesis",
+      "update",
+      "command",
+      "malformed",
+    ]);
+    expect(rows[1]).toMatchObject({
+      revision: 2,
+      commands: [{ name: "increment", args: { by: 2 } }],
+      patches: { count: 1, paths: ["/count"] },
+      base: 1,
+    });
+    expect(rows[1].time).toMatch(/^\d{4}-\d\d-\d\dT/);
+    expect(rows[2]).toMatchObject({ kind: "command", commands: [{ name: "note" }] });
+    expect(rows[3]).toMatchObject({ revision: 4, messageId: "garbage-1", bytes: 9, time: null });
+    expect(rows[3].error).toMatch(/^CORRUPT_ENTRY: malformed entry: invalid JSON/);
+
+    const range = await runJson(["history", ...where(stream, "--from", "2", "--to", "3")]);
+    expect(range.map((r: { revision: number }) => r.revision)).toEqual([2, 3]);
+
+    const text = await runCli(["history", ...where(stream)]);
+    expect(text.code).toBe(0);
+    const lines = text.stdout.trim().split("\n");
+    expect(lines[0]).toMatch(/^REVISION\s+TIME\s+KIND\s+CLIENT\s+MESSAGE-ID\s+BYTES\s+WHAT$/);
+    expect(lines[2]).toContain('increment {"by":2} (1 patch: /count)');
+    expect(lines[4]).toContain("CORRUPT_ENTRY");
+  });
+
+  it("fails with exit 1 and one line naming the code: unknown stream, bad range, no server", async () => {
+    const missing = await runCli(["info", ...where(uniqueStream("MISSING"))]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/^statesync: STREAM_CONFIG: stream MISSING_\S+ does not exist/);
+    expect(missing.stderr.trim().split("\n")).toHaveLength(1);
+
+    const stream = await seeded();
+    const bad = await runCli(["history", ...where(stream, "--from", "two")]);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr.trim()).toBe("statesync: VALIDATION: --from must be a non-negative integer");
+    const reversed = await runCli(["history", ...where(stream, "--from", "3", "--to", "2")]);
+    expect(reversed.stderr.trim()).toBe("statesync: VALIDATION: --from must not be after --to");
+
+    const noStream = await runCli(["info", "--server", ctx.server.url]);
+    expect(noStream.code).toBe(1);
+    expect(noStream.stderr).toMatch(/^statesync: VALIDATION: --stream is required/);
+
+    const down = await runCli(["info", "--server", "nats://127.0.0.1:1", "--stream", "X"]);
+    expect(down.code).toBe(1);
+    expect(down.stderr).toMatch(/^statesync: UNAVAILABLE: cannot connect to nats:\/\/127.0.0.1:1/);
+
+    const badUrl = await runCli(["info", "--server", "http://x", "--stream", "X"]);
+    expect(badUrl.stderr).toMatch(/^statesync: VALIDATION: --server must be nats:\/\//);
+  });
+
+  it("takes the server from STATESYNC_SERVER", async () => {
+    const stream = await seeded();
+    const r = await runCli(["info", "--stream", stream, "--json"], {
+      STATESYNC_SERVER: ctx.server.url,
+    });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).revision).toBe(4);
+  });
+});

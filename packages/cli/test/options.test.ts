@@ -1,0 +1,128 @@
+import { execFile } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { startNatsServer, type NatsServer } from "@statesync/node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openCounter, runCli, runJson, uniqueStream } from "./helpers.js";
+
+const COMMANDS = ["info", "history", "tail", "state", "verify", "compact", "export", "import"];
+
+/** The options every command shares: help, credentials as the `nats` CLI takes them, checks. */
+describe("statesync options", () => {
+  it("has --help on every command, listing the common options; npx finds the bin", async () => {
+    for (const command of COMMANDS) {
+      const r = await runCli([command, "--help"]);
+      expect(r.code, command).toBe(0);
+      for (const flag of [
+        "--server <url>",
+        "--stream <name>",
+        "--key <key>",
+        "--creds <file>",
+        "--json",
+      ]) {
+        expect(r.stdout, `${command} ${flag}`).toContain(flag);
+      }
+    }
+    const root = fileURLToPath(new URL("../../..", import.meta.url));
+    const { stdout } = await promisify(execFile)("npx", ["--no-install", "statesync", "--help"], {
+      cwd: root,
+    });
+    expect(stdout).toContain("Usage: statesync [options] [command]");
+    for (const command of COMMANDS) expect(stdout).toContain(`  ${command} `);
+  });
+
+  it("refuses inconsistent credentials and unreadable files before connecting", async () => {
+    const at = ["--server", "nats://127.0.0.1:1", "--stream", "S"];
+    const cases: Array<[string[], string]> = [
+      [["--user", "u"], "statesync: VALIDATION: --password is needed with --user"],
+      [["--password", "p"], "statesync: VALIDATION: --user is needed with --password"],
+      [
+        ["--token", "t", "--user", "u", "--password", "p"],
+        "statesync: VALIDATION: give only one of --creds, --user/--password and --token",
+      ],
+      [["--tls-cert", "c.pem"], "statesync: VALIDATION: --tls-cert and --tls-key go together"],
+      [
+        ["--creds", "/nonexistent/op.creds"],
+        "statesync: VALIDATION: --creds /nonexistent/op.creds cannot be read",
+      ],
+      [["--timeout", "0"], "statesync: VALIDATION: --timeout must be at least 1 ms"],
+      [
+        ["--key", "a..b"],
+        "statesync: VALIDATION: --key must be dot-separated tokens of [A-Za-z0-9_-]",
+      ],
+    ];
+    for (const [args, line] of cases) {
+      const r = await runCli(["info", ...at, ...args]);
+      expect(r.code, args.join(" ")).toBe(1);
+      expect(r.stderr.trim(), args.join(" ")).toBe(line);
+    }
+    const unknown = await runCli(["info", ...at, "--bogus"]);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain("unknown option '--bogus'");
+  });
+
+  describe("against a server that wants credentials", () => {
+    let users: NatsServer;
+    let tokens: NatsServer;
+    beforeAll(async () => {
+      users = await startNatsServer({
+        extraConfig: 'authorization { users = [ { user: "op", password: "s3cret" } ] }',
+      });
+      tokens = await startNatsServer({ extraConfig: 'authorization { token: "t0ken" }' });
+    });
+    afterAll(async () => {
+      await users?.stop();
+      await tokens?.stop();
+    });
+
+    it("connects with --user/--password and --token, and names a refusal PERMISSION_DENIED", async () => {
+      const stream = uniqueStream("AUTH");
+      const a = await openCounter(users.url, stream, {
+        connectOptions: { user: "op", pass: "s3cret" },
+      });
+      await a.update("increment", { by: 1 });
+      await a.close();
+      const info = await runJson([
+        "info",
+        "--server",
+        users.url,
+        "--stream",
+        stream,
+        "--user",
+        "op",
+        "--password",
+        "s3cret",
+      ]);
+      expect(info.revision).toBe(2);
+      const wrong = await runCli([
+        "info",
+        "--server",
+        users.url,
+        "--stream",
+        stream,
+        "--user",
+        "op",
+        "--password",
+        "nope",
+      ]);
+      expect(wrong.code).toBe(1);
+      expect(wrong.stderr).toMatch(/^statesync: PERMISSION_DENIED: cannot connect to /);
+
+      const tokenStream = uniqueStream("TOKEN");
+      const b = await openCounter(tokens.url, tokenStream, { connectOptions: { token: "t0ken" } });
+      await b.close();
+      const viaToken = await runJson([
+        "info",
+        "--server",
+        tokens.url,
+        "--stream",
+        tokenStream,
+        "--token",
+        "t0ken",
+      ]);
+      expect(viaToken.revision).toBe(1);
+      const none = await runCli(["info", "--server", tokens.url, "--stream", tokenStream]);
+      expect(none.stderr).toMatch(/^statesync: PERMISSION_DENIED: /);
+    });
+  });
+});

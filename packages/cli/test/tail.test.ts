@@ -1,0 +1,93 @@
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { describe, expect, it } from "vitest";
+import { BIN, openCounter, tcp, uniqueStream, useNatsServer } from "./helpers.js";
+
+/** A running `statesync tail`: its output so far and a way to wait for more. */
+function startTail(args: string[]) {
+  const child: ChildProcessWithoutNullStreams = spawn(process.execPath, [BIN, "tail", ...args], {
+    env: { ...process.env, STATESYNC_SERVER: "" },
+  });
+  let stdout = "";
+  let stderr = "";
+  const waiters: Array<() => void> = [];
+  const wake = () => waiters.splice(0).forEach((w) => w());
+  child.stdout.on("data", (d: Buffer) => ((stdout += d.toString()), wake()));
+  child.stderr.on("data", (d: Buffer) => ((stderr += d.toString()), wake()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on("close", (code, signal) => (wake(), resolve({ code, signal }))),
+  );
+  /** Resolves once `predicate` holds of the output (fails the test after 20 s). */
+  async function until(predicate: (out: { stdout: string; stderr: string }) => boolean) {
+    const deadline = Date.now() + 20_000;
+    while (!predicate({ stdout, stderr })) {
+      if (Date.now() > deadline) throw new Error(`tail output: ${stdout}\n${stderr}`);
+      await new Promise<void>((r) => {
+        waiters.push(r);
+        setTimeout(r, 200);
+      });
+    }
+  }
+  return { child, until, exited, out: () => ({ stdout, stderr }) };
+}
+
+/** `statesync tail` follows the log live and ends cleanly on SIGTERM and SIGINT. */
+describe("statesync tail", () => {
+  const ctx = useNatsServer();
+
+  it("prints each new entry as a JSON line as it is stored, and exits 0 on SIGTERM", async () => {
+    const stream = uniqueStream("TAIL");
+    const a = await openCounter(ctx.server.url, stream);
+    await a.update("increment", { by: 1 }); // revision 2, before tail starts
+    const tail = startTail(["--server", ctx.server.url, "--stream", stream, "--json"]);
+    await tail.until(({ stderr }) => stderr.includes("from revision 3"));
+    await a.update("increment", { by: 5 });
+    await a.updateUnconditionally("note", { text: "live" });
+    await tail.until(({ stdout }) => stdout.trim().split("\n").length >= 2);
+    tail.child.kill("SIGTERM");
+    const end = await tail.exited;
+    expect(end).toEqual({ code: 0, signal: null });
+    const rows = tail
+      .out()
+      .stdout.trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(rows).toMatchObject([
+      { revision: 3, kind: "update", commands: [{ name: "increment", args: { by: 5 } }] },
+      { revision: 4, kind: "command", commands: [{ name: "note", args: { text: "live" } }] },
+    ]);
+    await a.close();
+  });
+
+  it("prints a table from --from and exits 0 on SIGINT (Ctrl-C)", async () => {
+    const stream = uniqueStream("TAIL");
+    const a = await openCounter(ctx.server.url, stream);
+    await a.update("increment", { by: 1 });
+    const tail = startTail(["--server", ctx.server.url, "--stream", stream, "--from", "1"]);
+    await tail.until(({ stdout }) => stdout.includes("increment"));
+    tail.child.kill("SIGINT");
+    expect(await tail.exited).toEqual({ code: 0, signal: null });
+    const lines = tail.out().stdout.trim().split("\n");
+    expect(lines[0]).toMatch(/^REVISION\s+TIME\s+KIND/);
+    expect(lines[1]).toMatch(/^1\s+\S+\s+genesis\s/);
+    expect(lines[2]).toMatch(/^2\s+\S+\s+update\s.*increment \{"by":1\}/);
+    await a.close();
+  });
+
+  it("ends with exit 1 when the stream is deleted under it, and refuses a bad --from", async () => {
+    const stream = uniqueStream("TAIL");
+    const a = await openCounter(ctx.server.url, stream);
+    await a.close();
+    const tail = startTail(["--server", ctx.server.url, "--stream", stream]);
+    await tail.until(({ stderr }) => stderr.includes("following"));
+    const nc = await tcp(ctx.server.url);
+    await (await nc.jetstreamManager()).streams.delete(stream);
+    await nc.close();
+    const end = await tail.exited;
+    expect(end.code).toBe(1);
+    expect(tail.out().stderr).toMatch(/^statesync: LOG_REPLACED: stream \S+ was deleted/m);
+
+    const bad = startTail(["--server", ctx.server.url, "--stream", stream, "--from=-1"]);
+    expect((await bad.exited).code).toBe(1);
+    expect(bad.out().stderr).toBe("statesync: VALIDATION: --from must be a non-negative integer\n");
+  });
+});

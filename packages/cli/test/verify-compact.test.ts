@@ -1,0 +1,152 @@
+import { encodeEntry, JetStreamLog, type Entry } from "@statesync/node";
+import { describe, expect, it } from "vitest";
+import {
+  counter,
+  MODEL,
+  openCounter,
+  runCli,
+  runJson,
+  tcp,
+  uniqueStream,
+  useNatsServer,
+} from "./helpers.js";
+
+/** `statesync verify` and `statesync compact` against a real nats-server. */
+describe("statesync verify and compact", () => {
+  const ctx = useNatsServer();
+  const where = (stream: string, ...more: string[]) => [
+    "--server",
+    ctx.server.url,
+    "--stream",
+    stream,
+    "--model",
+    MODEL,
+    ...more,
+  ];
+
+  /** A log at revision 2 (genesis, increment by 2), plus `extra` raw entries appended after. */
+  async function seeded(extra: Array<Entry | Uint8Array> = []): Promise<string> {
+    const stream = uniqueStream("VERIFY");
+    const a = await openCounter(ctx.server.url, stream);
+    await a.update("increment", { by: 2 });
+    await a.close();
+    const nc = await tcp(ctx.server.url);
+    const log = new JetStreamLog({ connection: nc, stream });
+    for (const [i, e] of extra.entries()) {
+      const data = e instanceof Uint8Array ? e : encodeEntry(e);
+      await log.appendUnconditional(data, `test-${i}`);
+    }
+    await log.close();
+    await nc.close();
+    return stream;
+  }
+  const common = { v: 1, ts: 1_700_000_000_000, client: "test" } as const;
+  const snapshot = (base: number, state: unknown): Entry => ({
+    ...common,
+    kind: "snapshot",
+    base,
+    model: counter.name,
+    version: counter.version,
+    initialHash: counter.initialHash,
+    state,
+  });
+  const command = (name: string, args: unknown): Entry => ({
+    ...common,
+    kind: "command",
+    seed: 1,
+    name,
+    args,
+  });
+
+  it("passes a log whose entries all apply and whose snapshot entry matches the replay", async () => {
+    const stream = await seeded([
+      snapshot(2, { count: 2, notes: [] }), // 3: what the replay has at 2
+      command("note", { text: "after" }), // 4
+    ]);
+    const report = await runJson(["verify", ...where(stream)]);
+    expect(report).toEqual({
+      ok: true,
+      revision: 4,
+      firstRevision: 1,
+      snapshotsChecked: 1,
+      divergence: null,
+      divergences: 0,
+    });
+    const text = await runCli(["verify", ...where(stream)]);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(/result\s+ok/);
+  });
+
+  it("exits 1 with the snapshot entry that differs from the replay and where", async () => {
+    const stream = await seeded([snapshot(2, { count: 99, notes: [] })]);
+    const r = await runCli(["verify", ...where(stream), "--json"]);
+    expect(r.code).toBe(1);
+    const report = JSON.parse(r.stdout);
+    expect(report).toMatchObject({ ok: false, divergences: 1 });
+    expect(report.divergence).toMatchObject({ revision: 3, code: "CORRUPT_ENTRY" });
+    expect(r.stderr.trim()).toBe(
+      "statesync: CORRUPT_ENTRY: revision 3: the snapshot entry differs from the state replayed at its base 2: at /count the replay has 2, the snapshot 99",
+    );
+  });
+
+  it("reports the first of several problems: a malformed entry before a failing command", async () => {
+    const stream = await seeded([
+      new TextEncoder().encode("[1,2"), // 3: malformed, skipped by every replica
+      command("boom", {}), // 4: its recipe throws
+    ]);
+    const r = await runCli(["verify", ...where(stream), "--json"]);
+    expect(r.code).toBe(1);
+    const report = JSON.parse(r.stdout);
+    expect(report.divergences).toBe(2);
+    expect(report.divergence).toMatchObject({ revision: 3, code: "CORRUPT_ENTRY" });
+    expect(r.stderr).toMatch(
+      /^statesync: CORRUPT_ENTRY: revision 3: malformed entry: invalid JSON/,
+    );
+    expect(r.stderr).toContain("(1 more after it)");
+
+    const only = await seeded([command("boom", {})]);
+    const boom = await runCli(["verify", ...where(only)]);
+    expect(boom.code).toBe(1);
+    expect(boom.stderr).toMatch(/^statesync: COMMAND_FAILED: revision 3: /);
+    expect(boom.stdout).toMatch(/result\s+DIVERGES/);
+  });
+
+  it("exits 1 where the replay stops: a command the model does not know", async () => {
+    const stream = await seeded([command("increment", { by: 1 }), command("unknown", {})]);
+    const r = await runCli(["verify", ...where(stream)]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^statesync: UNKNOWN_COMMAND: revision 4: /);
+  });
+
+  it("compacts: the log starts at the snapshot entry, replicas and verify agree", async () => {
+    const stream = await seeded([command("note", { text: "n" })]); // revision 3
+    const result = await runJson(["compact", ...where(stream)]);
+    expect(result).toEqual({ revision: 4, firstRevision: 4, removedFrom: 1 });
+    const info = await runJson(["info", "--server", ctx.server.url, "--stream", stream]);
+    expect(info).toMatchObject({
+      entries: 1,
+      firstRevision: 4,
+      lastSnapshot: { revision: 4, base: 3 },
+      model: { from: "snapshot" },
+    });
+    const replica = await openCounter(ctx.server.url, stream);
+    expect(replica.state).toEqual({ count: 2, notes: ["n"] });
+    expect(replica.revision).toBe(4);
+    await replica.close();
+    expect((await runJson(["verify", ...where(stream)])).ok).toBe(true);
+
+    const text = await runCli(["compact", ...where(stream)]);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(/^compacted: snapshot entry at revision 4;/); // one already
+  });
+
+  it("refuses to compact an empty log", async () => {
+    const stream = uniqueStream("EMPTY");
+    const nc = await tcp(ctx.server.url);
+    await (await nc.jetstreamManager()).streams.add({ name: stream, subjects: [`${stream}.log`] });
+    await nc.close();
+    const r = await runCli(["compact", ...where(stream)]);
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim()).toBe("statesync: VALIDATION: the log is empty: nothing to compact");
+  });
+});
