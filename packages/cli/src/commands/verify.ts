@@ -173,7 +173,7 @@ export function registerVerify(program: Command): void {
           block([
             ["result", report.ok ? "ok" : "DIVERGES"],
             ["replayed", `revisions ${report.firstRevision} to ${report.revision}`],
-            ["snapshots", `${report.snapshotsChecked} snapshot entries checked against the replay`],
+            ["snapshot entries", `${report.snapshotsChecked} checked against the replay`],
           ]),
         );
       }
