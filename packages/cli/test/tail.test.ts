@@ -1,6 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import { BIN, openCounter, uniqueStream, useNatsServer } from "./helpers.js";
+import { BIN, openCounter, tcp, uniqueStream, useNatsServer } from "./helpers.js";
 
 /** A running `statesync tail`: its output so far and a way to wait for more. */
 function startTail(args: string[]) {
@@ -71,6 +71,20 @@ describe("statesync tail", () => {
     expect(lines[1]).toMatch(/^1\s+\S+\s+genesis\s/);
     expect(lines[2]).toMatch(/^2\s+\S+\s+update\s.*increment \{"by":1\}/);
     await a.close();
+  });
+
+  it("ends with exit 1 and one line when the stream is deleted under it", async () => {
+    const stream = uniqueStream("TAIL");
+    const a = await openCounter(ctx.server.url, stream);
+    await a.close();
+    const tail = startTail(["--server", ctx.server.url, "--stream", stream]);
+    await tail.until(({ stderr }) => stderr.includes("following"));
+    const nc = await tcp(ctx.server.url);
+    await (await nc.jetstreamManager()).streams.delete(stream);
+    await nc.close();
+    expect((await tail.exited).code).toBe(1);
+    // How the engine names it depends on which of its checks sees it first.
+    expect(tail.out().stderr).toMatch(/^statesync: (LOG_REPLACED|TRUNCATED): .*deleted/m);
   });
 
   it("refuses a bad --from with exit 1 before connecting", async () => {
