@@ -13,7 +13,7 @@ export interface EntryRow {
   readonly time: string | null;
   /** Writer's client id; null for a malformed entry. */
   readonly client: string | null;
-  /** `genesis`, `update`, `command`, `snapshot`, `intent` or `malformed`. */
+  /** `genesis`, `update`, `command`, `snapshot`, `intent`, `switch` or `malformed`. */
   readonly kind: Entry["kind"] | "malformed";
   /** Commands the entry ran: an unconditional command, or those of a conditional update. */
   readonly commands: ReadonlyArray<{ readonly name: string; readonly args: unknown }>;
@@ -21,8 +21,13 @@ export interface EntryRow {
   readonly patches?: { readonly count: number; readonly paths: readonly string[] };
   /** The revision a conditional update or a snapshot entry is based on. */
   readonly base?: number;
-  /** A genesis or snapshot entry's model. */
-  readonly model?: { readonly name: string; readonly version: number };
+  /**
+   * The model a genesis, snapshot or switch entry puts the log at (`from`: the version a switch
+   * leaves).
+   */
+  readonly model?: { readonly name: string; readonly version: number; readonly from?: number };
+  /** The model version of a command's writer (`mv`), when the writer recorded it. */
+  readonly modelVersion?: number;
   /** Why a malformed entry is (`CODE: message`). */
   readonly error?: string;
   /** The message id it was appended with; null when none. */
@@ -61,7 +66,18 @@ export function entryRow(e: LogEntry): EntryRow {
       };
     }
     case "command":
-      return { ...row, commands: [{ name: x.name, args: x.args }] };
+      return {
+        ...row,
+        commands: [{ name: x.name, args: x.args }],
+        ...(x.mv !== undefined && { modelVersion: x.mv }),
+      };
+    case "switch":
+      return {
+        ...row,
+        commands: [],
+        base: x.base,
+        model: { name: x.model, version: x.version, from: x.from },
+      };
     case "snapshot":
       return {
         ...row,
@@ -87,7 +103,9 @@ export function describe(row: EntryRow): string {
       return calls ? `${calls} (${patches})` : patches;
     }
     case "command":
-      return calls;
+      return row.modelVersion === undefined ? calls : `${calls} (model v${row.modelVersion})`;
+    case "switch":
+      return `switch ${row.model!.name} v${row.model!.from} → v${row.model!.version} (migrated state at base ${row.base})`;
     case "snapshot":
       return `state at base ${row.base} (model ${row.model!.name} v${row.model!.version})`;
     case "genesis":

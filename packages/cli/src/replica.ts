@@ -1,14 +1,17 @@
 /**
  * A short-lived replica for the commands that need the model (state, verify, compact, export):
- * the engine itself replays the log (no second replay here), with no local snapshots, no
- * automatic compaction and no following. It never writes to the log by opening it: an empty log
- * (which opening would give a genesis entry) and a log whose first retained entry is unusable
- * (which opening would re-anchor with a snapshot entry) are refused first.
+ * the engine itself replays the log (`createSynchronizer` over the command's `JetStreamLog`; no
+ * second replay here), with no local snapshots, no automatic compaction and no following. It
+ * never writes to the log by opening it: a model newer than the log does not switch it
+ * (`upgrade: "manual"`: it reads the log's state migrated up; switching is `statesync migrate`'s
+ * job), and an empty log (which opening would give a genesis entry) and a log whose first
+ * retained entry is unusable (which opening would re-anchor with a snapshot entry) are refused
+ * first.
  */
 import { randomBytes } from "node:crypto";
 import {
+  createSynchronizer,
   decodeEntry,
-  openSynchronizer,
   StateSyncError,
   type CommandMap,
   type JetStreamLog,
@@ -16,7 +19,6 @@ import {
   type StateSynchronizer,
 } from "@statesync/node";
 import type { AnyModel } from "./model-file.js";
-import type { Session } from "./session.js";
 
 /** A replica of any model. */
 export type AnyReplica = StateSynchronizer<unknown, CommandMap<unknown>>;
@@ -51,7 +53,6 @@ export async function checkFirstEntry(log: JetStreamLog, info: LogInfo): Promise
  * ...).
  */
 export async function openReplica(
-  s: Session,
   log: JetStreamLog,
   model: AnyModel,
   onError?: (error: StateSyncError) => void,
@@ -66,18 +67,14 @@ export async function openReplica(
     );
   }
   await checkFirstEntry(log, info);
-  return openSynchronizer({
-    connection: s.nc,
-    stream: s.layout.stream,
-    key: s.options.key,
-    subjectPrefix: s.options.subjectPrefix,
-    create: false,
-    requestTimeoutMs: s.options.timeout,
+  return createSynchronizer({
+    log, // not owned: the command closes it
     model,
     snapshots: false,
     compaction: false,
     live: false,
     waitFor: "synced",
+    upgrade: "manual",
     clientId: cliClientId(),
     onError,
   });
@@ -85,13 +82,12 @@ export async function openReplica(
 
 /** Opens a replica (see {@link openReplica}), runs `use`, closes it. */
 export async function withReplica<R>(
-  s: Session,
   log: JetStreamLog,
   model: AnyModel,
   use: (replica: AnyReplica | undefined) => Promise<R>,
   onError?: (error: StateSyncError) => void,
 ): Promise<R> {
-  const replica = await openReplica(s, log, model, onError);
+  const replica = await openReplica(log, model, onError);
   try {
     return await use(replica);
   } finally {

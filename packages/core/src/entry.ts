@@ -131,6 +131,7 @@ export type CommandEntry = Extract<Entry, { kind: "command" }>;
 export type SnapshotEntry = Extract<Entry, { kind: "snapshot" }>;
 /** A no-op a writer that keeps losing races appends to go first. */
 export type IntentEntry = Extract<Entry, { kind: "intent" }>;
+/** The log switches to a newer model version, carrying the migrated state (format 2). */
 export type SwitchEntry = Extract<Entry, { kind: "switch" }>;
 
 /** Outcome of {@link decodeEntry}: an entry, or why not (CORRUPT_ENTRY / UNSUPPORTED_FORMAT). */

@@ -51,6 +51,7 @@ export {
   type CommandEntry,
   type SnapshotEntry,
   type IntentEntry,
+  type SwitchEntry,
   type StoredPatch,
 } from "./entry.js";
 export { stateHash, canonicalJson, findNonJson, type JsonValue } from "./json.js";

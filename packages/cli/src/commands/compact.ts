@@ -33,7 +33,7 @@ export function registerCompact(program: Command): void {
       const result = await withSession(o, (s) =>
         withLog(s, async (log) => {
           const before = (await log.info()).firstRevision;
-          const revision = await withReplica(s, log, model, async (replica) => {
+          const revision = await withReplica(log, model, async (replica) => {
             if (!replica)
               throw new StateSyncError("VALIDATION", "the log is empty: nothing to compact");
             return (await replica.compact()).revision;

@@ -1,6 +1,6 @@
 /**
- * `statesync info`: what a stream holds for one state: the model (from the genesis entry, or
- * from the snapshot entry the retained log starts with), the latest revision, the retained
+ * `statesync info`: what a stream holds for one state: the model and the version the log is at
+ * (from its last genesis, snapshot or switch entry), the latest revision, the retained
  * entries and their bytes, the last snapshot entry, and whether the stream's configuration is
  * safe. An unsafe configuration (limits that drop history: the log refuses it with
  * `STREAM_CONFIG`) is reported, with the stream's own counters, instead of failing.
@@ -23,7 +23,10 @@ export interface InfoReport {
   subject: string;
   layout: "own" | "shared";
   serverVersion: string;
-  /** Model of the first genesis or snapshot entry retained; null when none could be read. */
+  /**
+   * The model the log is at: that of its last genesis, snapshot or switch entry (`from`: which
+   * kind, at which revision); null when none could be read.
+   */
   model: {
     name: string;
     version: number;
@@ -63,7 +66,8 @@ async function scan(log: JetStreamLog, report: InfoReport): Promise<void> {
     }
     const x = d.entry;
     if (x.kind === "snapshot") report.lastSnapshot = { revision: e.revision, base: x.base };
-    if ((x.kind === "genesis" || x.kind === "snapshot") && report.model === null) {
+    // The log is at the model version of its last genesis, snapshot or switch entry.
+    if (x.kind === "genesis" || x.kind === "snapshot" || x.kind === "switch") {
       const { model: name, version, initialHash } = x;
       report.model = { name, version, initialHash, from: x.kind, revision: e.revision };
     }

@@ -35,7 +35,7 @@ export async function readState(
   at: number | undefined,
 ): Promise<{ revision: number; state: unknown }> {
   return withLog(s, (log) =>
-    withReplica(s, log, model, async (replica) => {
+    withReplica(log, model, async (replica) => {
       if (replica === undefined) {
         if (at !== undefined && at > 0) {
           throw new StateSyncError("VALIDATION", `--at ${at} is past the latest revision (0)`);

@@ -163,7 +163,7 @@ export function registerVerify(program: Command): void {
       const report = await withSession(o, (s) =>
         withLog(s, (log) =>
           verifyLog(log, (use, onError) =>
-            withReplica(s, log, model, (replica) => use(replica, model), onError),
+            withReplica(log, model, (replica) => use(replica, model), onError),
           ),
         ),
       );

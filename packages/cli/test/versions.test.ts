@@ -1,0 +1,79 @@
+import { fileURLToPath } from "node:url";
+import { openSynchronizer } from "@statesync/node";
+import { describe, expect, it } from "vitest";
+import { MODEL, openCounter, runCli, runJson, uniqueStream, useNatsServer } from "./helpers.js";
+
+const MODEL_V2 = fileURLToPath(new URL("./fixtures/counter-v2.mjs", import.meta.url));
+
+/** The CLI with model versions (docs/versions.md): it reads across a switch and never writes one. */
+describe("statesync and model versions", () => {
+  const ctx = useNatsServer();
+  const where = (stream: string) => ["--server", ctx.server.url, "--stream", stream];
+
+  it("reads a version-1 log with the version-2 model without switching it", async () => {
+    const stream = uniqueStream("V1");
+    const a = await openCounter(ctx.server.url, stream);
+    await a.update("increment", { by: 3 });
+    await a.close();
+    const state = await runJson(["state", ...where(stream), "--model", MODEL_V2]);
+    expect(state).toEqual({ revision: 2, state: { count: 3, notes: [], tags: [] } });
+    const verify = await runJson(["verify", ...where(stream), "--model", MODEL_V2]);
+    expect(verify.ok).toBe(true);
+    // Nothing was written: the log is still at version 1, revision 2.
+    const info = await runJson(["info", ...where(stream)]);
+    expect(info).toMatchObject({ revision: 2, model: { version: 1, from: "genesis" } });
+  });
+
+  it("shows a switch in history and info, and replays across it", async () => {
+    const stream = uniqueStream("V2");
+    const a = await openCounter(ctx.server.url, stream);
+    await a.update("increment", { by: 3 }); // 2
+    await a.close();
+    const v2Model = (await import(MODEL_V2)).default;
+    const b = await openSynchronizer<any, any>({
+      servers: ctx.server.url,
+      stream,
+      model: v2Model,
+      snapshots: false,
+      live: false,
+      compaction: false,
+    }); // writes the switch on open (revision 3)
+    await b.updateUnconditionally("tag", { tag: "red" }); // 4
+    await b.close();
+
+    const rows = await runJson(["history", ...where(stream)]);
+    expect(rows.map((r: { kind: string }) => r.kind)).toEqual([
+      "genesis",
+      "update",
+      "switch",
+      "command",
+    ]);
+    expect(rows[2]).toMatchObject({ base: 2, model: { name: "counter", version: 2, from: 1 } });
+    expect(rows[3]).toMatchObject({ modelVersion: 2, commands: [{ name: "tag" }] });
+    const info = await runJson(["info", ...where(stream)]);
+    expect(info.model).toMatchObject({ version: 2, from: "switch", revision: 3 });
+    expect(await runJson(["state", ...where(stream), "--model", MODEL_V2])).toEqual({
+      revision: 4,
+      state: { count: 3, notes: [], tags: ["red"] },
+    });
+    expect((await runJson(["verify", ...where(stream), "--model", MODEL_V2])).ok).toBe(true);
+  });
+
+  it("exits 1 with MODEL_UPGRADED when the model is older than the log", async () => {
+    const stream = uniqueStream("OLD");
+    const a = await openCounter(ctx.server.url, stream);
+    await a.close();
+    const v2Model = (await import(MODEL_V2)).default;
+    const b = await openSynchronizer<any, any>({
+      servers: ctx.server.url,
+      stream,
+      model: v2Model,
+      snapshots: false,
+      live: false,
+    });
+    await b.close();
+    const r = await runCli(["state", ...where(stream), "--model", MODEL]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^statesync: MODEL_UPGRADED: /);
+  });
+});
