@@ -29,6 +29,8 @@ interface FakeOptions {
   plan?: (n: number, start: number, seqs: number[]) => Plan | undefined;
   /** An error the n-th consumer's pulled messages throw after they are delivered. */
   failure?: (n: number) => Error | undefined;
+  /** What a publish answers (default: refuses, the fake is read-only). */
+  publish?: () => Promise<unknown>;
 }
 
 function message(seq: number, pending: number, deliverySequence: number): JsMsgLike {
@@ -79,6 +81,7 @@ function fakeConnection(options: FakeOptions) {
   });
   const js = {
     publish: async () => {
+      if (options.publish) return (await options.publish()) as never;
       throw new Error("read-only fake");
     },
     pull: async () => {
@@ -272,6 +275,30 @@ describe("JetStreamLog over a consumer whose replica lags the stream leader", ()
     const error = await readAll(log, 1, 10).catch((e: unknown) => e);
     expect(error).toMatchObject({ name: "StateSyncError", code: "UNAVAILABLE" });
     expect(await readAll(log, 1, 10)).toEqual(range(1, 10)); // the next read succeeds
+    await log.close();
+  });
+
+  it("append: an acknowledgement with sequence 0 (a duplicate still being stored) is UNAVAILABLE, not revision 0", async () => {
+    // Found by the cluster fault test ("acknowledged at revision 0 but applied 0 times"): a
+    // clustered nats-server before 2.11 answers a re-send whose original is still being
+    // replicated with { seq: 0, duplicate: true } and no error (nats-server PR 5827).
+    const answers: unknown[] = [
+      { stream: "S", seq: 0, duplicate: true },
+      { stream: "S" },
+      { stream: "S", seq: 11, duplicate: true },
+    ];
+    const fake = fakeConnection({ seqs: range(1, 10), publish: async () => answers.shift() });
+    const log = new JetStreamLog({ connection: fake.nc, stream: "S", create: false });
+    const data = enc.encode("x");
+    await expect(log.appendUnconditional(data, "m1")).rejects.toMatchObject({
+      code: "UNAVAILABLE",
+      message: expect.stringContaining("still storing"),
+    });
+    await expect(log.appendUnconditional(data, "m1")).rejects.toMatchObject({
+      code: "UNAVAILABLE",
+      message: expect.stringContaining("malformed"),
+    });
+    expect(await log.appendUnconditional(data, "m1")).toEqual({ revision: 11, duplicate: true });
     await log.close();
   });
 });

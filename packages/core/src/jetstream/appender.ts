@@ -21,6 +21,7 @@
  *    are dropped (a re-send of one of them is then sent as a first attempt; by then the caller
  *    has long given up on it).
  */
+import { z } from "zod/v4";
 import { StateSyncError } from "../errors.js";
 import type { AppendOptions, AppendResult } from "../log.js";
 import type { StreamOpener, StreamSession } from "./stream-session.js";
@@ -101,14 +102,36 @@ export class JetStreamAppender {
             }),
           ])
         : publish);
+      const revision = this.revisionOf(ack, messageId);
       this.unacknowledged.delete(messageId);
-      return { revision: ack.seq, duplicate: ack.duplicate };
+      return { revision, duplicate: ack.duplicate === true };
     } catch (err) {
       if (signal?.aborted) publish.catch(() => undefined); // its answer no longer matters
       throw this.o.opener.failure(err, "append", expected);
     } finally {
       if (onAbort) signal?.removeEventListener("abort", onAbort);
     }
+  }
+
+  /**
+   * The revision a publish acknowledgement names, checked: a positive sequence. Clustered
+   * nats-server before 2.11 answers a re-send whose original is still being replicated with
+   * `{ seq: 0, duplicate: true }` and no error (nats-server PR 5827): that was taken for revision 0
+   * (the cluster fault test saw an update "acknowledged at revision 0" and applied 0 times). It
+   * and any malformed answer leave the outcome unknown: `UNAVAILABLE`, so the caller looks the
+   * entry up or re-sends later, when the server knows its sequence.
+   */
+  private revisionOf(ack: unknown, messageId: string): number {
+    const parsed = pubAckSchema.safeParse(ack);
+    if (parsed.success) return parsed.data.seq;
+    const pending = (ack as { duplicate?: unknown } | null)?.duplicate === true;
+    throw new StateSyncError(
+      "UNAVAILABLE",
+      pending
+        ? `append ${this.o.subject}: the server answered a duplicate of an entry it is still storing (sequence 0); its revision is not known yet`
+        : `append ${this.o.subject}: the server's acknowledgement is malformed`,
+      { details: { messageId } },
+    );
   }
 
   /** Refuses a late unconditional re-send (invariants 2 and 3). */
@@ -156,3 +179,9 @@ function aborted(when: string, notSent: boolean): StateSyncError {
     details: { aborted: true, notSent },
   });
 }
+
+/** A publish acknowledgement as statesync relies on it (the rest of its fields are not used). */
+const pubAckSchema = z.object({
+  seq: z.number().int().min(1),
+  duplicate: z.boolean().optional(),
+});
