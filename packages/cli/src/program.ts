@@ -10,6 +10,7 @@ import { registerExport } from "./commands/export.js";
 import { registerHistory } from "./commands/history.js";
 import { registerImport } from "./commands/import.js";
 import { registerInfo } from "./commands/info.js";
+import { registerMigrate } from "./commands/migrate.js";
 import { registerState } from "./commands/state.js";
 import { registerTail } from "./commands/tail.js";
 import { registerVerify } from "./commands/verify.js";
@@ -33,7 +34,8 @@ export function createProgram(): Command {
         "  statesync history --stream COUNTER --from 40\n" +
         "  statesync state --stream COUNTER --model ./dist/counter.js#counter\n" +
         "  statesync export --stream COUNTER --model ./dist/counter.js backup.json\n" +
-        "  statesync import backup.json --stream COUNTER_RESTORED\n",
+        "  statesync import backup.json --stream COUNTER_RESTORED\n" +
+        "  statesync migrate --stream COUNTER --model ./dist/counter-v2.js --dry-run\n",
     );
   registerInfo(program);
   registerHistory(program);
@@ -43,8 +45,7 @@ export function createProgram(): Command {
   registerCompact(program);
   registerExport(program);
   registerImport(program);
-  // `statesync migrate --model PATH [--dry-run]` (writing a model's version switch) comes with
-  // model versions (issue 11, "Versions and migrations"): register it here as commands/migrate.ts.
+  registerMigrate(program);
   return program;
 }
 

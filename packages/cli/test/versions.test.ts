@@ -76,4 +76,39 @@ describe("statesync and model versions", () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/^statesync: MODEL_UPGRADED: /);
   });
+
+  it("migrate: --dry-run writes nothing; then one switch, a second run has nothing to do; a v1 replica stops", async () => {
+    const stream = uniqueStream("MIG");
+    const a = await openCounter(ctx.server.url, stream);
+    await a.update("increment", { by: 3 }); // revision 2
+    const dry = await runJson(["migrate", ...where(stream), "--model", MODEL_V2, "--dry-run"]);
+    expect(dry).toEqual({
+      model: "counter",
+      from: 1,
+      to: 2,
+      outcome: "would-switch",
+      revision: 2,
+      state: { count: 3, notes: [], tags: [] },
+    });
+    expect((await runJson(["info", ...where(stream)])).revision).toBe(2); // nothing written
+    const done = await runCli(["migrate", ...where(stream), "--model", MODEL_V2]);
+    expect(done.code).toBe(0);
+    expect(done.stdout).toMatch(/switched counter v1 → v2: switch entry at revision 3/);
+    const again = await runJson(["migrate", ...where(stream), "--model", MODEL_V2]);
+    expect(again).toMatchObject({ outcome: "up-to-date", revision: 3 });
+    const kinds = (await runJson(["history", ...where(stream)])).map(
+      (r: { kind: string }) => r.kind,
+    );
+    expect(kinds).toEqual(["genesis", "update", "switch"]);
+    // The version-1 replica stops at the switch with MODEL_UPGRADED, still serving its state.
+    await expect(a.fetchUpdates()).rejects.toMatchObject({ code: "MODEL_UPGRADED" });
+    expect(a.state).toMatchObject({ count: 3 });
+    await a.close();
+    // An older model cannot migrate a newer log; a missing --model is a usage error.
+    const old = await runCli(["migrate", ...where(stream), "--model", MODEL]);
+    expect(old.code).toBe(1);
+    expect(old.stderr).toMatch(/^statesync: MODEL_UPGRADED: /);
+    const bare = await runCli(["migrate", ...where(stream)]);
+    expect(bare.code).toBe(1);
+  });
 });

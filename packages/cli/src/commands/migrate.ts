@@ -1,0 +1,113 @@
+/**
+ * `statesync migrate --model PATH [--dry-run]`: switches the log to the model's version
+ * (docs/versions.md) with the engine's `upgrade()`: a switch entry carrying the state migrated
+ * through the model's `migrate` functions, appended conditionally, so it is written once however
+ * many replicas or operators do this together. `--dry-run` writes nothing and prints what the
+ * switch would carry. Exit 0 also when the log is already at the model's version (nothing to do).
+ */
+import type { Command } from "commander";
+import { StateSyncError } from "@statesync/node";
+import { z } from "zod";
+import { action } from "../action.js";
+import { loadModel } from "../model-file.js";
+import { addCommonOptions, parseCommon, parseWith } from "../options.js";
+import { block, printJson, printLines, shortJson } from "../output.js";
+import { withReplica } from "../replica.js";
+import { withLog, withSession } from "../session.js";
+import { MODEL_OPTION } from "./state.js";
+
+const migrateSchema = z.object({
+  model: z.string({ error: "PATH is required (a .js/.mjs module exporting the new model)" }),
+  dryRun: z.boolean().default(false),
+});
+
+/** What `migrate` did, or would do with `--dry-run`. */
+interface MigrateResult {
+  readonly model: string;
+  /** The version the log was at before, and the model's. */
+  readonly from: number;
+  readonly to: number;
+  /** "switched", "would-switch" (dry run) or "up-to-date". */
+  readonly outcome: "switched" | "would-switch" | "up-to-date";
+  /** Revision of the switch entry, or the revision the dry run read. */
+  readonly revision: number;
+  /** The migrated state the switch entry carries (or would). */
+  readonly state: unknown;
+}
+
+/** Adds `migrate` to `program`. */
+export function registerMigrate(program: Command): void {
+  addCommonOptions(
+    program
+      .command("migrate")
+      .description("switch the log to the model's version (a switch entry with the migrated state)")
+      .option(...MODEL_OPTION)
+      .option("--dry-run", "write nothing; show what the switch entry would carry"),
+  ).action(
+    action(async (raw: Record<string, unknown>) => {
+      const o = parseCommon(raw);
+      const args = parseWith(migrateSchema, { model: raw.model, dryRun: raw.dryRun });
+      const model = await loadModel(args.model);
+      const result = await withSession(o, (s) =>
+        withLog(s, (log) =>
+          withReplica(log, model, async (replica): Promise<MigrateResult> => {
+            if (!replica) {
+              throw new StateSyncError("VALIDATION", "the log is empty: nothing to migrate");
+            }
+            const common = { model: model.name, to: model.version };
+            if (!replica.upgradePending) {
+              const base = { ...common, from: model.version, revision: replica.revision };
+              return { ...base, outcome: "up-to-date", state: replica.state };
+            }
+            const logVersion = await logVersionOf(replica);
+            if (args.dryRun) {
+              const revision = replica.revision;
+              return {
+                ...common,
+                from: logVersion,
+                outcome: "would-switch",
+                revision,
+                state: replica.state,
+              };
+            }
+            const { revision } = await replica.upgrade();
+            return {
+              ...common,
+              from: logVersion,
+              outcome: "switched",
+              revision,
+              state: replica.state,
+            };
+          }),
+        ),
+      );
+      if (o.json) return printJson(result);
+      const what =
+        result.outcome === "up-to-date"
+          ? `the log is already at ${result.model} v${result.to}: nothing to do`
+          : result.outcome === "would-switch"
+            ? `dry run: would switch ${result.model} v${result.from} → v${result.to} at revision ${result.revision + 1} (nothing written)`
+            : `switched ${result.model} v${result.from} → v${result.to}: switch entry at revision ${result.revision}`;
+      printLines([what, ...block([["state", shortJson(result.state, 200)]])]);
+    }),
+  );
+}
+
+/** The model version the log is at: that of its last genesis, snapshot or switch entry. */
+async function logVersionOf(replica: {
+  history(o: {
+    from?: number;
+  }): Promise<ReadonlyArray<{ kind: string; modelVersion?: number | undefined }>>;
+}): Promise<number> {
+  const entries = await replica.history({});
+  let version = 0;
+  for (const e of entries) {
+    if (
+      (e.kind === "genesis" || e.kind === "snapshot" || e.kind === "switch") &&
+      e.modelVersion !== undefined
+    ) {
+      version = e.modelVersion;
+    }
+  }
+  return version;
+}
