@@ -5,7 +5,17 @@ import { startNatsServer, type NatsServer } from "@statesync/node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openCounter, runCli, runJson, uniqueStream } from "./helpers.js";
 
-const COMMANDS = ["info", "history", "tail", "state", "verify", "compact", "export", "import"];
+const COMMANDS = [
+  "info",
+  "history",
+  "tail",
+  "state",
+  "verify",
+  "compact",
+  "export",
+  "import",
+  "migrate",
+];
 
 /** The options every command shares: help, credentials as the `nats` CLI takes them, checks. */
 describe("statesync options", () => {
