@@ -88,6 +88,8 @@ export interface SnapshotEntry extends EntryBase {
   initialHash: string;
   state: unknown;
   recent?: RecentEntry[] | undefined;
+  /** The version the log was at before its last switch, when it switched (format 2 SDKs). */
+  from?: number | undefined;
 }
 /** An unconditional update: a named command and its arguments. */
 export interface CommandEntry extends EntryBase {
@@ -168,6 +170,8 @@ const entrySchema: z.ZodType<Entry> = z.discriminatedUnion("kind", [
     initialHash: z.string().regex(/^[0-9a-f]{64}$/),
     state: z.unknown(),
     recent: recentSchema,
+    /** The version the log was at before its last switch (so commands without `mv` after it are read alike). */
+    from: z.number().int().nonnegative().optional(),
   }),
   z.object({
     ...common,
@@ -389,7 +393,7 @@ function onlyKeys(o: unknown, allowed: ReadonlySet<string>, required: number): b
 const UPDATE_KEYS = new Set(["v", "kind", "ts", "client", "base", "seed", "patches", "commands"]);
 const COMMAND_KEYS = new Set(["v", "kind", "ts", "client", "seed", "name", "args", "mv"]);
 const SNAPSHOT_KEYS = new Set(
-  "v kind ts client base model version initialHash state recent".split(" "),
+  "v kind ts client base model version initialHash state recent from".split(" "),
 );
 const PATCH_KEYS = new Set(["op", "path", "value"]);
 const CALL_KEYS = new Set(["name", "args"]);
@@ -438,6 +442,7 @@ function fastEnvelope(raw: Record<string, unknown>): Entry | undefined {
     if (typeof raw.initialHash !== "string" || !/^[0-9a-f]{64}$/.test(raw.initialHash)) {
       return undefined;
     }
+    if ("from" in raw && !isCount(raw.from)) return undefined;
     const { recent } = raw;
     if ("recent" in raw && !(Array.isArray(recent) && recent.length <= MAX_RECENT))
       return undefined;

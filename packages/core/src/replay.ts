@@ -5,7 +5,6 @@ import {
   MAX_RECENT,
   type DecodeResult,
   type Entry,
-  type CommandEntry,
   type GenesisEntry,
   type SnapshotEntry,
   type SwitchEntry,
@@ -14,7 +13,7 @@ import { StateSyncError } from "./errors.js";
 import { findNonJson } from "./json.js";
 import type { LogEntry } from "./log.js";
 import type { CommandMap, Model } from "./model.js";
-import { migrateUp, modelOfVersion } from "./versions.js";
+import { commandForLog, logModelOf, migrateUp, modelOfVersion, writerVersion } from "./versions.js";
 
 /** What one {@link Replay.step} did. */
 export type StepResult =
@@ -66,13 +65,20 @@ export class Replay<S, C extends CommandMap<S>> {
   constructor(
     private readonly model: Model<S, C>,
     private readonly contiguous: boolean,
-    from?: { state: unknown; revision: number; messageId?: string | undefined; version?: number },
+    from?: {
+      state: unknown;
+      revision: number;
+      messageId?: string | undefined;
+      version?: number;
+      switchedFrom?: number | undefined;
+    },
   ) {
     this.logModel = (from?.version !== undefined && modelOfVersion(model, from.version)) || model;
     this.logState = from?.state ?? model.initial;
     this.revision = from?.revision ?? 0;
     this.anchored = from !== undefined;
     this.messageId = from?.messageId;
+    this.switchedFrom = from?.switchedFrom;
   }
 
   /**
@@ -132,13 +138,17 @@ export class Replay<S, C extends CommandMap<S>> {
     }
     let applied: Entry = entry;
     if (entry.kind === "command") {
-      const call = this.commandOfLogVersion(entry);
+      const call = commandForLog(this.logModel, this.switchedFrom, entry);
       if (call instanceof StateSyncError) return this.skip(logEntry, call);
       applied = call;
     }
     const outcome = applyEntry(this.logModel, this.logState, applied, this.revision);
     if (outcome.kind === "stall") return this.stall(outcome.error, logEntry);
-    if (outcome.kind === "applied") this.logState = outcome.state;
+    if (outcome.kind === "applied") {
+      const error = this.migrationError(outcome.state, this.logModel, logEntry.revision);
+      if (error) return this.stall(error, logEntry);
+      this.logState = outcome.state;
+    }
     this.advance(logEntry, entry.kind, entry.ts);
     return outcome.kind === "noop"
       ? { kind: "applied", entry, error: withRevision(outcome.error, logEntry.revision) }
@@ -187,7 +197,8 @@ export class Replay<S, C extends CommandMap<S>> {
     start: number,
   ): BatchItem[] {
     const run: BatchItem[] = [];
-    if (!this.anchored) return run;
+    // An older log version is replayed entry by entry: each state must migrate (`step`).
+    if (!this.anchored || this.legacy) return run;
     let revision = this.revision;
     for (let i = start; i < entries.length; i++) {
       const logEntry = entries[i]!;
@@ -195,7 +206,10 @@ export class Replay<S, C extends CommandMap<S>> {
       if (this.contiguous && logEntry.revision !== revision + 1) break;
       const d = (decoded[i] ??= decodeEntry(logEntry.data));
       if (!d.ok || (d.entry.kind === "update" && d.entry.base !== revision)) break;
-      if (d.entry.kind === "command" && this.writerVersion(d.entry) !== this.logModel.version)
+      if (
+        d.entry.kind === "command" &&
+        writerVersion(d.entry, this.logModel, this.switchedFrom) !== this.logModel.version
+      )
         break;
       const item = batchItem(this.logModel, d.entry, logEntry.revision);
       if (item === undefined) break;
@@ -205,43 +219,11 @@ export class Replay<S, C extends CommandMap<S>> {
     return run;
   }
 
-  /**
-   * The model of the version an entry says the log is at, from this model's chain; or why this
-   * replica cannot read on: `MODEL_UPGRADED` for a newer version (details: `needed`),
-   * `MODEL_MISMATCH` for another model, another initial state, or an older version this model
-   * has no predecessor for.
-   */
-  private modelOf(
-    entry: GenesisEntry | SnapshotEntry | SwitchEntry,
-  ): Model<any, any> | StateSyncError {
-    const mismatch = (why: string) => new StateSyncError("MODEL_MISMATCH", why);
-    if (entry.model !== this.model.name) {
-      return mismatch(`the log belongs to model "${entry.model}", not "${this.model.name}"`);
-    }
-    if (entry.version > this.model.version) {
-      return new StateSyncError(
-        "MODEL_UPGRADED",
-        `the log switched to ${entry.model} v${entry.version}; this client runs v${this.model.version}: upgrade it`,
-        { details: { needed: entry.version, version: this.model.version } },
-      );
-    }
-    const model = modelOfVersion(this.model, entry.version);
-    if (model === undefined) {
-      return mismatch(
-        `the log is at ${entry.model} v${entry.version}, which v${this.model.version} cannot read: declare its predecessor and a migrate function`,
-      );
-    }
-    if (entry.initialHash !== model.initialHash) {
-      return mismatch(
-        `the log was created by ${entry.model} v${entry.version} with another initial state`,
-      );
-    }
-    return model;
-  }
-
   private genesis(logEntry: LogEntry, entry: GenesisEntry): StepResult {
-    const model = this.modelOf(entry);
+    const model = logModelOf(this.model, entry);
     if (model instanceof StateSyncError) return this.stall(model, logEntry);
+    const error = this.migrationError(model.initial, model, logEntry.revision);
+    if (error) return this.stall(error, logEntry);
     this.setLogModel(model, model.initial);
     this.switchedFrom = undefined;
     this.anchored = true;
@@ -251,7 +233,7 @@ export class Replay<S, C extends CommandMap<S>> {
 
   /** A snapshot or switch entry: the state at its revision, whatever came before. */
   private jump(logEntry: LogEntry, entry: SnapshotEntry | SwitchEntry): StepResult {
-    const model = this.modelOf(entry);
+    const model = logModelOf(this.model, entry);
     if (model instanceof StateSyncError) return this.stall(model, logEntry);
     const valid = model.state.safeParse(entry.state);
     const problem = valid.success ? findNonJson(entry.state) : "it fails the state schema";
@@ -263,8 +245,13 @@ export class Replay<S, C extends CommandMap<S>> {
       const needed = !this.anchored || (this.contiguous && logEntry.revision !== this.revision + 1);
       return needed ? this.stall(error, logEntry) : this.skip(logEntry, error);
     }
-    this.setLogModel(model, freeze(entry.state, true));
-    if (entry.kind === "switch") this.switchedFrom = entry.from;
+    const state = freeze(entry.state, true);
+    const error = this.migrationError(state, model, logEntry.revision);
+    if (error) return this.stall(error, logEntry);
+    this.setLogModel(model, state);
+    // Snapshot entries carry it too, so a replica that starts after a compaction (or from a
+    // local snapshot) reads a command without `mv` as a replica that saw the switch does.
+    this.switchedFrom = entry.from;
     this.anchored = true;
     this.recent = (entry.recent ?? []).map((r) => [...r]);
     this.advance(logEntry, entry.kind, entry.ts);
@@ -274,33 +261,29 @@ export class Replay<S, C extends CommandMap<S>> {
   private setLogModel(model: Model<any, any>, state: unknown): void {
     this.logModel = model;
     this.logState = state;
-    this.view = undefined;
-  }
-
-  /** The model version that wrote a command: `mv`, or else the version before the last switch. */
-  private writerVersion(entry: CommandEntry): number {
-    return entry.mv ?? this.switchedFrom ?? this.logModel.version;
+    if (this.view?.logState !== state) this.view = undefined;
   }
 
   /**
-   * A command entry as the log's version applies it: itself; the log version's
-   * `upgradeCommand` of a command an older version wrote after the switch; or the reason every
-   * replica skips it (`OUTDATED_COMMAND`).
+   * While the log is at an older version: the error migrating `state` (of `model`) up to this
+   * model, or undefined (the migrated state is kept for `revision`). The replay then stops before
+   * the entry instead of standing on a revision it cannot show (found by a fresh-eyes trial: a
+   * stalled replica had moved to the revision whose state failed to migrate).
    */
-  private commandOfLogVersion(entry: CommandEntry): CommandEntry | StateSyncError {
-    const written = this.writerVersion(entry);
-    const version = this.logModel.version;
-    if (written === version) return entry;
-    const upgraded =
-      written < version
-        ? this.logModel.upgradeCommand?.({ name: entry.name, args: entry.args }, written)
-        : undefined;
-    if (upgraded !== undefined) return { ...entry, name: upgraded.name, args: upgraded.args };
-    return new StateSyncError(
-      "OUTDATED_COMMAND",
-      `command "${entry.name}" was written by model version ${written} on a log at version ${version}; skipped`,
-      { details: { command: entry.name, writtenBy: written, logVersion: version } },
-    );
+  private migrationError(
+    state: unknown,
+    model: Model<any, any>,
+    revision: number,
+  ): StateSyncError | undefined {
+    if (model === this.model) return undefined;
+    try {
+      this.view = { revision, logState: state, state: migrateUp(this.model, model, state) };
+      return undefined;
+    } catch (e) {
+      return e instanceof StateSyncError
+        ? e
+        : new StateSyncError("VALIDATION", `migrating failed: ${String(e)}`, { cause: e });
+    }
   }
 
   private advance(logEntry: LogEntry, kind: Entry["kind"] | undefined, ts = 0): void {

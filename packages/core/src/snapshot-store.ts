@@ -19,6 +19,8 @@ export interface SnapshotRecord {
   /** Model name and version that computed the state. */
   readonly model: string;
   readonly modelVersion: number;
+  /** The version the log was at before its last switch, when it switched (docs/versions.md). */
+  readonly switchedFrom?: number | undefined;
   /** When it was written, ms since the epoch (informational). */
   readonly savedAt: number;
 }
@@ -32,6 +34,7 @@ export const snapshotRecordSchema = z.object({
   messageId: z.string().optional(),
   model: z.string().min(1),
   modelVersion: z.number().int().nonnegative(),
+  switchedFrom: z.number().int().nonnegative().optional(),
   savedAt: z.number(),
 });
 

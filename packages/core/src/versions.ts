@@ -2,6 +2,7 @@ import { freeze } from "immer";
 import { z } from "zod/v4";
 import { StateSyncError } from "./errors.js";
 import { findNonJson } from "./json.js";
+import type { CommandEntry, GenesisEntry, SnapshotEntry, SwitchEntry } from "./entry.js";
 import type { Model } from "./model.js";
 
 /**
@@ -75,4 +76,87 @@ export function migrateUp<S>(to: Model<S, any>, from: Model<any, any>, state: un
     current = freeze(JSON.parse(JSON.stringify(next)) as unknown, true);
   }
   return current as S;
+}
+
+/**
+ * The model of the version a genesis, snapshot or switch entry puts the log at, from `model`'s
+ * chain; or why this
+ * replica cannot read on: `MODEL_UPGRADED` for a newer version (details: `needed`),
+ * `MODEL_MISMATCH` for another model, another initial state, or an older version this model
+ * has no predecessor for.
+ */
+export function logModelOf(
+  model: Model<any, any>,
+  entry: GenesisEntry | SnapshotEntry | SwitchEntry,
+): Model<any, any> | StateSyncError {
+  const mismatch = (why: string) => new StateSyncError("MODEL_MISMATCH", why);
+  if (entry.model !== model.name) {
+    return mismatch(`the log belongs to model "${entry.model}", not "${model.name}"`);
+  }
+  if (entry.version > model.version) {
+    return new StateSyncError(
+      "MODEL_UPGRADED",
+      `the log switched to ${entry.model} v${entry.version}; this client runs v${model.version}: upgrade it`,
+      { details: { needed: entry.version, version: model.version } },
+    );
+  }
+  const found = modelOfVersion(model, entry.version);
+  if (found === undefined) {
+    return mismatch(
+      `the log is at ${entry.model} v${entry.version}, which v${model.version} cannot read: declare its predecessor and a migrate function`,
+    );
+  }
+  if (entry.initialHash !== found.initialHash) {
+    return mismatch(
+      `the log was created by ${entry.model} v${entry.version} with another initial state`,
+    );
+  }
+  return found;
+}
+
+/** The model version that wrote a command: `mv`, or else the version before the log's last switch
+ * (`switchedFrom`, carried by switch and snapshot entries and local snapshots), or else the log's. */
+export function writerVersion(
+  entry: CommandEntry,
+  logModel: Model<any, any>,
+  switchedFrom: number | undefined,
+): number {
+  return entry.mv ?? switchedFrom ?? logModel.version;
+}
+
+/**
+ * A command entry as the log's version applies it: itself; the log version's
+ * `upgradeCommand` of a command an older version wrote after the switch; or the reason every
+ * replica skips it (`OUTDATED_COMMAND`).
+ */
+export function commandForLog(
+  logModel: Model<any, any>,
+  switchedFrom: number | undefined,
+  entry: CommandEntry,
+): CommandEntry | StateSyncError {
+  const written = writerVersion(entry, logModel, switchedFrom);
+  const version = logModel.version;
+  if (written === version) return entry;
+  const skip = (why: string) =>
+    new StateSyncError(
+      "OUTDATED_COMMAND",
+      `command "${entry.name}" was written by model version ${written} on a log at version ${version}; ${why}`,
+      { details: { command: entry.name, writtenBy: written, logVersion: version } },
+    );
+  const upgrade = logModel.upgradeCommand;
+  if (written > version || upgrade === undefined) return skip("skipped");
+  // User code: whatever it does (throws, returns a command this version does not have), every
+  // replica of this version skips the entry alike; none stops (found by a fresh-eyes trial).
+  let upgraded: unknown;
+  try {
+    upgraded = upgrade({ name: entry.name, args: entry.args }, written);
+  } catch (cause) {
+    return skip(`upgradeCommand threw (${String(cause)}); skipped`);
+  }
+  if (upgraded === undefined) return skip("skipped");
+  const name = (upgraded as { name?: unknown } | null)?.name;
+  if (typeof name !== "string" || !Object.hasOwn(logModel.commands, name)) {
+    return skip(`upgradeCommand returned no command of version ${version}; skipped`);
+  }
+  return { ...entry, name, args: (upgraded as { args?: unknown }).args };
 }

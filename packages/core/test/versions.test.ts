@@ -273,4 +273,103 @@ describe("model versions (MemoryLog)", () => {
     expect(bad({ predecessor: v2, migrate: (s: V1) => s })).toThrow(/lower/);
     expect(bad({ migrate: (s: V1) => s })).toThrow(/predecessor/);
   });
+
+  // ---- found by a fresh-eyes trial (stop 9); each failed before its fix
+  const mapped = defineModel({
+    ...v2,
+    predecessor: v1,
+    migrate: (s: V1) => ({ ...s, tags: [] }),
+    upgradeCommand: (c) =>
+      c.name === "add"
+        ? { name: "add", args: { id: `v1:${(c.args as { id: string }).id}` } }
+        : undefined,
+  });
+  /** A command entry of an SDK before format 2 (no `mv`), as another program would append it. */
+  const oldSdkAdd = (id: string) =>
+    JSON.stringify({
+      v: 1,
+      kind: "command",
+      ts: 1,
+      seed: 1,
+      client: "old-sdk",
+      name: "add",
+      args: { id },
+    });
+
+  it("a command without mv after the switch reads alike after a compaction and from a local snapshot", async () => {
+    const log = new MemoryLog();
+    const store = new MemorySnapshotStore();
+    const a1 = await open(log, v1);
+    await a1.update("add", { id: "a" });
+    await a1.close();
+    const live = await open(log, mapped); // switches
+    await live.update("tag", { tag: "t" });
+    const saved = await open(log, mapped, { snapshots: store, snapshotKey: "k" });
+    await saved.close(); // a local snapshot after the switch
+    await live.compact(); // the switch entry is truncated away
+    const rev = log.injectRaw(oldSdkAdd("old"));
+    await live.waitFor(rev);
+    const late = await open(log, mapped);
+    const restored = await open(log, mapped, { snapshots: store, snapshotKey: "k" });
+    expect(restored.stats.snapshotsRestored).toBe(1);
+    expect(live.state.ids).toEqual(["a", "v1:old"]);
+    expect(late.state).toEqual(live.state);
+    expect(restored.state).toEqual(live.state);
+    expect(await late.stateAt(rev)).toEqual(live.state);
+    await Promise.all([live.close(), late.close(), restored.close()]);
+  });
+
+  it("an upgradeCommand that throws or returns no command of the version: skipped alike, nobody stops", async () => {
+    for (const upgradeCommand of [
+      () => {
+        throw new Error("bug in upgradeCommand");
+      },
+      () => ({ name: "nope", args: {} }),
+      () => 42 as never,
+    ]) {
+      const model = defineModel({
+        ...v2,
+        predecessor: v1,
+        migrate: (s: V1) => ({ ...s, tags: [] }),
+        upgradeCommand,
+      });
+      const log = new MemoryLog();
+      const old = await open(log, v1, { live: false });
+      const b = await open(log, model);
+      const { revision } = await old.updateUnconditionally("add", { id: "x" });
+      await b.waitFor(revision);
+      expect(b.status).toBe("live");
+      expect(b.errors.map((e) => e.code)).toContain("OUTDATED_COMMAND");
+      const late = await open(log, model);
+      expect(late.revision).toBe(revision);
+      expect(late.state).toEqual(b.state);
+      expect(await late.stateAt(revision)).toEqual(b.state);
+      await Promise.all([old.close(), b.close(), late.close()]);
+    }
+  });
+
+  it("a replica whose migration fails on an entry stops before it, at the state it shows", async () => {
+    const picky = defineModel({
+      ...v2,
+      predecessor: v1,
+      migrate: (s: V1) => {
+        if (s.ids.includes("poison")) throw new Error("cannot migrate poison");
+        return { ...s, tags: [] };
+      },
+    });
+    const log = new MemoryLog();
+    const a1 = await open(log, v1);
+    await a1.update("add", { id: "ok" });
+    const m = await open(log, picky, { upgrade: "manual" });
+    const seen: Array<[number, unknown]> = [];
+    m.subscribe((state, revision) => seen.push([revision, state]));
+    const { revision } = await a1.update("add", { id: "poison" });
+    await until(() => m.status === "stalled");
+    expect(m.stallReason?.code).toBe("VALIDATION");
+    expect(m.revision).toBe(revision - 1);
+    expect(m.state).toEqual({ count: 1, ids: ["ok"], tags: [] });
+    expect(await codeOf(m.waitFor(revision))).toBe("VALIDATION");
+    for (const [r] of seen) expect(r).toBeLessThan(revision);
+    await Promise.all([a1.close(), m.close()]);
+  });
 });

@@ -157,6 +157,7 @@ export class Compactor<S, C extends CommandMap<S>> {
       initialHash: model.initialHash,
       state,
       recent: this.replica.recentForSnapshot(),
+      ...(this.replica.switchedFrom !== undefined ? { from: this.replica.switchedFrom } : {}),
     };
     const prepared = await this.appender.prepare(entry, "the snapshot entry");
     const outcome = await this.appender.appendConditional(prepared, base, {

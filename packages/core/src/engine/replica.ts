@@ -86,6 +86,10 @@ export class Replica<S, C extends CommandMap<S>> {
   get logModel(): Model<any, any> {
     return this.replay.logModel;
   }
+  /** The version the log was at before its last switch (what snapshots carry along). */
+  get switchedFrom(): number | undefined {
+    return this.replay.switchedFrom;
+  }
   /** The state in the shape of the log's model version (what a snapshot entry of it carries). */
   get logState(): unknown {
     return this.replay.logState;
@@ -120,6 +124,7 @@ export class Replica<S, C extends CommandMap<S>> {
     revision: number;
     messageId?: string | undefined;
     version?: number;
+    switchedFrom?: number | undefined;
   }): void {
     this.replay = new Replay(this.model, this.contiguous, from);
     this.scheduleNotify();

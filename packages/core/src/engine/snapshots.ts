@@ -80,6 +80,7 @@ export class Snapshots<S, C extends CommandMap<S>> {
       revision: record.revision,
       messageId: record.messageId,
       version: record.modelVersion,
+      switchedFrom: record.switchedFrom,
     });
     this.logIdentity = record.logIdentity;
     this.restored = record;
@@ -174,6 +175,9 @@ export class Snapshots<S, C extends CommandMap<S>> {
       messageId: this.replica.messageId,
       model: this.model.name,
       modelVersion: this.replica.logModel.version,
+      ...(this.replica.switchedFrom !== undefined
+        ? { switchedFrom: this.replica.switchedFrom }
+        : {}),
       savedAt: Date.now(),
     };
     try {
