@@ -1,5 +1,5 @@
 import { sleep } from "../backoff.js";
-import { StateSyncError } from "../errors.js";
+import { isStateSyncError, StateSyncError } from "../errors.js";
 import type { LogEntry, LogFollower, RevisionedLog } from "../log.js";
 import type { CommandMap } from "../model.js";
 import type { Replica } from "./replica.js";
@@ -11,6 +11,10 @@ const READ_APPLY_BATCH = 256;
 const FOLLOWER_GRACE_MS = 250;
 /** Short reads in a row (each overtaken by a compaction) before a catch-up gives up. */
 const MAX_SHORT_READS = 4;
+/** Wait before restarting a failed follower, ms: from this, doubling while it keeps failing. */
+const RESTART_MIN_MS = 250;
+/** Longest wait between restarts of a failing follower, ms. */
+const RESTART_MAX_MS = 30_000;
 
 /**
  * Brings entries from the log to the replica: range reads (catching up) and the live follower.
@@ -25,6 +29,10 @@ const MAX_SHORT_READS = 4;
 export class Reader<S, C extends CommandMap<S>> {
   private reading: Promise<void> = Promise.resolve();
   private follower: LogFollower | undefined;
+  /** The message of the problem the follower last failed with, reported once (see below). */
+  private failing: string | undefined;
+  /** Wait before the next restart of a failing follower, ms: 250 doubling to 30 s. */
+  private restartDelayMs = RESTART_MIN_MS;
 
   constructor(
     private readonly log: RevisionedLog,
@@ -106,27 +114,56 @@ export class Reader<S, C extends CommandMap<S>> {
   startFollowing(): void {
     if (this.follower || this.status.stopped) return;
     this.follower = this.log.follow(this.replica.revision + 1, {
-      onEntry: (entry) => this.replica.consume([entry]),
+      onEntry: (entry) => {
+        this.restartDelayMs = RESTART_MIN_MS;
+        this.replica.consume([entry]);
+      },
       onError: (error) => {
         this.status.fatal(error);
         if (this.status.stopped) return;
-        this.status.report(
-          error instanceof StateSyncError
-            ? error
-            : new StateSyncError("UNAVAILABLE", `following the log failed: ${String(error)}`, {
-                cause: error,
-              }),
-        );
+        this.reportOnce(error);
         void this.restartFollowing();
       },
     });
   }
 
+  /**
+   * Restarts a follower that failed, once the log answers and accepts this replica again. A
+   * problem that lasts (a stream edited to drop history, seen after a reconnect) is reported once
+   * and the status says `offline` until it is gone, instead of an event every 250 ms under a
+   * `live` status that no longer followed (found by a fresh-eyes trial).
+   */
   private async restartFollowing(): Promise<void> {
     await this.stopFollowing();
-    if (this.status.stopped) return;
-    await sleep(250);
+    for (;;) {
+      if (this.status.stopped) return;
+      await sleep(this.restartDelayMs);
+      this.restartDelayMs = Math.min(RESTART_MAX_MS, this.restartDelayMs * 2);
+      if (this.status.stopped || this.follower) return;
+      try {
+        await this.log.info(); // throws what a new follower would meet (STREAM_CONFIG, ...)
+        break;
+      } catch (e) {
+        if (this.status.stopped) return;
+        this.reportOnce(e);
+        if (isStateSyncError(e, "STREAM_CONFIG")) this.status.set("offline");
+      }
+    }
+    this.failing = undefined;
+    if (this.status.status === "offline" && this.log.status === "online") this.status.set("live");
     this.startFollowing();
+  }
+
+  private reportOnce(error: unknown): void {
+    const e =
+      error instanceof StateSyncError
+        ? error
+        : new StateSyncError("UNAVAILABLE", `following the log failed: ${String(error)}`, {
+            cause: error,
+          });
+    if (e.message === this.failing) return;
+    this.failing = e.message;
+    this.status.report(e);
   }
 
   /** Stops the follower; resolves when no more entries will come from it. */
