@@ -41,8 +41,9 @@ export interface UpdateResult<S, R = void> {
   /** The replica's state right after applying the entry. */
   readonly state: Immutable<S>;
   /**
-   * What the recipe returned (never the state; a returned draft is handed back as a plain
-   * copy). Queued updates of one client may share one entry, and so one revision.
+   * What the recipe returned. A returned draft, or part of one, comes back finalized: deeply
+   * frozen, and the state object itself when the recipe changed nothing. Queued updates of one
+   * client may share one entry, and so one revision.
    */
   readonly result: R;
   /** Attempts it took (1 when there was no conflict). */
