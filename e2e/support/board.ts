@@ -46,7 +46,11 @@ export function pageCommand<K extends keyof Commands & string>(
 
 /** The revision of the snapshot the page's IndexedDB holds for `board` (0 when none). */
 export function storedRevision(page: Page, board = "main"): Promise<number> {
-  const key = jetStreamSnapshotKey({ stream: boardStream(board) });
+  return storedRevisionAt(page, jetStreamSnapshotKey({ stream: boardStream(board) }));
+}
+
+/** The revision of the snapshot the page's IndexedDB holds under snapshot key `key` (0: none). */
+export function storedRevisionAt(page: Page, key: string): Promise<number> {
   return page.evaluate(
     (k) =>
       new Promise<number>((resolve, reject) => {

@@ -5,6 +5,7 @@
 import type { Page } from "@playwright/test";
 import { jetStreamSnapshotKey } from "@statesync/node";
 import { expect, holdWebSockets, probe, test } from "@statesync/playwright";
+import { storedRevisionAt } from "../support/board.js";
 import { serveDefaultPage, type DefaultPageServer } from "../support/default-page.js";
 
 let pages: DefaultPageServer;
@@ -18,27 +19,7 @@ const newStream = () => `case9_${process.pid}_${Date.now().toString(36)}_${++str
 
 /** The revision of the snapshot in the page's IndexedDB for `stream` (0 when none). */
 function storedRevision(page: Page, stream: string): Promise<number> {
-  return page.evaluate(
-    (key) =>
-      new Promise<number>((resolve, reject) => {
-        const open = indexedDB.open("statesync");
-        open.onerror = () => reject(open.error);
-        open.onsuccess = () => {
-          const db = open.result;
-          if (!db.objectStoreNames.contains("snapshots")) {
-            db.close();
-            return resolve(0);
-          }
-          const get = db.transaction("snapshots").objectStore("snapshots").get(key);
-          get.onsuccess = () => {
-            db.close();
-            resolve((get.result?.revision as number | undefined) ?? 0);
-          };
-          get.onerror = () => reject(get.error);
-        };
-      }),
-    jetStreamSnapshotKey({ stream }),
-  );
+  return storedRevisionAt(page, jetStreamSnapshotKey({ stream }));
 }
 
 /** Runs `count` awaited updates in the page and resolves to the last revision. */
