@@ -1,0 +1,82 @@
+/**
+ * The decoded entry types of the wire format (`entry.ts` has the format, its schema and its
+ * checks), written out rather than inferred from the schema: they are part of the public API
+ * (`decodeEntry`), and a declaration inferred from a zod schema names zod's generic types, whose
+ * arity differs between the zod versions statesync accepts (3.25's v4, 4.0, 4.x). The schema is
+ * checked against them (`entrySchema: z.ZodType<Entry>`).
+ */
+export interface EntryBase {
+  /** Format version. */
+  v: 1 | 2;
+  /** Writer's timestamp, ms since the epoch. */
+  ts: number;
+  /** Writer's client id. */
+  client: string;
+}
+/** An Immer patch as stored. */
+export interface StoredPatch {
+  op: "add" | "remove" | "replace";
+  path: Array<string | number>;
+  value?: unknown;
+}
+/** `[messageId, revision, timestamp]` of an entry before a snapshot or switch entry. */
+export type RecentEntry = [string, number, number];
+/** The first entry of a log: the model that created it. */
+export interface GenesisEntry extends EntryBase {
+  kind: "genesis";
+  model: string;
+  version: number;
+  initialHash: string;
+}
+/** A conditional update: its patches, the revision it was based on, the commands it ran. */
+export interface UpdateEntry extends EntryBase {
+  kind: "update";
+  base: number;
+  seed: number;
+  patches: StoredPatch[];
+  commands?: Array<{ name: string; args: unknown }> | undefined;
+}
+/** The whole state at `base`, written by compaction (or a restore). */
+export interface SnapshotEntry extends EntryBase {
+  kind: "snapshot";
+  base: number;
+  model: string;
+  version: number;
+  initialHash: string;
+  state: unknown;
+  recent?: RecentEntry[] | undefined;
+  /** The version the log was at before its last switch, when it switched (format 2 SDKs). */
+  from?: number | undefined;
+}
+/** An unconditional update: a named command and its arguments. */
+export interface CommandEntry extends EntryBase {
+  kind: "command";
+  seed: number;
+  name: string;
+  args: unknown;
+  /** The writer's model version (absent: a writer of the version before the last switch). */
+  mv?: number | undefined;
+}
+/** A no-op a writer that keeps losing races appends to go first. */
+export interface IntentEntry extends EntryBase {
+  kind: "intent";
+}
+/** The log switches to a newer model version, carrying the migrated state (format 2). */
+export interface SwitchEntry extends EntryBase {
+  v: 2;
+  kind: "switch";
+  /** The revision the switch is based on (written conditionally on it). */
+  base: number;
+  model: string;
+  /** The model version the log was at. */
+  from: number;
+  /** The model version from this entry on, and its initial state's hash. */
+  version: number;
+  initialHash: string;
+  /** The state at `base` migrated to `version`. */
+  state: unknown;
+  recent?: RecentEntry[] | undefined;
+}
+/** A decoded entry. */
+export type Entry =
+  GenesisEntry | UpdateEntry | SnapshotEntry | CommandEntry | IntentEntry | SwitchEntry;
