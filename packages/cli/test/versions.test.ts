@@ -111,4 +111,20 @@ describe("statesync and model versions", () => {
     const bare = await runCli(["migrate", ...where(stream)]);
     expect(bare.code).toBe(1);
   });
+
+  it("state --at reads up to that revision only: the old model before the switch, a revision before a bad entry", async () => {
+    // Found by a fresh-eyes trial: --at replayed the whole log first, so the entry after it
+    // (a switch, an unknown command) stopped it.
+    const stream = uniqueStream("AT");
+    const a = await openCounter(ctx.server.url, stream);
+    await a.update("increment", { by: 3 }); // 2
+    await a.close();
+    expect((await runCli(["migrate", ...where(stream), "--model", MODEL_V2])).code).toBe(0); // 3
+    expect(await runJson(["state", ...where(stream), "--model", MODEL, "--at", "2"])).toEqual({
+      revision: 2,
+      state: { count: 3, notes: [] },
+    });
+    const latest = await runCli(["state", ...where(stream), "--model", MODEL]);
+    expect(latest.stderr).toMatch(/^statesync: MODEL_UPGRADED: /);
+  });
 });

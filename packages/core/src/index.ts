@@ -70,6 +70,7 @@ export type {
 } from "./synchronizer-types.js";
 export type { CompactionOptions } from "./compaction-policy.js";
 export type { HistoryEntry, HistoryOptions } from "./history.js";
+export { rebuildStateAt } from "./history.js";
 export { createSynchronizer } from "./synchronizer.js";
 export { keepConnecting, type BackgroundConnection } from "./keep-connecting.js";
 export * from "./jetstream/index.js";

@@ -33,7 +33,13 @@ const exportSchema = z.object({
 /** Writes `text` to `path` through a temporary file; refuses an existing `path` unless `force`. */
 async function writeNew(path: string, text: string, force: boolean): Promise<void> {
   const temporary = `${path}.${process.pid}.tmp`;
-  await writeFile(temporary, text, { flag: "wx" });
+  // A missing folder or no permission is the caller's to fix: VALIDATION naming FILE (it came
+  // out as UNAVAILABLE with the temporary name, found by a fresh-eyes trial).
+  await writeFile(temporary, text, { flag: "wx" }).catch((cause: NodeJS.ErrnoException) => {
+    throw new StateSyncError("VALIDATION", `cannot write ${path}: ${cause.code ?? cause.message}`, {
+      cause,
+    });
+  });
   try {
     if (force) {
       await rename(temporary, path);

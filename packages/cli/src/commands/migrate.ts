@@ -86,7 +86,7 @@ export function registerMigrate(program: Command): void {
         result.outcome === "up-to-date"
           ? `the log is already at ${result.model} v${result.to}: nothing to do`
           : result.outcome === "would-switch"
-            ? `dry run: would switch ${result.model} v${result.from} → v${result.to} at revision ${result.revision + 1} (nothing written)`
+            ? `dry run: would switch ${result.model} v${result.from} → v${result.to} with an entry based on revision ${result.revision} (nothing written)`
             : `switched ${result.model} v${result.from} → v${result.to}: switch entry at revision ${result.revision}`;
       printLines([what, ...block([["state", shortJson(result.state, 200)]])]);
     }),

@@ -4,13 +4,13 @@
  * Prints the state pretty-printed; `--json`: `{ revision, state }` on one line.
  */
 import type { Command } from "commander";
-import { StateSyncError } from "@statesync/node";
+import { rebuildStateAt, StateSyncError } from "@statesync/node";
 import { z } from "zod";
 import { action } from "../action.js";
 import { loadModel, type AnyModel } from "../model-file.js";
 import { addCommonOptions, parseCommon, parseWith, revisionSchema } from "../options.js";
 import { printJson } from "../output.js";
-import { withReplica } from "../replica.js";
+import { checkFirstEntry, withReplica } from "../replica.js";
 import { withLog, withSession, type Session } from "../session.js";
 
 const stateSchema = z.object({
@@ -34,24 +34,26 @@ export async function readState(
   model: AnyModel,
   at: number | undefined,
 ): Promise<{ revision: number; state: unknown }> {
-  return withLog(s, (log) =>
-    withReplica(log, model, async (replica) => {
-      if (replica === undefined) {
-        if (at !== undefined && at > 0) {
-          throw new StateSyncError("VALIDATION", `--at ${at} is past the latest revision (0)`);
-        }
-        return { revision: 0, state: model.initial };
-      }
-      if (at === undefined) return { revision: replica.revision, state: replica.state };
-      if (at > replica.revision) {
+  return withLog(s, async (log) => {
+    // A revision: replayed up to it only, so what lies after it (an entry this model cannot read,
+    // a switch to a newer version) does not stand in the way (found by a fresh-eyes trial).
+    if (at === 0) return { revision: 0, state: model.initial };
+    if (at !== undefined) {
+      const info = await log.info();
+      if (at > info.latestRevision) {
         throw new StateSyncError(
           "VALIDATION",
-          `--at ${at} is past the latest revision (${replica.revision})`,
+          `--at ${at} is past the latest revision (${info.latestRevision})`,
         );
       }
-      return { revision: at, state: await replica.stateAt(at) };
-    }),
-  );
+      if (info.firstRevision > 0 && info.firstRevision <= at) await checkFirstEntry(log, info);
+      return { revision: at, state: await rebuildStateAt(log, model, at) };
+    }
+    return withReplica(log, model, async (replica) => {
+      if (replica === undefined) return { revision: 0, state: model.initial };
+      return { revision: replica.revision, state: replica.state };
+    });
+  });
 }
 
 /** Adds `state` to `program`. */
