@@ -1,5 +1,6 @@
 import { abortError, sleep } from "../backoff.js";
 import type { GenesisEntry, SnapshotEntry } from "../entry.js";
+import { randomId } from "../prng.js";
 import { isStateSyncError, StateSyncError } from "../errors.js";
 import type { LogConnectionStatus, RevisionedLog } from "../log.js";
 import type { CommandMap, Model } from "../model.js";
@@ -142,7 +143,14 @@ export class Opener<S, C extends CommandMap<S>> {
     const { data } = await this.appender.prepare(entry, "the genesis entry");
     const id = `genesis-${this.model.name}-${this.model.version}-${this.model.initialHash.slice(0, 16)}`;
     try {
-      return (await this.log.appendConditional(data, 0, id)).revision;
+      const stored = await this.log.appendConditional(data, 0, id);
+      if (!stored.duplicate || (await this.log.entryAt(stored.revision)) !== undefined) {
+        return stored.revision;
+      }
+      // The server still remembers a genesis that was purged since (a key of a shared stream
+      // purged within the duplicate window: reopening it failed TRUNCATED, found by a fresh-eyes
+      // trial). Write a new one; the condition still lets only one opener win.
+      return (await this.log.appendConditional(data, 0, `${id}-${randomId(8)}`)).revision;
     } catch (e) {
       if (!isStateSyncError(e, "CONFLICT")) throw e;
       return (await this.log.info()).latestRevision;
