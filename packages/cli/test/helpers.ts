@@ -25,6 +25,11 @@ export const counter = counterModel as Parameters<
 >[0]["model"];
 
 /** What a CLI run printed and how it ended. */
+/** The arguments that point a command at `stream` on the server at `url`, then `more`. */
+export function target(url: string, stream: string, ...more: string[]): string[] {
+  return ["--server", url, "--stream", stream, ...more];
+}
+
 export interface CliResult {
   code: number | null;
   signal: NodeJS.Signals | null;

@@ -1,17 +1,19 @@
 import { JetStreamLog } from "@statesync/node";
 import { describe, expect, it } from "vitest";
-import { openCounter, runCli, runJson, tcp, uniqueStream, useNatsServer } from "./helpers.js";
+import {
+  openCounter,
+  runCli,
+  runJson,
+  target,
+  tcp,
+  uniqueStream,
+  useNatsServer,
+} from "./helpers.js";
 
 /** `statesync info` and `statesync history` against a real nats-server, as a child process. */
 describe("statesync info and history", () => {
   const ctx = useNatsServer();
-  const where = (stream: string, ...more: string[]) => [
-    "--server",
-    ctx.server.url,
-    "--stream",
-    stream,
-    ...more,
-  ];
+  const where = (stream: string, ...more: string[]) => target(ctx.server.url, stream, ...more);
 
   /** A stream with genesis, a conditional update, a command and a malformed entry. */
   async function seeded(): Promise<string> {

@@ -7,6 +7,7 @@ import {
   openCounter,
   runCli,
   runJson,
+  target,
   tcp,
   uniqueStream,
   useNatsServer,
@@ -15,13 +16,7 @@ import {
 /** `statesync state --model PATH [--at N]`: the engine's state, as JSON, from a model module. */
 describe("statesync state", () => {
   const ctx = useNatsServer();
-  const where = (stream: string, ...more: string[]) => [
-    "--server",
-    ctx.server.url,
-    "--stream",
-    stream,
-    ...more,
-  ];
+  const where = (stream: string, ...more: string[]) => target(ctx.server.url, stream, ...more);
 
   async function seeded(): Promise<string> {
     const stream = uniqueStream("STATE");

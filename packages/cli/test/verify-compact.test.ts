@@ -6,6 +6,7 @@ import {
   openCounter,
   runCli,
   runJson,
+  target,
   tcp,
   uniqueStream,
   useNatsServer,
@@ -14,15 +15,8 @@ import {
 /** `statesync verify` and `statesync compact` against a real nats-server. */
 describe("statesync verify and compact", () => {
   const ctx = useNatsServer();
-  const where = (stream: string, ...more: string[]) => [
-    "--server",
-    ctx.server.url,
-    "--stream",
-    stream,
-    "--model",
-    MODEL,
-    ...more,
-  ];
+  const where = (stream: string, ...more: string[]) =>
+    target(ctx.server.url, stream, "--model", MODEL, ...more);
 
   /** A log at revision 2 (genesis, increment by 2), plus `extra` raw entries appended after. */
   async function seeded(extra: Array<Entry | Uint8Array> = []): Promise<string> {

@@ -1,14 +1,22 @@
 import { fileURLToPath } from "node:url";
 import { openSynchronizer } from "@statesync/node";
 import { describe, expect, it } from "vitest";
-import { MODEL, openCounter, runCli, runJson, uniqueStream, useNatsServer } from "./helpers.js";
+import {
+  MODEL,
+  openCounter,
+  runCli,
+  runJson,
+  target,
+  uniqueStream,
+  useNatsServer,
+} from "./helpers.js";
 
 const MODEL_V2 = fileURLToPath(new URL("./fixtures/counter-v2.mjs", import.meta.url));
 
 /** The CLI with model versions (docs/versions.md): it reads across a switch and never writes one. */
 describe("statesync and model versions", () => {
   const ctx = useNatsServer();
-  const where = (stream: string) => ["--server", ctx.server.url, "--stream", stream];
+  const where = (stream: string) => target(ctx.server.url, stream);
 
   it("reads a version-1 log with the version-2 model without switching it", async () => {
     const stream = uniqueStream("V1");
