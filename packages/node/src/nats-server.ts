@@ -1,6 +1,6 @@
 import { fork, type ChildProcess } from "node:child_process";
 import { rmSync } from "node:fs";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -72,7 +72,10 @@ export interface NatsServer {
   stop(options?: { keepStore?: boolean }): Promise<void>;
   /** Stops the server if running and starts it again on the same ports and store. */
   restart(): Promise<void>;
-  /** Sends `signal` (default SIGKILL) to the server; waits for it to exit when it is fatal. */
+  /**
+   * Sends `signal` (default SIGKILL) to the server; waits for it to exit when it is fatal, and
+   * for a SIGSTOP or SIGCONT to take effect (Linux: the process state in `/proc`, up to 2 s).
+   */
   kill(signal?: NodeJS.Signals): Promise<void>;
   /**
    * Calls `listener` each time the server process exits (once per start), with `expected: false`
@@ -327,13 +330,33 @@ async function startOnce(options: StartNatsServerOptions): Promise<NatsServer> {
     async kill(signal = "SIGKILL") {
       const fatal = ["SIGKILL", "SIGTERM", "SIGINT", "SIGQUIT"].includes(signal);
       if (fatal) return terminate(signal);
-      if (pid !== undefined) process.kill(pid, signal);
+      if (pid === undefined) return;
+      process.kill(pid, signal);
+      // A signal is delivered asynchronously: on a loaded machine a server "stopped" this way
+      // still answered publishes sent right after (a CI failure of append-limits.test.ts).
+      if (signal === "SIGSTOP" || signal === "SIGCONT") await untilState(pid, signal === "SIGSTOP");
     },
     onExit(listener) {
       exitListeners.add(listener);
       return () => void exitListeners.delete(listener);
     },
   };
+}
+
+/** Waits (up to 2 s) until process `pid` is stopped (`stopped`) or running again (Linux only). */
+async function untilState(pid: number, stopped: boolean): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    let stat: string;
+    try {
+      stat = await readFile(`/proc/${pid}/stat`, "utf8");
+    } catch {
+      return; // not Linux, or the process is gone
+    }
+    // "pid (comm) S ...": the state follows the last ")"; T is stopped (by a signal).
+    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+    if ((state === "T") === stopped) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
 }
 
 /** Messages of the watchdog (nats-server-watchdog.ts). */
