@@ -33,6 +33,8 @@ export interface OpenJetStreamOptions<S, C extends CommandMap<S>> extends Omit<
   replicas?: number;
   /** JetStream request timeout, ms (default 5000). */
   requestTimeoutMs?: number;
+  /** JetStream domain of the stream, for clients of a leaf node (see `JetStreamLogOptions.domain`). */
+  domain?: string;
 }
 
 /**
@@ -77,6 +79,7 @@ export async function openJetStreamSynchronizer<S, C extends CommandMap<S>>(
       create,
       replicas,
       requestTimeoutMs,
+      domain,
       ...synchronizerOptions
     } = options;
     log = new JetStreamLog({
@@ -87,6 +90,7 @@ export async function openJetStreamSynchronizer<S, C extends CommandMap<S>>(
       create,
       replicas,
       requestTimeoutMs,
+      domain,
     });
     // Every option of createSynchronizer passes through (one listed by hand here was once
     // dropped: `upgrade: "manual"` then behaved as "on-open" on JetStream).

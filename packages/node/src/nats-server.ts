@@ -25,8 +25,13 @@ export interface StartNatsServerOptions {
   port?: number;
   /** WebSocket port; default a free one. */
   wsPort?: number;
-  /** JetStream limits in bytes (`max_memory_store`, `max_file_store`). */
-  jetstream?: { maxMemoryStore?: number; maxFileStore?: number };
+  /**
+   * JetStream limits in bytes (`max_memory_store`, `max_file_store`) and `domain` (for a hub
+   * with leaf nodes: their clients reach it as `$JS.<domain>.API`), or `false` for a server
+   * without JetStream (a leaf node in front of a hub that holds the streams: its clients' JetStream
+   * API requests go over the leaf connection to the hub; README "Beyond one server").
+   */
+  jetstream?: false | { maxMemoryStore?: number; maxFileStore?: number; domain?: string };
   /**
    * Config text appended to the generated file: `authorization { users = [...] }`, a `cluster`
    * block, ... A function receives the ports and directory first.
@@ -155,11 +160,16 @@ async function startOnce(options: StartNatsServerOptions): Promise<NatsServer> {
   const config = [
     `server_name: ${JSON.stringify(options.serverName ?? `statesync-${port}`)}`,
     `listen: "127.0.0.1:${port}"`,
-    `jetstream {`,
-    `  store_dir: ${JSON.stringify(storeDir)}`,
-    js.maxMemoryStore !== undefined ? `  max_memory_store: ${js.maxMemoryStore}` : "",
-    js.maxFileStore !== undefined ? `  max_file_store: ${js.maxFileStore}` : "",
-    `}`,
+    ...(js === false
+      ? []
+      : [
+          `jetstream {`,
+          `  store_dir: ${JSON.stringify(storeDir)}`,
+          js.maxMemoryStore !== undefined ? `  max_memory_store: ${js.maxMemoryStore}` : "",
+          js.maxFileStore !== undefined ? `  max_file_store: ${js.maxFileStore}` : "",
+          js.domain !== undefined ? `  domain: ${JSON.stringify(js.domain)}` : "",
+          `}`,
+        ]),
     `websocket {`,
     `  listen: "127.0.0.1:${wsPort}"`,
     `  no_tls: true`,

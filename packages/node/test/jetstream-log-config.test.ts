@@ -157,6 +157,9 @@ describe("JetStreamLog validation", () => {
     expect(() => new JetStreamLog({ connection: nc, stream: "S", replicas: 0 })).toThrow();
     expect(() => new JetStreamLog({ connection: nc, stream: "S", subjectPrefix: "$JS" })).toThrow();
     expect(() => new JetStreamLog({ connection: null as any, stream: "S" })).toThrow();
+    for (const domain of ["", "a.b", "a b", "a*", "a>"]) {
+      expect(() => new JetStreamLog({ connection: nc, stream: "S", domain })).toThrow(/domain/);
+    }
     for (const key of ["a", "a.b.c", "A-b_9.x"]) {
       expect(new JetStreamLog({ connection: nc, stream: "S", key }).subject).toBe(`S.${key}`);
     }

@@ -22,9 +22,10 @@ export function natsV2Adapter(nc: NatsV2ConnectionLike): JetStreamAdapter {
     closed: () => nc.closed(),
     isClosed: () => nc.isClosed(),
     subscribe: nc.subscribe?.bind(nc),
-    open: async (timeoutMs): Promise<JetStreamApi> => {
-      const jsm = await nc.jetstreamManager({ checkAPI: false, timeout: timeoutMs });
-      const js = nc.jetstream({ timeout: timeoutMs });
+    open: async (timeoutMs, domain): Promise<JetStreamApi> => {
+      const d = domain === undefined ? {} : { domain };
+      const jsm = await nc.jetstreamManager({ checkAPI: false, timeout: timeoutMs, ...d });
+      const js = nc.jetstream({ timeout: timeoutMs, ...d });
       return {
         publish: (subject, data, options) => js.publish(subject, data, options),
         orderedConsumer: (stream, options) => js.consumers.get(stream, options),

@@ -57,9 +57,11 @@ export function natsV3Adapter(
     closed: () => nc.closed(),
     isClosed: () => nc.isClosed(),
     subscribe: nc.subscribe?.bind(nc),
-    open: async (timeoutMs): Promise<JetStreamApi> => {
-      const jsm = await module.jetstreamManager(nc, { checkAPI: false, timeout: timeoutMs });
-      const js = module.jetstream(nc, { timeout: timeoutMs });
+    open: async (timeoutMs, domain): Promise<JetStreamApi> => {
+      const d = domain === undefined ? {} : { domain };
+      const jsm = await module.jetstreamManager(nc, { checkAPI: false, timeout: timeoutMs, ...d });
+      const js = module.jetstream(nc, { timeout: timeoutMs, ...d });
+      const apiPrefix = domain === undefined ? "$JS.API" : `$JS.${domain}.API`;
       return {
         publish: (subject, data, options) => js.publish(subject, data, options),
         orderedConsumer: (stream, o) =>
@@ -79,7 +81,8 @@ export function natsV3Adapter(
         consumers: {
           add: (stream, config) => jsm.consumers.add(stream, config),
           delete: (stream, name) => jsm.consumers.delete(stream, name),
-          next: (stream, name) => nextNoWait(nc as unknown as Requester, stream, name, timeoutMs),
+          next: (stream, name) =>
+            nextNoWait(nc as unknown as Requester, apiPrefix, stream, name, timeoutMs),
         },
       };
     },
@@ -89,6 +92,7 @@ export function natsV3Adapter(
 /** One pending message of a named consumer, or undefined (404/408: none pending). */
 async function nextNoWait(
   nc: Requester,
+  apiPrefix: string,
   stream: string,
   name: string,
   timeoutMs: number,
@@ -96,7 +100,7 @@ async function nextNoWait(
   const request = encoder.encode(JSON.stringify({ batch: 1, no_wait: true }));
   // Not muxed: the message arrives on the original subject (routed to the reply inbox by
   // subscription id), which the shared request inbox cannot match (v2's `js.pull` does the same).
-  const m = await nc.request(`$JS.API.CONSUMER.MSG.NEXT.${stream}.${name}`, request, {
+  const m = await nc.request(`${apiPrefix}.CONSUMER.MSG.NEXT.${stream}.${name}`, request, {
     timeout: timeoutMs,
     noMux: true,
   });

@@ -91,9 +91,10 @@ export interface JetStreamAdapter {
   readonly subscribe?: SubscribeLike["subscribe"] | undefined;
   /**
    * Opens the JetStream client and manager with request timeout `timeoutMs` (the manager
-   * without `$JS.API.INFO`: `checkAPI: false`). Rejects with the client's error.
+   * without `$JS.API.INFO`: `checkAPI: false`) in JetStream domain `domain` (API prefix
+   * `$JS.<domain>.API`; none: `$JS.API`). Rejects with the client's error.
    */
-  open(timeoutMs: number): Promise<JetStreamApi>;
+  open(timeoutMs: number, domain?: string): Promise<JetStreamApi>;
 }
 
 /** True for a {@link JetStreamAdapter} (made by `natsV2Adapter` or `natsV3Adapter`). */

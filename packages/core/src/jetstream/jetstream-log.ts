@@ -77,6 +77,13 @@ export interface JetStreamLogOptions {
   /** Timeout of each JetStream request and of the wait for a pending connection, ms (default 5000). */
   requestTimeoutMs?: number;
   /**
+   * The JetStream domain that holds the stream (nats.js's `domain` option: API requests go to
+   * `$JS.<domain>.API.>`). Needed by clients of a leaf node without JetStream in front of a hub
+   * whose `jetstream { domain }` is set: nats-server denies plain `$JS.API.>` across a leaf
+   * connection (nats-server PR 2693). Default: the local JetStream. README "Beyond one server".
+   */
+  domain?: string;
+  /**
    * How single entries are read (the latest, the first at or after a revision, one by revision):
    * `"direct"` with `STREAM.MSG.GET`, `"consumer"` through an ephemeral consumer filtered to this
    * state's subject, or `"auto"` (default): direct until the server denies `STREAM.MSG.GET`, then
@@ -107,6 +114,10 @@ const optionsSchema = z.object({
   create: z.boolean().optional(),
   replicas: z.number().int().min(1).max(5).optional(),
   requestTimeoutMs: z.number().int().min(1).max(600_000).optional(),
+  domain: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+$/, "domain must be one subject token of letters, digits, - and _")
+    .optional(),
   pointReads: z.enum(["auto", "direct", "consumer"]).optional(),
 });
 
@@ -186,6 +197,7 @@ export class JetStreamLog implements RevisionedLog {
       create: o.create ?? true,
       replicas: o.replicas ?? 1,
       timeoutMs: this.timeoutMs,
+      domain: o.domain,
       assertOpen: () => this.assertOpen(),
     });
     this.appender = new JetStreamAppender({

@@ -271,10 +271,11 @@ export interface NatsV2ConnectionLike {
   status(): AsyncIterable<NatsStatusLike> & { stop?(): void };
   closed(): Promise<void | Error>;
   isClosed(): boolean;
-  jetstream(options?: { timeout?: number }): JetStreamClientLike;
+  jetstream(options?: { timeout?: number; domain?: string }): JetStreamClientLike;
   jetstreamManager(options?: {
     timeout?: number;
     checkAPI?: boolean;
+    domain?: string;
   }): Promise<JetStreamManagerLike>;
   /** Core subscriptions (the stream-update advisory); without it the log polls. */
   subscribe?: SubscribeLike["subscribe"];

@@ -98,9 +98,12 @@ export interface JetStreamV3ManagerLike {
  * (`await import("@nats-io/jetstream")`) or `{ jetstream, jetstreamManager }` imported from it.
  */
 export interface JetStreamV3Module {
-  jetstream(nc: NatsV3ConnectionLike, options?: { timeout?: number }): JetStreamV3ClientLike;
+  jetstream(
+    nc: NatsV3ConnectionLike,
+    options?: { timeout?: number; domain?: string },
+  ): JetStreamV3ClientLike;
   jetstreamManager(
     nc: NatsV3ConnectionLike,
-    options?: { timeout?: number; checkAPI?: boolean },
+    options?: { timeout?: number; checkAPI?: boolean; domain?: string },
   ): Promise<JetStreamV3ManagerLike>;
 }

@@ -60,6 +60,8 @@ export interface StreamOpenerOptions {
   readonly replicas: number;
   /** Timeout of each request and of the wait for a pending connection, ms. */
   readonly timeoutMs: number;
+  /** JetStream domain of the stream (API prefix `$JS.<domain>.API`), if not the local one. */
+  readonly domain?: string | undefined;
   /** Throws `CLOSED` once the log is closed. */
   assertOpen(): void;
 }
@@ -181,7 +183,7 @@ export class StreamOpener {
   private async open(adapter: JetStreamAdapter): Promise<StreamSession> {
     let api: JetStreamApi;
     try {
-      api = await adapter.open(this.o.timeoutMs);
+      api = await adapter.open(this.o.timeoutMs, this.o.domain);
     } catch (err) {
       throw toStateSyncError(err, "open the JetStream manager");
     }
