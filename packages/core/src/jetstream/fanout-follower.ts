@@ -158,9 +158,10 @@ export class FanoutFollower implements LogFollower {
     if (this.stopped) return;
     const h = msg.headers;
     const seq = Number(h?.get("Nats-Sequence"));
-    if (!(seq > 0)) return; // not a republished entry
+    // Not a republished entry, or an old one (also what a recreated stream sends at first: only
+    // new entries count as heard, so the tail check finds the stream replaced).
+    if (!(seq > this.revision)) return;
     this.heard = true;
-    if (seq <= this.revision) return;
     const entry: LogEntry = {
       revision: seq,
       data: msg.data,
