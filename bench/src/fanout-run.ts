@@ -117,6 +117,9 @@ export async function fanoutFollowersTask(
     } else if (m.type === "profile-stop") {
       await profiler?.stop(String(m.file));
       channel.send({ type: "profile-stop", followers: followers.length });
+    } else if (m.type === "cpu") {
+      const u = process.cpuUsage();
+      channel.send({ type: "cpu", us: u.user + u.system });
     } else if (m.type === "status") {
       const statuses: Record<string, number> = {};
       let minMark = Infinity;

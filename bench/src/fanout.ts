@@ -9,6 +9,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { readFile } from "node:fs/promises";
+import { loadavg } from "node:os";
 import { openJetStreamSynchronizer, startNatsServer, type NatsServer } from "@statesync/node";
 import { connect } from "nats";
 import type { FanoutChildParams } from "./fanout-run.js";
@@ -40,7 +41,13 @@ export interface PathResult {
   distinctStates: number;
   serverCpuPct: number;
   serverRssMiB: number;
+  /** CPU of the follower processes in the window per entry applied by one follower, µs. */
+  clientCpuUsPerEntry: number;
+  /** The machine's 1-minute load average when the window started. */
+  loadAverage: number;
   clientBytesPerFollower: number;
+  /** From the restart until the server answers again, s. */
+  restartServerS: number | undefined;
   /** From the restart until every follower is live again, s (undefined: not within the cap). */
   restartLiveS: number | undefined;
   /** From the restart until every follower applied an update written after it, s. */
@@ -179,6 +186,8 @@ export async function runPath(plan: PathPlan): Promise<PathResult> {
       await children[0]!.expect("profile-start");
     }
     const pid = server.pid!;
+    const load = loadavg()[0]!;
+    const c0 = await ask<{ us: number }>(children, "cpu");
     const u0 = await processUsage(pid);
     const w0 = Date.now();
     const sent = new Map<number, number>();
@@ -201,6 +210,8 @@ export async function runPath(plan: PathPlan): Promise<PathResult> {
       (s) => say(`waiting for the slowest follower: mark ${minMark(s)}/${updates}`),
     );
     const u1 = await processUsage(pid);
+    const c1 = await ask<{ us: number }>(children, "cpu");
+    const clientCpuUs = c1.reduce((n, c, i) => n + c.us - c0[i]!.us, 0);
     const windowS = (Date.now() - w0) / 1000;
     const reports = await ask<{ marks: Array<[number, number, number]>; hashes: object }>(
       children,
@@ -238,8 +249,11 @@ export async function runPath(plan: PathPlan): Promise<PathResult> {
     const r0 = Date.now();
     let restartLiveS: number | undefined;
     let restartAppliedS: number | undefined;
+    let restartServerS: number | undefined;
     try {
       await server.restart();
+      restartServerS = (Date.now() - r0) / 1000;
+      say(`server up again after ${num(restartServerS, 1)} s`);
       const liveMs = await until(
         children,
         (s) => sumStatus(s, "live") === total,
@@ -282,7 +296,10 @@ export async function runPath(plan: PathPlan): Promise<PathResult> {
       distinctStates: hashes.size,
       serverCpuPct: (100 * (u1.ticks - u0.ticks)) / TICKS_PER_S / windowS,
       serverRssMiB: u1.rssMiB,
+      clientCpuUsPerEntry: clientCpuUs / Math.max(1, total * updates),
+      loadAverage: load,
       clientBytesPerFollower: total > 0 ? clientBytes / total : NaN,
+      restartServerS,
       restartLiveS,
       restartAppliedS,
       notes,
@@ -383,6 +400,9 @@ export const fanout: Benchmark = {
       num(p.serverCpuPct, 0),
       num(p.serverRssMiB, 0),
       num(p.clientBytesPerFollower / 1024, 0),
+      num(p.clientCpuUsPerEntry, 0),
+      num(p.loadAverage, 1),
+      p.restartServerS === undefined ? "-" : num(p.restartServerS, 1),
       p.restartLiveS === undefined ? "over cap" : num(p.restartLiveS, 1),
       p.restartAppliedS === undefined ? "over cap" : num(p.restartAppliedS, 1),
     ]);
@@ -408,6 +428,9 @@ export const fanout: Benchmark = {
               "server CPU %",
               "server RSS MiB",
               "client KiB/follower",
+              "client CPU µs/entry/follower",
+              "load avg",
+              "restart: server up s",
               "restart: all live s",
               "restart: next update applied s",
             ],
