@@ -154,6 +154,92 @@ describe.each(layouts)("fan-out follower, $name", ({ key, other }) => {
   });
 });
 
+describe.each(layouts)("fan-out follower across a dropped connection, $name", ({ key }) => {
+  it("reads what was stored while it was disconnected, also with nothing stored after", async () => {
+    const stream = uniqueStream("FANR");
+    const writer = await JetStreamLog.open({
+      connection: await direct(),
+      stream,
+      key,
+      fanout: true,
+    });
+    const reader = await JetStreamLog.open({
+      connection: await throughProxy(),
+      stream,
+      key,
+      // The quiet-time check would come too late for this test: the reconnection must do it.
+      fanout: { tailCheckMs: 600_000, reconnectJitterMs: 200 },
+    });
+    const { got, errors, follower } = collect(reader);
+    await until(() => reader.liveVia);
+    await writer.appendUnconditional(bytes("a"), "a");
+    await until(() => (got.length >= 1 ? true : undefined));
+    proxy.setRefusing(true);
+    proxy.cutAll();
+    await until(() => (reader.status === "offline" ? true : undefined));
+    for (const id of ["b", "c", "d"]) await writer.appendUnconditional(bytes(id), id);
+    proxy.setRefusing(false);
+    await until(() => (got.length >= 4 ? true : undefined), 20_000);
+    await follower.stop();
+    expect(errors).toEqual([]);
+    expect(got.map((e) => e.messageId)).toEqual(["a", "b", "c", "d"]);
+    await Promise.all([writer.close(), reader.close()]);
+  });
+});
+
+describe("fan-out with compaction by the writer", () => {
+  it("followers that miss entries a compaction truncated converge on the snapshot", async () => {
+    const stream = uniqueStream("FANC");
+    const model = defineModel({
+      name: "fan-list",
+      state: z.object({ items: z.array(z.number().int()) }),
+      initial: { items: [] },
+      commands: {
+        push: {
+          args: z.object({ i: z.number().int() }),
+          apply(d, { i }) {
+            d.items.push(i);
+          },
+        },
+      },
+    });
+    const writer = await openJetStreamSynchronizer({
+      connection: await direct(),
+      stream,
+      model,
+      snapshots: false,
+      fanout: true,
+      compaction: { everyEntries: 8, jitter: 0 },
+    });
+    const reader = await openJetStreamSynchronizer({
+      connection: await throughProxy(),
+      stream,
+      model,
+      snapshots: false,
+      // Only the next republished entry tells the reader what it missed: after the compaction.
+      fanout: { tailCheckMs: 600_000 },
+    });
+    // The reader misses a long run of entries, during which the writer compacts.
+    let dropping = false;
+    proxy.dropDelivered((subject) => dropping && subject.startsWith("statesync.live."));
+    await writer.updateUnconditionally("push", { i: 0 });
+    await reader.waitFor(writer.revision);
+    dropping = true;
+    for (let i = 1; i <= 30; i++) await writer.updateUnconditionally("push", { i });
+    await until(() => (writer.stats.compactions > 0 ? true : undefined));
+    dropping = false;
+    await writer.updateUnconditionally("push", { i: 31 });
+    await reader.waitFor(writer.revision);
+    proxy.dropDelivered(undefined);
+    expect(reader.state.items).toEqual(Array.from({ length: 32 }, (_, i) => i));
+    expect(stateHash(reader.state)).toBe(stateHash(writer.state));
+    expect(reader.stats.compactions).toBe(0);
+    // It could not read the truncated entries: it stood on a snapshot entry instead.
+    expect(reader.stats.entriesFetched).toBeLessThan(32);
+    await Promise.all([writer.close(), reader.close()]);
+  });
+});
+
 describe("fan-out on a stream created without it", () => {
   it("enable adds the republish rule where the server allows it (2.10), else consumers (2.9)", async () => {
     const stream = uniqueStream("FANE");

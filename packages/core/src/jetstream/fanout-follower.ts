@@ -15,7 +15,10 @@
  * 1. Entries are delivered in revision order, each once, synchronously from the subscription's
  *    callback or from the gap fill; never after `stop()` was called.
  * 2. An entry is handed on only after every entry of the state before it was delivered or read
- *    from the log (the read decides what a truncation removed, as a consumer read does).
+ *    from the log (the read decides what a truncation removed, as a consumer read does). When
+ *    the read ends short of the entry `Nats-Last-Sequence` names, a compaction truncated the
+ *    gap, and perhaps the held entry too: the follower reads on to the latest revision (the log
+ *    then starts at a snapshot entry) instead of handing the held entry on after a hole.
  * 3. A tail check reads the state's latest revision: right after subscribing (entries stored
  *    before the subscription was in place), after every reconnection (entries stored while
  *    disconnected), and when the subscription was quiet for a jittered while (a lost last
@@ -222,6 +225,15 @@ export class FanoutFollower implements LogFollower {
       if (head.last !== this.revision) {
         await this.readUpTo(head.entry.revision - 1, head.last);
         if (this.stopped) return;
+        if (this.revision < head.last) {
+          // The gap ended short of an entry the headers say was stored: a compaction truncated
+          // it meanwhile, and maybe `head` too (a later compaction purges below a later
+          // snapshot entry). The log now starts at a snapshot entry: read on to the latest
+          // revision rather than hand on `head` after a hole (invariant 2).
+          const latest = await this.source.latest();
+          await this.readUpTo(latest, latest);
+          if (this.stopped || this.revision >= head.entry.revision) return;
+        }
       }
       this.held.shift();
       this.deliver(head.entry);
