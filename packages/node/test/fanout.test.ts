@@ -187,7 +187,7 @@ describe.each(layouts)("fan-out follower across a dropped connection, $name", ({
   });
 });
 
-describe("fan-out with compaction by the writer", () => {
+describe.each(layouts)("fan-out with compaction by the writer, $name", ({ key }) => {
   it("followers that miss entries a compaction truncated converge on the snapshot", async () => {
     const stream = uniqueStream("FANC");
     const model = defineModel({
@@ -206,6 +206,7 @@ describe("fan-out with compaction by the writer", () => {
     const writer = await openJetStreamSynchronizer({
       connection: await direct(),
       stream,
+      key,
       model,
       snapshots: false,
       fanout: true,
@@ -214,6 +215,7 @@ describe("fan-out with compaction by the writer", () => {
     const reader = await openJetStreamSynchronizer({
       connection: await throughProxy(),
       stream,
+      key,
       model,
       snapshots: false,
       // Only the next republished entry tells the reader what it missed: after the compaction.
