@@ -116,6 +116,13 @@ async function until(
 }
 
 const sumStatus = (s: Status[], key: string) => s.reduce((n, x) => n + (x.statuses[key] ?? 0), 0);
+const statusLine = (s: Status[]) => {
+  const all: Record<string, number> = {};
+  for (const x of s) for (const [k, n] of Object.entries(x.statuses)) all[k] = (all[k] ?? 0) + n;
+  return Object.entries(all)
+    .map(([k, n]) => `${n} ${k}`)
+    .join(", ");
+};
 const minMark = (s: Status[]) => Math.min(...s.map((x) => x.minMark));
 
 /** One path: its own server, writer, children; never throws for a part that fails. */
@@ -258,7 +265,7 @@ export async function runPath(plan: PathPlan): Promise<PathResult> {
         children,
         (s) => sumStatus(s, "live") === total,
         plan.restartCapMs,
-        (s) => say(`after the restart: ${sumStatus(s, "live")}/${total} live`),
+        (s) => say(`after the restart: ${statusLine(s)}`),
       );
       if (liveMs !== undefined) restartLiveS = (Date.now() - r0) / 1000;
       else notes.push(`not every follower live within ${plan.restartCapMs / 1000} s of a restart`);
@@ -282,6 +289,13 @@ export async function runPath(plan: PathPlan): Promise<PathResult> {
     } catch (err) {
       notes.push(`restart: ${describeError(err)}`);
     }
+    // What the server complained about (its last 500 log lines): slow consumers, errors.
+    const log = server.output().split("\n");
+    const slow = log.filter((l) => /slow consumer/i.test(l)).length;
+    const errors = log.filter((l) => /\[ERR\]|\[WRN\]/.test(l));
+    if (slow > 0) notes.push(`server log: ${slow} slow-consumer lines (of the last 500)`);
+    if (errors.length > 0)
+      notes.push(`server log: ${errors.length} [ERR]/[WRN] lines, last: ${errors.at(-1)}`);
     return {
       via: plan.via,
       asked: plan.followers,
