@@ -23,6 +23,8 @@ export interface FanoutChildParams {
   openConcurrency: number;
   /** Give up opening after this long, ms (the rest counts as failed). */
   openCapMs: number;
+  /** nats.js `reconnectJitter` of every follower's connection, ms. */
+  reconnectJitterMs: number;
 }
 
 /** Per mark: how many followers of this child applied it, and when the last one did. */
@@ -51,7 +53,7 @@ export async function fanoutFollowersTask(
       servers: p.url,
       maxReconnectAttempts: -1,
       reconnectTimeWait: 1_000,
-      reconnectJitter: 1_000,
+      reconnectJitter: p.reconnectJitterMs,
       timeout: 20_000,
     });
     connections.push(nc);
