@@ -69,8 +69,9 @@ interface PathPlan {
 
 /**
  * The followers' reconnect jitter: 1 s, or 1 s per 2,000 followers, so that after a server
- * restart they come back at most about 2,000 a second (a thundering herd overflows the server's
- * SYN and accept queues, 2,048 and 4,096 here, and the dropped connects retry seconds later).
+ * restart they come back at most about 2,000 a second (more at once could overflow the SYN and
+ * accept queues, 2,048 and 4,096 on this machine, and a dropped connect is retried by TCP only
+ * seconds later; not measured apart from the load of the machine).
  */
 function reconnectJitterMs(followers: number): number {
   return Math.max(1_000, Math.round(followers / 2));
