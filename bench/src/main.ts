@@ -4,6 +4,7 @@ import { join, relative } from "node:path";
 import { apply } from "./apply.js";
 import { coldStart } from "./cold-start.js";
 import { contention } from "./contention.js";
+import { fanout } from "./fanout.js";
 import { largeState } from "./large-state.js";
 import { num } from "./lib/format.js";
 import { BENCH_DIR, OUT_DIR, type Benchmark } from "./lib/harness.js";
@@ -21,11 +22,15 @@ const BENCHMARKS: Benchmark[] = [
   propagation,
   apply,
   largeState,
+  fanout,
 ];
 const ORDER = BENCHMARKS.map((b) => b.name);
 
 const USAGE = `usage: npm run bench -- [names or numbers] [--quick] [--record] [--cpu-prof <name>]
   --quick            shorter runs and smaller sizes (a smoke test of a few minutes)
+  --followers N      fanout: live followers (default 200; raise \`ulimit -n\` first)
+  --consumers M      fanout: followers of the consumer-per-follower comparison (default min(N, 500))
+  --seconds S        fanout: seconds of writing (default 30, 10 with --quick)
   --record           also copy the figures to bench/results/ and the README (committed)
   --cpu-prof <name>  profile the statesync side of one benchmark (${BENCHMARKS.filter(
     (b) => b.profile,
@@ -42,11 +47,22 @@ function pick(name: string): Benchmark | undefined {
 async function main(): Promise<number> {
   const args = process.argv.slice(2);
   const flags = new Set(["--quick", "--record", "--cpu-prof", "--help"]);
-  const bad = args.filter((a) => a.startsWith("--") && !flags.has(a));
+  const valued = new Set(["--followers", "--consumers", "--seconds"]);
+  const numeric: Record<string, number | undefined> = {};
+  const valueAt = new Set<number>();
+  const bad: string[] = [];
+  args.forEach((a, i) => {
+    if (!valued.has(a)) return;
+    const v = Number(args[i + 1]);
+    if (!Number.isSafeInteger(v) || v < 0) bad.push(`${a} ${args[i + 1] ?? ""}`);
+    numeric[a.slice(2)] = v;
+    valueAt.add(i + 1);
+  });
+  bad.push(...args.filter((a) => a.startsWith("--") && !flags.has(a) && !valued.has(a)));
   const profIndex = args.indexOf("--cpu-prof");
   const profName = profIndex >= 0 ? args[profIndex + 1] : undefined;
   const names = args.filter(
-    (a, i) => !a.startsWith("--") && !(profIndex >= 0 && i === profIndex + 1),
+    (a, i) => !a.startsWith("--") && !(profIndex >= 0 && i === profIndex + 1) && !valueAt.has(i),
   );
   const unknown = names.filter((n) => !pick(n));
   if (
@@ -73,7 +89,7 @@ async function main(): Promise<number> {
       : BENCHMARKS.filter((b, i) => names.includes(b.name) || names.includes(String(i + 1)));
   const started = Date.now();
   const outcomes: Outcome[] = [];
-  for (const bench of selected) outcomes.push(await runBenchmark(bench, scale));
+  for (const bench of selected) outcomes.push(await runBenchmark(bench, scale, numeric));
   const summary = await writeOutSummary(
     ORDER,
     selected.map((b) => b.name),
@@ -90,6 +106,11 @@ async function main(): Promise<number> {
   const failed = outcomes.filter((o) => !o.ok).map((o) => o.name);
   if (failed.length > 0) process.stdout.write(`\nFAILED: ${failed.join(", ")}\n`);
   process.stdout.write(`\ntotal ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
+  // A benchmark's line for scripts comes last (fanout's JSON), also when it failed.
+  for (const o of outcomes) {
+    const line = o.ok ? o.out.jsonLine : pick(o.name)?.failedJsonLine?.(numeric);
+    if (line !== undefined) process.stdout.write(`${line}\n`);
+  }
   return failed.length > 0 ? 1 : 0;
 }
 

@@ -1,5 +1,6 @@
 import { traceProfileTask } from "./apply-trace.js";
 import { kvTask, writersTask } from "./contention-run.js";
+import { fanoutFollowersTask } from "./fanout-run.js";
 import { largeStateProfileTask } from "./large-state.js";
 import type { Task } from "./lib/channel.js";
 import { singleWriterTask } from "./single-writer.js";
@@ -13,4 +14,5 @@ export const TASKS: Record<string, Task> = {
   "contention-kv": kvTask as Task,
   "apply-trace-profile": traceProfileTask as Task,
   "large-state-profile": largeStateProfileTask as Task,
+  "fanout-followers": fanoutFollowersTask as Task,
 };

@@ -23,6 +23,8 @@ export interface BenchContext {
   tmpDir: string;
   /** Multiplies durations and sizes: 1 normally, smaller with --quick. */
   scale: number;
+  /** Numeric flags of the command line (`--followers 1000` → `{ followers: 1000 }`). */
+  flags: Readonly<Record<string, number | undefined>>;
   /** Progress output (stderr, so stdout keeps the tables). */
   progress(message: string): void;
 }
@@ -59,6 +61,8 @@ export interface BenchOutput {
    * why. The summary marks the benchmark as partly failed.
    */
   failures?: string[];
+  /** One line for scripts, printed as the last line of the whole run (JSON). */
+  jsonLine?: string;
 }
 
 /** What `--cpu-prof` gets: where the child writes its `.cpuprofile`. */
@@ -88,6 +92,8 @@ export interface Benchmark {
   /** False for engine-only benchmarks (MemoryLog): no server is started. */
   needsServer: boolean;
   run(ctx: BenchContext): Promise<BenchOutput>;
+  /** The `jsonLine` to print when the whole benchmark failed (scripts still get one line). */
+  failedJsonLine?(flags: BenchContext["flags"]): string;
   /**
    * `--cpu-prof`: runs only the statesync side under Node's CPU profiler (in a child process,
    * pinned like the figures that count) and says where the profile is.

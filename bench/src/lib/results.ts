@@ -9,6 +9,7 @@ import {
   machine,
   OUT_DIR,
   RESULTS_DIR,
+  type BenchContext,
   type Benchmark,
   type BenchOutput,
   type Machine,
@@ -25,7 +26,11 @@ export type Outcome =
  * tables and writes `out/<name>.json`. Never throws: a failing benchmark prints why, is recorded
  * as failed, and the next one runs.
  */
-export async function runBenchmark(bench: Benchmark, scale: number): Promise<Outcome> {
+export async function runBenchmark(
+  bench: Benchmark,
+  scale: number,
+  flags: BenchContext["flags"] = {},
+): Promise<Outcome> {
   const started = Date.now();
   const progress = (message: string) => process.stderr.write(`  [${bench.name}] ${message}\n`);
   let tmpDir: string | undefined;
@@ -36,7 +41,7 @@ export async function runBenchmark(bench: Benchmark, scale: number): Promise<Out
       server = await startNatsServer();
       progress(`nats-server on ${server.url} (ws ${server.wsUrl})`);
     }
-    const out = await bench.run({ server, tmpDir, scale, progress });
+    const out = await bench.run({ server, tmpDir, scale, flags, progress });
     const durationMs = Date.now() - started;
     print(bench, out, durationMs);
     await writeOut(bench, { ...fileHead(bench, durationMs, scale), ...body(out) }, out);

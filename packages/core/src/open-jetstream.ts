@@ -1,4 +1,4 @@
-import { JetStreamLog } from "./jetstream/jetstream-log.js";
+import { JetStreamLog, type FanoutOptions } from "./jetstream/jetstream-log.js";
 import { resolveLayout } from "./jetstream/layout.js";
 import type { NatsConnectionLike } from "./jetstream/nats-types.js";
 import type { CommandMap } from "./model.js";
@@ -35,6 +35,13 @@ export interface OpenJetStreamOptions<S, C extends CommandMap<S>> extends Omit<
   requestTimeoutMs?: number;
   /** JetStream domain of the stream, for clients of a leaf node (see `JetStreamLogOptions.domain`). */
   domain?: string;
+  /**
+   * Fan-out (see `JetStreamLogOptions.fanout`, docs/fanout.md): the live follower subscribes to
+   * the stream's republished entries instead of creating a consumer. Such a replica does not
+   * compact unless `compaction` is given: with thousands of followers of one state, compaction
+   * is the writer's (or an operator's) job, not every reader's.
+   */
+  fanout?: boolean | FanoutOptions;
 }
 
 /**
@@ -80,6 +87,7 @@ export async function openJetStreamSynchronizer<S, C extends CommandMap<S>>(
       replicas,
       requestTimeoutMs,
       domain,
+      fanout,
       ...synchronizerOptions
     } = options;
     log = new JetStreamLog({
@@ -91,11 +99,14 @@ export async function openJetStreamSynchronizer<S, C extends CommandMap<S>>(
       replicas,
       requestTimeoutMs,
       domain,
+      fanout,
     });
     // Every option of createSynchronizer passes through (one listed by hand here was once
     // dropped: `upgrade: "manual"` then behaved as "on-open" on JetStream).
     return await createSynchronizer<S, C>({
       ...synchronizerOptions,
+      // docs/fanout.md "Who compacts": a fan-out replica leaves compaction to the writer.
+      compaction: synchronizerOptions.compaction ?? (fanout ? false : undefined),
       log,
       snapshotKey: options.snapshotKey ?? `${log.stream}:${log.subject}`,
       ownsLog: true,

@@ -129,6 +129,9 @@ export async function openSynchronizer<S, C extends CommandMap<S>>(
       ? undefined
       : connectInBackground({
           name: `statesync${rest.clientId ? `-${rest.clientId}` : ""}`,
+          // Fan-out (docs/fanout.md): thousands of replicas of one state reconnect after a
+          // server restart spread over 2 s rather than nats.js's default 100 ms.
+          ...(rest.fanout ? { reconnectJitter: 2_000 } : {}),
           ...connectOptions,
           servers,
         });

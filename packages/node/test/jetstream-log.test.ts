@@ -28,14 +28,19 @@ const SUITE_IDS = [
 
 /**
  * A conformance factory: a fresh stream per test, connections of one client `line`; `key`
- * selects the shared layout.
+ * selects the shared layout, `fanout` the fan-out follower (docs/fanout.md).
  */
-function harness(line: ClientLine, connectFn: () => Promise<Closable>, key?: string) {
+function harness(
+  line: ClientLine,
+  connectFn: () => Promise<Closable>,
+  key?: string,
+  fanout = false,
+) {
   return async () => {
     const stream = uniqueStream(key ? "SH" : "OWN");
     const main = await connectFn();
     const connections: Closable[] = [main];
-    const options = line.logOptions;
+    const options = { ...line.logOptions, ...(fanout ? { fanout: { tailCheckMs: 500 } } : {}) };
     const open = async (nc: Closable) =>
       new JetStreamLog({ connection: nc, stream, key, ...options });
     const log = await open(main);
@@ -106,5 +111,17 @@ for (const line of CLIENT_LINES) {
   runRevisionedLogConformance(
     `JetStreamLog shared stream, WebSocket, nats.js ${line.name}`,
     harness(line, ws, "tenant_2"),
+  );
+  runRevisionedLogConformance(
+    `JetStreamLog own stream, fan-out, TCP, nats.js ${line.name}`,
+    harness(line, tcp, undefined, true),
+  );
+  runRevisionedLogConformance(
+    `JetStreamLog shared stream, fan-out, TCP, nats.js ${line.name}`,
+    harness(line, tcp, "tenant-3.config", true),
+  );
+  runRevisionedLogConformance(
+    `JetStreamLog shared stream, fan-out, WebSocket, nats.js ${line.name}`,
+    harness(line, ws, "tenant_4", true),
   );
 }

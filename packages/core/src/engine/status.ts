@@ -22,6 +22,8 @@ export class StatusHub {
   private value: SyncStatus = "connecting";
   private stallError: StateSyncError | undefined;
   private readonly closing = new AbortController();
+  /** `closing.signal.aborted`, kept as a field: read for every entry applied (a hot path). */
+  private closedFlag = false;
   private readonly errorListeners = new Set<SyncEvents["error"]>();
   private readonly statusListeners = new Set<SyncEvents["status"]>();
   private readonly stallListeners = new Set<(error: StateSyncError) => void>();
@@ -50,7 +52,7 @@ export class StatusHub {
 
   /** True once `close()` was called. */
   get closed(): boolean {
-    return this.closing.signal.aborted;
+    return this.closedFlag;
   }
 
   /** True when the replica can neither read on nor write: closed or stalled. */
@@ -184,6 +186,7 @@ export class StatusHub {
   /** Marks the replica closed (the `closed` status itself comes last, from `finish`). */
   close(): void {
     const error = closedError();
+    this.closedFlag = true;
     this.closing.abort(error);
     this.setWritable(false, error);
   }

@@ -8,7 +8,14 @@
  */
 import type { JetStreamAdapter, JetStreamApi } from "./adapter.js";
 import { apiErrorCode, JS_ERR } from "./nats-errors.js";
-import type { NatsV2ConnectionLike } from "./nats-types.js";
+import type {
+  MsgQueryLike,
+  NatsV2ConnectionLike,
+  StreamConfigLike,
+  StreamInfoLike,
+} from "./nats-types.js";
+
+type JetStreamStreamUpdate = (name: string, config: StreamConfigLike) => Promise<StreamInfoLike>;
 
 /** Wraps a nats.js v2 connection (see the module header). Never closes it. */
 export function natsV2Adapter(nc: NatsV2ConnectionLike): JetStreamAdapter {
@@ -42,7 +49,25 @@ export function natsV2Adapter(nc: NatsV2ConnectionLike): JetStreamAdapter {
             }
           },
           purge: (stream, options) => jsm.streams.purge(stream, options),
+          ...(jsm.streams.update
+            ? { update: jsm.streams.update.bind(jsm.streams) as JetStreamStreamUpdate }
+            : {}),
         },
+        ...(jsm.direct
+          ? {
+              direct: {
+                getMessage: async (stream: string, query: MsgQueryLike) => {
+                  try {
+                    return await jsm.direct!.getMessage(stream, query);
+                  } catch (err) {
+                    // nats.js v2 rejects a direct get that matched nothing with code "404".
+                    if ((err as { code?: string }).code === "404") return undefined;
+                    throw err;
+                  }
+                },
+              },
+            }
+          : {}),
         consumers: {
           add: (stream, config) => jsm.consumers.add(stream, config),
           delete: (stream, name) => jsm.consumers.delete(stream, name),

@@ -17,7 +17,13 @@
  *   codes, for `toStateSyncError`.
  */
 import type { JetStreamAdapter, JetStreamApi } from "./adapter.js";
-import type { JsMsgLike, MsgHdrsLike, NatsErrorLike, NatsStatusLike } from "./nats-types.js";
+import type {
+  JsMsgLike,
+  MsgHdrsLike,
+  MsgQueryLike,
+  NatsErrorLike,
+  NatsStatusLike,
+} from "./nats-types.js";
 import type { JetStreamV3Module, NatsV3ConnectionLike, NatsV3StatusLike } from "./nats-v3-types.js";
 
 /** A core NATS message of v3 (nats-core `Msg`, the parts used). */
@@ -77,7 +83,16 @@ export function natsV3Adapter(
           getMessage: async (stream, query) =>
             (await jsm.streams.getMessage(stream, query)) ?? undefined,
           purge: (stream, options) => jsm.streams.purge(stream, options),
+          ...(jsm.streams.update ? { update: jsm.streams.update.bind(jsm.streams) } : {}),
         },
+        ...(jsm.direct
+          ? {
+              direct: {
+                getMessage: async (stream: string, query: MsgQueryLike) =>
+                  (await jsm.direct!.getMessage(stream, query)) ?? undefined,
+              },
+            }
+          : {}),
         consumers: {
           add: (stream, config) => jsm.consumers.add(stream, config),
           delete: (stream, name) => jsm.consumers.delete(stream, name),

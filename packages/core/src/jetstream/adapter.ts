@@ -56,6 +56,15 @@ export interface JetStreamApi {
     getMessage(stream: string, query: MsgQueryLike): Promise<StoredMsgLike | undefined>;
     /** Filtered purge: messages on `filter` below `seq`. */
     purge(stream: string, options: { filter: string; seq: number }): Promise<{ purged: number }>;
+    /** A stream update (the whole configuration); absent when the client has none. */
+    update?(name: string, config: StreamConfigLike): Promise<StreamInfoLike>;
+  };
+  /**
+   * Direct get (`$JS.API.DIRECT.GET.<stream>`, streams with `allow_direct`); undefined when no
+   * message matches. Absent when the client has none.
+   */
+  readonly direct?: {
+    getMessage(stream: string, query: MsgQueryLike): Promise<StoredMsgLike | undefined>;
   };
   readonly consumers: {
     add(stream: string, config: ConsumerConfigLike): Promise<ConsumerInfoLike>;

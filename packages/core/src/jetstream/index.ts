@@ -9,7 +9,10 @@ export {
   HEADER_ALLOWANCE_BYTES,
   MAX_MESSAGE_ID_BYTES,
   type JetStreamLogOptions,
+  type FanoutOptions,
 } from "./jetstream-log.js";
+export type { LiveVia } from "./live-follower.js";
+export { DEFAULT_LIVE_PREFIX, liveSubjectOf, republishRule } from "./republish.js";
 export {
   bindJetStreamModule,
   isNatsV2Connection,
@@ -62,4 +65,6 @@ export type {
   DeliveryInfoLike,
   CoreMsgLike,
   SubscribeLike,
+  RePublishLike,
+  DirectApiLike,
 } from "./nats-types.js";

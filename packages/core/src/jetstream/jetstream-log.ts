@@ -5,9 +5,9 @@
  * {@link ConnectionGate} (the connection, maybe still pending, and its status),
  * {@link StreamOpener} (opening and checking the stream per connection),
  * {@link JetStreamAppender} (appends with exactly-once message ids and the re-send window),
- * {@link LogReader} (bounds, range and point reads, message-id search), {@link JetStreamFollower}
- * (the live tail) and `truncateBefore` (a filtered purge, here). This class validates options,
- * builds the parts and forwards to them; it owns only the set of running followers and the
+ * {@link LogReader} (bounds, range and point reads, message-id search), {@link LiveFollower}
+ * (the live tail: one consumer, or fan-out) and `truncateBefore` (a filtered purge, here). This
+ * class validates options, builds the parts and forwards to them; it owns only the set of running followers and the
  * closed flag.
  *
  * Invariants: after `close()` every call throws `CLOSED` (the opener checks it before and after
@@ -30,17 +30,20 @@ import { adapterOf, type JetStreamAdapter } from "./adapter.js";
 import { JetStreamAppender } from "./appender.js";
 import { watchStreamUpdates } from "./config-advisory.js";
 import { ConnectionGate } from "./connection-gate.js";
-import { JetStreamFollower } from "./follower.js";
+import { LiveFollower, type LiveVia } from "./live-follower.js";
 import { resolveLayout, type JetStreamLayout } from "./layout.js";
 import { LogReader } from "./log-reader.js";
 import type { NatsConnectionLike } from "./nats-types.js";
 import type { JetStreamV3Module } from "./nats-v3-types.js";
 import { PointReader, type PointReadMode } from "./point-reads.js";
+import { boundedRead } from "./fanout-gaps.js";
+import { fanoutOptions, fanoutSchema, type FanoutOptions } from "./fanout-options.js";
 import { StreamOpener } from "./stream-session.js";
 import { checkRevision, messageIdCodec, type MessageIdCodec } from "./util.js";
 
 export { HEADER_ALLOWANCE_BYTES } from "./stream-session.js";
 export { MAX_MESSAGE_ID_BYTES } from "./appender.js";
+export type { FanoutOptions } from "./fanout-options.js";
 
 /** Options of {@link JetStreamLog}. */
 export interface JetStreamLogOptions {
@@ -91,6 +94,14 @@ export interface JetStreamLogOptions {
    * see docs/permissions.md.
    */
   pointReads?: PointReadMode;
+  /**
+   * Fan-out (docs/fanout.md): live followers subscribe to the entries the stream republishes on
+   * a core subject, instead of each creating a JetStream consumer; gaps are read from the log.
+   * `true` for the defaults. A stream this log creates gets the republish rule; an existing
+   * stream without one is followed with consumers, unless `enable` adds the rule (a stream
+   * update, which nats-server 2.9 refuses: consumers then).
+   */
+  fanout?: boolean | FanoutOptions;
 }
 
 const optionsSchema = z.object({
@@ -119,6 +130,7 @@ const optionsSchema = z.object({
     .regex(/^[A-Za-z0-9_-]+$/, "domain must be one subject token of letters, digits, - and _")
     .optional(),
   pointReads: z.enum(["auto", "direct", "consumer"]).optional(),
+  fanout: fanoutSchema.optional(),
 });
 
 /**
@@ -169,8 +181,10 @@ export class JetStreamLog implements RevisionedLog {
   private readonly appender: JetStreamAppender;
   private readonly reader: LogReader;
   private closed = false;
-  private readonly followers = new Set<JetStreamFollower>();
+  private readonly followers = new Set<LiveFollower>();
+  private readonly fanout: Required<FanoutOptions> | undefined;
   private readonly configWatches = new Set<() => void>();
+  private lastFollower: LiveFollower | undefined;
 
   /** Validates `options` (throws `VALIDATION`); connects lazily. */
   constructor(options: JetStreamLogOptions) {
@@ -191,7 +205,9 @@ export class JetStreamLog implements RevisionedLog {
     this.ids = messageIdCodec(this.layout.shared, this.subject);
     this.timeoutMs = o.requestTimeoutMs ?? 5_000;
     this.gate = new ConnectionGate(adapted(o.connection, o.jetstream));
+    this.fanout = fanoutOptions(o.fanout, this.layout);
     this.opener = new StreamOpener({
+      fanout: this.fanout,
       gate: this.gate,
       layout: this.layout,
       create: o.create ?? true,
@@ -284,15 +300,17 @@ export class JetStreamLog implements RevisionedLog {
     return this.appender.append(data, messageId, undefined, options);
   }
 
+  /** Range reads; with fan-out, at most `CONSUMER_FILLS` run at once per process. */
   read(fromRevision: number, toRevision: number): AsyncIterable<LogEntry> {
-    return this.reader.read(fromRevision, toRevision);
+    const read = () => this.reader.read(fromRevision, toRevision);
+    return this.fanout ? boundedRead(read) : read();
   }
 
   follow(fromRevision: number, handler: LogFollowHandler): LogFollower {
     this.assertOpen();
     checkRevision(fromRevision, "fromRevision");
     let created: string | undefined;
-    const follower = new JetStreamFollower(
+    const follower = new LiveFollower(
       {
         gate: this.gate,
         stream: this.stream,
@@ -309,9 +327,21 @@ export class JetStreamLog implements RevisionedLog {
         entryExists: (seq) => this.reader.entryExists(seq, "follow"),
         streamCreated: () => this.reader.streamCreated("follow"),
       },
+      this.fanout && {
+        gate: this.gate,
+        stream: this.stream,
+        subject: this.subject,
+        ids: this.ids,
+        ready: () => this.opener.ready(),
+        latest: () => this.reader.latestRevision("follow"),
+        read: (from, to) => this.read(from, to),
+        tailCheckMs: this.fanout.tailCheckMs,
+        reconnectJitterMs: this.fanout.reconnectJitterMs,
+      },
       Math.max(1, Math.ceil(fromRevision)),
       handler,
     );
+    this.lastFollower = follower;
     this.followers.add(follower);
     return {
       stop: async () => {
@@ -319,6 +349,14 @@ export class JetStreamLog implements RevisionedLog {
         await follower.stop();
       },
     };
+  }
+
+  /**
+   * How the follower started last follows: `"republish"` (fan-out) or `"consumer"`; undefined
+   * before the first follow, or while the stream is not open yet.
+   */
+  get liveVia(): LiveVia | undefined {
+    return this.lastFollower?.via;
   }
 
   /** A point read by sequence; undefined when absent or on another subject. */

@@ -123,6 +123,16 @@ export class LogReader {
     }
   }
 
+  /** The latest revision of this state (errors mapped), as {@link LogInfo.latestRevision}. */
+  async latestRevision(what: string): Promise<number> {
+    const s = await this.o.opener.ready();
+    try {
+      return await this.latest(s);
+    } catch (err) {
+      throw this.o.opener.failure(err, what);
+    }
+  }
+
   /** The stream's creation time now (errors mapped; `TRUNCATED` when it no longer exists). */
   async streamCreated(what: string): Promise<string> {
     const s = await this.o.opener.ready();

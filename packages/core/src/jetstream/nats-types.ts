@@ -169,6 +169,20 @@ export interface StreamConfigLike {
   mirror?: unknown;
   sources?: unknown[] | undefined;
   description?: string;
+  /** RePublish: each stored message on `src` is sent again on `dest` (docs/fanout.md). */
+  republish?: RePublishLike | undefined;
+  /** Direct get (`$JS.API.DIRECT.GET.<stream>`) answered by any replica. */
+  allow_direct?: boolean;
+}
+
+/** A stream's RePublish rule (nats-server 2.9+; one per stream). */
+export interface RePublishLike {
+  /** Subjects of the stream whose messages are republished (wildcards allowed). */
+  src?: string;
+  /** Core NATS subject(s) they are sent on; must not overlap the stream's subjects. */
+  dest: string;
+  /** Send headers only (`Nats-Msg-Size` instead of the data). */
+  headers_only?: boolean;
 }
 
 /** Stream information (nats.js `StreamInfo`). */
@@ -201,6 +215,8 @@ export type MsgQueryLike = { seq: number; next_by_subj?: string } | { last_by_su
 export interface StreamApiLike {
   info(stream: string): Promise<StreamInfoLike>;
   add(config: StreamConfigLike): Promise<StreamInfoLike>;
+  /** Updates a stream's configuration (the whole configuration is sent). */
+  update?(name: string, config: StreamConfigLike): Promise<StreamInfoLike>;
   delete(stream: string): Promise<boolean>;
   getMessage(stream: string, query: MsgQueryLike): Promise<StoredMsgLike>;
   purge(stream: string, options: { filter: string; seq: number }): Promise<{ purged: number }>;
@@ -238,15 +254,26 @@ export interface ConsumerApiLike {
   delete(stream: string, name: string): Promise<boolean>;
 }
 
+/**
+ * Direct get (nats.js `DirectStreamAPI`): `$JS.API.DIRECT.GET.<stream>`, answered by any replica
+ * of a stream with `allow_direct`; rejects with code `"404"` when no message matches.
+ */
+export interface DirectApiLike {
+  getMessage(stream: string, query: MsgQueryLike): Promise<StoredMsgLike>;
+}
+
 /** The JetStream manager (nats.js `JetStreamManager`, the parts used). */
 export interface JetStreamManagerLike {
   readonly streams: StreamApiLike;
   readonly consumers: ConsumerApiLike;
+  readonly direct?: DirectApiLike;
 }
 
 /** A core NATS message as a subscription callback receives it (nats.js `Msg`, the part used). */
 export interface CoreMsgLike {
   readonly data: Uint8Array;
+  /** Headers, when the message has any (republished entries do). */
+  readonly headers?: MsgHdrsLike | undefined;
 }
 
 /**

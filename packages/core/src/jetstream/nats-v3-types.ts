@@ -86,10 +86,15 @@ export interface JetStreamV3ManagerLike {
     /** `null` when no message matches (v2 throws 10037). */
     getMessage(stream: string, query: MsgQueryLike): Promise<StoredMsgLike | null>;
     purge(stream: string, options: { filter: string; seq: number }): Promise<{ purged: number }>;
+    update?(name: string, config: StreamConfigLike): Promise<StreamInfoLike>;
   };
   readonly consumers: {
     add(stream: string, config: ConsumerConfigLike): Promise<ConsumerInfoLike>;
     delete(stream: string, name: string): Promise<boolean>;
+  };
+  /** Direct get; `null` when no message matches. */
+  readonly direct?: {
+    getMessage(stream: string, query: MsgQueryLike): Promise<StoredMsgLike | null>;
   };
 }
 

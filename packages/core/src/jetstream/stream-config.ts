@@ -2,7 +2,7 @@ import { StateSyncError } from "../errors.js";
 import { subjectMatches, type JetStreamLayout } from "./layout.js";
 import { apiErrorCode, JS_ERR, toStateSyncError } from "./nats-errors.js";
 import type { JetStreamApi } from "./adapter.js";
-import type { StreamConfigLike, StreamInfoLike } from "./nats-types.js";
+import type { RePublishLike, StreamConfigLike, StreamInfoLike } from "./nats-types.js";
 
 /** Default duplicate window of a created stream: 2 minutes, in nanoseconds (the server default). */
 export const DEFAULT_DUPLICATE_WINDOW_NS = 120_000_000_000;
@@ -14,12 +14,16 @@ export const DEFAULT_DUPLICATE_WINDOW_NS = 120_000_000_000;
  * duplicate window, `deny_delete: true` (a deleted message would punch a hole in a contiguous
  * log; truncation uses filtered purge, which stays allowed) and `allow_rollup_hdrs: false` (the
  * log never rolls up, and a rollup header would let any publisher wipe a subject's history).
+ * With `republish` (fan-out, docs/fanout.md) it also gets that rule and `allow_direct: true`.
  */
 export function createdStreamConfig(
   layout: JetStreamLayout,
   replicas: number,
+  republish?: RePublishLike,
 ): StreamConfigLike & { name: string } {
   return {
+    // Fan-out (docs/fanout.md): entries republished to live followers, direct get for gaps.
+    ...(republish ? { republish, allow_direct: true } : {}),
     name: layout.stream,
     subjects: [...layout.streamSubjects],
     retention: "limits",
@@ -93,7 +97,8 @@ export function assertStreamConfig(info: StreamInfoLike, layout: JetStreamLayout
 
 /**
  * Opens the stream of `layout`: reads its info and checks its configuration; when it does not
- * exist, creates it with {@link createdStreamConfig} if `create`, else throws `STREAM_CONFIG`.
+ * exist, creates it with {@link createdStreamConfig} (with `republish` when given) if `create`,
+ * else throws `STREAM_CONFIG`.
  * Two clients creating it at once both succeed (an identical add is idempotent; a differing one,
  * 10058, re-reads and checks what the other created).
  *
@@ -104,6 +109,7 @@ export async function ensureStream(
   layout: JetStreamLayout,
   create: boolean,
   replicas: number,
+  republish?: RePublishLike,
 ): Promise<StreamInfoLike> {
   let info: StreamInfoLike;
   try {
@@ -120,7 +126,7 @@ export async function ensureStream(
       );
     }
     try {
-      info = await jsm.streams.add(createdStreamConfig(layout, replicas));
+      info = await jsm.streams.add(createdStreamConfig(layout, replicas, republish));
     } catch (addErr) {
       if (apiErrorCode(addErr) !== JS_ERR.STREAM_NAME_IN_USE) {
         throw toStateSyncError(addErr, `create stream ${layout.stream}`);

@@ -25,6 +25,7 @@ import type { JetStreamLayout } from "./layout.js";
 import { apiErrorCode, JS_ERR, toStateSyncError } from "./nats-errors.js";
 import type { StreamInfoLike } from "./nats-types.js";
 import { assertSharedLayoutSupported } from "./server-version.js";
+import { enableRepublish, liveSubjectOf, republishRule } from "./republish.js";
 import { assertStreamConfig, ensureStream } from "./stream-config.js";
 
 /** Room left in `max_payload` for the headers of a publish (message id, expected sequence). */
@@ -48,6 +49,10 @@ export interface StreamSession {
   maxMsgSize: number;
   /** Stream `duplicate_window` as last seen, ms. */
   duplicateWindowMs: number;
+  /** The core subject this state's entries are republished on, as last seen (docs/fanout.md). */
+  liveSubject: string | undefined;
+  /** Stream `allow_direct` as last seen. */
+  allowDirect: boolean;
 }
 
 /** What a {@link StreamOpener} needs from its log. */
@@ -64,6 +69,12 @@ export interface StreamOpenerOptions {
   readonly domain?: string | undefined;
   /** Throws `CLOSED` once the log is closed. */
   assertOpen(): void;
+  /**
+   * Fan-out (docs/fanout.md): a created stream gets a republish rule under `prefix`; with
+   * `enable`, an existing stream without a rule gets one by a stream update (where the server
+   * refuses, as 2.9.10 does, the log follows with consumers).
+   */
+  readonly fanout?: { readonly prefix: string; readonly enable: boolean } | undefined;
 }
 
 function duplicateWindowMs(si: StreamInfoLike): number {
@@ -81,6 +92,8 @@ export class StreamOpener {
   /** When the stream was last opened (ms), and whether on a clustered server. */
   private openedAt = -Infinity;
   private clustered = false;
+  /** Why the server refused to add a republish rule (fan-out `enable`), if it did. */
+  republishRefused: StateSyncError | undefined;
 
   constructor(private readonly o: StreamOpenerOptions) {}
 
@@ -112,6 +125,8 @@ export class StreamOpener {
     s.created = si.created;
     s.maxMsgSize = si.config.max_msg_size ?? -1;
     s.duplicateWindowMs = duplicateWindowMs(si);
+    s.liveSubject = liveSubjectOf(si.config.republish, this.o.layout.subject);
+    s.allowDirect = si.config.allow_direct === true;
   }
 
   /** Fresh stream info of the session's stream, observed. Throws the raw client error. */
@@ -191,8 +206,17 @@ export class StreamOpener {
     // (TRUNCATED), and one created since is another log (LOG_REPLACED), never re-created here.
     const first = this.firstCreated === undefined;
     let si: StreamInfoLike;
+    const fanout = this.o.fanout;
     try {
-      si = await ensureStream(api, this.o.layout, first && this.o.create, this.o.replicas);
+      const rule = fanout && republishRule(this.o.layout, fanout.prefix);
+      si = await ensureStream(api, this.o.layout, first && this.o.create, this.o.replicas, rule);
+      if (fanout?.enable && !si.config.republish && this.republishRefused === undefined) {
+        si = await enableRepublish(api, si, this.o.layout, fanout.prefix).catch((e: unknown) => {
+          if (!(e instanceof StateSyncError) || e.code !== "STREAM_CONFIG") throw e;
+          this.republishRefused = e; // followers use consumers (docs/fanout.md)
+          return si;
+        });
+      }
     } catch (err) {
       const missing = apiErrorCode((err as { cause?: unknown }).cause) === JS_ERR.STREAM_NOT_FOUND;
       if (!first && err instanceof StateSyncError && err.code === "STREAM_CONFIG" && missing) {
@@ -210,6 +234,8 @@ export class StreamOpener {
       created: si.created,
       maxMsgSize: si.config.max_msg_size ?? -1,
       duplicateWindowMs: duplicateWindowMs(si),
+      liveSubject: liveSubjectOf(si.config.republish, this.o.layout.subject),
+      allowDirect: si.config.allow_direct === true,
     };
   }
 }

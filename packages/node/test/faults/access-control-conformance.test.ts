@@ -10,7 +10,8 @@ import { credentials, documentedConfigs, tcpAs } from "../support/permissions.js
  * permissions of docs/permissions.md (no `STREAM.MSG.GET`, consumers only on its own subjects):
  * `JetStreamLog` reads single entries through consumers filtered to the tenant's subject and must
  * behave as it does with every permission. TCP and WebSocket, the tenant on either nats.js line
- * (the operator on v2). Truncation goes through the operator, as the documentation says it must
+ * (the operator on v2); and following through fan-out (docs/fanout.md: the subscribe permission
+ * on the republished subject, gaps through consumers since direct get is denied). Truncation goes through the operator, as the documentation says it must
  * (purge reaches every tenant's subjects).
  */
 let server: NatsServer;
@@ -23,7 +24,7 @@ afterAll(async () => {
 
 let counter = 0;
 
-function harness(line: ClientLine, transport: "tcp" | "ws") {
+function harness(line: ClientLine, transport: "tcp" | "ws", fanout = false) {
   const tenantAs = (user: string) =>
     transport === "tcp"
       ? line.tcp(server.url, credentials(user))
@@ -36,7 +37,12 @@ function harness(line: ClientLine, transport: "tcp" | "ws") {
     const connections = [operator, tenant];
     const ensure = async () =>
       (
-        await JetStreamLog.open({ connection: operator, stream: "BOARDS", key: "tenant-b.noise" })
+        await JetStreamLog.open({
+          connection: operator,
+          stream: "BOARDS",
+          key: "tenant-b.noise",
+          fanout: true, // the stream republishes: tenants may follow either way
+        })
       ).close();
     await ensure();
     // Truncation (compaction) is the operator's in this setup: a tenant may not purge.
@@ -48,6 +54,7 @@ function harness(line: ClientLine, transport: "tcp" | "ws") {
         key,
         create: false,
         ...line.logOptions,
+        ...(fanout ? { fanout: { tailCheckMs: 500 } } : {}),
       });
       log.truncateBefore = (revision) => truncator.truncateBefore(revision);
       return log;
@@ -79,6 +86,7 @@ function harness(line: ClientLine, transport: "tcp" | "ws") {
           key: `${key}-sibling`,
           create: false,
           ...line.logOptions,
+          ...(fanout ? { fanout: { tailCheckMs: 500 } } : {}),
         }),
       recreate: async () => {
         // Only the operator may delete and create the stream.
@@ -105,5 +113,9 @@ for (const line of CLIENT_LINES) {
   runRevisionedLogConformance(
     `JetStreamLog as a tenant with the documented permissions, WebSocket, nats.js ${line.name}`,
     harness(line, "ws"),
+  );
+  runRevisionedLogConformance(
+    `JetStreamLog as a tenant with the documented permissions, fan-out, TCP, nats.js ${line.name}`,
+    harness(line, "tcp", true),
   );
 }

@@ -154,6 +154,18 @@ describe("a state that owns its stream (config own-stream)", () => {
       ),
     ).toBe("PERMISSION_DENIED");
   });
+
+  it("readers follow FLAGS through fan-out with the documented subscribe permission", async () => {
+    // The operator (re)creates FLAGS with fan-out: its entries are republished.
+    await (await operator.jetstreamManager()).streams.delete("FLAGS");
+    const owner = await JetStreamLog.open({ connection: operator, stream: "FLAGS", fanout: true });
+    await owner.appendUnconditional(new Uint8Array([0]), "before");
+    const got = await followAs(server.url, "flags-reader", { stream: "FLAGS" }, async () => {
+      for (let i = 1; i <= 3; i++) await owner.appendUnconditional(new Uint8Array([i]), `e${i}`);
+    });
+    expect(got).toEqual(["before", "e1", "e2", "e3"]);
+    await owner.close();
+  });
 });
 
 describe("tenants of a shared stream (config shared-stream)", () => {
@@ -167,8 +179,8 @@ describe("tenants of a shared stream (config shared-stream)", () => {
     closers.push(() => server.stop());
     operator = await tcpAs(server.url, "operator");
     closers.push(() => operator.close());
-    // The operator creates the shared stream (tenants may not).
-    await (await JetStreamLog.open({ connection: operator, ...A })).close();
+    // The operator creates the shared stream (tenants may not), with fan-out.
+    await (await JetStreamLog.open({ connection: operator, ...A, fanout: true })).close();
   });
   const lastOnA = async () => {
     const jsm = await operator.jetstreamManager();
@@ -269,7 +281,14 @@ describe("tenants of a shared stream (config shared-stream)", () => {
       expect(await natsCode(js.publish(A_SUBJECT, json({ v: 1 })))).toBe(denied);
       // Subscribing to tenant-a's inbox, its subjects, or everything.
       const received: string[] = [];
-      const subs = ["_INBOX_tenant-a-writer.>", "BOARDS.tenant-a.>", "BOARDS.>", ">"].map((s) =>
+      const subs = [
+        "_INBOX_tenant-a-writer.>",
+        "BOARDS.tenant-a.>",
+        "BOARDS.>",
+        "statesync.live.BOARDS.tenant-a.>",
+        "statesync.live.>",
+        ">",
+      ].map((s) =>
         nc.subscribe(s, { callback: (e, m) => void (e ? undefined : received.push(m.subject)) }),
       );
       await nc.flush();
@@ -294,4 +313,56 @@ describe("tenants of a shared stream (config shared-stream)", () => {
       await Promise.all([a.close(), b.close()]);
     }
   });
+
+  it("tenant-a follows its state through fan-out (no direct get: gaps through its consumers)", async () => {
+    const wnc = await tcpAs(server.url, "tenant-a-writer");
+    closers.push(() => wnc.close());
+    const writer = await JetStreamLog.open({ connection: wnc, ...A, create: false });
+    const before = await writer.appendUnconditional(new Uint8Array([0]), "before");
+    const got = await followAs(
+      server.url,
+      "tenant-a-reader",
+      A,
+      async () => {
+        for (let i = 1; i <= 3; i++) await writer.appendUnconditional(new Uint8Array([i]), `e${i}`);
+      },
+      before.revision,
+    );
+    expect(got).toEqual(["before", "e1", "e2", "e3"]);
+    await writer.close();
+  });
 });
+
+/**
+ * Follows `where` as `user` with fan-out from `from` (default 1), runs `write`, and answers the
+ * message ids delivered once the last one written arrived; fails when the follower reports an
+ * error or does not follow through the republished subject.
+ */
+async function followAs(
+  url: string,
+  user: string,
+  where: { stream: string; key?: string },
+  write: () => Promise<void>,
+  from = 1,
+): Promise<Array<string | undefined>> {
+  const nc = await tcpAs(url, user);
+  const log = await JetStreamLog.open({ connection: nc, ...where, create: false, fanout: true });
+  const got: Array<string | undefined> = [];
+  const errors: unknown[] = [];
+  const follower = log.follow(from, {
+    onEntry: (e) => got.push(e.messageId),
+    onError: (e) => errors.push(e),
+  });
+  try {
+    for (let i = 0; i < 200 && log.liveVia === undefined; i++) await sleep(25);
+    expect(log.liveVia).toBe("republish");
+    await write();
+    for (let i = 0; i < 400 && got.at(-1) !== "e3" && errors.length === 0; i++) await sleep(25);
+    expect(errors).toEqual([]);
+    return got;
+  } finally {
+    await follower.stop();
+    await log.close();
+    await nc.close();
+  }
+}

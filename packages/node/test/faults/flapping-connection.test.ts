@@ -15,10 +15,24 @@ afterAll(async () => {
 });
 
 describe("a flapping connection", () => {
-  for (const layout of ["own", "shared"] as const) {
-    it(`3 clients behind proxies that cut every connection about every 600 ms, 1 direct (${layout} stream)`, async () => {
+  const cases = [
+    { layout: "own", fanout: false },
+    { layout: "shared", fanout: false },
+    { layout: "own", fanout: true },
+    { layout: "shared", fanout: true },
+  ] as const;
+  for (const { layout, fanout } of cases) {
+    const how = fanout ? ", fan-out followers (docs/fanout.md)" : "";
+    it(`3 clients behind proxies that cut every connection about every 600 ms, 1 direct (${layout} stream${how})`, async () => {
       const name = uniqueStream("FLAP");
-      const where = layout === "own" ? { stream: name } : { stream: "FLAP_SHARED", key: name };
+      const shared = fanout ? "FLAP_SHARED_FAN" : "FLAP_SHARED";
+      const where = {
+        ...(layout === "own" ? { stream: name } : { stream: shared, key: name }),
+        // nats.js's default reconnect jitter here, not fan-out's 2 s (the cuts come every 600 ms).
+        ...(fanout
+          ? { fanout: { tailCheckMs: 1_000 }, connectOptions: { reconnectJitter: 100 } }
+          : {}),
+      };
       const proxies = await Promise.all(
         [0, 1, 2].map(() => TcpProxy.start({ host: "127.0.0.1", port: server.port })),
       );

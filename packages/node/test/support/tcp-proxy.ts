@@ -5,7 +5,9 @@ import net from "node:net";
  * connection now (`cutAll`), refuse new ones (`setRefusing`), cut and refuse on a schedule
  * (`startFlapping`), or cut a connection right after the client sent a publish on a subject,
  * before any reply reaches the client (`cutAfterPublish`, optionally refusing reconnects for a
- * while): the server stores the message but its acknowledgement is lost.
+ * while): the server stores the message but its acknowledgement is lost. Started with
+ * `{ parse: true }` it reads the server's side as NATS protocol frames and can drop messages
+ * on their way to the client (`dropDelivered`), as a core subscription may lose them.
  */
 export class TcpProxy {
   private readonly server: net.Server;
@@ -17,21 +19,31 @@ export class TcpProxy {
   private flapTimer: ReturnType<typeof setTimeout> | undefined;
   /** Number of connections cut after a publish. */
   cuts = 0;
+  /** Messages dropped by {@link dropDelivered}'s filter. */
+  dropped = 0;
+  private dropper: ((subject: string, frame: string) => boolean) | undefined;
 
   private constructor(
     private readonly target: { host: string; port: number },
     readonly port: number,
     server: net.Server,
+    private readonly parse: boolean,
   ) {
     this.server = server;
   }
 
-  /** Starts a proxy on a free loopback port in front of `target`. */
-  static async start(target: { host: string; port: number }): Promise<TcpProxy> {
+  /**
+   * Starts a proxy on a free loopback port in front of `target`; `parse` reads what the server
+   * sends as protocol frames (needed by {@link dropDelivered}).
+   */
+  static async start(
+    target: { host: string; port: number },
+    options: { parse?: boolean } = {},
+  ): Promise<TcpProxy> {
     const server = net.createServer();
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const port = (server.address() as net.AddressInfo).port;
-    const proxy = new TcpProxy(target, port, server);
+    const proxy = new TcpProxy(target, port, server, options.parse ?? false);
     server.on("connection", (socket) => proxy.accept(socket));
     return proxy;
   }
@@ -56,8 +68,11 @@ export class TcpProxy {
     };
     client.on("error", close).on("close", close);
     upstream.on("error", close).on("close", close);
+    const frames = this.parse ? this.frameFilter() : undefined;
     upstream.on("data", (chunk: Buffer) => {
-      if (!blocked) client.write(chunk);
+      if (blocked) return;
+      const out = frames ? frames(chunk) : chunk;
+      if (out.length > 0) client.write(out);
     });
     client.on("data", (chunk: Buffer) => {
       const match = this.armed;
@@ -96,6 +111,42 @@ export class TcpProxy {
     return new Promise((resolve) => {
       this.onCut = resolve;
     });
+  }
+
+  /**
+   * Drops each message (`MSG`/`HMSG`) the server sends for which `drop(subject, frame)` is true,
+   * `frame` being the whole frame as latin1 (headers included); undefined stops dropping. Needs
+   * a proxy started with `parse`.
+   */
+  dropDelivered(drop: ((subject: string, frame: string) => boolean) | undefined): void {
+    if (!this.parse) throw new Error("dropDelivered needs TcpProxy.start(target, { parse: true })");
+    this.dropper = drop;
+  }
+
+  /** Splits the server's bytes into protocol frames and drops what the dropper asks for. */
+  private frameFilter(): (chunk: Buffer) => Buffer {
+    let pending: Buffer = Buffer.alloc(0);
+    return (chunk) => {
+      pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
+      const out: Buffer[] = [];
+      let i = 0;
+      for (;;) {
+        const eol = pending.indexOf("\r\n", i);
+        if (eol < 0) break;
+        const line = pending.toString("latin1", i, eol);
+        let end = eol + 2;
+        const tokens = line.split(" ");
+        const isMsg = tokens[0] === "MSG" || tokens[0] === "HMSG";
+        if (isMsg) end += Number(tokens[tokens.length - 1]) + 2;
+        if (end > pending.length) break;
+        const frame = pending.subarray(i, end);
+        if (isMsg && this.dropper?.(tokens[1]!, frame.toString("latin1"))) this.dropped += 1;
+        else out.push(frame);
+        i = end;
+      }
+      pending = pending.subarray(i);
+      return out.length === 1 ? out[0]! : Buffer.concat(out);
+    };
   }
 
   /** Cuts every open connection now. */

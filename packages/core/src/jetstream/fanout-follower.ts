@@ -1,0 +1,285 @@
+/**
+ * The fan-out follower (docs/fanout.md): a live follower that costs the server one core NATS
+ * subscription instead of one JetStream consumer.
+ *
+ * The stream republishes every stored entry of the state on a core subject (its RePublish rule,
+ * see republish.ts) with `Nats-Sequence` (the entry's revision) and `Nats-Last-Sequence` (the
+ * revision of the state's previous entry, in both layouts). The follower subscribes there and
+ * hands an entry on at once when its `Nats-Last-Sequence` is the revision it delivered last.
+ * Otherwise something was missed (republish is at most once; a slow consumer is cut off; nothing
+ * arrives while disconnected): it holds what arrives, reads the gap from the log
+ * (`readGap`: direct gets where allowed, a short-lived ordered consumer otherwise) and goes
+ * back to the plain subscription.
+ *
+ * Invariants:
+ * 1. Entries are delivered in revision order, each once, synchronously from the subscription's
+ *    callback or from the gap fill; never after `stop()` was called.
+ * 2. An entry is handed on only after every entry of the state before it was delivered or read
+ *    from the log (the read decides what a truncation removed, as a consumer read does). When
+ *    the read ends short of the entry `Nats-Last-Sequence` names, a compaction truncated the
+ *    gap, and perhaps the held entry too: the follower reads on to the latest revision (the log
+ *    then starts at a snapshot entry) instead of handing the held entry on after a hole.
+ * 3. A tail check reads the state's latest revision: right after subscribing (entries stored
+ *    before the subscription was in place), after every reconnection (entries stored while
+ *    disconnected), and when the subscription was quiet for a jittered while (a lost last
+ *    message, of which no later message tells; while it stays quiet, each check waits twice as
+ *    long as the one before, up to 8 times `tailCheckMs`). Reconnection checks wait a random time up to
+ *    `reconnectJitterMs`, and consumer reads are bounded per process, so a server restart with
+ *    thousands of followers does not turn into thousands of requests at one instant.
+ * 4. `PERMISSION_DENIED`, `TRUNCATED`, `LOG_REPLACED`, `STREAM_CONFIG` end the follow through
+ *    `onError`; other failures are retried with jittered backoff.
+ */
+import { StateSyncError, type StateSyncErrorCode } from "../errors.js";
+import type { LogEntry, LogFollowHandler, LogFollower } from "../log.js";
+import type { ConnectionGate } from "./connection-gate.js";
+import { readGap } from "./fanout-gaps.js";
+import { toStateSyncError } from "./nats-errors.js";
+import type { CoreMsgLike } from "./nats-types.js";
+import type { StreamSession } from "./stream-session.js";
+import { backoffMs, interruptibleSleep, MSG_ID_HEADER, type MessageIdCodec } from "./util.js";
+
+/** What a {@link FanoutFollower} needs from the log. */
+export interface FanoutSource {
+  readonly gate: ConnectionGate;
+  readonly stream: string;
+  readonly subject: string;
+  readonly ids: MessageIdCodec;
+  /** The opened stream (throws like the log); its `liveSubject` must be set. */
+  ready(): Promise<StreamSession>;
+  /** The latest revision of this state (throws like the log). */
+  latest(): Promise<number>;
+  /** The log's range read through an ordered consumer. */
+  read(from: number, to: number): AsyncIterable<LogEntry>;
+  /** Mean wait of the quiet-subscription tail check, ms (jittered ±50%). */
+  readonly tailCheckMs: number;
+  /** Longest random wait before the tail check after a reconnection, ms. */
+  readonly reconnectJitterMs: number;
+}
+
+const FATAL: ReadonlySet<StateSyncErrorCode> = new Set([
+  "PERMISSION_DENIED",
+  "TRUNCATED",
+  "LOG_REPLACED",
+  "STREAM_CONFIG",
+  "UNSUPPORTED_SERVER",
+]);
+
+/** A republished entry as received: its revision and the state's previous revision. */
+interface Received {
+  readonly entry: LogEntry;
+  readonly last: number;
+}
+
+/** Follows one state through its republished entries (see the module header). */
+export class FanoutFollower implements LogFollower {
+  private stopped = false;
+  /** The revision delivered last. */
+  private revision: number;
+  /** Received while a fill runs (or before it), in arrival order. */
+  private held: Received[] = [];
+  private filling = false;
+  /** A tail check is due. */
+  private checkDue = true;
+  /** A republished entry arrived since the tail timer last fired. */
+  private heard = false;
+  /** Quiet tail checks in a row: each waits twice as long, up to 8 times `tailCheckMs`. */
+  private quietChecks = 0;
+  private sub: { unsubscribe(): void } | undefined;
+  private tailTimer: ReturnType<typeof setTimeout> | undefined;
+  private reconnectTimer: ReturnType<typeof setTimeout> | undefined;
+  private wake: (() => void) | undefined;
+  private readonly unwatchStatus: () => void;
+
+  constructor(
+    private readonly source: FanoutSource,
+    session: StreamSession,
+    fromRevision: number,
+    private readonly handler: LogFollowHandler,
+  ) {
+    this.revision = Math.max(0, fromRevision - 1);
+    const subscribe = session.adapter.subscribe;
+    const subject = session.liveSubject;
+    if (!subscribe || subject === undefined) {
+      throw new StateSyncError(
+        "VALIDATION",
+        "fan-out needs core subscriptions and a republish rule",
+      );
+    }
+    let wasOffline = false;
+    this.unwatchStatus = source.gate.watchStatus((status) => {
+      if (status === "offline") wasOffline = true;
+      else if (wasOffline) {
+        wasOffline = false;
+        this.afterReconnect();
+      }
+    });
+    this.sub = subscribe(subject, {
+      callback: (err, msg) => (err ? this.denied(err, subject) : this.onMessage(msg)),
+    });
+    this.armTailCheck();
+    void this.fill();
+  }
+
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.release();
+  }
+
+  private release(): void {
+    this.held = [];
+    this.unwatchStatus();
+    clearTimeout(this.tailTimer);
+    clearTimeout(this.reconnectTimer);
+    this.wake?.();
+    try {
+      this.sub?.unsubscribe();
+    } catch {
+      // the connection is closed
+    }
+    this.sub = undefined;
+  }
+
+  private fail(error: unknown): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.release();
+    this.handler.onError?.(error);
+  }
+
+  private denied(err: Error, subject: string): void {
+    const e = toStateSyncError(err, `follow ${this.source.subject}`);
+    this.fail(
+      e.code === "PERMISSION_DENIED"
+        ? new StateSyncError("PERMISSION_DENIED", `subscribe to ${subject} denied`, { cause: err })
+        : e,
+    );
+  }
+
+  /** The subscription's callback: the per-entry path, kept short. */
+  private onMessage(msg: CoreMsgLike): void {
+    if (this.stopped) return;
+    const h = msg.headers;
+    const seq = Number(h?.get("Nats-Sequence"));
+    // Not a republished entry, or an old one (also what a recreated stream sends at first: only
+    // new entries count as heard, so the tail check finds the stream replaced).
+    if (!(seq > this.revision)) return;
+    this.heard = true;
+    const entry: LogEntry = {
+      revision: seq,
+      data: msg.data,
+      messageId: this.source.ids.decode(h!.get(MSG_ID_HEADER)),
+    };
+    const last = Number(h!.get("Nats-Last-Sequence"));
+    if (!this.filling && this.held.length === 0 && last === this.revision) {
+      this.deliver(entry);
+      return;
+    }
+    this.held.push({ entry, last });
+    if (!this.filling) void this.fill();
+  }
+
+  private deliver(entry: LogEntry): void {
+    if (this.stopped || entry.revision <= this.revision) return;
+    this.revision = entry.revision;
+    try {
+      this.handler.onEntry(entry);
+    } catch (err) {
+      this.fail(err); // a handler that throws ends the follow: its state is suspect
+    }
+  }
+
+  /** Fills gaps and runs due tail checks until nothing is held (invariants 2 and 3). */
+  private async fill(): Promise<void> {
+    if (this.filling || this.stopped) return;
+    this.filling = true;
+    let failures = 0;
+    try {
+      while (!this.stopped && (this.held.length > 0 || this.checkDue)) {
+        try {
+          await this.step();
+          failures = 0;
+        } catch (err) {
+          if (this.stopped) return;
+          const error = toStateSyncError(err, `follow ${this.source.subject}`);
+          if (FATAL.has(error.code)) return this.fail(error);
+          if (this.source.gate.connectionClosed) return;
+          const sleep = interruptibleSleep(backoffMs(failures++));
+          this.wake = sleep.wake;
+          await sleep.done;
+          this.wake = undefined;
+        }
+      }
+    } finally {
+      this.filling = false;
+    }
+  }
+
+  private async step(): Promise<void> {
+    const head = this.held[0];
+    if (head) {
+      if (head.entry.revision <= this.revision) {
+        this.held.shift();
+        return;
+      }
+      if (head.last !== this.revision) {
+        await this.readUpTo(head.entry.revision - 1, head.last);
+        if (this.stopped) return;
+        if (this.revision < head.last) {
+          // The gap ended short of an entry the headers say was stored: a compaction truncated
+          // it meanwhile, and maybe `head` too (a later compaction purges below a later
+          // snapshot entry). The log now starts at a snapshot entry: read on to the latest
+          // revision rather than hand on `head` after a hole (invariant 2).
+          const latest = await this.source.latest();
+          await this.readUpTo(latest, latest);
+          if (this.stopped || this.revision >= head.entry.revision) return;
+        }
+      }
+      this.held.shift();
+      this.deliver(head.entry);
+      return;
+    }
+    this.checkDue = false;
+    const latest = await this.source.latest();
+    if (latest > this.revision) await this.readUpTo(latest, latest);
+  }
+
+  /** Reads and delivers the entries after the current revision up to `to`. */
+  private async readUpTo(to: number, expected: number): Promise<void> {
+    if (to <= this.revision) return;
+    const s = await this.source.ready();
+    for await (const e of readGap(this.source, s, this.revision + 1, to, expected)) {
+      if (this.stopped) return;
+      this.deliver(e);
+    }
+  }
+
+  /**
+   * Schedules the quiet-subscription tail check (invariant 3): the timer fires every
+   * `tailCheckMs` (jittered) and checks only when nothing arrived since it last fired, so the
+   * per-entry path touches no timer.
+   */
+  private armTailCheck(): void {
+    if (this.stopped) return;
+    const ms = this.source.tailCheckMs * 2 ** this.quietChecks * (0.5 + Math.random());
+    this.tailTimer = setTimeout(() => {
+      if (this.heard) {
+        this.quietChecks = 0;
+      } else {
+        this.quietChecks = Math.min(3, this.quietChecks + 1);
+        this.checkDue = true;
+        void this.fill();
+      }
+      this.heard = false;
+      this.armTailCheck();
+    }, ms);
+  }
+
+  private afterReconnect(): void {
+    clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = setTimeout(() => {
+      this.checkDue = true;
+      void this.fill();
+    }, Math.random() * this.source.reconnectJitterMs);
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * Which live follower a `JetStreamLog` runs (docs/fanout.md): the {@link FanoutFollower} when the
+ * log was opened with `fanout` and the stream republishes this state's subject (and the
+ * connection has core subscriptions), else the {@link JetStreamFollower} (one ordered consumer).
+ * The choice needs the opened stream, so it is made once the stream is opened; until then, and
+ * while opening fails with a passing error, it waits with jittered backoff.
+ */
+import { StateSyncError } from "../errors.js";
+import type { LogFollowHandler, LogFollower } from "../log.js";
+import { FanoutFollower, type FanoutSource } from "./fanout-follower.js";
+import { JetStreamFollower, type FollowSource } from "./follower.js";
+import { toStateSyncError } from "./nats-errors.js";
+import { backoffMs, interruptibleSleep } from "./util.js";
+
+/** How live entries reach a follower: republished (fan-out) or through a consumer. */
+export type LiveVia = "republish" | "consumer";
+
+/** Starts the live follower of `fanout` (or `consumer` when fan-out is off or unavailable). */
+export class LiveFollower implements LogFollower {
+  private inner: LogFollower | undefined;
+  private stopped = false;
+  private wake: (() => void) | undefined;
+  /** How this follower follows, once chosen. */
+  via: LiveVia | undefined;
+
+  constructor(
+    private readonly consumer: FollowSource,
+    private readonly fanout: FanoutSource | undefined,
+    private readonly fromRevision: number,
+    private readonly handler: LogFollowHandler,
+  ) {
+    if (!fanout) this.start("consumer");
+    else void this.choose(fanout);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wake?.();
+    await this.inner?.stop();
+  }
+
+  private async choose(fanout: FanoutSource): Promise<void> {
+    for (let failures = 0; !this.stopped; failures++) {
+      try {
+        const s = await fanout.ready();
+        if (this.stopped) return;
+        if (s.liveSubject === undefined || !s.adapter.subscribe) return this.start("consumer");
+        this.via = "republish";
+        this.inner = new FanoutFollower(fanout, s, this.fromRevision, this.handler);
+        return;
+      } catch (err) {
+        const error = toStateSyncError(err, `follow ${fanout.subject}`);
+        if (error.code === "CLOSED" || this.stopped) return;
+        if (error.code !== "UNAVAILABLE") return this.handler.onError?.(error);
+        const sleep = interruptibleSleep(backoffMs(failures));
+        this.wake = sleep.wake;
+        await sleep.done;
+        this.wake = undefined;
+      }
+    }
+  }
+
+  private start(via: LiveVia): void {
+    if (this.stopped) return;
+    this.via = via;
+    this.inner = new JetStreamFollower(this.consumer, this.fromRevision, this.handler);
+  }
+}
+
+/** `VALIDATION` for fan-out options that cannot work. */
+export function checkLivePrefix(prefix: string, streamSubjects: readonly string[]): void {
+  const first = prefix.split(".")[0];
+  if (streamSubjects.some((s) => s.split(".")[0] === first || s.startsWith(">"))) {
+    throw new StateSyncError(
+      "VALIDATION",
+      `fanout prefix ${prefix} overlaps the stream's subjects ${JSON.stringify(streamSubjects)} (a republish destination must not)`,
+    );
+  }
+}
