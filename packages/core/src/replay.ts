@@ -1,8 +1,11 @@
 import { freeze } from "immer";
 import { applyBatch, applyEntry, batchItem, type BatchItem } from "./apply.js";
+import { ChunkCollector } from "./chunk-collector.js";
+import { parseStateText, type PartAssembly } from "./chunked.js";
 import {
   decodeEntry,
   MAX_RECENT,
+  type ChunkedSnapshotEntry,
   type DecodeResult,
   type Entry,
   type GenesisEntry,
@@ -19,12 +22,23 @@ import { commandForLog, logModelOf, migrateUp, modelOfVersion, writerVersion } f
 export type StepResult =
   /** Already consumed (revision not above the current one): nothing happened. */
   | { kind: "ignored" }
-  /** Consumed and applied (or a no-op whose command failed: `error` is set). */
-  | { kind: "applied"; entry: Entry; error?: StateSyncError }
+  /**
+   * Consumed and applied (or a no-op whose command failed: `error` is set). A chunked snapshot
+   * entry loaded from its parts lists what replaying the entries held since them did (`replayed`).
+   */
+  | { kind: "applied"; entry: Entry; error?: StateSyncError; replayed?: StepResult[] }
+  /**
+   * Held, the revision unchanged: the replica has no state to apply it to yet and waits for a
+   * chunked snapshot entry whose parts it holds (see `ChunkCollector`). `error`: a chunked
+   * snapshot entry refused (malformed parts), reported, not a stop.
+   */
+  | { kind: "pending"; error?: StateSyncError }
   /** Consumed without effect because it is malformed (every replica skips it alike). */
   | { kind: "skipped"; error: StateSyncError }
   /** Not consumed: the replica must stop before it. */
   | { kind: "stall"; error: StateSyncError };
+
+const PENDING: StepResult = { kind: "pending" };
 
 /**
  * The deterministic core of a replica: a state, the revision it is at, and the rules that move
@@ -57,8 +71,18 @@ export class Replay<S, C extends CommandMap<S>> {
   messageId: string | undefined;
   /** Kind of the entry at `revision` (undefined after a restore). */
   lastKind: Entry["kind"] | undefined;
+  /**
+   * Where the last starting point consumed begins, so a compaction may truncate before it: a
+   * one-message snapshot or switch entry's own revision, a chunked snapshot's part 0 (undefined
+   * when this replay did not see it).
+   */
+  lastStart: number | undefined;
   /** `[messageId, revision, timestamp]` of entries consumed recently (see `MAX_RECENT`). */
   private recent: Array<[string, number, number]> = [];
+  /** Entries held while waiting for a chunked snapshot (undefined: applying as usual). */
+  private collector: ChunkCollector | undefined;
+  /** Revision of each part 0 consumed while applying (the last few), by snapshot id. */
+  private partStarts = new Map<string, number>();
 
   private view: { revision: number; logState: unknown; state: S } | undefined;
 
@@ -94,6 +118,11 @@ export class Replay<S, C extends CommandMap<S>> {
     return state;
   }
 
+  /** The last revision read: `revision`, or past it while entries are held (`pending`). */
+  get readPosition(): number {
+    return Math.max(this.revision, this.collector?.through ?? 0);
+  }
+
   /** Whether the log is at an older version of the model than this one. */
   get legacy(): boolean {
     return this.logModel !== this.model;
@@ -104,9 +133,10 @@ export class Replay<S, C extends CommandMap<S>> {
    * `logEntry.data` (a writer passes what it decoded while preparing its own entry).
    */
   step(logEntry: LogEntry, predecoded?: DecodeResult): StepResult {
-    if (logEntry.revision <= this.revision) return { kind: "ignored" };
-    const gap = this.contiguous && this.anchored && logEntry.revision !== this.revision + 1;
+    if (logEntry.revision <= this.readPosition) return { kind: "ignored" };
     const decoded = predecoded ?? decodeEntry(logEntry.data);
+    if (this.collector) return this.collect(logEntry, decoded);
+    const gap = this.contiguous && this.anchored && logEntry.revision !== this.revision + 1;
     if (!decoded.ok) {
       if (decoded.error.code === "UNSUPPORTED_FORMAT" || gap) {
         return this.stall(gap ? this.truncated(logEntry.revision) : decoded.error, logEntry);
@@ -114,6 +144,25 @@ export class Replay<S, C extends CommandMap<S>> {
       return this.skip(logEntry, decoded.error);
     }
     const entry = decoded.entry;
+    if (entry.kind === "part") {
+      const part = entry;
+      // A part after a gap, or part 0 of a state this replica is not at (the shared layout,
+      // where revisions do not show gaps): the parts may be its way back.
+      const missed = !this.contiguous && part.index === 0 && part.base !== this.revision;
+      if (gap || !this.anchored || missed) {
+        return this.startCollecting(logEntry, decoded);
+      }
+      if (part.index === 0) this.rememberStart(part.id, logEntry.revision);
+      this.advance(logEntry, "part", part.ts);
+      return { kind: "applied", entry: part };
+    }
+    if (entry.kind === "snapshot" && "parts" in entry) {
+      if (gap || !this.anchored) return this.startCollecting(logEntry, decoded);
+      // Read without a gap since its parts: the state here is already the one it names.
+      this.lastStart = this.partStarts.get(entry.parts.id);
+      this.advance(logEntry, "snapshot", entry.ts);
+      return { kind: "applied", entry };
+    }
     if (entry.kind === "snapshot" || entry.kind === "switch") return this.jump(logEntry, entry);
     if (gap || !this.anchored) {
       if (entry.kind === "genesis" && !this.anchored) return this.genesis(logEntry, entry);
@@ -198,7 +247,7 @@ export class Replay<S, C extends CommandMap<S>> {
   ): BatchItem[] {
     const run: BatchItem[] = [];
     // An older log version is replayed entry by entry: each state must migrate (`step`).
-    if (!this.anchored || this.legacy) return run;
+    if (!this.anchored || this.legacy || this.collector) return run;
     let revision = this.revision;
     for (let i = start; i < entries.length; i++) {
       const logEntry = entries[i]!;
@@ -227,6 +276,7 @@ export class Replay<S, C extends CommandMap<S>> {
     this.setLogModel(model, model.initial);
     this.switchedFrom = undefined;
     this.anchored = true;
+    this.lastStart = logEntry.revision;
     this.advance(logEntry, "genesis", entry.ts);
     return { kind: "applied", entry };
   }
@@ -254,8 +304,119 @@ export class Replay<S, C extends CommandMap<S>> {
     this.switchedFrom = entry.from;
     this.anchored = true;
     this.recent = (entry.recent ?? []).map((r) => [...r]);
+    this.lastStart = logEntry.revision;
     this.advance(logEntry, entry.kind, entry.ts);
     return { kind: "applied", entry };
+  }
+
+  private rememberStart(id: string, revision: number): void {
+    this.partStarts.set(id, revision);
+    if (this.partStarts.size > 8) this.partStarts.delete(this.partStarts.keys().next().value!);
+  }
+
+  private startCollecting(logEntry: LogEntry, decoded: DecodeResult): StepResult {
+    this.collector = new ChunkCollector(logEntry.revision - 1);
+    return this.collect(logEntry, decoded);
+  }
+
+  /**
+   * An entry while waiting for a chunked snapshot (see `ChunkCollector`): parts are assembled,
+   * other entries held; a genesis (unanchored), a one-message snapshot or a switch entry ends the
+   * wait as usual, a chunked snapshot entry whose parts are all here ends it by loading them.
+   */
+  private collect(logEntry: LogEntry, decoded: DecodeResult): StepResult {
+    const c = this.collector!;
+    if (this.contiguous && logEntry.revision !== c.through + 1) {
+      // A truncation overtook the read (invariant 1 of the collector): start over from here.
+      this.collector = undefined;
+      return this.step(logEntry, decoded);
+    }
+    if (!decoded.ok) {
+      if (decoded.error.code === "UNSUPPORTED_FORMAT") return this.stall(decoded.error, logEntry);
+      c.add(logEntry, decoded);
+      return PENDING;
+    }
+    const entry = decoded.entry;
+    if (entry.kind === "part") {
+      c.addPart(logEntry, entry);
+      return PENDING;
+    }
+    if (entry.kind === "snapshot" && "parts" in entry) {
+      const assembly = c.take(entry.parts.id);
+      if (assembly !== undefined && assembly.base === entry.base) {
+        const loaded = this.loadChunked(logEntry, entry, assembly);
+        if (typeof loaded !== "string") return loaded;
+        c.add(logEntry, decoded);
+        const error = new StateSyncError(
+          "CORRUPT_ENTRY",
+          `chunked snapshot entry ${entry.parts.id} is invalid: ${loaded}`,
+        );
+        return { kind: "pending", error: withRevision(error, logEntry.revision) };
+      }
+      c.add(logEntry, decoded); // its parts were truncated (or never seen): not this one
+      return PENDING;
+    }
+    if (entry.kind === "snapshot" || entry.kind === "switch" || entry.kind === "genesis") {
+      if (entry.kind !== "genesis" || !this.anchored) {
+        this.collector = undefined;
+        return entry.kind === "genesis"
+          ? this.genesis(logEntry, entry)
+          : this.jump(logEntry, entry);
+      }
+    }
+    if (!c.assembling && !this.anchored) {
+      this.collector = undefined; // nothing to wait for: as without parts
+      return this.stall(this.truncated(logEntry.revision), logEntry);
+    }
+    c.add(logEntry, decoded);
+    if (c.overflow) {
+      this.collector = undefined;
+      return this.stall(this.truncated(logEntry.revision), logEntry);
+    }
+    return PENDING;
+  }
+
+  /**
+   * Loads a chunked snapshot from its assembled parts: the state at `base`, checked like a
+   * one-message snapshot's (`jump`), then the entries held since part 0 replayed onto it, then
+   * the snapshot entry itself. Why not (nothing changed) when the parts are unusable.
+   */
+  private loadChunked(
+    logEntry: LogEntry,
+    entry: ChunkedSnapshotEntry,
+    assembly: PartAssembly,
+  ): StepResult | string {
+    const c = this.collector!;
+    const model = logModelOf(this.model, entry);
+    if (model instanceof StateSyncError) return this.stall(model, logEntry);
+    const finished = assembly.finish(entry.parts);
+    const parsed = finished.ok ? parseStateText(finished.text) : finished;
+    let problem = parsed.ok ? undefined : parsed.reason;
+    if (parsed.ok) {
+      const valid = model.state.safeParse(parsed.value).success;
+      problem = valid ? findNonJson(parsed.value) : "it fails the state schema";
+    }
+    if (problem !== undefined || !parsed.ok) return problem ?? "unusable";
+    const state = freeze(parsed.value, true);
+    const error = this.migrationError(state, model, assembly.base);
+    if (error) return this.stall(error, logEntry);
+    this.collector = undefined;
+    this.setLogModel(model, state);
+    this.switchedFrom = entry.from;
+    this.anchored = true;
+    this.recent = (entry.recent ?? []).map((r) => [...r]);
+    this.revision = assembly.base;
+    this.messageId = undefined;
+    const replayed: StepResult[] = [];
+    for (const p of c.pendingAfter(assembly.start - 1)) {
+      const r = this.step(p.entry, p.decoded);
+      replayed.push(r);
+      if (r.kind === "stall") return r;
+    }
+    if (this.collector) return PENDING; // a gap within what was held
+    this.lastStart = assembly.start;
+    this.advance(logEntry, "snapshot", entry.ts);
+    return { kind: "applied", entry, replayed };
   }
 
   private setLogModel(model: Model<any, any>, state: unknown): void {
@@ -309,6 +470,7 @@ export class Replay<S, C extends CommandMap<S>> {
     }
     if (this.contiguous && logEntry.revision !== this.revision + 1) return false;
     if (this.legacy) return false; // a writer switches the log to its version first
+    if (this.collector) return false; // waiting for a chunked snapshot: the state is stale
     this.logState = state;
     this.advance(logEntry, "update", ts);
     return true;

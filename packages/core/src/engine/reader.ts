@@ -88,7 +88,7 @@ export class Reader<S, C extends CommandMap<S>> {
 
   private async readOnce(target: number): Promise<void> {
     const batch: LogEntry[] = [];
-    for await (const entry of this.log.read(this.replica.revision + 1, target)) {
+    for await (const entry of this.log.read(this.replica.readPosition + 1, target)) {
       batch.push(entry);
       if (batch.length < READ_APPLY_BATCH) continue;
       this.replica.consume(batch.splice(0));
@@ -113,7 +113,7 @@ export class Reader<S, C extends CommandMap<S>> {
   /** Starts the live follower at revision + 1 (no-op when one runs or the replica stopped). */
   startFollowing(): void {
     if (this.follower || this.status.stopped) return;
-    this.follower = this.log.follow(this.replica.revision + 1, {
+    this.follower = this.log.follow(this.replica.readPosition + 1, {
       onEntry: (entry) => {
         this.restartDelayMs = RESTART_MIN_MS;
         this.replica.consume([entry]);
