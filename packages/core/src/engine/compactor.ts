@@ -82,8 +82,12 @@ export class Compactor<S, C extends CommandMap<S>> {
     const policy = this.policy!;
     for (let i = 0; i < results.length; i++) {
       const r = results[i]!;
-      const kind = r.kind === "applied" ? r.entry.kind : undefined;
-      if (kind === "snapshot" || kind === "genesis") policy.reset();
+      const entry = r.kind === "applied" ? r.entry : undefined;
+      const kind = entry?.kind;
+      if (entry?.kind === "snapshot") {
+        // The state's size, for the thresholds that scale with it.
+        policy.reset("parts" in entry ? entry.parts.bytes : entries[i]!.data.byteLength);
+      } else if (kind === "genesis") policy.reset();
       // A chunked snapshot's parts, and entries held until one loads, are no history to compact.
       else if (kind !== "part" && r.kind !== "pending") policy.count(entries[i]!.data.byteLength);
     }
