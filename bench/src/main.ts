@@ -2,6 +2,7 @@ import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { apply } from "./apply.js";
+import { chunked } from "./chunked.js";
 import { coldStart } from "./cold-start.js";
 import { contention } from "./contention.js";
 import { largeState } from "./large-state.js";
@@ -21,6 +22,7 @@ const BENCHMARKS: Benchmark[] = [
   propagation,
   apply,
   largeState,
+  chunked,
 ];
 const ORDER = BENCHMARKS.map((b) => b.name);
 

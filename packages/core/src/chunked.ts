@@ -120,6 +120,19 @@ export class PartAssembly {
 }
 
 /**
+ * The state the parts of `assembly` hold, when they match `parts` and parse: the joined text
+ * lives only inside this call, so it is garbage before the caller validates the value (peak
+ * memory: the slices and the text, then the text and the value, never all three).
+ */
+export function assembledState(
+  assembly: PartAssembly,
+  parts: SnapshotParts,
+): { ok: true; value: unknown } | { ok: false; reason: string } {
+  const finished = assembly.finish(parts);
+  return finished.ok ? parseStateText(finished.text) : finished;
+}
+
+/**
  * Parses a chunked snapshot's joined text with the checks one entry's text gets in
  * `decodeEntry`: nesting depth (iteratively, before `JSON.parse`), JSON, no `__proto__` key.
  */

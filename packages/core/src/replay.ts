@@ -1,7 +1,7 @@
 import { freeze } from "immer";
 import { applyBatch, applyEntry, batchItem, type BatchItem } from "./apply.js";
 import { ChunkCollector } from "./chunk-collector.js";
-import { parseStateText, type PartAssembly } from "./chunked.js";
+import { assembledState, type PartAssembly } from "./chunked.js";
 import {
   decodeEntry,
   MAX_RECENT,
@@ -389,8 +389,7 @@ export class Replay<S, C extends CommandMap<S>> {
     const c = this.collector!;
     const model = logModelOf(this.model, entry);
     if (model instanceof StateSyncError) return this.stall(model, logEntry);
-    const finished = assembly.finish(entry.parts);
-    const parsed = finished.ok ? parseStateText(finished.text) : finished;
+    const parsed = assembledState(assembly, entry.parts);
     let problem = parsed.ok ? undefined : parsed.reason;
     if (parsed.ok) {
       const valid = model.state.safeParse(parsed.value).success;
