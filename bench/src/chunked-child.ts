@@ -61,15 +61,26 @@ async function main(): Promise<void> {
   await send(report);
   if (mode === "follow") {
     const series: number[] = [];
+    const revisions: number[] = [];
     const timer = setInterval(() => {
       gc();
       series.push(process.memoryUsage().heapUsed);
+      revisions.push(sync.revision);
     }, 1_000);
-    await new Promise<void>((resolve) => process.once("message", () => resolve()));
+    const stop = await new Promise<{ latest: number }>((resolve) =>
+      process.once("message", (m) => resolve(m as { latest: number })),
+    );
     clearInterval(timer);
+    // How far behind it was when the writes stopped: the time it takes to reach their last.
+    const behind = stop.latest - sync.revision;
+    const c = performance.now();
+    await sync.waitFor(stop.latest, { signal: AbortSignal.timeout(120_000) });
     await send({
       type: "followed",
       series,
+      revisions,
+      behind,
+      catchUpMs: performance.now() - c,
       revision: sync.revision,
       hash: stateHash(sync.state),
       compactions: sync.stats.compactions,

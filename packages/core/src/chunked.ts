@@ -31,9 +31,37 @@ export function sliceText(text: string, start: number, chars: number): string {
   return text.slice(start, end);
 }
 
+interface Sha256 {
+  update(data: Uint8Array): void;
+  hex(): string;
+}
+
+/**
+ * Node's native SHA-256 when the runtime offers it synchronously (`process.getBuiltinModule`,
+ * Node 20.16+), about four times faster than the portable one on a 100 MB state; else
+ * `@noble/hashes` (browsers, older Node). Both compute the same digest.
+ */
+function createSha256(): Sha256 {
+  const get = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process
+    ?.getBuiltinModule;
+  if (typeof get === "function") {
+    try {
+      const crypto = get("node:crypto") as {
+        createHash(a: string): { update(d: Uint8Array): void; digest(e: "hex"): string };
+      };
+      const h = crypto.createHash("sha256");
+      return { update: (d) => h.update(d), hex: () => h.digest("hex") };
+    } catch {
+      // fall through to the portable one
+    }
+  }
+  const h = sha256.create();
+  return { update: (d) => void h.update(d), hex: () => bytesToHex(h.digest()) };
+}
+
 /** A running SHA-256 and byte count of UTF-8 text fed in slices. */
 export class TextDigest {
-  private readonly hash = sha256.create();
+  private readonly hash = createSha256();
   /** UTF-8 bytes fed so far. */
   bytes = 0;
 
@@ -47,7 +75,7 @@ export class TextDigest {
 
   /** 64 lowercase hex digits (nothing may be fed after this). */
   hex(): string {
-    this.digest ??= bytesToHex(this.hash.digest());
+    this.digest ??= this.hash.hex();
     return this.digest;
   }
 }

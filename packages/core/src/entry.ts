@@ -196,14 +196,21 @@ const decoder = new TextDecoder("utf-8", { fatal: true });
 export function jsonNestingDepth(text: string, limit: number): number {
   let depth = 0;
   let max = 0;
-  let inString = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 92 /* \ */) i++;
-      else if (c === 34 /* " */) inString = false;
-    } else if (c === 34) inString = true;
-    else if (c === 91 /* [ */ || c === 123 /* { */) {
+    if (c === 34 /* " */) {
+      // Jump to the closing quote (native search: a chunked snapshot's part is one long string):
+      // the first quote after an even run of backslashes.
+      let j = i;
+      for (;;) {
+        j = text.indexOf('"', j + 1);
+        if (j < 0) return max; // unterminated: JSON.parse refuses it
+        let k = j - 1;
+        while (text.charCodeAt(k) === 92 /* \ */) k--;
+        if ((j - 1 - k) % 2 === 0) break;
+      }
+      i = j;
+    } else if (c === 91 /* [ */ || c === 123 /* { */) {
       depth++;
       if (depth > max) {
         max = depth;
