@@ -166,8 +166,9 @@ export const chunked: Benchmark = {
     if (loaded.hash !== replayed.hash || loaded.revision !== replayed.revisionAfter) {
       throw new Error("the replica started from the chunked snapshot differs from the replay");
     }
-    // Nothing else was written since the compaction: the log is part 0..n, then its snapshot entry.
-    const parts = loaded.revision - (await log.info()).firstRevision;
+    // Nothing else was written during the compaction: part 0 came right after the revision it
+    // captured, then the other parts, then the snapshot entry.
+    const parts = replayed.revisionAfter! - replayed.revision - 1;
 
     ctx.progress(`a replica following ${UPDATES_PER_SECOND} updates/s for ${followSeconds} s`);
     const follower = child([url, stream, "follow", join(ctx.tmpDir, "snapshots")]);
