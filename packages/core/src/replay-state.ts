@@ -1,4 +1,4 @@
-import { freeze } from "immer";
+import { deepFreeze } from "./freeze.js";
 import {
   MAX_RECENT,
   type Entry,
@@ -125,7 +125,7 @@ export class ReplayState<S, C extends CommandMap<S>> {
       const needed = !this.anchored || (this.contiguous && logEntry.revision !== this.revision + 1);
       return needed ? this.stall(error, logEntry) : this.skip(logEntry, error);
     }
-    const state = freeze(entry.state, true);
+    const state = deepFreeze(entry.state);
     const error = this.migrationError(state, model, logEntry.revision);
     if (error) return this.stall(error, logEntry);
     this.setLogModel(model, state);

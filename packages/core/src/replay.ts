@@ -1,4 +1,4 @@
-import { freeze } from "immer";
+import { deepFreeze } from "./freeze.js";
 import { applyBatch, applyEntry, batchItem, type BatchItem } from "./apply.js";
 import { ChunkCollector } from "./chunk-collector.js";
 import { assembledState, type PartAssembly } from "./chunked.js";
@@ -277,7 +277,7 @@ const PENDING: StepResult = { kind: "pending" };
       problem = valid ? findNonJson(parsed.value) : "it fails the state schema";
     }
     if (problem !== undefined || !parsed.ok) return problem ?? "unusable";
-    const state = freeze(parsed.value, true);
+    const state = deepFreeze(parsed.value);
     const error = this.migrationError(state, model, assembly.base);
     if (error) return this.stall(error, logEntry);
     this.collector = undefined;

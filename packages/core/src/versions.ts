@@ -1,4 +1,4 @@
-import { freeze } from "immer";
+import { deepFreeze } from "./freeze.js";
 import { z } from "zod/v4";
 import { StateSyncError } from "./errors.js";
 import { findNonJson } from "./json.js";
@@ -79,7 +79,7 @@ export function migrateUp<S>(to: Model<S, any>, from: Model<any, any>, state: un
       );
     }
     // A copy in JSON terms: what a switch entry carries, and what every replica then holds.
-    current = freeze(JSON.parse(JSON.stringify(next)) as unknown, true);
+    current = deepFreeze(JSON.parse(JSON.stringify(next)) as unknown);
   }
   return current as S;
 }

@@ -1,4 +1,4 @@
-import { freeze } from "immer";
+import { deepFreeze } from "../freeze.js";
 import { isStateSyncError, StateSyncError } from "../errors.js";
 import { findNonJson } from "../json.js";
 import type { LogInfo, RevisionedLog } from "../log.js";
@@ -86,7 +86,7 @@ export class Snapshots<S, C extends CommandMap<S>> {
               : undefined;
     if (problem !== undefined) return this.discard(problem);
     this.replica.reset({
-      state: freeze(record.state, true),
+      state: deepFreeze(record.state),
       revision: record.revision,
       messageId: record.messageId,
       version: record.modelVersion,
