@@ -64,7 +64,7 @@ async function main(): Promise<void> {
     const revisions: number[] = [];
     const timer = setInterval(() => {
       gc();
-      series.push(process.memoryUsage().heapUsed);
+      series.push(process.memoryUsage().heapUsed - baseHeap); // like heapHeld
       revisions.push(sync.revision);
     }, 1_000);
     const stop = await new Promise<{ latest: number }>((resolve) =>

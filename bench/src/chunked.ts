@@ -170,6 +170,18 @@ export const chunked: Benchmark = {
     // captured, then the other parts, then the snapshot entry.
     const parts = replayed.revisionAfter! - replayed.revision - 1;
 
+    // The floor: the same parts read through the log with nothing decoded.
+    let rawReadMs: number | undefined;
+    try {
+      const t = performance.now();
+      let n = 0;
+      for await (const e of log.read(replayed.revision + 1, loaded.revision))
+        n += e.data.byteLength;
+      rawReadMs = n > 0 ? performance.now() - t : undefined;
+    } catch {
+      rawReadMs = undefined; // reported as n/a
+    }
+
     ctx.progress(`a replica following ${UPDATES_PER_SECOND} updates/s for ${followSeconds} s`);
     const follower = child([url, stream, "follow", join(ctx.tmpDir, "snapshots")]);
     const start = (await follower.next()) as Opened;
@@ -202,10 +214,15 @@ export const chunked: Benchmark = {
     const speedup = replayed.openMs / loaded.openMs;
     const heapRatio = loaded.peakHeapGrowth / loaded.jsonBytes;
     const rssRatio = loaded.peakRssGrowth / loaded.jsonBytes;
+    // Heap after GC each second; a local save in progress holds the state's text for a moment,
+    // so the median says more than one sample.
     const series = followed.series;
-    const firstHeap = series[0] ?? 0;
+    const sorted = [...series].sort((x, y) => x - y);
+    const medianHeap = sorted[Math.floor(sorted.length / 2)] ?? 0;
+    const openHeap = start.heapHeld;
     const lastHeap = series.at(-1) ?? 0;
     const maxHeap = Math.max(...series);
+    const minHeap = Math.min(...series);
     const row = (name: string, o: Opened) => [
       name,
       `${num(o.openMs)} ms`,
@@ -234,15 +251,17 @@ export const chunked: Benchmark = {
               row(`cold start from the chunked snapshot (${parts} parts)`, loaded),
             ],
           },
-          note: `compaction (the replica that replayed it): ${num(replayed.compactMs ?? 0)} ms for ${parts} parts and the snapshot entry. Peak heap: the largest heap in use at any GC during the start (--trace-gc) or at its end, less the heap before it; peak RSS growth is the process's maximum resident set less the one before the start.`,
+          note: `compaction (the replica that replayed it): ${num(replayed.compactMs ?? 0)} ms for ${parts} parts and the snapshot entry. Reading the same parts through the log without decoding them (the floor of a start from them): ${rawReadMs === undefined ? "n/a" : `${num(rawReadMs)} ms`}. Peak heap: the largest heap in use at any GC during the start (--trace-gc) or at its end, less the heap before it; peak RSS growth is the process's maximum resident set less the one before the start.`,
         },
         {
           title: `a replica holding the state follows ${num(UPDATES_PER_SECOND)} small unconditional updates/s for ${followSeconds} s (default compaction and local snapshots)`,
           table: {
             headers: [
-              "heap after GC, first s",
-              "last s",
+              "heap after GC at open",
+              "each second: median",
+              "min",
               "max",
+              "last",
               "compactions",
               "local saves",
               "updates sent",
@@ -250,9 +269,11 @@ export const chunked: Benchmark = {
             ],
             rows: [
               [
-                bytes(firstHeap),
-                bytes(lastHeap),
+                bytes(openHeap),
+                bytes(medianHeap),
+                bytes(minHeap),
                 bytes(maxHeap),
+                bytes(lastHeap),
                 String(followed.compactions),
                 String(followed.snapshotsSaved),
                 `${num(sent)} (${failed} failed)`,
@@ -280,8 +301,8 @@ export const chunked: Benchmark = {
         },
         {
           figure: `heap of a replica following ${num(UPDATES_PER_SECOND)} updates/s`,
-          value: `${bytes(firstHeap)} → ${bytes(lastHeap)} (max ${bytes(maxHeap)})`,
-          ratio: ratio(lastHeap / Math.max(1, firstHeap)),
+          value: `median ${bytes(medianHeap)} after GC (at open ${bytes(openHeap)}, max ${bytes(maxHeap)})`,
+          ratio: ratio(medianHeap / Math.max(1, openHeap)),
         },
       ],
       targets: [
@@ -300,14 +321,15 @@ export const chunked: Benchmark = {
           `${bytes(loaded.peakHeapGrowth)} / ${bytes(loaded.jsonBytes)} (peak RSS growth: ${ratio(rssRatio)})`,
         ),
         target(
-          "heap while following 1,000 updates/s: last / first second",
-          lastHeap / Math.max(1, firstHeap),
+          "heap while following 1,000 updates/s: median after GC / at open",
+          medianHeap / Math.max(1, openHeap),
           "<=",
           1.25,
-          `${bytes(lastHeap)} / ${bytes(firstHeap)}; ${followed.compactions} compactions, ${followed.snapshotsSaved} local saves in ${followSeconds} s`,
+          `${bytes(medianHeap)} / ${bytes(openHeap)}; ${followed.compactions} compactions, ${followed.snapshotsSaved} local saves in ${followSeconds} s; ${followed.behind} entries behind when the writes stopped`,
         ),
       ],
       data: {
+        rawReadMs,
         entries,
         itemChars: ITEM_CHARS,
         parts,

@@ -186,6 +186,13 @@ export class Compactor<S, C extends CommandMap<S>> {
       // One already (a chunked one this replica did not see begin is not truncated).
       return { kind: "done", revision: this.replica.revision, truncateAt: this.replica.lastStart };
     }
+    if (this.replica.readPosition !== this.replica.revision) {
+      // Still waiting for a chunked snapshot to load (its state is not at the log's tail).
+      throw new StateSyncError(
+        "UNAVAILABLE",
+        "not compacting: this replica is still reading a chunked snapshot's parts",
+      );
+    }
     const capture = this.capture();
     if (!this.expectChunked) {
       this.check(capture);
