@@ -2,6 +2,7 @@ import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { apply } from "./apply.js";
+import { chunked } from "./chunked.js";
 import { coldStart } from "./cold-start.js";
 import { contention } from "./contention.js";
 import { fanout } from "./fanout.js";
@@ -23,6 +24,7 @@ const BENCHMARKS: Benchmark[] = [
   apply,
   largeState,
   fanout,
+  chunked,
 ];
 const ORDER = BENCHMARKS.map((b) => b.name);
 

@@ -13,7 +13,10 @@ export interface EntryRow {
   readonly time: string | null;
   /** Writer's client id; null for a malformed entry. */
   readonly client: string | null;
-  /** `genesis`, `update`, `command`, `snapshot`, `intent`, `switch` or `malformed`. */
+  /**
+   * `genesis`, `update`, `command`, `snapshot`, `part` (a slice of a chunked snapshot's state),
+   * `intent`, `switch` or `malformed`.
+   */
   readonly kind: Entry["kind"] | "malformed";
   /** Commands the entry ran: an unconditional command, or those of a conditional update. */
   readonly commands: ReadonlyArray<{ readonly name: string; readonly args: unknown }>;
@@ -26,6 +29,16 @@ export interface EntryRow {
    * leaves).
    */
   readonly model?: { readonly name: string; readonly version: number; readonly from?: number };
+  /**
+   * A chunked snapshot entry: the id of its parts, how many, and the bytes of its state's JSON;
+   * a part: the id and index (`count` absent).
+   */
+  readonly parts?: {
+    readonly id: string;
+    readonly count?: number;
+    readonly index?: number;
+    readonly bytes: number;
+  };
   /** The model version of a command's writer (`mv`), when the writer recorded it. */
   readonly modelVersion?: number;
   /** Why a malformed entry is (`CODE: message`). */
@@ -84,6 +97,16 @@ export function entryRow(e: LogEntry): EntryRow {
         commands: [],
         base: x.base,
         model: { name: x.model, version: x.version },
+        ...("parts" in x && {
+          parts: { id: x.parts.id, count: x.parts.count, bytes: x.parts.bytes },
+        }),
+      };
+    case "part":
+      return {
+        ...row,
+        commands: [],
+        base: x.base,
+        parts: { id: x.id, index: x.index, bytes: new TextEncoder().encode(x.data).byteLength },
       };
     case "genesis":
       return { ...row, commands: [], model: { name: x.model, version: x.version } };
@@ -107,7 +130,11 @@ export function describe(row: EntryRow): string {
     case "switch":
       return `switch ${row.model!.name} v${row.model!.from} → v${row.model!.version} (migrated state at base ${row.base})`;
     case "snapshot":
-      return `state at base ${row.base} (model ${row.model!.name} v${row.model!.version})`;
+      return row.parts === undefined
+        ? `state at base ${row.base} (model ${row.model!.name} v${row.model!.version})`
+        : `state at base ${row.base} in ${row.parts.count} parts ${row.parts.id}, ${row.parts.bytes} bytes (model ${row.model!.name} v${row.model!.version})`;
+    case "part":
+      return `part ${row.parts!.index} of ${row.parts!.id} (state at base ${row.base}), ${row.parts!.bytes} bytes`;
     case "genesis":
       return `model ${row.model!.name} v${row.model!.version}`;
     case "malformed":

@@ -30,14 +30,16 @@ export function cliClientId(): string {
 
 /**
  * Throws `CORRUPT_ENTRY` when the first retained entry of `log` is neither a genesis nor a
- * snapshot entry (opening such a log with the SDK would write a snapshot entry of the initial
+ * snapshot entry nor the first part of a chunked snapshot (opening such a log with the SDK would write a snapshot entry of the initial
  * state into it).
  */
 export async function checkFirstEntry(log: JetStreamLog, info: LogInfo): Promise<void> {
   const first = await log.entryAt(info.firstRevision);
   const decoded = first ? decodeEntry(first.data) : undefined;
   const kind = decoded?.ok ? decoded.entry.kind : "malformed";
-  if (kind !== "genesis" && kind !== "snapshot") {
+  // A chunked snapshot starts with its part 0 (docs/format.md, "Chunked snapshots").
+  const start = decoded?.ok && decoded.entry.kind === "part" && decoded.entry.index === 0;
+  if (kind !== "genesis" && kind !== "snapshot" && !start) {
     throw new StateSyncError(
       "CORRUPT_ENTRY",
       `the first retained entry (revision ${info.firstRevision}) is ${kind}, not a genesis or snapshot entry; an SDK replica opening this log would start it again from the model's initial state`,

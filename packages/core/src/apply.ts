@@ -1,10 +1,17 @@
-import { applyPatches, enablePatches, produce, type Patch } from "immer";
+import { enablePatches, Immer, type Patch } from "immer";
 import type { CommandEntry, Entry, UpdateEntry } from "./entry.js";
 import { StateSyncError } from "./errors.js";
+import { deepFreeze } from "./freeze.js";
 import type { CommandMap, Model, UpdateContext } from "./model.js";
 import { mulberry32 } from "./prng.js";
 
 enablePatches();
+
+/**
+ * statesync's own Immer: it does not freeze what it produces; `deepFreeze` does, visiting only
+ * the new containers (freeze.ts says why). The application's Immer settings are left alone.
+ */
+export const immer = new Immer({ autoFreeze: false });
 
 /** What applying one entry did. Each entry is applied in isolation: a failure changes nothing. */
 export type ApplyOutcome<S> =
@@ -27,7 +34,8 @@ export function entryContext(
 
 function applyUpdate<S>(state: S, entry: UpdateEntry): ApplyOutcome<S> {
   try {
-    return { kind: "applied", state: applyPatches(state as object, entry.patches as Patch[]) as S };
+    const next = immer.applyPatches(state as object, entry.patches as Patch[]) as S;
+    return { kind: "applied", state: deepFreeze(next) };
   } catch (cause) {
     return {
       kind: "noop",
@@ -77,13 +85,13 @@ function applyCommand<S, C extends CommandMap<S>>(
   }
   const ctx = entryContext(revision, entry.ts, entry.seed, entry.client);
   try {
-    const next = produce(state, (draft) => {
+    const next = immer.produce(state, (draft) => {
       const r: unknown = command.apply(draft as never, args.data, ctx);
       if (r !== undefined && typeof (r as { then?: unknown }).then === "function") {
         throw new StateSyncError("VALIDATION", "command recipes must be synchronous");
       }
     });
-    return { kind: "applied", state: next };
+    return { kind: "applied", state: deepFreeze(next) };
   } catch (cause) {
     return {
       kind: "noop",
@@ -151,12 +159,12 @@ export function applyBatch<S, C extends CommandMap<S>>(
   revision: number,
 ): S | undefined {
   try {
-    return produce(state, (draft) => {
+    const next = immer.produce(state, (draft) => {
       let before = revision;
       for (const item of items) {
         const e = item.entry;
         if (e.kind === "update") {
-          applyPatches(draft as object, e.patches as Patch[]);
+          immer.applyPatches(draft as object, e.patches as Patch[]);
         } else {
           const ctx = entryContext(before, e.ts, e.seed, e.client);
           const r: unknown = model.commands[e.name]!.apply(
@@ -171,6 +179,7 @@ export function applyBatch<S, C extends CommandMap<S>>(
         before = item.revision;
       }
     });
+    return deepFreeze(next);
   } catch {
     return undefined;
   }

@@ -48,6 +48,51 @@ export interface SnapshotEntry extends EntryBase {
   /** The version the log was at before its last switch, when it switched (format 2 SDKs). */
   from?: number | undefined;
 }
+/**
+ * Where a chunked snapshot entry's state is: `count` part entries `{ id, index }` (index 0 to
+ * `count - 1`) before it, whose `data` joined is the state's JSON text: `bytes` bytes of UTF-8
+ * with SHA-256 `sha256` (64 lowercase hex digits).
+ */
+export interface SnapshotParts {
+  id: string;
+  count: number;
+  bytes: number;
+  sha256: string;
+}
+/**
+ * A snapshot too large for one entry (format 2, docs/format.md): the state at `base` is in the
+ * part entries `parts` names, which lie after `base` and before this entry; the state at this
+ * entry is that state with every entry between `base` and this one applied.
+ */
+export interface ChunkedSnapshotEntry extends EntryBase {
+  v: 2;
+  kind: "snapshot";
+  base: number;
+  model: string;
+  version: number;
+  initialHash: string;
+  parts: SnapshotParts;
+  recent?: RecentEntry[] | undefined;
+  /** The version the log was at before its last switch, when it switched. */
+  from?: number | undefined;
+}
+/**
+ * One slice of a chunked snapshot's JSON text (written as format 1: a no-op an older SDK skips).
+ * `base` is the revision whose state it holds; the part with index 0 is appended conditionally
+ * on it (its `data` may be empty).
+ */
+export interface PartEntry extends EntryBase {
+  kind: "part";
+  id: string;
+  index: number;
+  base: number;
+  data: string;
+  /**
+   * On part 0: the message ids of the entries before `base`, like a snapshot entry's, so that a
+   * writer whose acknowledgement was lost finds its entry after a truncation before this part.
+   */
+  recent?: RecentEntry[] | undefined;
+}
 /** An unconditional update: a named command and its arguments. */
 export interface CommandEntry extends EntryBase {
   kind: "command";
@@ -79,4 +124,11 @@ export interface SwitchEntry extends EntryBase {
 }
 /** A decoded entry. */
 export type Entry =
-  GenesisEntry | UpdateEntry | SnapshotEntry | CommandEntry | IntentEntry | SwitchEntry;
+  | GenesisEntry
+  | UpdateEntry
+  | SnapshotEntry
+  | ChunkedSnapshotEntry
+  | PartEntry
+  | CommandEntry
+  | IntentEntry
+  | SwitchEntry;

@@ -3,12 +3,15 @@ import { StateSyncError } from "./errors.js";
 import type { Entry } from "./entry-types.js";
 
 export type {
+  ChunkedSnapshotEntry,
   CommandEntry,
   Entry,
   GenesisEntry,
   IntentEntry,
+  PartEntry,
   RecentEntry,
   SnapshotEntry,
+  SnapshotParts,
   StoredPatch,
   SwitchEntry,
   UpdateEntry,
@@ -29,6 +32,9 @@ export type {
  * - `intent`: a no-op a conditional writer that keeps losing races appends unconditionally, so
  *   that the other writers let it go first (see `engine/contention.ts`). Clients before it skip
  *   it as `CORRUPT_ENTRY` (an error event, no effect on the state), so they still converge.
+ * - `part` and the chunked `snapshot` (format 2, `parts` instead of `state`): a snapshot too large
+ *   for one entry, its state's JSON text in slices (`chunked.ts`). A part is a no-op by itself
+ *   (format 1: older clients skip it); the chunked snapshot entry is format 2 (they stop there).
  * - `switch` (format 2): the log switches to a newer model version; it carries the migrated state
  *   and is a starting point like a snapshot entry. Clients of format 1 stop before it
  *   (`UNSUPPORTED_FORMAT`); clients of an older model version stop with `MODEL_UPGRADED`.
@@ -76,60 +82,106 @@ const recentSchema = z
   .max(MAX_RECENT)
   .optional();
 
-const entrySchema: z.ZodType<Entry> = z.discriminatedUnion("kind", [
-  z.object({
-    ...common,
-    kind: z.literal("genesis"),
-    model: z.string().min(1),
-    version: z.number().int().nonnegative(),
-    initialHash: z.string().regex(/^[0-9a-f]{64}$/),
+/**
+ * Largest state text a chunked snapshot may declare, in bytes (under V8's longest string, so a
+ * replica can join its parts); and most parts it may have.
+ */
+export const MAX_CHUNKED_BYTES = 500 * 1024 * 1024;
+export const MAX_PARTS = 1_000_000;
+
+const idSchema = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/);
+
+/** A chunked snapshot entry (format 2): `parts` instead of `state`. */
+const chunkedSnapshotSchema = z.object({
+  ...common,
+  v: z.literal(2),
+  kind: z.literal("snapshot"),
+  base: z.number().int().nonnegative(),
+  model: z.string().min(1),
+  version: z.number().int().nonnegative(),
+  initialHash: z.string().regex(/^[0-9a-f]{64}$/),
+  parts: z.object({
+    id: idSchema,
+    count: z.number().int().min(1).max(MAX_PARTS),
+    bytes: z.number().int().min(1).max(MAX_CHUNKED_BYTES),
+    sha256: z.string().regex(/^[0-9a-f]{64}$/),
   }),
-  z.object({
-    ...common,
-    kind: z.literal("update"),
-    base: z.number().int().nonnegative(),
-    seed: z.number().int().nonnegative().max(0xffffffff),
-    patches: z.array(patchSchema),
-    commands: z.array(commandCallSchema).optional(),
-  }),
-  z.object({
-    ...common,
-    kind: z.literal("snapshot"),
-    base: z.number().int().nonnegative(),
-    model: z.string().min(1),
-    version: z.number().int().nonnegative(),
-    initialHash: z.string().regex(/^[0-9a-f]{64}$/),
-    state: z.unknown(),
-    recent: recentSchema,
-    /** The version the log was at before its last switch (so commands without `mv` after it are read alike). */
-    from: z.number().int().nonnegative().optional(),
-  }),
-  z.object({
-    ...common,
-    kind: z.literal("command"),
-    seed: z.number().int().nonnegative().max(0xffffffff),
-    name: z.string().min(1).max(256),
-    args: z.unknown(),
-    /** The writer's model version (absent: a writer of the version before the last switch). */
-    mv: z.number().int().nonnegative().optional(),
-  }),
-  z.object({ ...common, kind: z.literal("intent") }),
-  z.object({
-    ...common,
-    v: z.literal(2),
-    kind: z.literal("switch"),
-    /** The revision the switch is based on (written conditionally on it). */
-    base: z.number().int().nonnegative(),
-    model: z.string().min(1),
-    /** The model version the log was at. */
-    from: z.number().int().nonnegative(),
-    /** The model version from this entry on, and its initial state's hash. */
-    version: z.number().int().nonnegative(),
-    initialHash: z.string().regex(/^[0-9a-f]{64}$/),
-    /** The state at `base` migrated to `version`. */
-    state: z.unknown(),
-    recent: recentSchema,
-  }),
+  /** Never with `parts`: an entry holding both is malformed. */
+  state: z.undefined().optional(),
+  recent: recentSchema,
+  from: z.number().int().nonnegative().optional(),
+});
+
+const entrySchema: z.ZodType<Entry> = z.union([
+  chunkedSnapshotSchema as z.ZodType<Entry>,
+  z.discriminatedUnion("kind", [
+    z.object({
+      ...common,
+      kind: z.literal("genesis"),
+      model: z.string().min(1),
+      version: z.number().int().nonnegative(),
+      initialHash: z.string().regex(/^[0-9a-f]{64}$/),
+    }),
+    z.object({
+      ...common,
+      kind: z.literal("update"),
+      base: z.number().int().nonnegative(),
+      seed: z.number().int().nonnegative().max(0xffffffff),
+      patches: z.array(patchSchema),
+      commands: z.array(commandCallSchema).optional(),
+    }),
+    z.object({
+      ...common,
+      kind: z.literal("snapshot"),
+      base: z.number().int().nonnegative(),
+      model: z.string().min(1),
+      version: z.number().int().nonnegative(),
+      initialHash: z.string().regex(/^[0-9a-f]{64}$/),
+      state: z.unknown(),
+      recent: recentSchema,
+      /** The version the log was at before its last switch (so commands without `mv` after it are read alike). */
+      from: z.number().int().nonnegative().optional(),
+    }),
+    z.object({
+      ...common,
+      kind: z.literal("command"),
+      seed: z.number().int().nonnegative().max(0xffffffff),
+      name: z.string().min(1).max(256),
+      args: z.unknown(),
+      /** The writer's model version (absent: a writer of the version before the last switch). */
+      mv: z.number().int().nonnegative().optional(),
+    }),
+    z.object({ ...common, kind: z.literal("intent") }),
+    z.object({
+      ...common,
+      v: z.literal(2),
+      kind: z.literal("switch"),
+      /** The revision the switch is based on (written conditionally on it). */
+      base: z.number().int().nonnegative(),
+      model: z.string().min(1),
+      /** The model version the log was at. */
+      from: z.number().int().nonnegative(),
+      /** The model version from this entry on, and its initial state's hash. */
+      version: z.number().int().nonnegative(),
+      initialHash: z.string().regex(/^[0-9a-f]{64}$/),
+      /** The state at `base` migrated to `version`. */
+      state: z.unknown(),
+      recent: recentSchema,
+    }),
+    z.object({
+      ...common,
+      kind: z.literal("part"),
+      id: idSchema,
+      index: z
+        .number()
+        .int()
+        .nonnegative()
+        .max(MAX_PARTS - 1),
+      base: z.number().int().nonnegative(),
+      data: z.string(),
+      recent: recentSchema,
+    }),
+  ]),
 ]);
 
 /** Outcome of {@link decodeEntry}: an entry, or why not (CORRUPT_ENTRY / UNSUPPORTED_FORMAT). */
@@ -144,14 +196,21 @@ const decoder = new TextDecoder("utf-8", { fatal: true });
 export function jsonNestingDepth(text: string, limit: number): number {
   let depth = 0;
   let max = 0;
-  let inString = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 92 /* \ */) i++;
-      else if (c === 34 /* " */) inString = false;
-    } else if (c === 34) inString = true;
-    else if (c === 91 /* [ */ || c === 123 /* { */) {
+    if (c === 34 /* " */) {
+      // Jump to the closing quote (native search: a chunked snapshot's part is one long string):
+      // the first quote after an even run of backslashes.
+      let j = i;
+      for (;;) {
+        j = text.indexOf('"', j + 1);
+        if (j < 0) return max; // unterminated: JSON.parse refuses it
+        let k = j - 1;
+        while (text.charCodeAt(k) === 92 /* \ */) k--;
+        if ((j - 1 - k) % 2 === 0) break;
+      }
+      i = j;
+    } else if (c === 91 /* [ */ || c === 123 /* { */) {
       depth++;
       if (depth > max) {
         max = depth;
@@ -176,7 +235,7 @@ function corrupt(reason: string, cause?: unknown): DecodeResult {
  * the entry and one that restored a snapshot, which JSON drops it from). Walks iteratively, and
  * only when the text could spell the key (literally or with `\u` escapes).
  */
-function hasProtoKey(text: string, raw: unknown): boolean {
+export function hasProtoKey(text: string, raw: unknown): boolean {
   if (!text.includes("__proto__") && !text.includes("\\u")) return false;
   const stack: unknown[] = [raw];
   while (stack.length > 0) {
@@ -287,6 +346,9 @@ export function encodeEntry(entry: Entry): Uint8Array {
  * entries (`fast: false` forces zod; for tests).
  */
 export function checkEnvelope(raw: object, fast = true): DecodeResult {
+  if ((raw as { kind?: unknown }).kind === "snapshot" && "parts" in raw && "state" in raw) {
+    return corrupt("a snapshot entry holds both state and parts");
+  }
   let entry: Entry | undefined = fast ? fastEnvelope(raw as Record<string, unknown>) : undefined;
   if (entry === undefined) {
     const parsed = entrySchema.safeParse(raw);

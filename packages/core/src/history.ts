@@ -14,9 +14,11 @@ export interface HistoryEntry {
   /**
    * `genesis`, `update` (conditional), `command` (unconditional), `snapshot`, `intent` (a no-op
    * a writer that kept losing races appended to go first), `switch` (the log switched to a newer
-   * model version, docs/versions.md), or `malformed`.
+   * model version, docs/versions.md), `part` (one slice of a chunked snapshot's state, written
+   * by compaction before the snapshot entry naming it; docs/format.md), or `malformed`.
    */
-  readonly kind: "genesis" | "update" | "command" | "snapshot" | "intent" | "switch" | "malformed";
+  readonly kind:
+    "genesis" | "update" | "command" | "snapshot" | "part" | "intent" | "switch" | "malformed";
   /** Command name: the unconditional command, or the first command of a conditional update. */
   readonly command: string | undefined;
   /** Its arguments. */

@@ -1,4 +1,5 @@
-import { freeze, type Draft } from "immer";
+import type { Draft } from "immer";
+import { deepFreeze } from "./freeze.js";
 import { z } from "zod/v4";
 import { StateSyncError } from "./errors.js";
 import { assertJson, stateHash } from "./json.js";
@@ -159,7 +160,7 @@ export function defineModel<S, A extends CommandSchemas = Record<never, z.ZodTyp
   }
   checkPredecessor(definition, version);
   // A copy that keeps key order (what users see); the hash uses canonical JSON.
-  const initial = freeze(JSON.parse(JSON.stringify(parsed.data)) as S, true);
+  const initial = deepFreeze(JSON.parse(JSON.stringify(parsed.data)) as S);
   return Object.freeze({
     name: definition.name,
     version,

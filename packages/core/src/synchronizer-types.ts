@@ -234,7 +234,11 @@ export interface CreateSynchronizerOptions<S, C extends CommandMap<S>> {
   snapshots?: SnapshotStore | false | undefined;
   /** Key of this state in the snapshot store. Default: `model.name`. */
   snapshotKey?: string;
-  /** Save a snapshot after this many consumed entries (default 100; 0 = only on close). */
+  /**
+   * Save a snapshot after this many consumed entries (default 100; 0 = only on close). Automatic
+   * saves start at most every 250 ms, or every ten times the last save's duration if longer (a
+   * large state is saved less often).
+   */
   snapshotEvery?: number;
   /** Client id stored in entries (1-64 printable ASCII characters, no spaces). Default: random. */
   clientId?: string;
@@ -252,7 +256,9 @@ export interface CreateSynchronizerOptions<S, C extends CommandMap<S>> {
   onStatus?: SyncEvents["status"];
   /**
    * Automatic compaction (on by default): after so many entries or bytes since the last snapshot
-   * entry, randomised per client. `false` turns it off.
+   * entry, randomised per client; the default thresholds grow with the state's size (see
+   * `CompactionOptions`). A state larger than one entry is compacted as a chunked snapshot
+   * (docs/format.md). `false` turns it off.
    */
   compaction?: CompactionOptions | false;
   /**

@@ -1,8 +1,14 @@
-import { freeze } from "immer";
+import { deepFreeze } from "./freeze.js";
 import { z } from "zod/v4";
 import { StateSyncError } from "./errors.js";
 import { findNonJson } from "./json.js";
-import type { CommandEntry, GenesisEntry, SnapshotEntry, SwitchEntry } from "./entry.js";
+import type {
+  ChunkedSnapshotEntry,
+  CommandEntry,
+  GenesisEntry,
+  SnapshotEntry,
+  SwitchEntry,
+} from "./entry.js";
 import type { Model } from "./model.js";
 
 /**
@@ -73,7 +79,7 @@ export function migrateUp<S>(to: Model<S, any>, from: Model<any, any>, state: un
       );
     }
     // A copy in JSON terms: what a switch entry carries, and what every replica then holds.
-    current = freeze(JSON.parse(JSON.stringify(next)) as unknown, true);
+    current = deepFreeze(JSON.parse(JSON.stringify(next)) as unknown);
   }
   return current as S;
 }
@@ -87,7 +93,7 @@ export function migrateUp<S>(to: Model<S, any>, from: Model<any, any>, state: un
  */
 export function logModelOf(
   model: Model<any, any>,
-  entry: GenesisEntry | SnapshotEntry | SwitchEntry,
+  entry: GenesisEntry | SnapshotEntry | ChunkedSnapshotEntry | SwitchEntry,
 ): Model<any, any> | StateSyncError {
   const mismatch = (why: string) => new StateSyncError("MODEL_MISMATCH", why);
   if (entry.model !== model.name) {

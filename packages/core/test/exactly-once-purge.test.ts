@@ -96,6 +96,34 @@ describe("exactly once after a purge and a server restart (MemoryLog)", () => {
     });
   }
 
+  for (const kind of ["unconditional", "conditional"] as const) {
+    it(`${kind}: recognised after a chunked compaction too (part 0 carries the record)`, async () => {
+      const log = new MemoryLog({ maxEntryBytes: 4096 });
+      const b = await open(log, { clientId: "b", compaction: false });
+      for (let i = 0; i < 20; i++) await b.update((d) => void d.items.push("x".repeat(500)));
+      const cut = cutOffAfterNextAppend(log);
+      const a = await open(cut.log, { clientId: "a", compaction: false, live: false });
+      const before = a.revision;
+      const pending =
+        kind === "unconditional"
+          ? a.updateUnconditionally("increment", { by: 1 })
+          : a.update("increment", { by: 1 });
+      await cut.lost;
+      await b.waitFor(before + 1);
+      await b.update("increment", { by: 10 });
+      await b.compact();
+      expect((await log.info()).firstRevision).toBeGreaterThan(before + 1); // a's entry is gone
+      log.forgetMessageIds();
+      cut.reconnect();
+      const result = await pending;
+      expect(result.revision).toBe(before + 1);
+      await a.fetchUpdates();
+      expect(b.state.count).toBe(11);
+      expect(a.state).toEqual(b.state);
+      await Promise.all([a.close(), b.close()]);
+    });
+  }
+
   it("unconditional: when no record reaches back to the first send, UNKNOWN_OUTCOME and nothing stored twice", async () => {
     const log = new MemoryLog();
     const b = await open(log, { clientId: "b", compaction: false, live: false });

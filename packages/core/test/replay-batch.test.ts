@@ -142,7 +142,7 @@ const summary = (r: StepResult) =>
     ? `applied:${r.entry.kind}:${r.error?.code ?? ""}`
     : r.kind === "ignored"
       ? "ignored"
-      : `${r.kind}:${r.error.code}`;
+      : `${r.kind}:${r.error?.code ?? ""}`;
 
 describe("Replay.stepMany", () => {
   it("ends where step() one by one ends, with the same result per entry, however chunked", () => {

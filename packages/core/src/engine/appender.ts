@@ -69,6 +69,11 @@ export class Appender {
     this.maxBytes = info.maxEntryBytes;
   }
 
+  /** The log's entry size limit, bytes (learnt from `info()`; Infinity while unknown). */
+  limit(): Promise<number> {
+    return this.maxBytes !== undefined ? Promise.resolve(this.maxBytes) : this.maxEntryBytes();
+  }
+
   /**
    * Encodes `entry` and checks its size and format (invariant 1). `what` names it in errors.
    * A command entry is decoded from its bytes (its arguments are the caller's object); any other

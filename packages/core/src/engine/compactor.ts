@@ -5,7 +5,8 @@ import { findNonJson } from "../json.js";
 import type { RevisionedLog } from "../log.js";
 import type { CommandMap, Model } from "../model.js";
 import type { CompactionResult, SyncStats } from "../synchronizer-types.js";
-import type { Appender } from "./appender.js";
+import type { Appender, Prepared } from "./appender.js";
+import { ChunkedWriter, type ChunkedCapture, type ChunkedStart } from "./chunked-writer.js";
 import type { ContendingBatch, Contention } from "./contention.js";
 import { DEFAULT_OUTCOME_TIMEOUT_MS } from "./options.js";
 import type { Opener } from "./opener.js";
@@ -30,9 +31,19 @@ const MAX_SNAPSHOT_RACES = 100;
  * 2. A state replicas would refuse as a snapshot (schema, JSON) never replaces the history.
  * 3. This replica's own updates wait while its snapshot entry is appended, so they never
  *    conflict with it; one compaction runs at a time (a second call joins it).
+ * 4. A state too large for one entry is written as a chunked snapshot (`ChunkedWriter`): part 0
+ *    is conditional on the captured revision and goes first (once a state was too large, before
+ *    the text is even built, so it races like a small update); the writer then runs again while
+ *    the other parts and the snapshot entry are appended unconditionally; the truncation is
+ *    before part 0. Concurrent compactors stay safe: each truncates only before its own part 0,
+ *    whose base is the state its snapshot entry carries, and readers never use a snapshot whose
+ *    parts or following entries are not all retained.
  */
 export class Compactor<S, C extends CommandMap<S>> {
   private compacting: Promise<CompactionResult> | undefined;
+  private readonly chunked: ChunkedWriter<S, C>;
+  /** The last state was too large for one entry: start with part 0 (invariant 4). */
+  private expectChunked = false;
 
   constructor(
     private readonly log: RevisionedLog,
@@ -49,6 +60,7 @@ export class Compactor<S, C extends CommandMap<S>> {
     private readonly stats: SyncStats,
   ) {
     if (policy) replica.onApplied((batch) => this.observe(batch));
+    this.chunked = new ChunkedWriter(log.contiguous, clientId, replica, appender);
   }
 
   /** See `StateSynchronizer.compact`. */
@@ -70,9 +82,14 @@ export class Compactor<S, C extends CommandMap<S>> {
     const policy = this.policy!;
     for (let i = 0; i < results.length; i++) {
       const r = results[i]!;
-      const kind = r.kind === "applied" ? r.entry.kind : undefined;
-      if (kind === "snapshot" || kind === "genesis") policy.reset();
-      else policy.count(entries[i]!.data.byteLength);
+      const entry = r.kind === "applied" ? r.entry : undefined;
+      const kind = entry?.kind;
+      if (entry?.kind === "snapshot") {
+        // The state's size, for the thresholds that scale with it.
+        policy.reset("parts" in entry ? entry.parts.bytes : entries[i]!.data.byteLength);
+      } else if (kind === "genesis") policy.reset();
+      // A chunked snapshot's parts, and entries held until one loads, are no history to compact.
+      else if (kind !== "part" && r.kind !== "pending") policy.count(entries[i]!.data.byteLength);
     }
     if (!policy.due() || this.status.status !== "live" || this.compacting) return;
     this.compact().then(
@@ -96,19 +113,23 @@ export class Compactor<S, C extends CommandMap<S>> {
 
   private async run(): Promise<CompactionResult> {
     this.status.assertUsable();
-    let revision = 0;
+    let written: Written | undefined;
     // A snapshot entry races every writer of a busy log: after a few lost races it announces
     // itself with an intent like any writer, and the others let it go first (issue 10, case 11).
     const batch: ContendingBatch = { conflicts: 0, announced: false, turnsWaited: 0 };
-    for (let attempt = 0; revision === 0; attempt++) {
+    for (let attempt = 0; written === undefined; attempt++) {
       await this.contention.beforeAttempt(batch);
       await this.writer.pause(true); // invariant 3
+      let step: Step;
       try {
-        revision = await this.appendSnapshotEntry();
+        step = await this.appendSnapshotEntry();
       } finally {
         await this.writer.pause(false);
       }
-      if (revision > 0) break;
+      // A chunked snapshot goes on with the writer running (invariant 4).
+      if (step.kind === "chunked") written = await this.finishChunked(step.capture, step.start);
+      else if (step.kind === "done") written = step;
+      if (written !== undefined) break;
       if (attempt + 1 >= MAX_SNAPSHOT_RACES) {
         throw new StateSyncError(
           "RETRY_LIMIT",
@@ -119,23 +140,30 @@ export class Compactor<S, C extends CommandMap<S>> {
       batch.conflicts += 1;
       await this.contention.afterConflict(batch, attempt);
     }
-    await this.log.truncateBefore(revision);
+    if (written.truncateAt !== undefined) await this.log.truncateBefore(written.truncateAt);
     this.stats.compactions += 1;
-    return { revision };
+    return { revision: written.revision };
   }
 
-  /** Appends the state as a snapshot entry at the tail: its revision, or 0 if the log moved. */
-  private async appendSnapshotEntry(): Promise<number> {
-    await this.opener.fetchUpdates();
-    if (this.replica.lastKind === "snapshot") return this.replica.revision; // one already
-    const base = this.replica.revision;
-    // The log's version and state: a log that has not switched to this model's version yet is
-    // compacted as what it is (docs/versions.md).
-    const model = this.replica.logModel;
-    const state = this.replica.logState;
-    // A snapshot entry replicas would refuse (Replay.jump) must not replace the history: a
-    // patch from another writer can leave a state that fails the schema (found by the fault
-    // tests: late joiners then failed with CORRUPT_ENTRY and the history was gone).
+  /** The state to snapshot, at the revision the replica is at. */
+  private capture(): ChunkedCapture {
+    return {
+      base: this.replica.revision,
+      // The log's version and state: a log that has not switched to this model's version yet is
+      // compacted as what it is (docs/versions.md).
+      model: this.replica.logModel,
+      state: this.replica.logState,
+      recent: this.replica.recentForSnapshot(),
+      switchedFrom: this.replica.switchedFrom,
+    };
+  }
+
+  /**
+   * A snapshot entry replicas would refuse (Replay.jump) must not replace the history: a patch
+   * from another writer can leave a state that fails the schema (found by the fault tests: late
+   * joiners then failed with CORRUPT_ENTRY and the history was gone). Throws `VALIDATION`.
+   */
+  private check({ model, state, base }: ChunkedCapture): void {
     const invalid = !model.state.safeParse(state).success
       ? "it fails the model's schema"
       : findNonJson(state);
@@ -146,28 +174,89 @@ export class Compactor<S, C extends CommandMap<S>> {
         { details: { revision: base } },
       );
     }
-    const entry: SnapshotEntry = {
-      v: 1,
-      kind: "snapshot",
-      base,
-      ts: Date.now(),
-      client: this.clientId,
-      model: model.name,
-      version: model.version,
-      initialHash: model.initialHash,
-      state,
-      recent: this.replica.recentForSnapshot(),
-      ...(this.replica.switchedFrom !== undefined ? { from: this.replica.switchedFrom } : {}),
-    };
-    const prepared = await this.appender.prepare(entry, "the snapshot entry");
-    const outcome = await this.appender.appendConditional(prepared, base, {
-      timeoutMs: DEFAULT_OUTCOME_TIMEOUT_MS,
-    });
-    if (outcome.kind === "conflict") return 0;
-    const stored = outcome.entry;
-    if (this.replica.revision === base) this.replica.consume([stored]);
-    else if (this.replica.revision < stored.revision) await this.reader.catchUp(stored.revision);
+  }
+
+  /**
+   * Appends the state as a snapshot entry at the tail (or, for a state too large for one entry,
+   * part 0 of a chunked snapshot); a conflict when the log moved.
+   */
+  private async appendSnapshotEntry(): Promise<Step> {
+    await this.opener.fetchUpdates();
+    if (this.replica.lastKind === "snapshot") {
+      // One already (a chunked one this replica did not see begin is not truncated).
+      return { kind: "done", revision: this.replica.revision, truncateAt: this.replica.lastStart };
+    }
+    if (this.replica.readPosition !== this.replica.revision) {
+      // Still waiting for a chunked snapshot to load (its state is not at the log's tail).
+      throw new StateSyncError(
+        "UNAVAILABLE",
+        "not compacting: this replica is still reading a chunked snapshot's parts",
+      );
+    }
+    const capture = this.capture();
+    if (!this.expectChunked) {
+      this.check(capture);
+      const { base, model, state } = capture;
+      const entry: SnapshotEntry = {
+        v: 1,
+        kind: "snapshot",
+        base,
+        ts: Date.now(),
+        client: this.clientId,
+        model: model.name,
+        version: model.version,
+        initialHash: model.initialHash,
+        state,
+        recent: capture.recent,
+        ...(capture.switchedFrom !== undefined ? { from: capture.switchedFrom } : {}),
+      };
+      let prepared: Prepared | undefined;
+      try {
+        prepared = await this.appender.prepare(entry, "the snapshot entry");
+      } catch (e) {
+        if (!isStateSyncError(e, "PAYLOAD_TOO_LARGE")) throw e;
+        this.expectChunked = true; // and from now on part 0 goes first (invariant 4)
+      }
+      if (prepared !== undefined) {
+        const outcome = await this.appender.appendConditional(prepared, base, {
+          timeoutMs: DEFAULT_OUTCOME_TIMEOUT_MS,
+        });
+        if (outcome.kind === "conflict") return { kind: "conflict" };
+        const stored = outcome.entry;
+        if (this.replica.revision === base) this.replica.consume([stored]);
+        else if (this.replica.revision < stored.revision)
+          await this.reader.catchUp(stored.revision);
+        this.status.assertUsable();
+        return { kind: "done", revision: stored.revision, truncateAt: stored.revision };
+      }
+    }
+    const start = await this.chunked.open(capture);
+    return start === undefined ? { kind: "conflict" } : { kind: "chunked", capture, start };
+  }
+
+  /** The rest of a chunked snapshot after part 0: checks the state, writes its text. */
+  private async finishChunked(capture: ChunkedCapture, start: ChunkedStart): Promise<Written> {
+    this.check(capture); // part 0 alone, left behind, is a no-op
+    const text = JSON.stringify(capture.state);
+    // A state that shrank goes back to one entry next time.
+    if (text.length * 3 < (await this.appender.limit()) / 2) this.expectChunked = false;
+    const written = await this.chunked.finish(capture, start, text);
+    if (this.replica.readPosition < written.revision) await this.reader.catchUp(written.revision);
     this.status.assertUsable();
-    return stored.revision;
+    return { kind: "done", revision: written.revision, truncateAt: written.start };
   }
 }
+
+/** Where a compaction ended up. */
+interface Written {
+  readonly kind: "done";
+  readonly revision: number;
+  /** Truncate before this revision (undefined: not known, leave the history). */
+  readonly truncateAt: number | undefined;
+}
+
+/** One attempt's outcome. */
+type Step =
+  | Written
+  | { readonly kind: "conflict" }
+  | { readonly kind: "chunked"; readonly capture: ChunkedCapture; readonly start: ChunkedStart };

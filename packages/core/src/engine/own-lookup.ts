@@ -80,10 +80,12 @@ export class OwnLookup {
     const unknown = (why: string): Lookup => ({ kind: "unknown", purged: true, why });
     const entry = await this.log.entryAt(first);
     const decoded = entry && decodeEntry(entry.data);
-    if (!decoded || !decoded.ok || decoded.entry.kind !== "snapshot") {
+    // A chunked snapshot's part 0 carries the same list (the log is truncated before it).
+    const start = decoded?.ok ? decoded.entry : undefined;
+    if (start?.kind !== "snapshot" && !(start?.kind === "part" && start.index === 0)) {
       return unknown(`the log was truncated after revision ${after} and holds no snapshot entry`);
     }
-    const snapshot = decoded.entry;
+    const snapshot = start;
     // Nothing of this state lies between `after` and a snapshot entry based on it.
     if (snapshot.base <= after) return { kind: "absent", tail: first };
     const recent = snapshot.recent ?? [];

@@ -7,6 +7,8 @@ import type { StatusHub } from "./status.js";
 
 /** Entries a catch-up hands to the replica together (one Immer draft when they allow it). */
 const READ_APPLY_BATCH = 256;
+/** ...or fewer when they hold this many bytes (a chunked snapshot's parts are 1 MB each). */
+const READ_APPLY_BYTES = 4 * 1024 * 1024;
 /** How long a catch-up lets a live follower deliver what it is about to, before reading (ms). */
 const FOLLOWER_GRACE_MS = 250;
 /** Short reads in a row (each overtaken by a compaction) before a catch-up gives up. */
@@ -88,9 +90,12 @@ export class Reader<S, C extends CommandMap<S>> {
 
   private async readOnce(target: number): Promise<void> {
     const batch: LogEntry[] = [];
-    for await (const entry of this.log.read(this.replica.revision + 1, target)) {
+    let bytes = 0;
+    for await (const entry of this.log.read(this.replica.readPosition + 1, target)) {
       batch.push(entry);
-      if (batch.length < READ_APPLY_BATCH) continue;
+      bytes += entry.data.byteLength;
+      if (batch.length < READ_APPLY_BATCH && bytes < READ_APPLY_BYTES) continue;
+      bytes = 0;
       this.replica.consume(batch.splice(0));
       if (this.status.stopped) return;
     }
@@ -113,7 +118,7 @@ export class Reader<S, C extends CommandMap<S>> {
   /** Starts the live follower at revision + 1 (no-op when one runs or the replica stopped). */
   startFollowing(): void {
     if (this.follower || this.status.stopped) return;
-    this.follower = this.log.follow(this.replica.revision + 1, {
+    this.follower = this.log.follow(this.replica.readPosition + 1, {
       onEntry: (entry) => {
         this.restartDelayMs = RESTART_MIN_MS;
         this.replica.consume([entry]);

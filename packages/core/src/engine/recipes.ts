@@ -1,4 +1,6 @@
-import { current, isDraft, produceWithPatches, type Patch } from "immer";
+import { current, isDraft, type Patch } from "immer";
+import { immer } from "../apply.js";
+import { deepFreeze } from "../freeze.js";
 import type { StoredPatch } from "../entry.js";
 import { StateSyncError } from "../errors.js";
 import { findNonJson } from "../json.js";
@@ -46,7 +48,8 @@ export class RecipeRunner<S, C extends CommandMap<S>> {
       let returned = false;
       try {
         let result: unknown;
-        const [produced, p] = produceWithPatches(next, (draft) => {
+        // statesync's Immer, frozen by `deepFreeze` (only the new containers: freeze.ts).
+        const [unfrozen, p] = immer.produceWithPatches(next, (draft) => {
           result = op.run(draft, ctx);
           returned = true;
           // A returned draft would be a revoked proxy once produce returns: hand back a copy.
@@ -59,6 +62,7 @@ export class RecipeRunner<S, C extends CommandMap<S>> {
             );
           }
         });
+        const produced = deepFreeze(unfrozen);
         if (p.length > 0) this.check(next, produced as S, p);
         next = produced as S;
         for (const patch of p) patches.push(patch as StoredPatch);

@@ -97,6 +97,14 @@ export class Replica<S, C extends CommandMap<S>> {
   get revision(): number {
     return this.replay.revision;
   }
+  /** The last revision read (past `revision` while entries wait for a chunked snapshot). */
+  get readPosition(): number {
+    return this.replay.readPosition;
+  }
+  /** See {@link Replay.lastStart}. */
+  get lastStart(): number | undefined {
+    return this.replay.lastStart;
+  }
   /** Whether the replica stands on a genesis entry, a snapshot entry or a restored snapshot. */
   get anchored(): boolean {
     return this.replay.anchored;
@@ -144,7 +152,7 @@ export class Replica<S, C extends CommandMap<S>> {
     const fresh: LogEntry[] = [];
     const decoded: Array<DecodeResult | undefined> = [];
     for (const entry of entries) {
-      if (entry.revision <= this.revision) continue;
+      if (entry.revision <= this.readPosition) continue;
       this.stats.entriesFetched += 1;
       this.stats.bytesFetched += entry.data.byteLength;
       fresh.push(entry);
@@ -156,14 +164,7 @@ export class Replica<S, C extends CommandMap<S>> {
     let stall: StateSyncError | undefined;
     for (const result of results) {
       if (result.kind === "stall") stall = result.error;
-      else if (result.kind === "skipped") {
-        this.stats.entriesSkipped += 1;
-        this.status.report(result.error);
-      } else if (result.kind === "applied") {
-        const kind = result.entry.kind;
-        if (kind === "update" || kind === "command") this.stats.entriesApplied += 1;
-        if (result.error) this.status.report(result.error);
-      }
+      else this.count(result);
     }
     const consumed = stall ? results.length - 1 : results.length;
     if (consumed > 0) {
@@ -180,6 +181,21 @@ export class Replica<S, C extends CommandMap<S>> {
       } catch (e) {
         this.status.stall(e as StateSyncError); // every replica of this version stops alike
       }
+    }
+  }
+
+  /** Counts and reports what one step did (and what a loaded chunked snapshot replayed). */
+  private count(result: StepResult): void {
+    if (result.kind === "skipped") {
+      this.stats.entriesSkipped += 1;
+      this.status.report(result.error);
+    } else if (result.kind === "pending") {
+      if (result.error) this.status.report(result.error);
+    } else if (result.kind === "applied") {
+      const kind = result.entry.kind;
+      if (kind === "update" || kind === "command") this.stats.entriesApplied += 1;
+      if (result.error) this.status.report(result.error);
+      for (const r of result.replayed ?? []) if (r.kind !== "stall") this.count(r);
     }
   }
 

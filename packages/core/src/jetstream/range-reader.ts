@@ -8,6 +8,16 @@ import { entryFromJsMsg, randomToken, withDeadline, type MessageIdCodec } from "
 
 /** Most messages one pull asks for. */
 export const READ_BATCH = 256;
+/**
+ * Bytes of entries one pull may bring, at most (roughly): the server delivers a pull as fast as
+ * it can, and a client that falls 64 MiB behind (`max_pending`) is cut off as a slow consumer.
+ * 256 entries of a chunked snapshot are 256 MiB (the benchmark's 100 MB cold start idled for
+ * seconds in reconnects and pull expiries), so pulls are sized by the largest entry seen so far,
+ * and the first one of a read asks for {@link FIRST_PULL} entries.
+ */
+const PULL_BYTES = 16 * 1024 * 1024;
+/** Messages the first pull of a read asks for, before any entry's size is known. */
+const FIRST_PULL = 16;
 /** Empty pulls in a row, while the stream says entries remain, after which a read fails. */
 const MAX_IDLE_PULLS = 3;
 /** New consumers a read starts when one falls behind the stream, before it fails. */
@@ -107,9 +117,11 @@ export async function* readRange(
     let count = 0;
     let idleRounds = 0;
     let restarts = 0;
+    let largest = 0; // bytes of the largest entry read so far (0: none yet)
     while (count < limit && next <= to) {
       const remaining = source.contiguous ? to - next + 1 : READ_BATCH;
-      const batch = Math.max(1, Math.min(READ_BATCH, limit - count, remaining));
+      const bySize = largest === 0 ? FIRST_PULL : Math.floor(PULL_BYTES / largest);
+      const batch = Math.max(1, Math.min(READ_BATCH, bySize, limit - count, remaining));
       try {
         messages = await withDeadline(
           consumer.fetch({ max_messages: batch, expires }),
@@ -144,7 +156,9 @@ export async function* readRange(
           }
           next = m.seq + 1;
           count += 1;
-          yield entryFromJsMsg(m, source.ids);
+          const entry = entryFromJsMsg(m, source.ids);
+          if (entry.data.byteLength > largest) largest = entry.data.byteLength;
+          yield entry;
           if (m.seq >= to || count >= limit) {
             finished = true;
             break;

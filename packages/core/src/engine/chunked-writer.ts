@@ -1,0 +1,175 @@
+import { sliceText, TextDigest } from "../chunked.js";
+import type { ChunkedSnapshotEntry, PartEntry, RecentEntry } from "../entry.js";
+import { isStateSyncError } from "../errors.js";
+import type { LogEntry } from "../log.js";
+import type { CommandMap, Model } from "../model.js";
+import { randomId } from "../prng.js";
+import type { Appender, Prepared } from "./appender.js";
+import { DEFAULT_OUTCOME_TIMEOUT_MS } from "./options.js";
+import type { Replica } from "./replica.js";
+
+/** Room an entry's envelope takes besides its data (ids, base, timestamps), bytes. */
+const ENVELOPE_BYTES = 512;
+
+/** What one chunked snapshot captured at its base. */
+export interface ChunkedCapture {
+  readonly base: number;
+  readonly model: Model<any, any>;
+  readonly state: unknown;
+  readonly recent: RecentEntry[];
+  readonly switchedFrom: number | undefined;
+}
+
+/** Part 0 as stored: the snapshot's id and the revision it starts at. */
+export interface ChunkedStart {
+  readonly id: string;
+  readonly revision: number;
+}
+
+/** A chunked snapshot written: its entry's revision, and where it starts (part 0). */
+export interface ChunkedWritten {
+  readonly revision: number;
+  readonly start: number;
+}
+
+/**
+ * Writes a chunked snapshot (docs/format.md, "Chunked snapshots"), in two steps so that the
+ * compactor can let its writer go between them:
+ * 1. `open`: part 0, empty, appended conditionally on `base` (small and sent at once, so it
+ *    wins its race with other writers as often as a small update does). A conflict is a value.
+ * 2. `finish`: the state's JSON text in parts 1..n, each as large as the log accepts, and the
+ *    snapshot entry naming them, all appended unconditionally (entries of other writers may
+ *    land between them: a reader that loads the snapshot replays those onto the state at
+ *    `base`). Each appended part the replica can consume at once is consumed, so its bytes are
+ *    not held.
+ * A writer that dies midway leaves parts no snapshot entry names: readers never use them, and
+ * the next compaction (based on a later revision) truncates them away.
+ */
+export class ChunkedWriter<S, C extends CommandMap<S>> {
+  constructor(
+    private readonly contiguous: boolean,
+    private readonly clientId: string,
+    private readonly replica: Replica<S, C>,
+    private readonly appender: Appender,
+  ) {}
+
+  /** Appends part 0 conditionally on `capture.base`: its entry, or undefined on a conflict. */
+  async open(capture: ChunkedCapture, id = randomId(16)): Promise<ChunkedStart | undefined> {
+    const prepared = await this.fitting(
+      (recent) => ({ ...this.part(capture.base, id, 0, ""), recent }),
+      capture.recent,
+      "part 0 of the snapshot",
+    );
+    const outcome = await this.appender.appendConditional(prepared, capture.base, {
+      timeoutMs: DEFAULT_OUTCOME_TIMEOUT_MS,
+    });
+    if (outcome.kind === "conflict") return undefined;
+    if (this.replica.revision === capture.base) this.replica.consume([outcome.entry]);
+    return { id, revision: outcome.entry.revision };
+  }
+
+  /** Appends the parts of `text` (the state's JSON) and the snapshot entry after part 0. */
+  async finish(
+    capture: ChunkedCapture,
+    start: ChunkedStart,
+    text: string,
+  ): Promise<ChunkedWritten> {
+    const id = start.id;
+    const digest = new TextDigest();
+    let index = 1;
+    let chars = 64 * 1024; // grows to what the log accepts after the first part
+    for (let pos = 0; pos < text.length; index++) {
+      const { prepared, slice } = await this.preparePart(capture.base, id, index, text, pos, chars);
+      digest.update(slice);
+      const stored = await this.appender.appendUnconditional(prepared, {
+        timeoutMs: DEFAULT_OUTCOME_TIMEOUT_MS,
+      });
+      this.consume(stored);
+      pos += slice.length;
+      const room = prepared.limit - ENVELOPE_BYTES;
+      chars = Math.max(
+        1,
+        Math.floor((slice.length * room) / Math.max(1, prepared.data.byteLength)),
+      );
+    }
+    const entry = (recent: RecentEntry[]): ChunkedSnapshotEntry => ({
+      v: 2,
+      kind: "snapshot",
+      base: capture.base,
+      ts: Date.now(),
+      client: this.clientId,
+      model: capture.model.name,
+      version: capture.model.version,
+      initialHash: capture.model.initialHash,
+      parts: { id, count: index, bytes: digest.bytes, sha256: digest.hex() },
+      recent,
+      ...(capture.switchedFrom !== undefined ? { from: capture.switchedFrom } : {}),
+    });
+    const prepared = await this.fitting(entry, capture.recent, "the chunked snapshot entry");
+    const stored = await this.appender.appendUnconditional(prepared, {
+      timeoutMs: DEFAULT_OUTCOME_TIMEOUT_MS,
+    });
+    this.consume(stored);
+    return { revision: stored.revision, start: start.revision };
+  }
+
+  /** The largest part from `pos` on that the log accepts, starting with `chars` characters. */
+  private async preparePart(
+    base: number,
+    id: string,
+    index: number,
+    text: string,
+    pos: number,
+    chars: number,
+  ): Promise<{ prepared: Prepared & { limit: number }; slice: string }> {
+    for (;;) {
+      const slice = sliceText(text, pos, chars);
+      try {
+        const prepared = await this.appender.prepare(
+          this.part(base, id, index, slice),
+          `part ${index} of the snapshot`,
+        );
+        return { prepared: { ...prepared, limit: await this.appender.limit() }, slice };
+      } catch (e) {
+        if (!isStateSyncError(e, "PAYLOAD_TOO_LARGE") || slice.length <= 1) throw e;
+        const { bytes, maxEntryBytes } = e.details as { bytes: number; maxEntryBytes: number };
+        const room = Math.max(1, maxEntryBytes - ENVELOPE_BYTES);
+        chars = Math.max(1, Math.floor((slice.length * room) / bytes));
+        if (chars >= slice.length) chars = slice.length - 1;
+      }
+    }
+  }
+
+  /**
+   * `build(recent)` prepared, with the oldest half of `recent` dropped while it is too large (a
+   * log with a small entry limit): a lookup that needs an id no longer listed then answers that
+   * the outcome is unknown, never a wrong one (engine/own-lookup.ts).
+   */
+  private async fitting(
+    build: (recent: RecentEntry[]) => PartEntry | ChunkedSnapshotEntry,
+    recent: RecentEntry[],
+    what: string,
+  ): Promise<Prepared> {
+    for (let kept = recent; ; kept = kept.slice(Math.ceil(kept.length / 2))) {
+      try {
+        return await this.appender.prepare(build(kept), what);
+      } catch (e) {
+        if (!isStateSyncError(e, "PAYLOAD_TOO_LARGE") || kept.length === 0) throw e;
+      }
+    }
+  }
+
+  private part(base: number, id: string, index: number, data: string): PartEntry {
+    return { v: 1, kind: "part", ts: Date.now(), client: this.clientId, id, index, base, data };
+  }
+
+  /**
+   * Consumes an entry this writer stored when it is surely the next one (a contiguous log, the
+   * replica right before it), so that its bytes are not held; otherwise the reader brings it.
+   */
+  private consume(stored: LogEntry): void {
+    if (this.contiguous && this.replica.readPosition === stored.revision - 1) {
+      this.replica.consume([stored]);
+    }
+  }
+}

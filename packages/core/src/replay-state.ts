@@ -1,0 +1,222 @@
+import { deepFreeze } from "./freeze.js";
+import {
+  MAX_RECENT,
+  type Entry,
+  type GenesisEntry,
+  type SnapshotEntry,
+  type SwitchEntry,
+} from "./entry.js";
+import { StateSyncError } from "./errors.js";
+import { findNonJson } from "./json.js";
+import type { LogEntry } from "./log.js";
+import type { CommandMap, Model } from "./model.js";
+import { logModelOf, migrateUp, modelOfVersion } from "./versions.js";
+
+/** What one {@link Replay.step} did. */
+export type StepResult =
+  /** Already consumed (revision not above the current one): nothing happened. */
+  | { kind: "ignored" }
+  /**
+   * Consumed and applied (or a no-op whose command failed: `error` is set). A chunked snapshot
+   * entry loaded from its parts lists what replaying the entries held since them did (`replayed`).
+   */
+  | { kind: "applied"; entry: Entry; error?: StateSyncError; replayed?: StepResult[] }
+  /**
+   * Held, the revision unchanged: the replica has no state to apply it to yet and waits for a
+   * chunked snapshot entry whose parts it holds (see `ChunkCollector`). `error`: a chunked
+   * snapshot entry refused (malformed parts), reported, not a stop.
+   */
+  | { kind: "pending"; error?: StateSyncError }
+  /** Consumed without effect because it is malformed (every replica skips it alike). */
+  | { kind: "skipped"; error: StateSyncError }
+  /** Not consumed: the replica must stop before it. */
+  | { kind: "stall"; error: StateSyncError };
+
+/**
+ * What a {@link Replay} stands on: the state in the log's model version, the revision, the
+ * anchor, the recent message ids, and the moves every rule ends in (advance, genesis, jump onto
+ * a starting point, skip, stall). `replay.ts` has the rules that choose between them.
+ */
+export class ReplayState<S, C extends CommandMap<S>> {
+  /** The state in the shape of the log's model version (`logModel`). */
+  logState: unknown;
+  /** The model of the version the log is at: `model`, or a predecessor while the log is older. */
+  logModel: Model<any, any>;
+  /** The version the log was at before its last switch entry (undefined: no switch seen). */
+  switchedFrom: number | undefined;
+  revision: number;
+  /** Whether a genesis or snapshot entry (or a restored snapshot) anchors the replay. */
+  anchored: boolean;
+  /** Message id of the entry at `revision`. */
+  messageId: string | undefined;
+  /** Kind of the entry at `revision` (undefined after a restore). */
+  lastKind: Entry["kind"] | undefined;
+  /**
+   * Where the last starting point consumed begins, so a compaction may truncate before it: a
+   * one-message snapshot or switch entry's own revision, a chunked snapshot's part 0 (undefined
+   * when this replay did not see it).
+   */
+  lastStart: number | undefined;
+  /** `[messageId, revision, timestamp]` of entries consumed recently (see `MAX_RECENT`). */
+  protected recent: Array<[string, number, number]> = [];
+  protected view: { revision: number; logState: unknown; state: S } | undefined;
+
+  constructor(
+    protected readonly model: Model<S, C>,
+    protected readonly contiguous: boolean,
+    from?: {
+      state: unknown;
+      revision: number;
+      messageId?: string | undefined;
+      version?: number;
+      switchedFrom?: number | undefined;
+    },
+  ) {
+    this.logModel = (from?.version !== undefined && modelOfVersion(model, from.version)) || model;
+    this.logState = from?.state ?? model.initial;
+    this.revision = from?.revision ?? 0;
+    this.anchored = from !== undefined;
+    this.messageId = from?.messageId;
+    this.switchedFrom = from?.switchedFrom;
+  }
+
+  /**
+   * The state as this model sees it: the log's state, migrated up while the log is at an older
+   * version (computed once per revision). Throws `VALIDATION` when the migration fails.
+   */
+  get state(): S {
+    if (this.logModel === this.model) return this.logState as S;
+    const v = this.view;
+    if (v && v.revision === this.revision && v.logState === this.logState) return v.state;
+    const state = migrateUp(this.model, this.logModel, this.logState);
+    this.view = { revision: this.revision, logState: this.logState, state };
+    return state;
+  }
+
+  /** Whether the log is at an older version of the model than this one. */
+  get legacy(): boolean {
+    return this.logModel !== this.model;
+  }
+
+  protected genesis(logEntry: LogEntry, entry: GenesisEntry): StepResult {
+    const model = logModelOf(this.model, entry);
+    if (model instanceof StateSyncError) return this.stall(model, logEntry);
+    const error = this.migrationError(model.initial, model, logEntry.revision);
+    if (error) return this.stall(error, logEntry);
+    this.setLogModel(model, model.initial);
+    this.switchedFrom = undefined;
+    this.anchored = true;
+    this.lastStart = logEntry.revision;
+    this.advance(logEntry, "genesis", entry.ts);
+    return { kind: "applied", entry };
+  }
+
+  /** A snapshot or switch entry: the state at its revision, whatever came before. */
+  protected jump(logEntry: LogEntry, entry: SnapshotEntry | SwitchEntry): StepResult {
+    const model = logModelOf(this.model, entry);
+    if (model instanceof StateSyncError) return this.stall(model, logEntry);
+    const valid = model.state.safeParse(entry.state);
+    const problem = valid.success ? findNonJson(entry.state) : "it fails the state schema";
+    if (problem !== undefined) {
+      const error = new StateSyncError(
+        "CORRUPT_ENTRY",
+        `${entry.kind} entry is invalid: ${problem}`,
+      );
+      const needed = !this.anchored || (this.contiguous && logEntry.revision !== this.revision + 1);
+      return needed ? this.stall(error, logEntry) : this.skip(logEntry, error);
+    }
+    const state = deepFreeze(entry.state);
+    const error = this.migrationError(state, model, logEntry.revision);
+    if (error) return this.stall(error, logEntry);
+    this.setLogModel(model, state);
+    // Snapshot entries carry it too, so a replica that starts after a compaction (or from a
+    // local snapshot) reads a command without `mv` as a replica that saw the switch does.
+    this.switchedFrom = entry.from;
+    this.anchored = true;
+    this.recent = (entry.recent ?? []).map((r) => [...r]);
+    this.lastStart = logEntry.revision;
+    this.advance(logEntry, entry.kind, entry.ts);
+    return { kind: "applied", entry };
+  }
+
+  protected setLogModel(model: Model<any, any>, state: unknown): void {
+    this.logModel = model;
+    this.logState = state;
+    if (this.view?.logState !== state) this.view = undefined;
+  }
+
+  /**
+   * While the log is at an older version: the error migrating `state` (of `model`) up to this
+   * model, or undefined (the migrated state is kept for `revision`). The replay then stops before
+   * the entry instead of standing on a revision it cannot show (found by a fresh-eyes trial: a
+   * stalled replica had moved to the revision whose state failed to migrate).
+   */
+  protected migrationError(
+    state: unknown,
+    model: Model<any, any>,
+    revision: number,
+  ): StateSyncError | undefined {
+    if (model === this.model) return undefined;
+    try {
+      this.view = { revision, logState: state, state: migrateUp(this.model, model, state) };
+      return undefined;
+    } catch (e) {
+      return e instanceof StateSyncError
+        ? e
+        : new StateSyncError("VALIDATION", `migrating failed: ${String(e)}`, { cause: e });
+    }
+  }
+
+  protected advance(logEntry: LogEntry, kind: Entry["kind"] | undefined, ts = 0): void {
+    this.revision = logEntry.revision;
+    this.messageId = logEntry.messageId;
+    this.lastKind = kind;
+    if (logEntry.messageId !== undefined) {
+      this.recent.push([logEntry.messageId, logEntry.revision, ts]);
+      if (this.recent.length > 2 * MAX_RECENT) this.recent = this.recent.slice(-MAX_RECENT);
+    }
+  }
+
+  /** The revision at which an entry with `messageId` was consumed recently, if it was. */
+  recentRevisionOf(messageId: string): number | undefined {
+    for (let i = this.recent.length - 1; i >= 0; i--) {
+      if (this.recent[i]![0] === messageId) return this.recent[i]![1];
+    }
+    return undefined;
+  }
+
+  /**
+   * The `recent` list a snapshot entry carries: the last {@link MAX_RECENT} entries with message
+   * ids, by revision. Never filtered by time: the writers' and the compactor's clocks need not
+   * agree (issue 10, case 2). It names every such entry from its oldest one on.
+   */
+  recentForSnapshot(): Array<[string, number, number]> {
+    return this.recent.slice(-MAX_RECENT);
+  }
+
+  protected skip(logEntry: LogEntry, error: StateSyncError): StepResult {
+    this.advance(logEntry, undefined);
+    return { kind: "skipped", error: withRevision(error, logEntry.revision) };
+  }
+
+  protected stall(error: StateSyncError, logEntry: LogEntry): StepResult {
+    return { kind: "stall", error: withRevision(error, logEntry.revision) };
+  }
+
+  protected truncated(next: number): StateSyncError {
+    return new StateSyncError(
+      "TRUNCATED",
+      `the log no longer holds the entries after revision ${this.revision} and no snapshot entry follows (next retained: ${next})`,
+      { details: { after: this.revision, next } },
+    );
+  }
+}
+
+/** A copy of `error` whose message and details name the entry's revision. */
+export function withRevision(error: StateSyncError, revision: number): StateSyncError {
+  if (error.details.revision === revision) return error;
+  return new StateSyncError(error.code, `${error.message} (entry at revision ${revision})`, {
+    cause: error.cause ?? error,
+    details: { ...error.details, revision },
+  });
+}

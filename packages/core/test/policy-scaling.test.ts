@@ -1,0 +1,66 @@
+import { describe, expect, it } from "vitest";
+import { MemoryLog, MemorySnapshotStore, type SnapshotRecord } from "@statesync/core";
+import { open } from "./fixtures.js";
+
+/** Compaction and local snapshot saving scale with the state's size (issue 13). */
+describe("policies that scale with the state", () => {
+  it("the default compaction thresholds grow with the last snapshot entry's state", async () => {
+    const run = async (itemBytes: number) => {
+      const log = new MemoryLog({ maxEntryBytes: 64 * 1024 * 1024 });
+      const a = await open(log, { compaction: { jitter: 0 } });
+      // 40 items: a state of 40 * itemBytes, written as one compaction's snapshot entry.
+      for (let i = 0; i < 40; i++) await a.update((d) => void d.items.push("x".repeat(itemBytes)));
+      await a.compact();
+      const before = a.stats.compactions;
+      for (let i = 0; i < 1_500; i++) await a.update("increment", { by: 1 });
+      const automatic = a.stats.compactions - before;
+      await a.close();
+      return automatic;
+    };
+    // A 40 KB state compacts by default after 1,000 entries; a 4 MB one only after 4,096.
+    expect(await run(1_000)).toBeGreaterThanOrEqual(1);
+    expect(await run(100_000)).toBe(0);
+  });
+
+  it("explicit thresholds are kept as given whatever the state's size", async () => {
+    const log = new MemoryLog({ maxEntryBytes: 64 * 1024 * 1024 });
+    const a = await open(log, { compaction: { everyEntries: 100, jitter: 0 } });
+    for (let i = 0; i < 40; i++) await a.update((d) => void d.items.push("x".repeat(100_000)));
+    await a.compact();
+    const before = a.stats.compactions;
+    for (let i = 0; i < 250; i++) await a.update("increment", { by: 1 });
+    expect(a.stats.compactions - before).toBeGreaterThanOrEqual(1);
+    await a.close();
+  });
+
+  it("automatic local saves start no sooner than ten times the last save's duration after it", async () => {
+    const starts: Array<{ at: number; took: number }> = [];
+    const inner = new MemorySnapshotStore();
+    const slow = {
+      load: (k: string) => inner.load(k),
+      delete: (k: string) => inner.delete(k),
+      async save(k: string, r: SnapshotRecord) {
+        const at = Date.now();
+        await new Promise((resolve) => setTimeout(resolve, 40));
+        await inner.save(k, r);
+        starts.push({ at, took: Date.now() - at });
+      },
+    };
+    const log = new MemoryLog();
+    const a = await open(log, { snapshots: slow, compaction: false });
+    await open(log.handle(), { compaction: false }).then(async (w) => {
+      const until = Date.now() + 1_500;
+      while (Date.now() < until) {
+        await w.updateUnconditionally("increment", { by: 1 });
+        await new Promise((resolve) => setTimeout(resolve, 1)); // lets the follower deliver
+      }
+      await w.close();
+    });
+    await a.close();
+    const auto = starts.slice(0, -1); // the last is the save on close
+    expect(auto.length).toBeGreaterThanOrEqual(2);
+    for (let i = 1; i < auto.length; i++) {
+      expect(auto[i]!.at - auto[i - 1]!.at).toBeGreaterThanOrEqual(10 * auto[i - 1]!.took - 5);
+    }
+  });
+});

@@ -1,0 +1,123 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import {
+  defineModel,
+  openSynchronizer,
+  startNatsServer,
+  stateHash,
+  type NatsServer,
+} from "@statesync/node";
+import { uniqueStream } from "./helpers.js";
+
+/** A state of named blobs: a few commands make it larger than one message. */
+const blobs = defineModel({
+  name: "blobs",
+  state: z.object({ count: z.number().int(), items: z.record(z.string(), z.string()) }),
+  initial: { count: 0, items: {} },
+  commands: {
+    put: {
+      args: z.object({ key: z.string(), value: z.string() }),
+      apply(draft, { key, value }) {
+        draft.items[key] = value;
+      },
+    },
+    increment: {
+      args: z.object({}),
+      apply(draft) {
+        draft.count += 1;
+      },
+    },
+  },
+});
+
+const noAuto = { compaction: false, snapshots: false } as const;
+/** About 50 KB of text per blob, with characters JSON escapes and one outside the BMP. */
+const blob = (i: number) => `${i} "q" \\ é 😀 ${"abcdefghij".repeat(5_000)}`;
+
+describe("chunked snapshots on nats-server", () => {
+  let server: NatsServer; // default max_payload: 1 MiB
+  let small: NatsServer; // max_payload 64 KiB: many parts from a small state
+  beforeAll(async () => {
+    [server, small] = await Promise.all([
+      startNatsServer(),
+      startNatsServer({ extraConfig: "max_payload: 65536" }),
+    ]);
+  });
+  afterAll(async () => {
+    await Promise.all([server?.stop(), small?.stop()]);
+  });
+
+  it("compacts a state larger than max_payload (1 MiB) in parts that a fresh client loads", async () => {
+    const stream = uniqueStream("CHUNK");
+    const a = await openSynchronizer({ servers: server.url, stream, model: blobs, ...noAuto });
+    const follower = await openSynchronizer({
+      servers: server.url,
+      stream,
+      model: blobs,
+      ...noAuto,
+    });
+    for (let i = 0; i < 50; i++)
+      await a.updateUnconditionally("put", { key: `k${i}`, value: blob(i) });
+    await a.synced();
+    expect(JSON.stringify(a.state).length).toBeGreaterThan(2 * 1024 * 1024);
+    const { revision } = await a.compact();
+    const history = await a.history();
+    expect(history[0]!.kind).toBe("part");
+    expect(history.filter((h) => h.kind === "part").length).toBeGreaterThanOrEqual(3);
+    expect(history.at(-1)).toMatchObject({ kind: "snapshot", revision });
+    for (const h of history) expect(h.bytes).toBeLessThanOrEqual(1024 * 1024);
+    const fresh = await openSynchronizer({ servers: server.url, stream, model: blobs, ...noAuto });
+    expect(fresh.revision).toBe(revision);
+    expect(stateHash(fresh.state)).toBe(stateHash(a.state));
+    expect(fresh.stats.entriesApplied).toBe(0); // loaded, not replayed
+    await follower.waitFor(revision);
+    expect(stateHash(follower.state)).toBe(stateHash(a.state));
+    expect(stateHash(await fresh.stateAt(revision))).toBe(stateHash(a.state));
+    await Promise.all([a.close(), follower.close(), fresh.close()]);
+  });
+
+  it.each([
+    ["own stream", undefined],
+    ["shared stream", "tenant.one"],
+  ])(
+    "completes under a concurrent writer and a catch-up racing it (%s, max_payload 64 KiB)",
+    async (_, key) => {
+      const stream = uniqueStream("CHUNKW");
+      const opts = { servers: small.url, stream, model: blobs, ...noAuto, ...(key ? { key } : {}) };
+      const a = await openSynchronizer(opts);
+      const w = await openSynchronizer(opts);
+      const behind = await openSynchronizer({ ...opts, live: false });
+      for (let i = 0; i < 12; i++)
+        await a.updateUnconditionally("put", { key: `k${i}`, value: blob(i) });
+      await a.compact(); // one more entry than fits: parts from here on
+      await w.synced();
+      let writing = true;
+      const writes = (async () => {
+        let n = 0;
+        while (writing || n < 20) {
+          await w.updateUnconditionally("increment", {});
+          if (n % 4 === 0) await w.update((d) => void (d.items[`w${n}`] = "x"));
+          n += 1;
+        }
+        return n;
+      })();
+      await a.updateUnconditionally("put", { key: "last", value: blob(99) });
+      const { revision } = await a.compact();
+      writing = false;
+      const n = await writes;
+      await Promise.all([a.synced(), w.synced()]);
+      const history = await a.history();
+      expect(history[0]!.kind).toBe("part");
+      expect(history.some((h) => h.kind === "snapshot" && h.revision === revision)).toBe(true);
+      // The replica that had read nothing since the start catches up across the truncation.
+      await behind.fetchUpdates();
+      const fresh = await openSynchronizer(opts);
+      for (const r of [behind, fresh, a]) {
+        expect(r.revision).toBe(w.revision);
+        expect(stateHash(r.state)).toBe(stateHash(w.state));
+      }
+      expect(fresh.state.count).toBe(n);
+      await Promise.all([a, w, behind, fresh].map((r) => r.close()));
+    },
+  );
+});
