@@ -46,7 +46,9 @@ test("clients go offline when the server stops, then reconnect and lose no commi
   const todo = pages[0]!.locator('[data-list-id="todo"]');
   await todo.getByPlaceholder("New card").fill("typed offline");
   await todo.getByRole("button", { name: "Add" }).click();
-  await expect(pages[0]!.getByRole("status")).toHaveText(/Offline: this edit is sent when/);
+  await expect(pages[0]!.getByTestId("waiting")).toHaveText(
+    "Offline: 1 edit waits for the server.",
+  );
 
   await natsServer.restart();
   for (const page of pages) await expect(page.getByTestId("status")).toHaveText("live");

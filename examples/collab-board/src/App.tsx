@@ -1,44 +1,42 @@
-import { useSynchronizedState } from "@statesync/browser/react";
-import { useCallback, useState } from "react";
+import { useSynchronizedState, useSyncStatus } from "@statesync/browser/react";
 import { AddForm } from "./AddForm.js";
 import { newId } from "./board-model.js";
 import { ListColumn } from "./ListColumn.js";
 import type { BoardSync } from "./open-board.js";
-import type { RunCommand } from "./run-command.js";
 import { StatusBar } from "./StatusBar.js";
+import { useEdits } from "./use-edits.js";
 
-/** The board page: status bar, a notice line for failed edits and warnings, the lists. */
+/** The board page: status bar, notices (failed edits, warnings), the lists. */
 export function App(props: { sync: BoardSync; name: string; warning: string | undefined }) {
   const { sync } = props;
   const lists = useSynchronizedState(sync, (board) => board.lists);
-  const [notice, setNotice] = useState<string | undefined>(undefined);
-  const run = useCallback<RunCommand>(
-    (command, args) => {
-      // Offline, an edit waits for the server (up to outcomeTimeoutMs, 30 s) and commits if it
-      // comes back in time: say so, and clear it once the edit is through.
-      const waiting =
-        sync.status === "live" ? undefined : "Offline: this edit is sent when the server is back";
-      setNotice(waiting);
-      sync.update(command, args).then(
-        () => setNotice((shown) => (shown === waiting ? undefined : shown)),
-        (err: unknown) => {
-          setNotice(`Could not ${command}: ${err instanceof Error ? err.message : String(err)}`);
-        },
-      );
-    },
-    [sync],
-  );
+  const { run, notices, unanswered, dismiss } = useEdits(sync);
+  const status = useSyncStatus(sync);
+  const waiting = status === "live" || unanswered === 0 ? undefined : unanswered;
   return (
     <main>
       <header className="top">
         <h1>Board “{props.name}”</h1>
         <StatusBar sync={sync} />
       </header>
-      {(notice ?? props.warning) && (
+      {props.warning && (
         <p className="notice" role="status">
-          {notice ?? props.warning}
+          {props.warning}
         </p>
       )}
+      {waiting !== undefined && (
+        <p className="notice" role="status" data-testid="waiting">
+          {`${status === "offline" ? "Offline" : "Not connected yet"}: ${waiting} ${waiting === 1 ? "edit waits" : "edits wait"} for the server.`}
+        </p>
+      )}
+      {notices.map((notice) => (
+        <p className="notice" role="status" key={notice.id}>
+          {notice.text}
+          <button className="dismiss" title="Dismiss" onClick={() => dismiss(notice.id)}>
+            ✕
+          </button>
+        </p>
+      ))}
       <div className="lists">
         {lists.map((list) => (
           <ListColumn key={list.id} list={list} lists={lists} run={run} />

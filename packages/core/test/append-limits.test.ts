@@ -42,9 +42,9 @@ describe("an update that never reached the log says how long it waited (issue 12
     const a = await open(log, { compaction: false });
     log.setOffline(true);
     const started = Date.now();
-    const error = (await a.update("increment", { by: 1 }, { outcomeTimeoutMs: 300 }).catch(
-      (e: unknown) => e,
-    )) as StateSyncError;
+    const error = (await a
+      .update("increment", { by: 1 }, { outcomeTimeoutMs: 300 })
+      .catch((e: unknown) => e)) as StateSyncError;
     const elapsed = Date.now() - started;
     expect(error.code).toBe("UNAVAILABLE");
     const waited = error.details.waitedMs as number;
