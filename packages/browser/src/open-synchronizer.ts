@@ -1,5 +1,7 @@
 import {
   bindJetStreamModule,
+  createSynchronizer,
+  jetStreamSnapshotKey,
   openJetStreamSynchronizer,
   StateSyncError,
   type CommandMap,
@@ -11,10 +13,11 @@ import {
 } from "@statesync/core";
 import type { ConnectionOptions, NatsConnection } from "nats.ws";
 import { z } from "zod/v4";
-import { connectInBackground, type BackgroundConnection } from "./background-connect.js";
+import { connectInBackground } from "./background-connect.js";
 import { IndexedDbSnapshotStore, type SnapshotStoreWarning } from "./indexeddb-snapshot-store.js";
 import { keepSnapshotCurrent } from "./keep-snapshot-current.js";
 import { saveSnapshotOnHide } from "./save-on-hide.js";
+import { openTabLog, savedByLeader, tabSupport } from "./tabs/open-tab-log.js";
 
 /**
  * Options of {@link openSynchronizer}: those of core's `OpenJetStreamOptions` (stream, key,
@@ -70,6 +73,14 @@ export interface OpenSynchronizerOptions<S, C extends CommandMap<S>> extends Omi
    * without waiting for the server; `"synced"`: once caught up (or offline).
    */
   waitFor?: "synced" | "restored";
+  /**
+   * Share one connection among the tabs of this origin that open the same state on the same
+   * `servers` (docs/offline.md, "Tabs"): one tab leads (Web Locks) and holds the connection, the
+   * others reach the log through it over a `BroadcastChannel`; each tab stays a full replica.
+   * Default true with `servers` where Web Locks, `BroadcastChannel` and `localStorage` exist;
+   * false (or a given `connection`): this tab connects by itself.
+   */
+  tabs?: boolean;
 }
 
 const wsUrl = z
@@ -89,6 +100,7 @@ const optionsSchema = z
     onWarning: fn.optional(),
     keepSnapshotCurrent: z.boolean().optional(),
     saveOnHide: z.boolean().optional(),
+    tabs: z.boolean().optional(),
   })
   .refine((o) => (o.servers === undefined) !== (o.connection === undefined), {
     message: "give exactly one of servers and connection",
@@ -128,35 +140,65 @@ export async function openSynchronizer<S, C extends CommandMap<S>>(
     keepSnapshotCurrent: keepCurrent,
     saveOnHide,
     waitFor,
+    tabs,
     ...rest
   } = options;
   const saveAfterApply = (keepCurrent ?? true) && snapshots !== false;
-  // Throws VALIDATION now for a v3 connection without `jetstream` (a promise rejects later).
-  const given = connection === undefined ? undefined : bindJetStreamModule(connection, jetstream);
-  let owned: BackgroundConnection<NatsConnection> | undefined;
-  if (servers !== undefined) {
-    owned = connectInBackground({
-      name: `statesync${rest.clientId ? `-${rest.clientId}` : ""}`,
-      ...connectOptions,
-      servers,
-    });
-  }
+  const support = servers !== undefined && tabs !== false ? tabSupport() : undefined;
   const ownedStore =
     snapshots === undefined ? new IndexedDbSnapshotStore({ onWarning }) : undefined;
   const stops: Array<() => void> = [];
-  const sync = await openJetStreamSynchronizer<S, C>({
-    ...rest,
-    snapshotEvery: rest.snapshotEvery ?? (saveAfterApply ? 0 : undefined),
-    connection: owned ? owned.connection : given!,
-    snapshots: ownedStore ?? snapshots,
-    waitFor: waitFor ?? "restored",
-    connectionErrors: owned ? (report) => owned.errors(report) : undefined,
-    closeConnection: async () => {
-      for (const stop of stops.splice(0)) stop();
-      await owned?.cancel().catch(() => undefined);
-      await ownedStore?.close();
-    },
-  });
+  const release = async () => {
+    for (const stop of stops.splice(0)) stop();
+    await ownedStore?.close();
+  };
+  const connect = {
+    name: `statesync${rest.clientId ? `-${rest.clientId}` : ""}`,
+    ...connectOptions,
+    servers: servers!,
+  };
+  let sync: StateSynchronizer<S, C>;
+  if (support) {
+    const { stream, key, subjectPrefix, create, replicas, requestTimeoutMs, ...engine } = rest;
+    const snapshotKey = engine.snapshotKey ?? jetStreamSnapshotKey({ stream, key, subjectPrefix });
+    const layout = { stream, key, subjectPrefix, create, replicas, requestTimeoutMs };
+    const name = `statesync:${[servers!].flat().join(",")}:${snapshotKey}`;
+    const tab = openTabLog(name, support, connect, layout);
+    const store = ownedStore ?? snapshots;
+    try {
+      sync = await createSynchronizer<S, C>({
+        ...engine,
+        log: tab.log,
+        ownsLog: true,
+        snapshotKey,
+        snapshots: store ? savedByLeader(store, tab.log) : false,
+        snapshotEvery: engine.snapshotEvery ?? (saveAfterApply ? 0 : undefined),
+        waitFor: waitFor ?? "restored",
+        connectionErrors: tab.connectionErrors,
+        onClose: release,
+      });
+    } catch (err) {
+      await tab.log.close();
+      await release();
+      throw err;
+    }
+  } else {
+    // Throws VALIDATION now for a v3 connection without `jetstream` (a promise rejects later).
+    const given = connection === undefined ? undefined : bindJetStreamModule(connection, jetstream);
+    const owned = servers === undefined ? undefined : connectInBackground(connect);
+    sync = await openJetStreamSynchronizer<S, C>({
+      ...rest,
+      snapshotEvery: rest.snapshotEvery ?? (saveAfterApply ? 0 : undefined),
+      connection: owned ? owned.connection : given!,
+      snapshots: ownedStore ?? snapshots,
+      waitFor: waitFor ?? "restored",
+      connectionErrors: owned ? (report) => owned.errors(report) : undefined,
+      closeConnection: async () => {
+        await release();
+        await owned?.cancel().catch(() => undefined);
+      },
+    });
+  }
   if (saveAfterApply) stops.push(keepSnapshotCurrent(sync));
   if (saveOnHide ?? true) stops.push(saveSnapshotOnHide(sync));
   return sync;
