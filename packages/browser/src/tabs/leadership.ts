@@ -45,12 +45,17 @@ export interface LeadershipOptions {
  * 1. `leading` is true only while the token is this tab's (checked every beat and before appends).
  * 2. An epoch is never taken twice by one tab, and each new leader takes one above the token's.
  * 3. A tab that stops leading releases the lock and queues for it again (unless closed).
+ * 4. A tab that was frozen itself (its beat timer fell behind by more than `DEAD_MS`) takes no
+ *    one for dead until it has listened for `DEAD_MS` again: it would otherwise take the lead
+ *    from a live leader whose beats were waiting in its own queue (seen in e2e: epoch 3).
  */
 export class Leadership {
   leading = false;
   epoch = 0;
   private readonly heard = new Map<string, number>();
-  private readonly started = Date.now();
+  /** Since when this tab has been watching (reset after it was frozen itself). */
+  private started = Date.now();
+  private lastTick = Date.now();
   private lockHeld = false;
   private releaseLock: (() => void) | undefined;
   private timer: ReturnType<typeof setInterval> | undefined;
@@ -97,6 +102,12 @@ export class Leadership {
     return Date.now() - (this.heard.get(tabId) ?? this.started) <= within;
   }
 
+  /** Gives the lead up now (the page is being left): the token, then the lock. */
+  resign(): void {
+    if (this.leading && this.stillLeads()) this.o.tokens.removeItem(this.o.name);
+    this.stepDown();
+  }
+
   /** Stops: gives the token up if it is this tab's, and releases the lock. */
   close(): void {
     this.closed = true;
@@ -127,6 +138,14 @@ export class Leadership {
 
   private tick(): void {
     if (this.closed) return;
+    const now = Date.now();
+    if (now - this.lastTick > DEAD_MS) {
+      // This tab was frozen itself: what it heard is old, and the beats that came meanwhile are
+      // still queued. Judge nobody dead until it has listened again for DEAD_MS (invariant 4).
+      this.started = now;
+      this.heard.clear();
+    }
+    this.lastTick = now;
     if (this.leading) {
       this.stillLeads();
       return;

@@ -93,7 +93,20 @@ export class TabLog implements RevisionedLog {
     });
     this.leadership.start();
     this.timer = setInterval(() => this.beat(), BEAT_MS);
+    globalThis.addEventListener?.("pagehide", this.onPageHide);
   }
+
+  /**
+   * A page being left (a reload, a closed tab) gives the lead up at once, so the next tab need
+   * not wait `DEAD_MS` for its beats to stop. A page kept in the back-forward cache comes back
+   * as a follower.
+   */
+  private readonly onPageHide = () => {
+    if (!this.leading) return;
+    const epoch = this.leadership.epoch;
+    this.leadership.resign();
+    this.post({ t: "bye", from: this.tabId, epoch });
+  };
 
   /** True while this tab leads (holds the connection). */
   get leading(): boolean {
@@ -168,6 +181,7 @@ export class TabLog implements RevisionedLog {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.timer);
+    globalThis.removeEventListener?.("pagehide", this.onPageHide);
     const epoch = this.leadership.epoch;
     const wasLeading = this.leading;
     this.leadership.close();
