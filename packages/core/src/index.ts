@@ -29,6 +29,13 @@ export {
 } from "./snapshot-store.js";
 export { MemorySnapshotStore } from "./memory-snapshot-store.js";
 export {
+  pendingRecordSchema,
+  type PendingStore,
+  type PendingQueue,
+  type PendingRecord,
+} from "./pending/pending-store.js";
+export { MemoryPendingStore } from "./pending/memory-pending-store.js";
+export {
   defineModel,
   type Model,
   type ModelDefinition,
