@@ -226,7 +226,7 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
       op.reject(
         new StateSyncError(error.code, `${error.message}; the update stays queued`, {
           cause: error,
-          details: { id: op.seq, queued: op.persisted && this.durable },
+          details: { id: op.seq, queued: op.persisted, durable: op.persisted && this.durable },
         }),
       );
     }
