@@ -169,7 +169,12 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
       () => ({ id: seq, durable: persisted && this.durable }),
       (e: unknown) => {
         const error = queueFailed(e);
-        if (op.state === "queued") this.remove([op], false).catch(() => undefined);
+        if (op.state === "queued") {
+          void this.remove([op], true).then(
+            () => this.drainedCheck(),
+            () => undefined,
+          );
+        }
         op.reject(error);
         throw error;
       },
@@ -202,6 +207,7 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
     op.reject(
       new StateSyncError("ABORTED", `pending update ${id} was discarded`, { details: { id } }),
     );
+    this.drainedCheck();
     return true;
   }
 
@@ -214,6 +220,7 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
         new StateSyncError("ABORTED", "the pending queue was cleared", { details: { id: op.seq } }),
       );
     }
+    this.drainedCheck();
     return ops.length;
   }
 
@@ -389,6 +396,7 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
       false,
     );
     for (const [op, value] of done) op.resolve(value);
+    this.drainedCheck();
   }
 
   private async refuse(refused: ReadonlyArray<[PendingOp, unknown]>): Promise<void> {
@@ -407,6 +415,7 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
       op.reject(error);
       this.p.status.refused(error, update);
     }
+    this.drainedCheck();
   }
 
   /** Takes ops out of the queue and the store (one delete); announces an empty queue. */
@@ -424,11 +433,14 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
         if (!this.p.status.closed) this.p.status.report(queueFailed(e));
       });
     }
-    if (this.ops.length === 0) {
-      for (const w of this.drainWaiters) w.resolve();
-      this.drainWaiters.clear();
-      this.p.status.drained();
-    }
+  }
+
+  /** Announces an empty queue, once its callers have been told (call after settling them). */
+  private drainedCheck(): void {
+    if (this.ops.length > 0) return;
+    for (const w of this.drainWaiters) w.resolve();
+    this.drainWaiters.clear();
+    this.p.status.drained();
   }
 
   /** The replica stopped: callers learn why; their records stay stored for the next opener. */
