@@ -1,10 +1,13 @@
 import { z } from "zod/v4";
 import { StateSyncError } from "./errors.js";
 import type { Entry } from "./entry-types.js";
+import { MAX_ORIGINS } from "./pending/origins.js";
 
 export type {
   CommandEntry,
   Entry,
+  EntryOrigin,
+  OriginRow,
   GenesisEntry,
   IntentEntry,
   RecentEntry,
@@ -76,6 +79,14 @@ const recentSchema = z
   .max(MAX_RECENT)
   .optional();
 
+/** Origins: 1-64 printable ASCII characters (see `PendingQueue.origin`). */
+const originIdSchema = z.string().regex(/^[!-~]{1,64}$/);
+const originSchema = z.tuple([originIdSchema, z.number().int().positive()]).optional();
+const originsSchema = z
+  .array(z.tuple([originIdSchema, z.number().int().positive(), z.number().int().nonnegative()]))
+  .max(MAX_ORIGINS)
+  .optional();
+
 const entrySchema: z.ZodType<Entry> = z.discriminatedUnion("kind", [
   z.object({
     ...common,
@@ -91,6 +102,7 @@ const entrySchema: z.ZodType<Entry> = z.discriminatedUnion("kind", [
     seed: z.number().int().nonnegative().max(0xffffffff),
     patches: z.array(patchSchema),
     commands: z.array(commandCallSchema).optional(),
+    origin: originSchema,
   }),
   z.object({
     ...common,
@@ -103,6 +115,7 @@ const entrySchema: z.ZodType<Entry> = z.discriminatedUnion("kind", [
     recent: recentSchema,
     /** The version the log was at before its last switch (so commands without `mv` after it are read alike). */
     from: z.number().int().nonnegative().optional(),
+    origins: originsSchema,
   }),
   z.object({
     ...common,
@@ -112,6 +125,7 @@ const entrySchema: z.ZodType<Entry> = z.discriminatedUnion("kind", [
     args: z.unknown(),
     /** The writer's model version (absent: a writer of the version before the last switch). */
     mv: z.number().int().nonnegative().optional(),
+    origin: originSchema,
   }),
   z.object({ ...common, kind: z.literal("intent") }),
   z.object({
@@ -129,6 +143,7 @@ const entrySchema: z.ZodType<Entry> = z.discriminatedUnion("kind", [
     /** The state at `base` migrated to `version`. */
     state: z.unknown(),
     recent: recentSchema,
+    origins: originsSchema,
   }),
 ]);
 

@@ -13,6 +13,7 @@ import { StateSyncError } from "./errors.js";
 import { findNonJson } from "./json.js";
 import type { LogEntry } from "./log.js";
 import type { CommandMap, Model } from "./model.js";
+import { Origins } from "./pending/origins.js";
 import { commandForLog, logModelOf, migrateUp, modelOfVersion, writerVersion } from "./versions.js";
 
 /** What one {@link Replay.step} did. */
@@ -57,6 +58,8 @@ export class Replay<S, C extends CommandMap<S>> {
   messageId: string | undefined;
   /** Kind of the entry at `revision` (undefined after a restore). */
   lastKind: Entry["kind"] | undefined;
+  /** The table of applied origins (`pending/origins.ts`): skips re-sent queued updates. */
+  origins: Origins;
   /** `[messageId, revision, timestamp]` of entries consumed recently (see `MAX_RECENT`). */
   private recent: Array<[string, number, number]> = [];
 
@@ -71,8 +74,10 @@ export class Replay<S, C extends CommandMap<S>> {
       messageId?: string | undefined;
       version?: number;
       switchedFrom?: number | undefined;
+      origins?: ReadonlyArray<readonly [string, number, number]> | undefined;
     },
   ) {
+    this.origins = new Origins(from?.origins);
     this.logModel = (from?.version !== undefined && modelOfVersion(model, from.version)) || model;
     this.logState = from?.state ?? model.initial;
     this.revision = from?.revision ?? 0;
@@ -136,6 +141,11 @@ export class Replay<S, C extends CommandMap<S>> {
         ),
       );
     }
+    if (this.origins.isDuplicate(entry.origin)) {
+      // A queued update re-sent after its first append landed: consumed without effect.
+      this.advance(logEntry, entry.kind, entry.ts);
+      return { kind: "applied", entry };
+    }
     let applied: Entry = entry;
     if (entry.kind === "command") {
       const call = commandForLog(this.logModel, this.switchedFrom, entry);
@@ -149,6 +159,7 @@ export class Replay<S, C extends CommandMap<S>> {
       if (error) return this.stall(error, logEntry);
       this.logState = outcome.state;
     }
+    this.origins.note(entry.origin, logEntry.revision);
     this.advance(logEntry, entry.kind, entry.ts);
     return outcome.kind === "noop"
       ? { kind: "applied", entry, error: withRevision(outcome.error, logEntry.revision) }
@@ -172,6 +183,7 @@ export class Replay<S, C extends CommandMap<S>> {
         if (state !== undefined) {
           this.logState = state;
           for (const item of run) {
+            this.origins.note(item.entry.origin, item.revision);
             this.advance(entries[i]!, item.entry.kind, item.entry.ts);
             results.push({ kind: "applied", entry: item.entry });
             i += 1;
@@ -200,6 +212,7 @@ export class Replay<S, C extends CommandMap<S>> {
     // An older log version is replayed entry by entry: each state must migrate (`step`).
     if (!this.anchored || this.legacy) return run;
     let revision = this.revision;
+    const origins = new Map<string, number>(); // the highest seq of each origin in the run
     for (let i = start; i < entries.length; i++) {
       const logEntry = entries[i]!;
       if (logEntry.revision <= revision) break;
@@ -213,6 +226,12 @@ export class Replay<S, C extends CommandMap<S>> {
         break;
       const item = batchItem(this.logModel, d.entry, logEntry.revision);
       if (item === undefined) break;
+      const origin = item.entry.origin;
+      if (origin !== undefined) {
+        // A duplicate is consumed alone, by `step`.
+        if (origin[1] <= (origins.get(origin[0]) ?? this.origins.get(origin[0])?.seq ?? 0)) break;
+        origins.set(origin[0], origin[1]);
+      }
       run.push(item);
       revision = logEntry.revision;
     }
@@ -254,6 +273,7 @@ export class Replay<S, C extends CommandMap<S>> {
     this.switchedFrom = entry.from;
     this.anchored = true;
     this.recent = (entry.recent ?? []).map((r) => [...r]);
+    this.origins = new Origins(entry.origins);
     this.advance(logEntry, entry.kind, entry.ts);
     return { kind: "applied", entry };
   }
@@ -303,13 +323,20 @@ export class Replay<S, C extends CommandMap<S>> {
    * next one (`base` is the current revision, and in a contiguous log it is `revision + 1`).
    * Returns false, changing nothing, otherwise.
    */
-  adopt(logEntry: LogEntry, base: number, ts: number, state: S): boolean {
+  adopt(
+    logEntry: LogEntry,
+    base: number,
+    ts: number,
+    state: S,
+    origin?: [string, number] | undefined,
+  ): boolean {
     if (!this.anchored || base !== this.revision || logEntry.revision <= this.revision) {
       return false;
     }
     if (this.contiguous && logEntry.revision !== this.revision + 1) return false;
     if (this.legacy) return false; // a writer switches the log to its version first
     this.logState = state;
+    this.origins.note(origin, logEntry.revision);
     this.advance(logEntry, "update", ts);
     return true;
   }

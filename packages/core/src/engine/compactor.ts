@@ -158,6 +158,7 @@ export class Compactor<S, C extends CommandMap<S>> {
       state,
       recent: this.replica.recentForSnapshot(),
       ...(this.replica.switchedFrom !== undefined ? { from: this.replica.switchedFrom } : {}),
+      ...(this.replica.origins.size > 0 ? { origins: this.replica.origins.toRows() } : {}),
     };
     const prepared = await this.appender.prepare(entry, "the snapshot entry");
     const outcome = await this.appender.appendConditional(prepared, base, {
