@@ -25,7 +25,10 @@ test("a page opened while the server is down says offline, and its edit goes thr
   const todo = page.locator('[data-list-id="todo"]');
   await todo.getByPlaceholder("New card").fill("typed while the server was down");
   await todo.getByRole("button", { name: "Add" }).click();
-  await expect(page.getByTestId("waiting")).toHaveText("Offline: 1 edit waits for the server.");
+  await expect(page.getByTestId("pending")).toHaveText(
+    /^Offline: 1 edit not sent yet \(saved on this device\)/,
+  );
+  await expect(page.getByTestId("card")).toHaveAttribute("data-pending", "true");
 
   await natsServer.restart();
   await expect(page.getByTestId("status")).toHaveText("live");

@@ -61,7 +61,9 @@ export function noticeForFailure(command: string, error: unknown): Notice {
       clears: "live",
     };
   }
-  const reason = error instanceof Error ? error.message : String(error);
+  // A queued edit refused when it was sent: the reason is its cause (what the command threw).
+  const why = isStateSyncError(error, "UPDATE_REFUSED") && error.cause ? error.cause : error;
+  const reason = why instanceof Error ? why.message : String(why);
   return { id: tick(), text: `Could not ${doing}: ${reason}.`, clears: "commit" };
 }
 

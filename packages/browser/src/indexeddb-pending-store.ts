@@ -86,9 +86,7 @@ export class IndexedDbPendingStore implements PendingStore {
     try {
       db = await this.database();
     } catch (e) {
-      this.warn(e);
-      this.fallback ??= new MemoryPendingStore();
-      return this.fallback.open(key, owner);
+      return this.inMemory(key, owner, e);
     }
     const name = `statesync-pending:${this.databaseName}:${key}:${owner}`;
     const release = await this.lock(name);
@@ -105,18 +103,32 @@ export class IndexedDbPendingStore implements PendingStore {
         await tx.store.put(row);
       }
       await tx.done;
-      const queue = new IdbQueue(db, key, owner, row.origin, (e) => this.warn(e), () => {
-        release();
-        this.held.delete(name);
-        this.queues.delete(queue);
-      });
+      const queue = new IdbQueue(
+        db,
+        key,
+        owner,
+        row.origin,
+        (e) => this.warn(e),
+        () => {
+          release();
+          this.held.delete(name);
+          this.queues.delete(queue);
+        },
+      );
       this.queues.add(queue);
       return queue;
     } catch (e) {
       release();
       this.held.delete(name);
-      throw failed("open the pending queue", e);
+      return this.inMemory(key, owner, e); // quota, a database that went away
     }
+  }
+
+  /** The queue in memory (`durable: false`), after IndexedDB failed with `error`. */
+  private inMemory(key: string, owner: string, error: unknown): Promise<PendingQueue> {
+    this.warn(error);
+    this.fallback ??= new MemoryPendingStore();
+    return this.fallback.open(key, owner);
   }
 
   /** Closes the database connection (open queues are closed too). */
@@ -243,7 +255,12 @@ class IdbQueue implements PendingQueue {
     const copy = structuredClone(record);
     if (!this.memory) {
       try {
-        await this.db.put(RECORDS, { key: this.key, owner: this.owner, seq: record.seq, record: copy });
+        await this.db.put(RECORDS, {
+          key: this.key,
+          owner: this.owner,
+          seq: record.seq,
+          record: copy,
+        });
         return;
       } catch (e) {
         this.warn(e); // quota, or the database went away: memory from now on

@@ -8,6 +8,7 @@ import {
   type JetStreamV3Module,
   type NatsV3ConnectionLike,
   type OpenJetStreamOptions,
+  type PendingStore,
   type SnapshotStore,
   type StateSynchronizer,
 } from "@statesync/core";
@@ -17,7 +18,9 @@ import { connectInBackground } from "./background-connect.js";
 import { IndexedDbSnapshotStore, type SnapshotStoreWarning } from "./indexeddb-snapshot-store.js";
 import { keepSnapshotCurrent } from "./keep-snapshot-current.js";
 import { saveSnapshotOnHide } from "./save-on-hide.js";
+import { IndexedDbPendingStore } from "./indexeddb-pending-store.js";
 import { openTabLog, savedByLeader, tabSupport } from "./tabs/open-tab-log.js";
+import { openQueueSlot } from "./tabs/queue-slot.js";
 
 /**
  * Options of {@link openSynchronizer}: those of core's `OpenJetStreamOptions` (stream, key,
@@ -26,7 +29,7 @@ import { openTabLog, savedByLeader, tabSupport } from "./tabs/open-tab-log.js";
  */
 export interface OpenSynchronizerOptions<S, C extends CommandMap<S>> extends Omit<
   OpenJetStreamOptions<S, C>,
-  "connection" | "closeConnection" | "snapshots"
+  "connection" | "closeConnection" | "snapshots" | "pending"
 > {
   /**
    * WebSocket URL(s) of NATS servers: `ws://host:port` or `wss://host:port` (a bare `host:port`
@@ -81,6 +84,16 @@ export interface OpenSynchronizerOptions<S, C extends CommandMap<S>> extends Omi
    * false (or a given `connection`): this tab connects by itself.
    */
   tabs?: boolean;
+  /**
+   * The offline queue (docs/offline.md): updates made while the server is away are stored in
+   * IndexedDB (`IndexedDbPendingStore` unless `store` is given), shown at once in
+   * `optimisticState` (what the React hooks show), and pushed in order, exactly once, when it is
+   * back, also after a reload. Each tab holds a queue of its own, the first free slot
+   * `<owner>-<n>` (owner default `"browser"`); a tab that reloads or dies leaves its slot, with
+   * its updates, to the next tab that opens. Default: none (updates are sent at once, and fail
+   * after `outcomeTimeoutMs` while offline).
+   */
+  pending?: { owner?: string; store?: PendingStore } | false;
 }
 
 const wsUrl = z
@@ -101,6 +114,15 @@ const optionsSchema = z
     keepSnapshotCurrent: z.boolean().optional(),
     saveOnHide: z.boolean().optional(),
     tabs: z.boolean().optional(),
+    pending: z
+      .union([
+        z.literal(false),
+        z.object({
+          owner: z.string().max(61).optional(),
+          store: z.custom<unknown>(objectLike).optional(),
+        }),
+      ])
+      .optional(),
   })
   .refine((o) => (o.servers === undefined) !== (o.connection === undefined), {
     message: "give exactly one of servers and connection",
@@ -141,6 +163,7 @@ export async function openSynchronizer<S, C extends CommandMap<S>>(
     saveOnHide,
     waitFor,
     tabs,
+    pending,
     ...rest
   } = options;
   const saveAfterApply = (keepCurrent ?? true) && snapshots !== false;
@@ -148,9 +171,20 @@ export async function openSynchronizer<S, C extends CommandMap<S>>(
   const ownedStore =
     snapshots === undefined ? new IndexedDbSnapshotStore({ onWarning }) : undefined;
   const stops: Array<() => void> = [];
+  const snapshotKey =
+    rest.snapshotKey ??
+    jetStreamSnapshotKey({ stream: rest.stream, key: rest.key, subjectPrefix: rest.subjectPrefix });
+  const queue = pending
+    ? await openQueueSlot(
+        pending.store ?? new IndexedDbPendingStore(),
+        snapshotKey,
+        pending.owner ?? "browser",
+      )
+    : undefined;
   const release = async () => {
     for (const stop of stops.splice(0)) stop();
     await ownedStore?.close();
+    await queue?.store.close?.();
   };
   const connect = {
     name: `statesync${rest.clientId ? `-${rest.clientId}` : ""}`,
@@ -160,7 +194,6 @@ export async function openSynchronizer<S, C extends CommandMap<S>>(
   let sync: StateSynchronizer<S, C>;
   if (support) {
     const { stream, key, subjectPrefix, create, replicas, requestTimeoutMs, ...engine } = rest;
-    const snapshotKey = engine.snapshotKey ?? jetStreamSnapshotKey({ stream, key, subjectPrefix });
     const layout = { stream, key, subjectPrefix, create, replicas, requestTimeoutMs };
     const name = `statesync:${[servers!].flat().join(",")}:${snapshotKey}`;
     const tab = openTabLog(name, support, connect, layout);
@@ -175,6 +208,7 @@ export async function openSynchronizer<S, C extends CommandMap<S>>(
         snapshotEvery: engine.snapshotEvery ?? (saveAfterApply ? 0 : undefined),
         waitFor: waitFor ?? "restored",
         connectionErrors: tab.connectionErrors,
+        pending: queue,
         onClose: release,
       });
     } catch (err) {
@@ -192,6 +226,8 @@ export async function openSynchronizer<S, C extends CommandMap<S>>(
       connection: owned ? owned.connection : given!,
       snapshots: ownedStore ?? snapshots,
       waitFor: waitFor ?? "restored",
+      snapshotKey,
+      pending: queue,
       connectionErrors: owned ? (report) => owned.errors(report) : undefined,
       closeConnection: async () => {
         await release();

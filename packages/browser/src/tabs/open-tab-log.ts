@@ -72,12 +72,15 @@ export function openTabLog(
   };
 }
 
-/** `store`, saving only while `log` leads: one tab writes the snapshot, not every tab. */
+/**
+ * `store`, saving only while no other tab leads: one tab writes the snapshot, not every tab. A
+ * leader that gave the lead up as its page was left (`pagehide`) still saves its last one.
+ */
 export function savedByLeader(store: SnapshotStore, log: TabLog): SnapshotStore {
   return {
     load: (key) => store.load(key),
     save: async (key, record) => {
-      if (log.leading) await store.save(key, record);
+      if (!log.followsAnother) await store.save(key, record);
     },
     delete: (key) => store.delete(key),
     close: () => store.close?.() ?? Promise.resolve(),

@@ -113,6 +113,14 @@ export class TabLog implements RevisionedLog {
     return this.lead !== undefined;
   }
 
+  /** True while another tab leads and is alive (this tab reaches the log through it). */
+  get followsAnother(): boolean {
+    const h = this.leadership.holder();
+    return (
+      !this.lead && h !== undefined && h.tabId !== this.tabId && this.leadership.alive(h.tabId)
+    );
+  }
+
   get status(): LogConnectionStatus {
     return this.current;
   }
