@@ -7,7 +7,7 @@ import { DEFAULT_OUTCOME_TIMEOUT_MS } from "../engine/options.js";
 import type { RecipeRun } from "../engine/recipes.js";
 import type { Replica } from "../engine/replica.js";
 import type { StatusHub } from "../engine/status.js";
-import type { Writer } from "../engine/writer.js";
+import type { QueuedUpdate, Writer } from "../engine/writer.js";
 import { OptimisticView } from "./optimistic.js";
 import {
   describeOp,
@@ -323,36 +323,46 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
         (error: unknown) => [{ ok: false, error }],
       );
     }
-    return Promise.all(
-      chunk.map(
-        (op) =>
-          new Promise<SendOutcome>((settle) => {
-            const counted = { attempts: 0 };
-            this.p.writer.enqueue({
-              run: op.run,
-              command: op.command,
-              maxAttempts: Number.POSITIVE_INFINITY,
-              outcomeTimeoutMs: DEFAULT_OUTCOME_TIMEOUT_MS,
-              signal: undefined,
-              get attempts() {
-                return counted.attempts;
-              },
-              set attempts(n: number) {
-                op.attempts += n - counted.attempts;
-                counted.attempts = n;
-              },
-              origin: [origin, op.seq],
-              applied: () => {
-                if (!this.isApplied(op.seq)) return false;
-                settle({ ok: true, value: this.confirmedResult(op) });
-                return true;
-              },
-              resolve: (value) => settle({ ok: true, value }),
-              reject: (error) => settle({ ok: false, error }),
-            });
-          }),
-      ),
-    );
+    const outcomes: Array<Promise<SendOutcome>> = [];
+    const queued: QueuedUpdate<S>[] = [];
+    for (const op of chunk) {
+      outcomes.push(
+        new Promise<SendOutcome>((settle) => queued.push(this.queuedUpdate(op, origin, settle))),
+      );
+    }
+    this.p.writer.enqueue(...queued); // one call: the chunk shares the writer's batch
+    return Promise.all(outcomes);
+  }
+
+  /** A pending conditional update as the writer's queue takes it. */
+  private queuedUpdate(
+    op: PendingOp,
+    origin: string,
+    settle: (outcome: SendOutcome) => void,
+  ): QueuedUpdate<S> {
+    let attempts = 0;
+    return {
+      run: op.run,
+      command: op.command,
+      maxAttempts: Number.POSITIVE_INFINITY,
+      outcomeTimeoutMs: DEFAULT_OUTCOME_TIMEOUT_MS,
+      signal: undefined,
+      get attempts() {
+        return attempts;
+      },
+      set attempts(n: number) {
+        op.attempts += n - attempts;
+        attempts = n;
+      },
+      origin: [origin, op.seq],
+      applied: () => {
+        if (!this.isApplied(op.seq)) return false;
+        settle({ ok: true, value: this.confirmedResult(op) });
+        return true;
+      },
+      resolve: (value) => settle({ ok: true, value }),
+      reject: (error) => settle({ ok: false, error }),
+    };
   }
 
   /**
