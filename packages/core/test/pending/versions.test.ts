@@ -33,7 +33,7 @@ const v2 = defineModel({
   commands: {
     add: {
       args: z.object({ id: z.string() }),
-      apply: (d: { ids: string[] }, a: { id: string }) => void d.ids.push(a.id),
+      apply: (d: { ids: string[]; tags: string[] }, a: { id: string }) => void d.ids.push(a.id),
     },
   },
   predecessor: v1,
