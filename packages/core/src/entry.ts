@@ -36,6 +36,10 @@ export type {
  *   and is a starting point like a snapshot entry. Clients of format 1 stop before it
  *   (`UNSUPPORTED_FORMAT`); clients of an older model version stop with `MODEL_UPGRADED`.
  *
+ * - `origin` (format 2) on `update` and `command` entries of queued updates: `[origin, seq]`,
+ *   the update's identity (docs/offline.md); a replica skips a seq it applied for that origin.
+ *   `origins` on `snapshot` and `switch` entries: the table of applied origins at `base`.
+ *
  * docs/format.md says what each version of the SDK does with each kind. This version reads
  * formats 1 and 2 and writes format 1 for every kind format 1 has (so older clients keep reading
  * them) and format 2 only where an older client must stop.

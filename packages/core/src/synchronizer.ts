@@ -15,7 +15,7 @@ import { closedError, emptyStats, StatusHub } from "./engine/status.js";
 import { Upgrader } from "./engine/upgrader.js";
 import { Writer } from "./engine/writer.js";
 import { OfflineQueue } from "./pending/offline-queue.js";
-import { commandRun, type PendingUpdate, type QueuedInfo } from "./pending/pending-op.js";
+import { commandRun, withQueued, type PendingUpdate } from "./pending/pending-op.js";
 import { StateSyncError } from "./errors.js";
 import { readHistory, rebuildStateAt, type HistoryEntry, type HistoryOptions } from "./history.js";
 import type { RevisionedLog } from "./log.js";
@@ -383,16 +383,4 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
     if (this.options.ownsLog) await this.log.close().catch(() => undefined);
     await this.options.onClose?.();
   }
-}
-
-/** Not queued (no pending queue): held in memory, sent at once. */
-const NOT_QUEUED: QueuedInfo = Object.freeze({ id: undefined, durable: false });
-
-/** `promise` with its `queued` signal (see `QueuedPromise`). */
-function withQueued<T>(
-  promise: Promise<T>,
-  queued: Promise<QueuedInfo> = Promise.resolve(NOT_QUEUED),
-): QueuedPromise<T> {
-  queued.catch(() => undefined); // for those who ask; the outcome rejects too
-  return Object.assign(promise, { queued });
 }

@@ -21,6 +21,8 @@ const META = "queue.json";
 const LOCK = "lock";
 /** Record files read at once by `load`. */
 const READ_BATCH = 128;
+/** File writes (puts, removals) of one queue in flight at once; more wait their turn (EMFILE). */
+const MAX_WRITES = 32;
 
 interface MetaFile {
   kind: typeof QUEUE_KIND;
@@ -90,6 +92,8 @@ class FilePendingQueue implements PendingQueue {
   readonly durable = true;
   private closed = false;
   private highSeq: number;
+  private writing = 0;
+  private readonly waiting: Array<() => void> = [];
 
   constructor(
     private readonly folder: string,
@@ -150,10 +154,12 @@ class FilePendingQueue implements PendingQueue {
     }
     const body = JSON.stringify(record);
     try {
-      await writeAtomically(
-        this.folder,
-        this.pathOf(record.seq),
-        JSON.stringify({ sha256: sha256(body), body }),
+      await this.limited(() =>
+        writeAtomically(
+          this.folder,
+          this.pathOf(record.seq),
+          JSON.stringify({ sha256: sha256(body), body }),
+        ),
       );
     } catch (cause) {
       throw failed(`cannot store pending update ${record.seq}`, cause);
@@ -165,7 +171,7 @@ class FilePendingQueue implements PendingQueue {
     this.check();
     await this.keepHighSeq(seqs);
     try {
-      await Promise.all(seqs.map((seq) => unlinkIfThere(this.pathOf(seq))));
+      await Promise.all(seqs.map((seq) => this.limited(() => unlinkIfThere(this.pathOf(seq)))));
     } catch (cause) {
       throw failed("cannot remove pending updates", cause);
     }
@@ -201,6 +207,18 @@ class FilePendingQueue implements PendingQueue {
       if (held.token === this.token) await unlink(lock);
     } catch {
       // gone already (taken over after this process was thought dead): nothing to release
+    }
+  }
+
+  /** Runs `task` when fewer than {@link MAX_WRITES} file writes are in flight. */
+  private async limited<T>(task: () => Promise<T>): Promise<T> {
+    while (this.writing >= MAX_WRITES) await new Promise<void>((r) => this.waiting.push(r));
+    this.writing += 1;
+    try {
+      return await task();
+    } finally {
+      this.writing -= 1;
+      this.waiting.shift()?.();
     }
   }
 

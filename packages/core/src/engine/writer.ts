@@ -120,8 +120,9 @@ export class Writer<S, C extends CommandMap<S>> {
 
   constructor(private readonly p: WriterParts<S, C>) {}
 
-  enqueue(op: QueuedUpdate<S>): void {
-    this.queue.push(op);
+  /** Queues updates (several at once share a batch: the loop starts after the last). */
+  enqueue(...ops: QueuedUpdate<S>[]): void {
+    this.queue.push(...ops);
     this.kick();
   }
 

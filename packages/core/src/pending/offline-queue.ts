@@ -1,13 +1,11 @@
-import type { Immutable } from "immer";
 import { sleep } from "../backoff.js";
 import { StateSyncError } from "../errors.js";
 import type { CommandMap, Model } from "../model.js";
-import type { UpdateResult } from "../synchronizer-types.js";
-import { DEFAULT_OUTCOME_TIMEOUT_MS } from "../engine/options.js";
 import type { RecipeRun } from "../engine/recipes.js";
 import type { Replica } from "../engine/replica.js";
 import type { StatusHub } from "../engine/status.js";
 import type { Writer } from "../engine/writer.js";
+import { ChunkSender } from "./chunk-sender.js";
 import { OptimisticView } from "./optimistic.js";
 import {
   describeOp,
@@ -16,7 +14,6 @@ import {
   type PendingOp,
   type PendingUpdate,
   type QueuedInfo,
-  type SendOutcome,
 } from "./pending-op.js";
 import type { PendingQueue, PendingStore } from "./pending-store.js";
 
@@ -62,7 +59,10 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
   private readonly writes = new Set<Promise<unknown>>();
   private readonly drainWaiters = new Set<{ resolve(): void; reject(e: unknown): void }>();
 
+  private readonly sender: ChunkSender<S, C>;
+
   constructor(private readonly p: OfflineQueueParts<S, C>) {
+    this.sender = new ChunkSender(p, () => this.queue!.origin);
     this.view = new OptimisticView(
       p.replica,
       () => this.queue?.origin,
@@ -272,7 +272,7 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
       const ready = chunk.filter((op) => op.state === "queued");
       if (ready.length === 0) continue;
       for (const op of ready) op.state = "sending";
-      const outcomes = await this.send(ready);
+      const outcomes = await this.sender.send(ready);
       const committed: Array<[PendingOp, unknown]> = [];
       const refused: Array<[PendingOp, unknown]> = [];
       let retry = false;
@@ -283,7 +283,8 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
         // applied one of its batch then counts as applied in the table, but it was not.
         if (outcome.ok) committed.push([op, outcome.value]);
         else if (refuses(outcome.error)) refused.push([op, outcome.error]);
-        else if (this.isApplied(op.seq)) committed.push([op, this.confirmedResult(op)]);
+        else if (this.sender.isApplied(op.seq))
+          committed.push([op, this.sender.confirmedResult(op)]);
         else retry = true;
       });
       await this.commit(committed);
@@ -307,86 +308,10 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
     return chunk;
   }
 
-  /** Hands a chunk to the writer; each outcome is the writer's answer, or "applied already". */
-  private send(chunk: readonly PendingOp[]): Promise<SendOutcome[]> {
-    const origin = this.queue!.origin;
-    if (chunk[0]!.kind === "command") {
-      const op = chunk[0]!;
-      op.attempts += 1;
-      const options = {
-        maxAttempts: 1,
-        outcomeTimeoutMs: DEFAULT_OUTCOME_TIMEOUT_MS,
-        signal: undefined,
-      };
-      return this.p.writer.unconditional(op.command!.name, op.args, options, [origin, op.seq]).then(
-        async ({ revision }) => [{ ok: true, value: await this.unconditionalResult(op, revision) }],
-        (error: unknown) => [{ ok: false, error }],
-      );
-    }
-    return Promise.all(
-      chunk.map(
-        (op) =>
-          new Promise<SendOutcome>((settle) => {
-            const counted = { attempts: 0 };
-            this.p.writer.enqueue({
-              run: op.run,
-              command: op.command,
-              maxAttempts: Number.POSITIVE_INFINITY,
-              outcomeTimeoutMs: DEFAULT_OUTCOME_TIMEOUT_MS,
-              signal: undefined,
-              get attempts() {
-                return counted.attempts;
-              },
-              set attempts(n: number) {
-                op.attempts += n - counted.attempts;
-                counted.attempts = n;
-              },
-              origin: [origin, op.seq],
-              applied: () => {
-                if (!this.isApplied(op.seq)) return false;
-                settle({ ok: true, value: this.confirmedResult(op) });
-                return true;
-              },
-              resolve: (value) => settle({ ok: true, value }),
-              reject: (error) => settle({ ok: false, error }),
-            });
-          }),
-      ),
-    );
-  }
-
-  /**
-   * The revision that counted for an unconditional command: a re-send may have stored a second
-   * copy, which every replica skips; the table of applied origins names the first.
-   */
-  private async unconditionalResult(op: PendingOp, revision: number) {
-    await this.p.replica.waitUntil(revision, 5_000);
-    const row = this.p.replica.origins.get(this.queue!.origin);
-    return { revision: row && row.seq === op.seq ? row.revision : revision };
-  }
-
-  private isApplied(seq: number): boolean {
-    return seq <= (this.p.replica.origins.get(this.queue!.origin)?.seq ?? 0);
-  }
-
-  /** The result of an update found in the confirmed state (its own answer was lost). */
-  private confirmedResult(op: PendingOp): unknown {
-    const row = this.p.replica.origins.get(this.queue!.origin);
-    const revision = row?.revision ?? this.p.replica.revision;
-    if (op.kind === "command") return { revision };
-    const result: UpdateResult<S, unknown> = {
-      revision,
-      state: this.p.replica.state as Immutable<S>,
-      result: undefined,
-      attempts: op.attempts,
-    };
-    return result;
-  }
-
   /** Drops the queued updates the confirmed state already holds (a restart after a crash). */
   private async dropApplied(): Promise<void> {
-    const done = this.ops.filter((op) => op.state === "queued" && this.isApplied(op.seq));
-    if (done.length > 0) await this.commit(done.map((op) => [op, this.confirmedResult(op)]));
+    const done = this.ops.filter((op) => op.state === "queued" && this.sender.isApplied(op.seq));
+    if (done.length > 0) await this.commit(done.map((op) => [op, this.sender.confirmedResult(op)]));
   }
 
   private async commit(done: ReadonlyArray<[PendingOp, unknown]>): Promise<void> {

@@ -2,6 +2,7 @@ import { produce, type Immutable } from "immer";
 import { entryContext } from "../apply.js";
 import { StateSyncError } from "../errors.js";
 import type { StatusHub } from "../engine/status.js";
+import type { StepResult } from "../replay.js";
 import type { Origins } from "./origins.js";
 
 /** What the view needs of one pending update. */
@@ -17,6 +18,7 @@ export interface ViewSource<S> {
   readonly revision: number;
   readonly origins: Origins;
   subscribe(listener: () => void): () => void;
+  onApplied(listener: (batch: { readonly results: readonly StepResult[] }) => void): void;
 }
 
 /**
@@ -29,7 +31,11 @@ export interface ViewSource<S> {
  *    in the same synchronous step as the confirmed state.
  * 2. Batched: the view is computed lazily, at most once per change of the confirmed state (one
  *    Immer draft for all pending updates), however many entries that change consumed; an update
- *    queued on an unchanged confirmed state is applied alone on top of the cached view.
+ *    queued on an unchanged confirmed state is applied alone on top of the cached view. When the
+ *    confirmed state moved only by this queue's own entries (its head committed, nobody else
+ *    wrote), the cached view stays: it already held those updates, on the same base, in the
+ *    same order (so a queue of n drains in O(n), not O(n²)). Only another writer's entry (or a
+ *    snapshot, or a refused or discarded update) makes it re-apply the pending updates.
  * 3. Subscribers are called once per microtask, after the replica's own notification, with the
  *    view as it is then. An update that throws or is refused here is left out of the view (it is
  *    refused when it is pushed).
@@ -47,7 +53,31 @@ export class OptimisticView<S> {
     private readonly ops: () => readonly ViewOp[],
     private readonly clientId: string,
     private readonly status: StatusHub,
-  ) {}
+  ) {
+    source.onApplied((batch) => this.applied(batch.results));
+  }
+
+  /** Invariant 2: a batch of this queue's own entries keeps the cached view valid. */
+  private applied(results: readonly StepResult[]): void {
+    const c = this.cached;
+    if (c === undefined) return;
+    const origin = this.origin();
+    const own = results.every(
+      (r) =>
+        r.kind === "applied" &&
+        (r.entry.kind === "intent" ||
+          ((r.entry.kind === "update" || r.entry.kind === "command") &&
+            r.entry.origin?.[0] === origin)),
+    );
+    if (own && c.revision === this.seen) {
+      c.base = this.source.state;
+      c.revision = this.source.revision;
+    }
+    this.seen = this.source.revision;
+  }
+
+  /** The replica's revision after the last batch it announced. */
+  private seen = 0;
 
   /** The view now (invariant 2). */
   get state(): Immutable<S> {
@@ -126,6 +156,7 @@ export class OptimisticView<S> {
     state: Immutable<S>,
   ): Immutable<S> {
     this.cached = { base, revision, upTo: pending[pending.length - 1]!.seq, state };
+    this.seen = revision;
     return state;
   }
 

@@ -4,6 +4,7 @@ import type { CommandMap, Model, UpdateContext } from "../model.js";
 import type { RecipeRun } from "../engine/recipes.js";
 import { parseCommand } from "../engine/options.js";
 import { commandForLog } from "../versions.js";
+import type { QueuedPromise } from "../synchronizer-types.js";
 import type { PendingRecord } from "./pending-store.js";
 
 /** One pending update as the application sees it (`StateSynchronizer.pending`). */
@@ -158,4 +159,16 @@ export function refuses(error: unknown): boolean {
     error.code === "COMMAND_FAILED" ||
     error.code === "UPDATE_REFUSED"
   );
+}
+
+/** Not queued (no pending queue): held in memory, sent at once. */
+const NOT_QUEUED: QueuedInfo = Object.freeze({ id: undefined, durable: false });
+
+/** `promise` with its `queued` signal (see `QueuedPromise`); at once "not queued" by default. */
+export function withQueued<T>(
+  promise: Promise<T>,
+  queued: Promise<QueuedInfo> = Promise.resolve(NOT_QUEUED),
+): QueuedPromise<T> {
+  queued.catch(() => undefined); // for those who ask; the outcome rejects too
+  return Object.assign(promise, { queued });
 }
