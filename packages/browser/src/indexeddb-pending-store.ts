@@ -53,7 +53,8 @@ type Locks = LockManagerLike & {
  * named), so thousands pending cost writes proportional to the changes. The lock of a
  * `(key, owner)` is a Web Lock (`statesync-pending:<db>:<key>:<owner>`, taken if available): it
  * holds against every tab of the origin, and the browser releases it when the tab that held it
- * dies; without Web Locks the lock holds within this page only. Records are checked with
+ * dies. Without Web Locks a queue cannot be locked against other tabs (two tabs would hand out
+ * the same seqs), so it runs in memory, as below. Records are checked with
  * `pendingRecordSchema` when loaded; a damaged one is left out and deleted.
  *
  * Where IndexedDB cannot be opened, or a write fails (quota), the store warns once
@@ -81,6 +82,10 @@ export class IndexedDbPendingStore implements PendingStore {
     }
     if (!pendingOwnerSchema.safeParse(owner).success) {
       throw new StateSyncError("VALIDATION", `invalid queue owner ${JSON.stringify(owner)}`);
+    }
+    if (!webLocks()) {
+      // Two tabs would open one queue and hand out the same seqs: an update could be lost.
+      return this.inMemory(key, owner, new Error("no Web Locks: a queue cannot be locked"));
     }
     let db: IDBPDatabase;
     try {
@@ -163,14 +168,7 @@ export class IndexedDbPendingStore implements PendingStore {
   /** Takes the lock `name` if it is free: resolves to its release, or undefined. */
   private async lock(name: string): Promise<(() => void) | undefined> {
     if (this.held.has(name)) return undefined;
-    const locks = (globalThis as { navigator?: { locks?: Locks } }).navigator?.locks;
-    if (!locks) {
-      if (localHeld.has(name)) return undefined;
-      localHeld.add(name);
-      const release = () => void localHeld.delete(name);
-      this.held.set(name, release);
-      return release;
-    }
+    const locks = webLocks()!;
     return new Promise((resolve) => {
       void locks
         .request(name, { ifAvailable: true }, (lock) => {
@@ -195,8 +193,10 @@ export class IndexedDbPendingStore implements PendingStore {
   }
 }
 
-/** Locks held in this page when there are no Web Locks. */
-const localHeld = new Set<string>();
+/** `navigator.locks`, where the browser has Web Locks. */
+function webLocks(): Locks | undefined {
+  return (globalThis as { navigator?: { locks?: Locks } }).navigator?.locks;
+}
 
 class IdbQueue implements PendingQueue {
   private closed = false;

@@ -71,3 +71,21 @@ it("holds a queue's lock against another store in the page (a Web Lock)", async 
   await b.close();
   await dropDatabase(databaseName);
 });
+
+it("without Web Locks keeps the queue in memory (two tabs could not be kept apart)", async () => {
+  const warnings: unknown[] = [];
+  const original = Object.getOwnPropertyDescriptor(Navigator.prototype, "locks")!;
+  Object.defineProperty(Navigator.prototype, "locks", { get: () => undefined, configurable: true });
+  try {
+    const store = new IndexedDbPendingStore({
+      databaseName: uniqueDatabase("pending-nolocks"),
+      onWarning: (w) => warnings.push(w),
+    });
+    const q = await store.open("k", "app");
+    expect(q.durable).toBe(false);
+    expect(String(warnings[0])).toMatch(/no Web Locks/);
+    await q.close();
+  } finally {
+    Object.defineProperty(Navigator.prototype, "locks", original);
+  }
+});
