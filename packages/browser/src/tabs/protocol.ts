@@ -15,6 +15,9 @@ import { z } from "zod/v4";
  */
 export type TabMessage = z.infer<typeof messageSchema>;
 
+/** The log calls a follower sends the leader (`RevisionedLog` methods; `append` both kinds). */
+export type Op = "info" | "append" | "read" | "entryAt" | "findByMessageId" | "truncateBefore";
+
 /** How often the leader beats, ms. */
 export const BEAT_MS = 500;
 /** A leader not heard of for this long is taken to be gone (closed, crashed or frozen), ms. */
@@ -39,7 +42,7 @@ export const messageSchema = z.discriminatedUnion("t", [
     id: id,
     from: id,
     to: id,
-    op: z.enum(["info", "append", "read", "entryAt", "find", "truncate"]),
+    op: z.enum(["info", "append", "read", "entryAt", "findByMessageId", "truncateBefore"]),
     args: z.array(z.unknown()).max(8),
   }),
   z.object({

@@ -10,7 +10,14 @@ import {
 } from "@statesync/core";
 import { EntryFeed } from "./feed.js";
 import { Leadership, type LockManagerLike, type TokenStore } from "./leadership.js";
-import { BEAT_MS, errorFromWire, errorToWire, messageSchema, type TabMessage } from "./protocol.js";
+import {
+  BEAT_MS,
+  errorFromWire,
+  errorToWire,
+  messageSchema,
+  type Op,
+  type TabMessage,
+} from "./protocol.js";
 
 /** The log a leading tab runs on (a `JetStreamLog` over its own connection), and its release. */
 export interface LeaderLog {
@@ -131,7 +138,7 @@ export class TabLog implements RevisionedLog {
   }
 
   info(): Promise<LogInfo> {
-    return this.route((log) => log.info(), "info", []);
+    return this.call("info", []) as Promise<LogInfo>;
   }
 
   appendConditional(
@@ -140,7 +147,7 @@ export class TabLog implements RevisionedLog {
     messageId: string,
     options?: AppendOptions,
   ): Promise<AppendResult> {
-    return this.append(data, expectedRevision, messageId, options);
+    return this.append([data, expectedRevision, messageId], options);
   }
 
   appendUnconditional(
@@ -148,7 +155,7 @@ export class TabLog implements RevisionedLog {
     messageId: string,
     options?: AppendOptions,
   ): Promise<AppendResult> {
-    return this.append(data, null, messageId, options);
+    return this.append([data, null, messageId], options);
   }
 
   async *read(fromRevision: number, toRevision: number): AsyncIterable<LogEntry> {
@@ -158,8 +165,8 @@ export class TabLog implements RevisionedLog {
     }
     let from = fromRevision;
     while (from <= toRevision) {
-      const page = (await this.route(async () => [], "read", [from, toRevision])) as LogEntry[];
-      for (const entry of page) yield entry;
+      const page = (await this.call("read", [from, toRevision])) as LogEntry[];
+      yield* page;
       if (page.length < READ_PAGE) return;
       from = page[page.length - 1]!.revision + 1;
     }
@@ -170,19 +177,15 @@ export class TabLog implements RevisionedLog {
   }
 
   entryAt(revision: number): Promise<LogEntry | undefined> {
-    return this.route((log) => log.entryAt(revision), "entryAt", [revision]);
+    return this.call("entryAt", [revision]) as Promise<LogEntry | undefined>;
   }
 
   findByMessageId(messageId: string, after: number, scan?: number): Promise<number | undefined> {
-    return this.route((log) => log.findByMessageId(messageId, after, scan), "find", [
-      messageId,
-      after,
-      scan,
-    ]);
+    return this.call("findByMessageId", [messageId, after, scan]) as Promise<number | undefined>;
   }
 
   truncateBefore(revision: number): Promise<void> {
-    return this.route((log) => log.truncateBefore(revision), "truncate", [revision]);
+    return this.call("truncateBefore", [revision]) as Promise<void>;
   }
 
   async close(): Promise<void> {
@@ -204,65 +207,84 @@ export class TabLog implements RevisionedLog {
 
   // ---- calls
 
-  private append(
-    data: Uint8Array,
-    expected: number | null,
-    messageId: string,
-    options: AppendOptions | undefined,
-  ): Promise<AppendResult> {
-    return this.route(
-      (log) => {
-        // The fencing: a leader sends nothing once its token is gone (a thawed old leader).
-        if (!this.leadership.stillLeads()) throw notSent("this tab no longer leads");
-        return expected === null
-          ? log.appendUnconditional(data, messageId, options)
-          : log.appendConditional(data, expected, messageId, options);
-      },
+  private append(args: unknown[], options: AppendOptions | undefined): Promise<AppendResult> {
+    const limit = (options?.timeoutMs ?? 5_000) + 1_000;
+    return this.call(
       "append",
-      [data, expected, messageId, options?.timeoutMs],
-      (options?.timeoutMs ?? 5_000) + 1_000,
+      [...args, options?.timeoutMs],
+      limit,
       options?.signal,
-    );
+    ) as Promise<AppendResult>;
   }
 
-  /** Runs `own` on this tab's log while it leads; else asks the leader (`op`, `args`). */
-  private route<T>(
-    own: (log: RevisionedLog) => Promise<T>,
-    op: string,
+  /**
+   * Runs `op` on the log of the leader: this tab's own while it leads (`run`); else asks the
+   * leader and waits at most `timeoutMs` for its answer.
+   */
+  private call(
+    op: Op,
     args: unknown[],
     timeoutMs = CALL_MS,
     signal?: AbortSignal,
-  ): Promise<T> {
+  ): Promise<unknown> {
     if (this.closed) return Promise.reject(new StateSyncError("CLOSED", "the log was closed"));
-    if (this.lead) return own(this.lead.own.log);
+    if (this.lead) return this.run(this.lead.own.log, op, args, signal);
     const h = this.leadership.holder();
-    if (!h || !this.leadership.alive(h.tabId)) {
-      return Promise.reject(notSent("no tab holds the connection now"));
-    }
-    if (this.leaderOnline.get(h.tabId) === false) {
-      return Promise.reject(notSent("the leading tab is not connected to the server"));
+    if (!h || !this.leadership.alive(h.tabId) || this.leaderOnline.get(h.tabId) === false) {
+      return Promise.reject(notSent("no tab holds a connection to the server now"));
     }
     const id = `${this.tabId}-${++this.counter}`;
-    return new Promise<T>((resolve, reject) => {
+    return new Promise((resolve, reject) => {
       const done = () => {
         clearTimeout(timer);
         signal?.removeEventListener("abort", abort);
         this.calls.delete(id);
       };
-      const fail = (why: string, details: Record<string, unknown>) => {
+      const fail = (why: string) => {
         done();
-        reject(new StateSyncError("UNAVAILABLE", `the leading tab ${why}`, { details }));
+        reject(
+          new StateSyncError("UNAVAILABLE", `the leading tab ${why}`, {
+            details: { aborted: signal?.aborted },
+          }),
+        );
       };
-      const timer = setTimeout(() => fail(`did not answer within ${timeoutMs} ms`, {}), timeoutMs);
-      const abort = () => fail("was not waited for (aborted)", { aborted: true });
+      const timer = setTimeout(() => fail(`did not answer within ${timeoutMs} ms`), timeoutMs);
+      const abort = () => fail("was not waited for (aborted)");
       signal?.addEventListener("abort", abort);
       this.calls.set(id, {
         to: h.tabId,
-        resolve: (v) => (done(), resolve(v as T)),
+        resolve: (v) => (done(), resolve(v)),
         reject: (e) => (done(), reject(e)),
       });
-      this.post({ t: "req", id, from: this.tabId, to: h.tabId, op, args } as TabMessage);
+      this.post({ t: "req", id, from: this.tabId, to: h.tabId, op, args });
     });
+  }
+
+  /** Runs `op` on `log` (this tab's own, while it leads), for this tab or for another's call. */
+  private async run(
+    log: RevisionedLog,
+    op: Op,
+    a: unknown[],
+    signal?: AbortSignal,
+  ): Promise<unknown> {
+    if (op === "read") {
+      const page: LogEntry[] = [];
+      for await (const e of log.read(a[0] as number, a[1] as number)) {
+        if (page.push(toWire(e)) === READ_PAGE) break;
+      }
+      return page;
+    }
+    if (op !== "append") return (log[op] as (...args: unknown[]) => Promise<unknown>).apply(log, a);
+    const [data, expected, messageId, timeoutMs] = a as [Uint8Array, number | null, string, number];
+    if (!(data instanceof Uint8Array) || typeof messageId !== "string") {
+      throw new StateSyncError("VALIDATION", "a malformed append request");
+    }
+    // The fencing: a leader sends nothing once its token is gone (a thawed old leader).
+    if (!this.leadership.stillLeads()) throw notSent("this tab no longer leads");
+    const options = { timeoutMs, signal };
+    return expected === null
+      ? log.appendUnconditional(data, messageId, options)
+      : log.appendConditional(data, expected, messageId, options);
   }
 
   // ---- messages
@@ -308,44 +330,15 @@ export class TabLog implements RevisionedLog {
     }
   }
 
-  private async answer(id: string, to: string, op: string, args: unknown[]): Promise<void> {
-    const lead = this.lead;
-    if (!lead) return; // the caller times out and tries the next leader
-    const log = lead.own.log;
-    const n = (i: number) => args[i] as number;
+  private async answer(id: string, to: string, op: Op, args: unknown[]): Promise<void> {
+    if (!this.lead) return; // the caller times out and tries the next leader
     try {
-      let value: unknown;
-      if (op === "info") value = await log.info();
-      else if (op === "entryAt") value = await log.entryAt(n(0));
-      else if (op === "find")
-        value = await log.findByMessageId(args[0] as string, n(1), args[2] as number | undefined);
-      else if (op === "truncate") value = await log.truncateBefore(n(0));
-      else if (op === "read") {
-        const page: LogEntry[] = [];
-        for await (const e of log.read(n(0), n(1))) {
-          page.push(toWire(e));
-          if (page.length === READ_PAGE) break;
-        }
-        value = page;
-      } else {
-        const [data, expected, messageId, timeoutMs] = args as [
-          Uint8Array,
-          number | null,
-          string,
-          number | undefined,
-        ];
-        if (!(data instanceof Uint8Array) || typeof messageId !== "string") {
-          throw new StateSyncError("VALIDATION", "a malformed append request");
-        }
-        value = await this.append(data, expected, messageId, { timeoutMs });
-      }
+      const value = await this.run(this.lead.own.log, op, args);
       this.post({ t: "res", id, to, value });
     } catch (e) {
       this.post({ t: "res", id, to, error: errorToWire(e) });
     }
   }
-
-  // ---- leading
 
   /**
    * Fails the calls waiting for `tabId`, which stopped leading: `UNAVAILABLE`, outcome unknown
