@@ -132,3 +132,32 @@ test("a page closed between an append and the removal of its queued update: reop
   expect(cardIds(node.state).sort()).toEqual(["c0", "c1", "c2", "c3"]);
   await profile.close();
 });
+
+test("a tab that dies with edits queued leaves them to the leading tab, which pushes them", async ({
+  browser,
+  natsServer,
+  openNodeSynchronizer,
+}) => {
+  const profile = await browser.newContext();
+  const network = await cutWebSockets(profile);
+  const leader = await openTab(profile, natsServer);
+  await allLive([leader]);
+  const doomed = await openTab(profile, natsServer);
+  await allLive([doomed]);
+  const node = await openNodeSynchronizer({ stream: boardStream(), model: boardModel });
+
+  network.cut();
+  await expect(doomed.page.getByTestId("status")).toHaveText("offline");
+  await startCards(doomed.page, "d", 3);
+  await expect(doomed.page.getByTestId("pending")).toHaveText(/^Offline: 3 edits not sent yet/);
+  // Its queue (slot board-1) stays in IndexedDB; no tab opens that would take the slot.
+  await doomed.page.close({ runBeforeUnload: false });
+  network.restore();
+
+  await waitForConvergence([leader.page, node], { atLeast: 1, timeoutMs: 40_000 });
+  await expect
+    .poll(() => cardIds(node.state).sort(), { timeout: 40_000 })
+    .toEqual(["d0", "d1", "d2"]);
+  await waitForConvergence([leader.page, node]);
+  await profile.close();
+});

@@ -19,7 +19,8 @@ import { IndexedDbSnapshotStore, type SnapshotStoreWarning } from "./indexeddb-s
 import { keepSnapshotCurrent } from "./keep-snapshot-current.js";
 import { saveSnapshotOnHide } from "./save-on-hide.js";
 import { IndexedDbPendingStore } from "./indexeddb-pending-store.js";
-import { openTabLog, savedByLeader, tabSupport } from "./tabs/open-tab-log.js";
+import { openTabLog, readOnly, savedByLeader, tabSupport } from "./tabs/open-tab-log.js";
+import { drainOrphanedSlots } from "./tabs/orphans.js";
 import { openQueueSlot } from "./tabs/queue-slot.js";
 
 /**
@@ -174,12 +175,9 @@ export async function openSynchronizer<S, C extends CommandMap<S>>(
   const snapshotKey =
     rest.snapshotKey ??
     jetStreamSnapshotKey({ stream: rest.stream, key: rest.key, subjectPrefix: rest.subjectPrefix });
-  const queue = pending
-    ? await openQueueSlot(
-        pending.store ?? new IndexedDbPendingStore(),
-        snapshotKey,
-        pending.owner ?? "browser",
-      )
+  const pendingStore = pending ? (pending.store ?? new IndexedDbPendingStore()) : undefined;
+  const queue = pendingStore
+    ? await openQueueSlot(pendingStore, snapshotKey, (pending || {}).owner ?? "browser")
     : undefined;
   const release = async () => {
     for (const stop of stops.splice(0)) stop();
@@ -211,6 +209,28 @@ export async function openSynchronizer<S, C extends CommandMap<S>>(
         pending: queue,
         onClose: release,
       });
+      if (queue && pendingStore) {
+        const { onError: _e, onStatus: _s, clientId: _c, ...quiet } = engine;
+        stops.push(
+          drainOrphanedSlots({
+            store: pendingStore,
+            key: snapshotKey,
+            owner: (pending || {}).owner ?? "browser",
+            own: queue.owner,
+            active: () => tab.log.leading,
+            open: (p) =>
+              createSynchronizer<S, C>({
+                ...quiet,
+                log: tab.log,
+                snapshotKey,
+                snapshots: store ? readOnly(store) : false,
+                compaction: false,
+                waitFor: "synced",
+                pending: p,
+              }),
+          }),
+        );
+      }
     } catch (err) {
       await tab.log.close();
       await release();

@@ -86,3 +86,12 @@ export function savedByLeader(store: SnapshotStore, log: TabLog): SnapshotStore 
     close: () => store.close?.() ?? Promise.resolve(),
   };
 }
+
+/** `store` that loads and never writes (a second, short-lived replica of this tab). */
+export function readOnly(store: SnapshotStore): SnapshotStore {
+  return {
+    load: (key) => store.load(key),
+    save: async () => undefined,
+    delete: async () => undefined,
+  };
+}

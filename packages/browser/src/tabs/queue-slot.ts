@@ -1,7 +1,7 @@
 import { isStateSyncError, StateSyncError, type PendingStore } from "@statesync/core";
 
 /** Queue slots a page tries (`<owner>-0` ... `<owner>-31`). */
-const SLOTS = 32;
+export const SLOTS = 32;
 
 /**
  * Takes the first free queue slot of `owner` for the state `key` (docs/offline.md, "Tabs"): each
