@@ -31,6 +31,24 @@ test("offline edits in two tabs and a reload while offline are each committed on
   await expect(tabs[1]!.page.getByTestId("pending")).toHaveText(/^Offline: 2 edits not sent yet/);
   await startCards(tabs[0]!.page, "a", 3);
   await expect(tabs[0]!.page.locator('[data-pending="true"]')).toHaveCount(3);
+  // Each tab shows the other's edits at once, without the server (shared over BroadcastChannel).
+  const otherTodo = tabs[0]!.page.locator('[data-list-id="todo"]');
+  await expect(otherTodo.getByTestId("card")).toHaveText([
+    /before/,
+    /a0/,
+    /a1/,
+    /a2/,
+    /typed 1/,
+    /typed 2/,
+  ]);
+  await expect(todo.getByTestId("card")).toHaveText([
+    /before/,
+    /typed 1/,
+    /typed 2/,
+    /a0/,
+    /a1/,
+    /a2/,
+  ]);
   for (let n = 0; n < 5; n++) {
     await node.update("addCard", { id: `n${n}`, listId: "doing", title: `node ${n}` });
   }
@@ -39,7 +57,14 @@ test("offline edits in two tabs and a reload while offline are each committed on
   await tabs[1]!.page.reload();
   await expect(tabs[1]!.page.getByTestId("status")).toHaveText("offline");
   await expect(todo.locator('[data-pending="true"]')).toHaveCount(2);
-  await expect(todo.getByTestId("card")).toHaveText([/before/, /typed 1/, /typed 2/]);
+  await expect(todo.getByTestId("card")).toHaveText([
+    /before/,
+    /typed 1/,
+    /typed 2/,
+    /a0/,
+    /a1/,
+    /a2/,
+  ]);
 
   network.restore();
   await allLive(tabs);

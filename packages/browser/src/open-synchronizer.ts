@@ -21,6 +21,7 @@ import { saveSnapshotOnHide } from "./save-on-hide.js";
 import { IndexedDbPendingStore } from "./indexeddb-pending-store.js";
 import { openTabLog, readOnly, savedByLeader, tabSupport } from "./tabs/open-tab-log.js";
 import { drainOrphanedSlots } from "./tabs/orphans.js";
+import { sharePendingAcrossTabs } from "./tabs/shared-pending.js";
 import { openQueueSlot } from "./tabs/queue-slot.js";
 
 /**
@@ -190,11 +191,13 @@ export async function openSynchronizer<S, C extends CommandMap<S>>(
     servers: servers!,
   };
   let sync: StateSynchronizer<S, C>;
+  let shareAs: { name: string; tabId: string } | undefined;
   if (support) {
     const { stream, key, subjectPrefix, create, replicas, requestTimeoutMs, ...engine } = rest;
     const layout = { stream, key, subjectPrefix, create, replicas, requestTimeoutMs };
     const name = `statesync:${[servers!].flat().join(",")}:${snapshotKey}`;
     const tab = openTabLog(name, support, connect, layout);
+    shareAs = { name, tabId: tab.log.tabId };
     const store = ownedStore ?? snapshots;
     try {
       sync = await createSynchronizer<S, C>({
@@ -257,5 +260,11 @@ export async function openSynchronizer<S, C extends CommandMap<S>>(
   }
   if (saveAfterApply) stops.push(keepSnapshotCurrent(sync));
   if (saveOnHide ?? true) stops.push(saveSnapshotOnHide(sync));
+  if (shareAs && queue) {
+    // Each tab's pending edits show in the other tabs at once, before the server has them.
+    const shared = sharePendingAcrossTabs(sync, rest.model, shareAs.name, shareAs.tabId);
+    stops.push(shared.stop);
+    return shared.sync;
+  }
   return sync;
 }
