@@ -186,3 +186,37 @@ test("a tab that dies with edits queued leaves them to the leading tab, which pu
   await waitForConvergence([leader.page, node]);
   await profile.close();
 });
+
+test("an offline edit refused when it is sent says why, and the notice goes once a later edit commits", async ({
+  browser,
+  natsServer,
+  openNodeSynchronizer,
+}) => {
+  const profile = await browser.newContext();
+  const network = await cutWebSockets(profile);
+  const tab = await openTab(profile, natsServer);
+  await allLive([tab]);
+  const node = await openNodeSynchronizer({ stream: boardStream(), model: boardModel });
+  await pageCommand(tab.page, "addCard", { id: "x", listId: "todo", title: "to be deleted" });
+
+  network.cut();
+  await expect(tab.page.getByTestId("status")).toHaveText("offline");
+  const card = tab.page.locator('[data-card-id="x"]');
+  await card.locator(".title").dblclick();
+  await card.getByLabel("Card title").fill("renamed offline");
+  await card.getByLabel("Card title").press("Enter");
+  await expect(card).toHaveAttribute("data-pending", "true");
+  await node.update("deleteCard", { cardId: "x" }); // someone else deletes it meanwhile
+
+  network.restore();
+  await expect(tab.page.getByRole("status")).toHaveText(
+    /^Could not rename the card: the card no longer exists\./,
+  );
+  await expect(tab.page.getByTestId("card")).toHaveCount(0);
+  const todo = tab.page.locator('[data-list-id="todo"]');
+  await todo.getByPlaceholder("New card").fill("a later edit");
+  await todo.getByRole("button", { name: "Add" }).click();
+  await expect(tab.page.getByRole("status")).toHaveCount(0);
+  await waitForConvergence([tab.page, node]);
+  await profile.close();
+});
