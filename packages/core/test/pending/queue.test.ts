@@ -83,6 +83,41 @@ describe("the offline queue", () => {
     await a.close();
   });
 
+  it("keeps an update queued through failing appends and commits it once", async () => {
+    const log = new MemoryLog();
+    const a = await openQueued(log);
+    log.failNextAppends(3, "UNAVAILABLE");
+    log.loseNextAcks(1);
+    const p = a.updateUnconditionally("bump", {});
+    const q = a.update("add", { card: "x" });
+    await Promise.all([p, q]);
+    expect(a.state).toEqual({ cards: ["x"], n: 1 });
+    expect(a.pending).toEqual([]);
+    await a.close();
+  });
+
+  it("a replica that does not follow the log never loses a committed update from its view", async () => {
+    const log = new MemoryLog();
+    const { createSynchronizer } = await import("@statesync/core");
+    const { board } = await import("./fixtures.js");
+    const a = await createSynchronizer({
+      log,
+      model: board,
+      live: false,
+      compaction: false,
+      pending: { store: new MemoryPendingStore(), owner: "o" },
+    });
+    const seen: number[] = [];
+    a.subscribe((state) => seen.push(state.n), { optimistic: true });
+    const done = [a.updateUnconditionally("bump", {}), a.updateUnconditionally("bump", {})];
+    await Promise.all(done);
+    await new Promise((r) => setTimeout(r, 0));
+    expect(seen.length).toBeGreaterThan(0);
+    expect(seen.every((n) => n === 2)).toBe(true);
+    expect(a.state.n).toBe(2);
+    await a.close();
+  });
+
   it("waits as long as it takes: no outcome timeout while offline", async () => {
     const log = new MemoryLog();
     const a = await openQueued(log);
