@@ -147,6 +147,50 @@ describe("the optimistic view", () => {
     await a.close();
   });
 
+  it("a costly view while other writers' entries arrive one by one: every state shown holds the pending updates", async () => {
+    const slow = {
+      ...board,
+      commands: {
+        ...board.commands,
+        bump: {
+          ...board.commands.bump,
+          apply(draft: { n: number }) {
+            const until = Date.now() + 2; // a view that takes a few ms to compute
+            while (Date.now() < until) {
+              // spin
+            }
+            draft.n += 1;
+          },
+        },
+      },
+    } as typeof board;
+    const log = new MemoryLog();
+    const { createSynchronizer, MemoryPendingStore } = await import("@statesync/core");
+    const a = await createSynchronizer({
+      log,
+      model: slow,
+      pending: { store: new MemoryPendingStore(), owner: "o" },
+      compaction: false,
+    });
+    const seen: Array<{ n: number; cards: number }> = [];
+    a.subscribe((state) => seen.push({ n: state.n, cards: state.cards.length }), {
+      optimistic: true,
+    });
+    log.failNextAppends(1_000_000); // our pushes keep failing: the updates stay pending
+    const pending = [1, 2, 3].map(() => a.update("bump", {}));
+    pending.forEach((p) => p.catch(() => undefined));
+    for (let i = 0; i < 30; i++) {
+      injectCommand(log, "add", { card: `o${i}` });
+      await new Promise((r) => setTimeout(r, 0));
+    }
+    await a.waitFor(31);
+    await until(() => seen.at(-1)?.cards === 30);
+    expect(seen.every((s) => s.n === 3)).toBe(true);
+    expect(a.optimisticState).toMatchObject({ n: 3 });
+    expect(a.optimisticState.cards).toHaveLength(30);
+    await a.close();
+  });
+
   it("leaves out of the view an update that throws, and the queue refuses it", async () => {
     const log = new MemoryLog();
     const a = await openQueued(log);
