@@ -6,7 +6,7 @@ import {
   type PendingStore,
 } from "@statesync/core";
 import { describe, expect, it } from "vitest";
-import { codeOf } from "../fixtures.js";
+import { codeOf, until } from "../fixtures.js";
 import { entries, injectCommand, openQueued } from "./fixtures.js";
 
 describe("the offline queue", () => {
@@ -111,8 +111,7 @@ describe("the offline queue", () => {
     a.subscribe((state) => seen.push(state.n), { optimistic: true });
     const done = [a.updateUnconditionally("bump", {}), a.updateUnconditionally("bump", {})];
     await Promise.all(done);
-    await new Promise((r) => setTimeout(r, 0));
-    expect(seen.length).toBeGreaterThan(0);
+    await until(() => seen.length > 0);
     expect(seen.every((n) => n === 2)).toBe(true);
     expect(a.state.n).toBe(2);
     await a.close();
