@@ -148,7 +148,7 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
       upgrader,
       status,
     }));
-    this.offline = new OfflineQueue({ model, clientId, replica, writer, status });
+    this.offline = new OfflineQueue({ model, clientId, replica, writer, reader, status });
     const policy =
       options.compaction === false ? undefined : new CompactionPolicy(options.compaction);
     this.compactor = new Compactor(

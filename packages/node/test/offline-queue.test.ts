@@ -37,10 +37,10 @@ const board = defineModel({
 const CRASH_CLIENT = fileURLToPath(new URL("./support/queue-crash-client.mjs", import.meta.url));
 
 /** Entries of the stream that carry an origin (queued updates), by (origin, seq). */
-async function originEntries(stream: string) {
+async function originEntries(stream: string, key?: string) {
   const nc = await tcp(ctx.server.url);
   try {
-    const log = await JetStreamLog.open({ connection: nc, stream });
+    const log = await JetStreamLog.open({ connection: nc, stream, ...(key ? { key } : {}) });
     const out: string[] = [];
     const latest = (await log.info()).latestRevision;
     for await (const e of log.read(1, latest)) {
@@ -54,68 +54,76 @@ async function originEntries(stream: string) {
 }
 
 describe("the offline queue on nats-server", () => {
-  it("edits made offline survive a restart and commit once, in order, beside a writer that kept editing", async () => {
-    const stream = uniqueStream("QUEUE");
-    const snapshotDir = path.join(ctx.dir, stream);
-    const proxy = await TcpProxy.start({ host: "127.0.0.1", port: ctx.server.port });
-    const other = await openSynchronizer({
-      servers: ctx.server.url,
-      stream,
-      model: board,
-      snapshots: false,
-    });
-    const open = () =>
-      openSynchronizer({
-        servers: proxy.url,
-        connectOptions: { reconnectTimeWait: 100 },
+  it.each([
+    ["its own stream", undefined],
+    ["a shared stream", "board-1"],
+  ])(
+    "edits made offline survive a restart and commit once, in order, beside a writer that kept editing (%s)",
+    async (_layout, key) => {
+      const stream = uniqueStream("QUEUE");
+      const snapshotDir = path.join(ctx.dir, stream);
+      const proxy = await TcpProxy.start({ host: "127.0.0.1", port: ctx.server.port });
+      const other = await openSynchronizer({
+        servers: ctx.server.url,
         stream,
+        ...(key ? { key } : {}),
         model: board,
-        snapshotDir,
-        pending: { owner: "laptop" },
+        snapshots: false,
       });
-    let a = await open();
-    await other.update("add", { card: "x" });
-    await a.waitFor(other.revision);
-    proxy.setRefusing(true);
-    proxy.cutAll();
-    await until(() => (a.status === "offline" ? true : undefined));
-    const queued = [
-      a.update("add", { card: "a1" }),
-      a.updateUnconditionally("bump", {}),
-      a.update("take", { card: "x" }),
-      a.update("add", { card: "a2" }),
-    ];
-    const outcomes = queued.map((p) => p.catch((e: unknown) => e));
-    expect(await Promise.all(queued.map((p) => p.queued))).toEqual([
-      { id: 1, durable: true },
-      { id: 2, durable: true },
-      { id: 3, durable: true },
-      { id: 4, durable: true },
-    ]);
-    expect(a.optimisticState).toEqual({ cards: ["a1", "a2"], n: 1 });
-    for (let i = 0; i < 10; i++) await other.update("add", { card: `o${i}` });
-    await other.update("take", { card: "x" }); // so the queued take is refused on rebase
-    await a.close(); // a restart while offline: the queue is on disk
-    for (const o of await Promise.all(outcomes)) expect(o).toMatchObject({ code: "CLOSED" });
-    const files = await readdir(snapshotDir, { recursive: true });
-    expect(files.filter((f) => f.endsWith(".pending.json"))).toHaveLength(4);
-    a = await open();
-    expect(a.pending.map((u) => u.command)).toEqual(["add", "bump", "take", "add"]);
-    const refused: string[] = [];
-    a.on("refused", (e, u) => refused.push(`${e.code}:${u.id}`));
-    proxy.setRefusing(false);
-    await a.flush();
-    expect(refused).toEqual(["UPDATE_REFUSED:3"]);
-    const others = Array.from({ length: 10 }, (_, i) => `o${i}`);
-    expect(a.state).toEqual({ cards: [...others, "a1", "a2"], n: 1 });
-    await other.waitFor(a.revision);
-    expect(other.state).toEqual(a.state);
-    expect(await originEntries(stream)).toHaveLength(3);
-    const after = await readdir(snapshotDir, { recursive: true });
-    expect(after.filter((f) => f.endsWith(".pending.json"))).toHaveLength(0);
-    await Promise.all([a.close(), other.close()]);
-    await proxy.stop();
-  });
+      const open = () =>
+        openSynchronizer({
+          servers: proxy.url,
+          connectOptions: { reconnectTimeWait: 100 },
+          stream,
+          ...(key ? { key } : {}),
+          model: board,
+          snapshotDir,
+          pending: { owner: "laptop" },
+        });
+      let a = await open();
+      await other.update("add", { card: "x" });
+      await a.waitFor(other.revision);
+      proxy.setRefusing(true);
+      proxy.cutAll();
+      await until(() => (a.status === "offline" ? true : undefined));
+      const queued = [
+        a.update("add", { card: "a1" }),
+        a.updateUnconditionally("bump", {}),
+        a.update("take", { card: "x" }),
+        a.update("add", { card: "a2" }),
+      ];
+      const outcomes = queued.map((p) => p.catch((e: unknown) => e));
+      expect(await Promise.all(queued.map((p) => p.queued))).toEqual([
+        { id: 1, durable: true },
+        { id: 2, durable: true },
+        { id: 3, durable: true },
+        { id: 4, durable: true },
+      ]);
+      expect(a.optimisticState).toEqual({ cards: ["a1", "a2"], n: 1 });
+      for (let i = 0; i < 10; i++) await other.update("add", { card: `o${i}` });
+      await other.update("take", { card: "x" }); // so the queued take is refused on rebase
+      await a.close(); // a restart while offline: the queue is on disk
+      for (const o of await Promise.all(outcomes)) expect(o).toMatchObject({ code: "CLOSED" });
+      const files = await readdir(snapshotDir, { recursive: true });
+      expect(files.filter((f) => f.endsWith(".pending.json"))).toHaveLength(4);
+      a = await open();
+      expect(a.pending.map((u) => u.command)).toEqual(["add", "bump", "take", "add"]);
+      const refused: string[] = [];
+      a.on("refused", (e, u) => refused.push(`${e.code}:${u.id}`));
+      proxy.setRefusing(false);
+      await a.flush();
+      expect(refused).toEqual(["UPDATE_REFUSED:3"]);
+      const others = Array.from({ length: 10 }, (_, i) => `o${i}`);
+      expect(a.state).toEqual({ cards: [...others, "a1", "a2"], n: 1 });
+      await other.waitFor(a.revision);
+      expect(other.state).toEqual(a.state);
+      expect(await originEntries(stream, key)).toHaveLength(3);
+      const after = await readdir(snapshotDir, { recursive: true });
+      expect(after.filter((f) => f.endsWith(".pending.json"))).toHaveLength(0);
+      await Promise.all([a.close(), other.close()]);
+      await proxy.stop();
+    },
+  );
 
   it.each(["update", "command"])(
     "a process killed between the append of a queued %s and its removal: after a restart it counts once",

@@ -82,7 +82,9 @@ export class ChunkSender<S, C extends CommandMap<S>> {
    * copy, which every replica skips; the table of applied origins names the first.
    */
   private async unconditionalResult(op: PendingOp, revision: number) {
-    await this.p.replica.waitUntil(revision, 5_000);
+    // The replica consumes the entry before the update leaves the queue, so the view never
+    // loses it in between (the follower's, or a read when it does not follow).
+    await this.p.reader.catchUp(revision).catch(() => undefined);
     const row = this.p.replica.origins.get(this.origin());
     return { revision: row && row.seq === op.seq ? row.revision : revision };
   }

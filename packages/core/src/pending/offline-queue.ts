@@ -4,6 +4,7 @@ import type { CommandMap, Model } from "../model.js";
 import type { RecipeRun } from "../engine/recipes.js";
 import type { Replica } from "../engine/replica.js";
 import type { StatusHub } from "../engine/status.js";
+import type { Reader } from "../engine/reader.js";
 import type { Writer } from "../engine/writer.js";
 import { ChunkSender } from "./chunk-sender.js";
 import { OptimisticView } from "./optimistic.js";
@@ -28,6 +29,7 @@ export interface OfflineQueueParts<S, C extends CommandMap<S>> {
   readonly clientId: string;
   readonly replica: Replica<S, C>;
   readonly writer: Writer<S, C>;
+  readonly reader: Reader<S, C>;
   readonly status: StatusHub;
 }
 

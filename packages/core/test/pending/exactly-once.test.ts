@@ -1,6 +1,7 @@
 import {
   createSynchronizer,
   encodeEntry,
+  MAX_ORIGINS,
   MemoryLog,
   MemoryPendingStore,
   MemorySnapshotStore,
@@ -120,6 +121,34 @@ describe("exactly once across crashes (origin, seq)", () => {
     await c.update("add", { card: "late" });
     expect(c.state.cards).toEqual(["mine", "late"]);
     await Promise.all([other.close(), b.close(), c.close()]);
+  });
+
+  it("keeps the 2,000 origins applied most recently, the same on every replica (the documented limit)", async () => {
+    const log = new MemoryLog();
+    const bump = (origin: string, seq = 1) =>
+      log.injectRaw(
+        encodeEntry({
+          v: 2,
+          kind: "command",
+          ts: 1,
+          client: "q",
+          seed: 1,
+          name: "bump",
+          args: {},
+          origin: [origin, seq],
+        }),
+      );
+    const a = await createSynchronizer({ log, model: board, compaction: false });
+    for (let i = 0; i <= MAX_ORIGINS; i++) bump(`o${i}`); // one more than the table holds
+    bump("o1"); // a re-send of a remembered origin: skipped
+    bump("o0"); // the least recent one was forgotten: applied again
+    await a.waitFor((await log.info()).latestRevision);
+    expect(a.state.n).toBe(MAX_ORIGINS + 2);
+    await a.compact();
+    bump("o2"); // remembered through the snapshot entry's table
+    const fresh = await createSynchronizer({ log: log.handle(), model: board });
+    expect(fresh.state.n).toBe(MAX_ORIGINS + 2);
+    await Promise.all([a.close(), fresh.close()]);
   });
 
   it("a lost acknowledgement of a queued command is re-sent and still counts once", async () => {

@@ -47,7 +47,7 @@ describe("the optimistic view", () => {
     for (let i = 0; i < 30; i++) injectCommand(log, "add", { card: `o${i}` });
     log.setOffline(false);
     await Promise.all(mine);
-    await new Promise((r) => setTimeout(r, 0));
+    await until(() => seen.at(-1)?.length === 33); // (a slow view's notification may lag)
     // Every state shown after queueing holds all three of mine, once each.
     for (const cards of seen) {
       for (const m of ["m1", "m2", "m3"]) expect(cards.filter((c) => c === m)).toHaveLength(1);
@@ -144,6 +144,50 @@ describe("the optimistic view", () => {
     // Each bump runs once in the writer; re-applying the rest after each of the 16 commits would
     // be about 8,000 runs more.
     expect(runs).toBeLessThanOrEqual(2_000);
+    await a.close();
+  });
+
+  it("a costly view while other writers' entries arrive one by one: every state shown holds the pending updates", async () => {
+    const slow = {
+      ...board,
+      commands: {
+        ...board.commands,
+        bump: {
+          ...board.commands.bump,
+          apply(draft: { n: number }) {
+            const until = Date.now() + 2; // a view that takes a few ms to compute
+            while (Date.now() < until) {
+              // spin
+            }
+            draft.n += 1;
+          },
+        },
+      },
+    } as typeof board;
+    const log = new MemoryLog();
+    const { createSynchronizer, MemoryPendingStore } = await import("@statesync/core");
+    const a = await createSynchronizer({
+      log,
+      model: slow,
+      pending: { store: new MemoryPendingStore(), owner: "o" },
+      compaction: false,
+    });
+    const seen: Array<{ n: number; cards: number }> = [];
+    a.subscribe((state) => seen.push({ n: state.n, cards: state.cards.length }), {
+      optimistic: true,
+    });
+    log.failNextAppends(1_000_000); // our pushes keep failing: the updates stay pending
+    const pending = [1, 2, 3].map(() => a.update("bump", {}));
+    pending.forEach((p) => p.catch(() => undefined));
+    for (let i = 0; i < 30; i++) {
+      injectCommand(log, "add", { card: `o${i}` });
+      await new Promise((r) => setTimeout(r, 0));
+    }
+    await a.waitFor(31);
+    await until(() => seen.at(-1)?.cards === 30);
+    expect(seen.every((s) => s.n === 3)).toBe(true);
+    expect(a.optimisticState).toMatchObject({ n: 3 });
+    expect(a.optimisticState.cards).toHaveLength(30);
     await a.close();
   });
 

@@ -6,7 +6,7 @@ import {
   type PendingStore,
 } from "@statesync/core";
 import { describe, expect, it } from "vitest";
-import { codeOf } from "../fixtures.js";
+import { codeOf, until } from "../fixtures.js";
 import { entries, injectCommand, openQueued } from "./fixtures.js";
 
 describe("the offline queue", () => {
@@ -80,6 +80,40 @@ describe("the offline queue", () => {
     expect(a.optimisticState.n).toBe(5);
     log.setOffline(false);
     expect(await p).toMatchObject({ result: "five", state: { n: 5 } });
+    await a.close();
+  });
+
+  it("keeps an update queued through failing appends and commits it once", async () => {
+    const log = new MemoryLog();
+    const a = await openQueued(log);
+    log.failNextAppends(3, "UNAVAILABLE");
+    log.loseNextAcks(1);
+    const p = a.updateUnconditionally("bump", {});
+    const q = a.update("add", { card: "x" });
+    await Promise.all([p, q]);
+    expect(a.state).toEqual({ cards: ["x"], n: 1 });
+    expect(a.pending).toEqual([]);
+    await a.close();
+  });
+
+  it("a replica that does not follow the log never loses a committed update from its view", async () => {
+    const log = new MemoryLog();
+    const { createSynchronizer } = await import("@statesync/core");
+    const { board } = await import("./fixtures.js");
+    const a = await createSynchronizer({
+      log,
+      model: board,
+      live: false,
+      compaction: false,
+      pending: { store: new MemoryPendingStore(), owner: "o" },
+    });
+    const seen: number[] = [];
+    a.subscribe((state) => seen.push(state.n), { optimistic: true });
+    const done = [a.updateUnconditionally("bump", {}), a.updateUnconditionally("bump", {})];
+    await Promise.all(done);
+    await until(() => seen.length > 0);
+    expect(seen.every((n) => n === 2)).toBe(true);
+    expect(a.state.n).toBe(2);
     await a.close();
   });
 
