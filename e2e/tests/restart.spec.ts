@@ -42,11 +42,17 @@ test("clients go offline when the server stops, then reconnect and lose no commi
       .then(() => "during-n"),
   ];
 
-  // One through the UI: the board says it waits for the server.
+  // One through the UI: it shows at once, marked as not sent, and the board counts both.
   const todo = pages[0]!.locator('[data-list-id="todo"]');
   await todo.getByPlaceholder("New card").fill("typed offline");
   await todo.getByRole("button", { name: "Add" }).click();
-  await expect(pages[0]!.getByRole("status")).toHaveText(/Offline: this edit is sent when/);
+  await expect(todo.getByTestId("card").filter({ hasText: "typed offline" })).toHaveAttribute(
+    "data-pending",
+    "true",
+  );
+  await expect(pages[0]!.getByTestId("pending")).toHaveText(
+    /^Offline: 2 edits not sent yet \(saved on this device\)/,
+  );
 
   await natsServer.restart();
   for (const page of pages) await expect(page.getByTestId("status")).toHaveText("live");

@@ -6,42 +6,51 @@ import {
   pageCommand,
   storedRevision,
 } from "../support/board.js";
+import { allLive, openTab } from "../support/tabs.js";
 
-test("two tabs of one profile share IndexedDB without damaging each other's snapshot", async ({
+test("two tabs of one profile share one connection, and the leader's snapshot restores both", async ({
   browser,
   natsServer,
   openNodeSynchronizer,
 }) => {
+  // docs/offline.md, "Tabs": one tab leads (holds the WebSocket, writes the snapshot), the other
+  // reaches the server through it; each is a full replica of the board.
   const profile = await browser.newContext();
-  const tabs = [await openBoardPage(profile, natsServer), await openBoardPage(profile, natsServer)];
+  const tabs = [await openTab(profile, natsServer), await openTab(profile, natsServer)];
+  await allLive(tabs);
   const node = await openNodeSynchronizer({ stream: boardStream(), model: boardModel });
 
-  // Both tabs edit at once; each writes a snapshot after every entry to the same IndexedDB key.
+  // Both tabs edit at once.
   await Promise.all(
     tabs.flatMap((tab, i) =>
       Array.from({ length: 8 }, (_, n) =>
-        pageCommand(tab, "addCard", { id: `t${i}-${n}`, listId: "todo", title: `tab ${i} #${n}` }),
+        pageCommand(tab.page, "addCard", {
+          id: `t${i}-${n}`,
+          listId: "todo",
+          title: `tab ${i} #${n}`,
+        }),
       ),
     ),
   );
-  const converged = await waitForConvergence([...tabs, node]);
-  // The stored snapshot ends at the newest revision: an older save never replaced a newer one.
-  await expect.poll(() => storedRevision(tabs[0]!)).toBe(converged.revision);
+  const converged = await waitForConvergence([...tabs.map((t) => t.page), node]);
+  expect(tabs.filter((t) => t.sockets() > 0)).toHaveLength(1);
+  // The stored snapshot ends at the newest revision.
+  await expect.poll(() => storedRevision(tabs[0]!.page)).toBe(converged.revision);
 
   // Reload both with the server held off: each restores that snapshot whole.
   const held = await holdWebSockets(profile);
-  await Promise.all(tabs.map((tab) => tab.reload()));
-  for (const tab of tabs) {
-    await expect(tab.getByTestId("card")).toHaveCount(16);
-    const restored = (await probe(tab))!;
+  await Promise.all(tabs.map((tab) => tab.page.reload()));
+  for (const { page } of tabs) {
+    await expect(page.getByTestId("card")).toHaveCount(16);
+    const restored = (await probe(page))!;
     expect(restored.stats.snapshotsRestored).toBe(1);
     expect(restored.revision).toBe(converged.revision);
     expect(restored.hash).toBe(converged.hash);
-    await expect(tab.getByTestId("status")).not.toHaveText("live");
+    await expect(page.getByTestId("status")).not.toHaveText("live");
   }
   held.release();
-  for (const tab of tabs) await expect(tab.getByTestId("status")).toHaveText("live");
-  await waitForConvergence([...tabs, node]);
+  await allLive(tabs);
+  await waitForConvergence([...tabs.map((t) => t.page), node]);
   await profile.close();
 });
 

@@ -11,8 +11,10 @@ export function CardItem(props: {
   list: List;
   lists: readonly List[];
   run: RunCommand;
+  /** An edit of this card is not sent yet. */
+  pending: boolean;
 }) {
-  const { card, list, lists, run } = props;
+  const { card, list, lists, run, pending } = props;
   const index = list.cards.indexOf(card);
   const listIndex = lists.indexOf(list);
   const move = (toListId: string, beforeCardId: string | null) =>
@@ -20,8 +22,10 @@ export function CardItem(props: {
   const neighbour = (offset: number) => lists[listIndex + offset];
   return (
     <li
-      className="card"
+      className={pending ? "card pending" : "card"}
       data-testid="card"
+      data-pending={pending || undefined}
+      title={pending ? "Not sent yet" : undefined}
       data-card-id={card.id}
       draggable
       onDragStart={(e) => e.dataTransfer.setData(CARD_MIME, card.id)}

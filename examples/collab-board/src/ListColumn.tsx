@@ -5,8 +5,14 @@ import { EditableTitle } from "./EditableTitle.js";
 import type { RunCommand } from "./run-command.js";
 
 /** One list: its title, its cards (a drop target: dropped cards go to the end) and a new-card form. */
-export function ListColumn(props: { list: List; lists: readonly List[]; run: RunCommand }) {
-  const { list, lists, run } = props;
+export function ListColumn(props: {
+  list: List;
+  lists: readonly List[];
+  run: RunCommand;
+  /** Ids of cards touched by edits not sent yet. */
+  pendingIds: ReadonlySet<string>;
+}) {
+  const { list, lists, run, pendingIds } = props;
   const index = lists.indexOf(list);
   return (
     <section
@@ -49,7 +55,14 @@ export function ListColumn(props: { list: List; lists: readonly List[]; run: Run
       </header>
       <ul>
         {list.cards.map((card) => (
-          <CardItem key={card.id} card={card} list={list} lists={lists} run={run} />
+          <CardItem
+            key={card.id}
+            card={card}
+            list={list}
+            lists={lists}
+            run={run}
+            pending={pendingIds.has(card.id)}
+          />
         ))}
       </ul>
       <AddForm

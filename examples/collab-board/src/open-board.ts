@@ -14,7 +14,8 @@ export type BoardSync = SynchronizerOf<typeof boardModel>;
  * Opens the board's replica: resolves as soon as the state stored in IndexedDB is restored
  * (the page renders it before the server answers), then catches up and follows the server.
  * A snapshot is written after every entry (a board is small), so a reload shows the latest
- * state. The replica is exposed for tests as `__statesync__.default`.
+ * state; edits wait in the offline queue (IndexedDB) while the server is away, also across
+ * reloads. The replica is exposed for tests as `__statesync__.default`.
  */
 export async function openBoard(
   config: BoardConfig,
@@ -25,6 +26,8 @@ export async function openBoard(
     stream: `board_${config.board}`,
     model: boardModel,
     snapshotEvery: 1,
+    // Edits made offline are stored in IndexedDB, shown at once and sent when the server is back.
+    pending: { owner: "board" },
     onWarning,
   });
   exposeSynchronizer(sync);

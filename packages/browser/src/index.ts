@@ -24,3 +24,9 @@ export {
   type ExposedSynchronizer,
   type SyncProbe,
 } from "./expose.js";
+export { TabLog, type TabLogOptions, type LeaderLog } from "./tabs/tab-log.js";
+export type { LockManagerLike, TokenStore } from "./tabs/leadership.js";
+export {
+  IndexedDbPendingStore,
+  type IndexedDbPendingStoreOptions,
+} from "./indexeddb-pending-store.js";

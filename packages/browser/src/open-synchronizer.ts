@@ -1,20 +1,28 @@
 import {
   bindJetStreamModule,
+  createSynchronizer,
+  jetStreamSnapshotKey,
   openJetStreamSynchronizer,
   StateSyncError,
   type CommandMap,
   type JetStreamV3Module,
   type NatsV3ConnectionLike,
   type OpenJetStreamOptions,
+  type PendingStore,
   type SnapshotStore,
   type StateSynchronizer,
 } from "@statesync/core";
 import type { ConnectionOptions, NatsConnection } from "nats.ws";
 import { z } from "zod/v4";
-import { connectInBackground, type BackgroundConnection } from "./background-connect.js";
+import { connectInBackground } from "./background-connect.js";
 import { IndexedDbSnapshotStore, type SnapshotStoreWarning } from "./indexeddb-snapshot-store.js";
 import { keepSnapshotCurrent } from "./keep-snapshot-current.js";
 import { saveSnapshotOnHide } from "./save-on-hide.js";
+import { IndexedDbPendingStore } from "./indexeddb-pending-store.js";
+import { openTabLog, readOnly, savedByLeader, tabSupport } from "./tabs/open-tab-log.js";
+import { drainOrphanedSlots } from "./tabs/orphans.js";
+import { sharePendingAcrossTabs } from "./tabs/shared-pending.js";
+import { openQueueSlot } from "./tabs/queue-slot.js";
 
 /**
  * Options of {@link openSynchronizer}: those of core's `OpenJetStreamOptions` (stream, key,
@@ -23,7 +31,7 @@ import { saveSnapshotOnHide } from "./save-on-hide.js";
  */
 export interface OpenSynchronizerOptions<S, C extends CommandMap<S>> extends Omit<
   OpenJetStreamOptions<S, C>,
-  "connection" | "closeConnection" | "snapshots"
+  "connection" | "closeConnection" | "snapshots" | "pending"
 > {
   /**
    * WebSocket URL(s) of NATS servers: `ws://host:port` or `wss://host:port` (a bare `host:port`
@@ -70,6 +78,24 @@ export interface OpenSynchronizerOptions<S, C extends CommandMap<S>> extends Omi
    * without waiting for the server; `"synced"`: once caught up (or offline).
    */
   waitFor?: "synced" | "restored";
+  /**
+   * Share one connection among the tabs of this origin that open the same state on the same
+   * `servers` (docs/offline.md, "Tabs"): one tab leads (Web Locks) and holds the connection, the
+   * others reach the log through it over a `BroadcastChannel`; each tab stays a full replica.
+   * Default true with `servers` where Web Locks, `BroadcastChannel` and `localStorage` exist;
+   * false (or a given `connection`): this tab connects by itself.
+   */
+  tabs?: boolean;
+  /**
+   * The offline queue (docs/offline.md): updates made while the server is away are stored in
+   * IndexedDB (`IndexedDbPendingStore` unless `store` is given), shown at once in
+   * `optimisticState` (what the React hooks show), and pushed in order, exactly once, when it is
+   * back, also after a reload. Each tab holds a queue of its own, the first free slot
+   * `<owner>-<n>` (owner default `"browser"`); a tab that reloads or dies leaves its slot, with
+   * its updates, to the next tab that opens. Default: none (updates are sent at once, and fail
+   * after `outcomeTimeoutMs` while offline).
+   */
+  pending?: { owner?: string; store?: PendingStore } | false;
 }
 
 const wsUrl = z
@@ -89,6 +115,16 @@ const optionsSchema = z
     onWarning: fn.optional(),
     keepSnapshotCurrent: z.boolean().optional(),
     saveOnHide: z.boolean().optional(),
+    tabs: z.boolean().optional(),
+    pending: z
+      .union([
+        z.literal(false),
+        z.object({
+          owner: z.string().max(61).optional(),
+          store: z.custom<unknown>(objectLike).optional(),
+        }),
+      ])
+      .optional(),
   })
   .refine((o) => (o.servers === undefined) !== (o.connection === undefined), {
     message: "give exactly one of servers and connection",
@@ -128,36 +164,107 @@ export async function openSynchronizer<S, C extends CommandMap<S>>(
     keepSnapshotCurrent: keepCurrent,
     saveOnHide,
     waitFor,
+    tabs,
+    pending,
     ...rest
   } = options;
   const saveAfterApply = (keepCurrent ?? true) && snapshots !== false;
-  // Throws VALIDATION now for a v3 connection without `jetstream` (a promise rejects later).
-  const given = connection === undefined ? undefined : bindJetStreamModule(connection, jetstream);
-  let owned: BackgroundConnection<NatsConnection> | undefined;
-  if (servers !== undefined) {
-    owned = connectInBackground({
-      name: `statesync${rest.clientId ? `-${rest.clientId}` : ""}`,
-      ...connectOptions,
-      servers,
-    });
-  }
+  const support = servers !== undefined && tabs !== false ? tabSupport() : undefined;
   const ownedStore =
     snapshots === undefined ? new IndexedDbSnapshotStore({ onWarning }) : undefined;
   const stops: Array<() => void> = [];
-  const sync = await openJetStreamSynchronizer<S, C>({
-    ...rest,
-    snapshotEvery: rest.snapshotEvery ?? (saveAfterApply ? 0 : undefined),
-    connection: owned ? owned.connection : given!,
-    snapshots: ownedStore ?? snapshots,
-    waitFor: waitFor ?? "restored",
-    connectionErrors: owned ? (report) => owned.errors(report) : undefined,
-    closeConnection: async () => {
-      for (const stop of stops.splice(0)) stop();
-      await owned?.cancel().catch(() => undefined);
-      await ownedStore?.close();
-    },
-  });
+  const snapshotKey =
+    rest.snapshotKey ??
+    jetStreamSnapshotKey({ stream: rest.stream, key: rest.key, subjectPrefix: rest.subjectPrefix });
+  const pendingStore = pending ? (pending.store ?? new IndexedDbPendingStore()) : undefined;
+  const queue = pendingStore
+    ? await openQueueSlot(pendingStore, snapshotKey, (pending || {}).owner ?? "browser")
+    : undefined;
+  const release = async () => {
+    for (const stop of stops.splice(0)) stop();
+    await ownedStore?.close();
+    await queue?.store.close?.();
+  };
+  const connect = {
+    name: `statesync${rest.clientId ? `-${rest.clientId}` : ""}`,
+    ...connectOptions,
+    servers: servers!,
+  };
+  let sync: StateSynchronizer<S, C>;
+  let shareAs: { name: string; tabId: string } | undefined;
+  if (support) {
+    const { stream, key, subjectPrefix, create, replicas, requestTimeoutMs, ...engine } = rest;
+    const layout = { stream, key, subjectPrefix, create, replicas, requestTimeoutMs };
+    const name = `statesync:${[servers!].flat().join(",")}:${snapshotKey}`;
+    const tab = openTabLog(name, support, connect, layout);
+    shareAs = { name, tabId: tab.log.tabId };
+    const store = ownedStore ?? snapshots;
+    try {
+      sync = await createSynchronizer<S, C>({
+        ...engine,
+        log: tab.log,
+        ownsLog: true,
+        snapshotKey,
+        snapshots: store ? savedByLeader(store, tab.log) : false,
+        snapshotEvery: engine.snapshotEvery ?? (saveAfterApply ? 0 : undefined),
+        waitFor: waitFor ?? "restored",
+        connectionErrors: tab.connectionErrors,
+        pending: queue,
+        onClose: release,
+      });
+      if (queue && pendingStore) {
+        const { onError: _e, onStatus: _s, clientId: _c, ...quiet } = engine;
+        stops.push(
+          drainOrphanedSlots({
+            store: pendingStore,
+            key: snapshotKey,
+            owner: (pending || {}).owner ?? "browser",
+            own: queue.owner,
+            active: () => tab.log.leading,
+            open: (p) =>
+              createSynchronizer<S, C>({
+                ...quiet,
+                log: tab.log,
+                snapshotKey,
+                snapshots: store ? readOnly(store) : false,
+                compaction: false,
+                waitFor: "synced",
+                pending: p,
+              }),
+          }),
+        );
+      }
+    } catch (err) {
+      await tab.log.close();
+      await release();
+      throw err;
+    }
+  } else {
+    // Throws VALIDATION now for a v3 connection without `jetstream` (a promise rejects later).
+    const given = connection === undefined ? undefined : bindJetStreamModule(connection, jetstream);
+    const owned = servers === undefined ? undefined : connectInBackground(connect);
+    sync = await openJetStreamSynchronizer<S, C>({
+      ...rest,
+      snapshotEvery: rest.snapshotEvery ?? (saveAfterApply ? 0 : undefined),
+      connection: owned ? owned.connection : given!,
+      snapshots: ownedStore ?? snapshots,
+      waitFor: waitFor ?? "restored",
+      snapshotKey,
+      pending: queue,
+      connectionErrors: owned ? (report) => owned.errors(report) : undefined,
+      closeConnection: async () => {
+        await release();
+        await owned?.cancel().catch(() => undefined);
+      },
+    });
+  }
   if (saveAfterApply) stops.push(keepSnapshotCurrent(sync));
   if (saveOnHide ?? true) stops.push(saveSnapshotOnHide(sync));
+  if (shareAs && queue) {
+    // Each tab's pending edits show in the other tabs at once, before the server has them.
+    const shared = sharePendingAcrossTabs(sync, rest.model, shareAs.name, shareAs.tabId);
+    stops.push(shared.stop);
+    return shared.sync;
+  }
   return sync;
 }

@@ -100,3 +100,26 @@ it("saves the snapshot when the page is hidden or left, until closed", async () 
   await store.close();
   await dropDatabase(databaseName);
 });
+
+it("says offline as soon as the WebSocket is refused, not after a request times out", async () => {
+  // Issue 12: a page opened while the server was down said `connecting` until its first request
+  // timed out (requestTimeoutMs, 5 s by default). With a request timeout of 10 minutes, only the
+  // refused connection itself can make this replica `offline` within the test's time.
+  for (const tabs of [false, true]) {
+    const errors: string[] = [];
+    const sync = await openSynchronizer({
+      servers: NOBODY,
+      stream: `notes_refused_${Date.now()}`,
+      model,
+      snapshots: false,
+      requestTimeoutMs: 600_000,
+      tabs,
+      onError: (e) => errors.push(`${e.code}: ${e.message}`),
+    });
+    await vi.waitFor(() => expect(sync.status).toBe("offline"), { timeout: 20_000 });
+    await vi.waitFor(() =>
+      expect(errors[0]).toMatch(/^UNAVAILABLE: cannot connect to ws:\/\/127\.0\.0\.1:9/),
+    );
+    await sync.close();
+  }
+});

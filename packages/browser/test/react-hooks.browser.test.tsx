@@ -1,5 +1,10 @@
-import { createSynchronizer, defineModel, MemoryLog } from "@statesync/browser";
-import { useRevision, useSynchronizedState, useSyncStatus } from "@statesync/browser/react";
+import { createSynchronizer, defineModel, MemoryLog, MemoryPendingStore } from "@statesync/browser";
+import {
+  usePending,
+  useRevision,
+  useSynchronizedState,
+  useSyncStatus,
+} from "@statesync/browser/react";
 import { act, type ReactNode } from "react";
 import { createRoot } from "react-dom/client";
 import { afterEach, expect, it } from "vitest";
@@ -101,4 +106,36 @@ it("follows status and revision", async () => {
   expect(view.textContent).toBe(`live@${start + 1}`);
   await act(() => sync.close());
   expect(view.textContent).toBe(`closed@${start + 1}`);
+});
+
+it("shows the optimistic view by default, the confirmed state on request, and what is pending", async () => {
+  const log = new MemoryLog();
+  const sync = await createSynchronizer({
+    log,
+    model,
+    snapshots: false,
+    ownsLog: true,
+    pending: { store: new MemoryPendingStore(), owner: "test" },
+  });
+  function View() {
+    const shown = useSynchronizedState(sync, (s) => s.a);
+    const confirmed = useSynchronizedState(sync, (s) => s.a, undefined, { view: "confirmed" });
+    const pending = usePending(sync);
+    return <span data-testid="v">{`${shown}/${confirmed}/${pending.length}`}</span>;
+  }
+  const view = mount(<View />);
+  const text = () => view.querySelector('[data-testid="v"]')!.textContent;
+  expect(text()).toBe("0/0/0");
+  log.setOffline(true);
+  const committed = sync.update("bump", { which: "a" });
+  await act(async () => {
+    await committed.queued;
+  });
+  await expect.poll(text).toBe("1/0/1"); // shown at once, not confirmed, pending
+  log.setOffline(false);
+  await act(async () => {
+    await committed;
+  });
+  await expect.poll(text).toBe("1/1/0");
+  await sync.close();
 });

@@ -19,6 +19,13 @@ export interface StoredPatch {
   path: Array<string | number>;
   value?: unknown;
 }
+/**
+ * `[origin, seq]`: the identity of a pending update (docs/offline.md), fixed when it was queued;
+ * replicas skip an entry whose `(origin, seq)` they applied (format 2).
+ */
+export type EntryOrigin = [string, number];
+/** `[origin, seq, revision]`: one row of the table of applied origins (`pending/origins.ts`). */
+export type OriginRow = [string, number, number];
 /** `[messageId, revision, timestamp]` of an entry before a snapshot or switch entry. */
 export type RecentEntry = [string, number, number];
 /** The first entry of a log: the model that created it. */
@@ -35,6 +42,8 @@ export interface UpdateEntry extends EntryBase {
   seed: number;
   patches: StoredPatch[];
   commands?: Array<{ name: string; args: unknown }> | undefined;
+  /** The queued updates' identity (the highest seq of the batch); written as format 2. */
+  origin?: EntryOrigin | undefined;
 }
 /** The whole state at `base`, written by compaction (or a restore). */
 export interface SnapshotEntry extends EntryBase {
@@ -47,6 +56,8 @@ export interface SnapshotEntry extends EntryBase {
   recent?: RecentEntry[] | undefined;
   /** The version the log was at before its last switch, when it switched (format 2 SDKs). */
   from?: number | undefined;
+  /** The table of applied origins at `base` (format 2 SDKs; absent: empty). */
+  origins?: OriginRow[] | undefined;
 }
 /**
  * Where a chunked snapshot entry's state is: `count` part entries `{ id, index }` (index 0 to
@@ -75,6 +86,8 @@ export interface ChunkedSnapshotEntry extends EntryBase {
   recent?: RecentEntry[] | undefined;
   /** The version the log was at before its last switch, when it switched. */
   from?: number | undefined;
+  /** The table of applied origins at `base` (absent: empty). */
+  origins?: OriginRow[] | undefined;
 }
 /**
  * One slice of a chunked snapshot's JSON text (written as format 1: a no-op an older SDK skips).
@@ -101,6 +114,8 @@ export interface CommandEntry extends EntryBase {
   args: unknown;
   /** The writer's model version (absent: a writer of the version before the last switch). */
   mv?: number | undefined;
+  /** The queued command's identity; written as format 2. */
+  origin?: EntryOrigin | undefined;
 }
 /** A no-op a writer that keeps losing races appends to go first. */
 export interface IntentEntry extends EntryBase {
@@ -121,6 +136,8 @@ export interface SwitchEntry extends EntryBase {
   /** The state at `base` migrated to `version`. */
   state: unknown;
   recent?: RecentEntry[] | undefined;
+  /** The table of applied origins at `base` (absent: empty). */
+  origins?: OriginRow[] | undefined;
 }
 /** A decoded entry. */
 export type Entry =

@@ -1,11 +1,14 @@
 import { z } from "zod/v4";
 import { StateSyncError } from "./errors.js";
 import type { Entry } from "./entry-types.js";
+import { MAX_ORIGINS } from "./pending/origins.js";
 
 export type {
   ChunkedSnapshotEntry,
   CommandEntry,
   Entry,
+  EntryOrigin,
+  OriginRow,
   GenesisEntry,
   IntentEntry,
   PartEntry,
@@ -38,6 +41,11 @@ export type {
  * - `switch` (format 2): the log switches to a newer model version; it carries the migrated state
  *   and is a starting point like a snapshot entry. Clients of format 1 stop before it
  *   (`UNSUPPORTED_FORMAT`); clients of an older model version stop with `MODEL_UPGRADED`.
+ *
+ * - `origin` (format 2) on `update` and `command` entries of queued updates: `[origin, seq]`,
+ *   the update's identity (docs/offline.md); a replica skips a seq it applied for that origin.
+ *   `origins` on `snapshot` (one-message and chunked) and `switch` entries: the table of applied
+ *   origins at `base`.
  *
  * docs/format.md says what each version of the SDK does with each kind. This version reads
  * formats 1 and 2 and writes format 1 for every kind format 1 has (so older clients keep reading
@@ -82,6 +90,14 @@ const recentSchema = z
   .max(MAX_RECENT)
   .optional();
 
+/** Origins: 1-64 printable ASCII characters (see `PendingQueue.origin`). */
+const originIdSchema = z.string().regex(/^[!-~]{1,64}$/);
+const originSchema = z.tuple([originIdSchema, z.number().int().positive()]).optional();
+const originsSchema = z
+  .array(z.tuple([originIdSchema, z.number().int().positive(), z.number().int().nonnegative()]))
+  .max(MAX_ORIGINS)
+  .optional();
+
 /**
  * Largest state text a chunked snapshot may declare, in bytes (under V8's longest string, so a
  * replica can join its parts); and most parts it may have.
@@ -110,6 +126,7 @@ const chunkedSnapshotSchema = z.object({
   state: z.undefined().optional(),
   recent: recentSchema,
   from: z.number().int().nonnegative().optional(),
+  origins: originsSchema,
 });
 
 const entrySchema: z.ZodType<Entry> = z.union([
@@ -129,6 +146,7 @@ const entrySchema: z.ZodType<Entry> = z.union([
       seed: z.number().int().nonnegative().max(0xffffffff),
       patches: z.array(patchSchema),
       commands: z.array(commandCallSchema).optional(),
+      origin: originSchema,
     }),
     z.object({
       ...common,
@@ -141,6 +159,7 @@ const entrySchema: z.ZodType<Entry> = z.union([
       recent: recentSchema,
       /** The version the log was at before its last switch (so commands without `mv` after it are read alike). */
       from: z.number().int().nonnegative().optional(),
+      origins: originsSchema,
     }),
     z.object({
       ...common,
@@ -150,6 +169,7 @@ const entrySchema: z.ZodType<Entry> = z.union([
       args: z.unknown(),
       /** The writer's model version (absent: a writer of the version before the last switch). */
       mv: z.number().int().nonnegative().optional(),
+      origin: originSchema,
     }),
     z.object({ ...common, kind: z.literal("intent") }),
     z.object({
@@ -167,6 +187,7 @@ const entrySchema: z.ZodType<Entry> = z.union([
       /** The state at `base` migrated to `version`. */
       state: z.unknown(),
       recent: recentSchema,
+      origins: originsSchema,
     }),
     z.object({
       ...common,

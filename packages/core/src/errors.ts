@@ -72,6 +72,22 @@ export const ERROR_CODES = [
    * not switch it by itself: nothing was appended; call `upgrade()` first (docs/versions.md).
    */
   "UPGRADE_PENDING",
+  /**
+   * The offline queue of this state and owner is held by another synchronizer (in this process
+   * or another one sharing the snapshot directory): nothing was opened (docs/offline.md).
+   */
+  "QUEUE_LOCKED",
+  /**
+   * The pending store could not store or remove a pending update (disk full, no permission,
+   * storage quota). When `update` rejects with it, the update was not queued.
+   */
+  "QUEUE_FAILED",
+  /**
+   * A pending update was refused when it was re-run on the latest confirmed state: its command
+   * threw, or its result failed the state's schema (`cause` holds why). It is dropped from the
+   * queue, never appended, never retried (docs/offline.md).
+   */
+  "UPDATE_REFUSED",
 ] as const;
 
 /** One of {@link ERROR_CODES}. */

@@ -29,6 +29,16 @@ export {
 } from "./snapshot-store.js";
 export { MemorySnapshotStore } from "./memory-snapshot-store.js";
 export {
+  pendingRecordSchema,
+  ownerSchema as pendingOwnerSchema,
+  type PendingStore,
+  type PendingQueue,
+  type PendingRecord,
+} from "./pending/pending-store.js";
+export { MemoryPendingStore } from "./pending/memory-pending-store.js";
+export type { PendingUpdate, QueuedInfo } from "./pending/pending-op.js";
+export { MAX_ORIGINS } from "./pending/origins.js";
+export {
   defineModel,
   type Model,
   type ModelDefinition,
@@ -53,6 +63,8 @@ export {
   type IntentEntry,
   type SwitchEntry,
   type StoredPatch,
+  type EntryOrigin,
+  type OriginRow,
 } from "./entry.js";
 export { stateHash, canonicalJson, findNonJson, type JsonValue } from "./json.js";
 export type { Draft, Immutable } from "immer";
@@ -67,6 +79,9 @@ export type {
   UpdateResult,
   Recipe,
   CompactionResult,
+  PendingOptions,
+  QueuedPromise,
+  SubscribeOptions,
 } from "./synchronizer-types.js";
 export type { CompactionOptions } from "./compaction-policy.js";
 export type { HistoryEntry, HistoryOptions } from "./history.js";

@@ -10,6 +10,7 @@ import { StateSyncError } from "./errors.js";
 import { findNonJson } from "./json.js";
 import type { LogEntry } from "./log.js";
 import type { CommandMap, Model } from "./model.js";
+import { Origins } from "./pending/origins.js";
 import { logModelOf, migrateUp, modelOfVersion } from "./versions.js";
 
 /** What one {@link Replay.step} did. */
@@ -57,6 +58,8 @@ export class ReplayState<S, C extends CommandMap<S>> {
    * when this replay did not see it).
    */
   lastStart: number | undefined;
+  /** The table of applied origins (`pending/origins.ts`): skips re-sent queued updates. */
+  origins: Origins;
   /** `[messageId, revision, timestamp]` of entries consumed recently (see `MAX_RECENT`). */
   protected recent: Array<[string, number, number]> = [];
   protected view: { revision: number; logState: unknown; state: S } | undefined;
@@ -70,8 +73,10 @@ export class ReplayState<S, C extends CommandMap<S>> {
       messageId?: string | undefined;
       version?: number;
       switchedFrom?: number | undefined;
+      origins?: ReadonlyArray<readonly [string, number, number]> | undefined;
     },
   ) {
+    this.origins = new Origins(from?.origins);
     this.logModel = (from?.version !== undefined && modelOfVersion(model, from.version)) || model;
     this.logState = from?.state ?? model.initial;
     this.revision = from?.revision ?? 0;
@@ -134,6 +139,7 @@ export class ReplayState<S, C extends CommandMap<S>> {
     this.switchedFrom = entry.from;
     this.anchored = true;
     this.recent = (entry.recent ?? []).map((r) => [...r]);
+    this.origins = new Origins(entry.origins);
     this.lastStart = logEntry.revision;
     this.advance(logEntry, entry.kind, entry.ts);
     return { kind: "applied", entry };

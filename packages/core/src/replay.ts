@@ -1,6 +1,7 @@
 import { deepFreeze } from "./freeze.js";
 import { applyBatch, applyEntry, batchItem, type BatchItem } from "./apply.js";
 import { ChunkCollector } from "./chunk-collector.js";
+import { Origins } from "./pending/origins.js";
 import { assembledState, type PartAssembly } from "./chunked.js";
 import { decodeEntry, type ChunkedSnapshotEntry, type DecodeResult, type Entry } from "./entry.js";
 import { StateSyncError } from "./errors.js";
@@ -107,6 +108,11 @@ const PENDING: StepResult = { kind: "pending" };
         ),
       );
     }
+    if (this.origins.isDuplicate(entry.origin)) {
+      // A queued update re-sent after its first append landed: consumed without effect.
+      this.advance(logEntry, entry.kind, entry.ts);
+      return { kind: "applied", entry };
+    }
     let applied: Entry = entry;
     if (entry.kind === "command") {
       const call = commandForLog(this.logModel, this.switchedFrom, entry);
@@ -120,6 +126,7 @@ const PENDING: StepResult = { kind: "pending" };
       if (error) return this.stall(error, logEntry);
       this.logState = outcome.state;
     }
+    this.origins.note(entry.origin, logEntry.revision);
     this.advance(logEntry, entry.kind, entry.ts);
     return outcome.kind === "noop"
       ? { kind: "applied", entry, error: withRevision(outcome.error, logEntry.revision) }
@@ -143,6 +150,7 @@ const PENDING: StepResult = { kind: "pending" };
         if (state !== undefined) {
           this.logState = state;
           for (const item of run) {
+            this.origins.note(item.entry.origin, item.revision);
             this.advance(entries[i]!, item.entry.kind, item.entry.ts);
             results.push({ kind: "applied", entry: item.entry });
             i += 1;
@@ -171,6 +179,7 @@ const PENDING: StepResult = { kind: "pending" };
     // An older log version is replayed entry by entry: each state must migrate (`step`).
     if (!this.anchored || this.legacy || this.collector) return run;
     let revision = this.revision;
+    const origins = new Map<string, number>(); // the highest seq of each origin in the run
     for (let i = start; i < entries.length; i++) {
       const logEntry = entries[i]!;
       if (logEntry.revision <= revision) break;
@@ -184,6 +193,12 @@ const PENDING: StepResult = { kind: "pending" };
         break;
       const item = batchItem(this.logModel, d.entry, logEntry.revision);
       if (item === undefined) break;
+      const origin = item.entry.origin;
+      if (origin !== undefined) {
+        // A duplicate is consumed alone, by `step`.
+        if (origin[1] <= (origins.get(origin[0]) ?? this.origins.get(origin[0])?.seq ?? 0)) break;
+        origins.set(origin[0], origin[1]);
+      }
       run.push(item);
       revision = logEntry.revision;
     }
@@ -285,6 +300,7 @@ const PENDING: StepResult = { kind: "pending" };
     this.switchedFrom = entry.from;
     this.anchored = true;
     this.recent = (entry.recent ?? []).map((r) => [...r]);
+    this.origins = new Origins(entry.origins);
     this.revision = assembly.base;
     this.messageId = undefined;
     const replayed: StepResult[] = [];
@@ -306,7 +322,13 @@ const PENDING: StepResult = { kind: "pending" };
    * next one (`base` is the current revision, and in a contiguous log it is `revision + 1`).
    * Returns false, changing nothing, otherwise.
    */
-  adopt(logEntry: LogEntry, base: number, ts: number, state: S): boolean {
+  adopt(
+    logEntry: LogEntry,
+    base: number,
+    ts: number,
+    state: S,
+    origin?: [string, number] | undefined,
+  ): boolean {
     if (!this.anchored || base !== this.revision || logEntry.revision <= this.revision) {
       return false;
     }
@@ -314,6 +336,7 @@ const PENDING: StepResult = { kind: "pending" };
     if (this.legacy) return false; // a writer switches the log to its version first
     if (this.collector) return false; // waiting for a chunked snapshot: the state is stale
     this.logState = state;
+    this.origins.note(origin, logEntry.revision);
     this.advance(logEntry, "update", ts);
     return true;
   }

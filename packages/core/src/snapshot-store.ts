@@ -21,6 +21,11 @@ export interface SnapshotRecord {
   readonly modelVersion: number;
   /** The version the log was at before its last switch, when it switched (docs/versions.md). */
   readonly switchedFrom?: number | undefined;
+  /**
+   * The table of applied origins at `revision` (`[origin, seq, revision][]`, docs/offline.md);
+   * absent: empty.
+   */
+  readonly origins?: ReadonlyArray<readonly [string, number, number]> | undefined;
   /** When it was written, ms since the epoch (informational). */
   readonly savedAt: number;
 }
@@ -35,6 +40,11 @@ export const snapshotRecordSchema = z.object({
   model: z.string().min(1),
   modelVersion: z.number().int().nonnegative(),
   switchedFrom: z.number().int().nonnegative().optional(),
+  origins: z
+    .array(
+      z.tuple([z.string().min(1), z.number().int().positive(), z.number().int().nonnegative()]),
+    )
+    .optional(),
   savedAt: z.number(),
 });
 

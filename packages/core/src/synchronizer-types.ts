@@ -5,6 +5,8 @@ import type { HistoryEntry, HistoryOptions } from "./history.js";
 import type { RevisionedLog } from "./log.js";
 import type { CommandArgs, CommandMap, Model, UpdateContext } from "./model.js";
 import type { SnapshotStore } from "./snapshot-store.js";
+import type { PendingUpdate, QueuedInfo } from "./pending/pending-op.js";
+import type { PendingStore } from "./pending/pending-store.js";
 
 /**
  * Where a replica stands:
@@ -48,6 +50,36 @@ export interface UpdateResult<S, R = void> {
   readonly result: R;
   /** Attempts it took (1 when there was no conflict). */
   readonly attempts: number;
+}
+
+/**
+ * What `update` and `updateUnconditionally` return: the promise of the outcome (committed, or
+ * rejected when refused), and `queued`, which resolves once the update is safely queued (a
+ * named command stored in the pending store, docs/offline.md) and says whether durably; it
+ * rejects `QUEUE_FAILED` (then so does the outcome) when it could not be stored.
+ */
+export type QueuedPromise<T> = Promise<T> & { readonly queued: Promise<QueuedInfo> };
+
+/** Options of `subscribe`. */
+export interface SubscribeOptions {
+  /**
+   * `true`: the listener sees the optimistic view (`optimisticState`: the confirmed state with the
+   * pending updates applied on top) after every change of it, including updates queued; default
+   * `false`: the confirmed state after each batch of applied entries.
+   */
+  optimistic?: boolean;
+}
+
+/** Options of {@link CreateSynchronizerOptions.pending}: the offline queue (docs/offline.md). */
+export interface PendingOptions {
+  /** Where pending updates are stored (`MemoryPendingStore`, `FilePendingStore`, IndexedDB). */
+  store: PendingStore;
+  /**
+   * A stable name of this queue's owner (1-64 printable ASCII characters, no spaces or `/`): a
+   * queue is per state (`snapshotKey`) and owner, and one synchronizer at a time holds it
+   * (`QUEUE_LOCKED` for a second one).
+   */
+  owner: string;
 }
 
 /** A recipe: mutates the draft; its return value becomes `result`. Must be synchronous. */
@@ -98,6 +130,13 @@ export interface SyncEvents {
    * it false (undefined when it becomes true).
    */
   writable: (writable: boolean, error: StateSyncError | undefined) => void;
+  /**
+   * A pending update was refused when it was pushed (`UPDATE_REFUSED`, the reason in `cause`)
+   * and dropped from the queue; its caller, if still there, got the same error.
+   */
+  refused: (error: StateSyncError, update: PendingUpdate) => void;
+  /** The pending queue became empty: every update was committed, refused or discarded. */
+  drained: () => void;
 }
 
 /**
@@ -153,13 +192,13 @@ export interface StateSynchronizer<S, C extends CommandMap<S> = CommandMap<S>> {
    * invalid result state), `RETRY_LIMIT`, `PAYLOAD_TOO_LARGE`, `PERMISSION_DENIED`,
    * `UNKNOWN_OUTCOME`, `UNAVAILABLE`, `ABORTED`, `CLOSED`, or what the recipe threw (unchanged).
    */
-  update<R>(recipe: Recipe<S, R>, options?: UpdateOptions): Promise<UpdateResult<S, R>>;
+  update<R>(recipe: Recipe<S, R>, options?: UpdateOptions): QueuedPromise<UpdateResult<S, R>>;
   /** Conditional update with a named command; `args` are validated by its schema first. */
   update<K extends keyof C & string>(
     command: K,
     args: CommandArgs<C[K]>,
     options?: UpdateOptions,
-  ): Promise<UpdateResult<S, void>>;
+  ): QueuedPromise<UpdateResult<S, void>>;
 
   /**
    * Appends the command at the tail without a check; resolves once stored. Every replica runs the
@@ -170,10 +209,39 @@ export interface StateSynchronizer<S, C extends CommandMap<S> = CommandMap<S>> {
     command: K,
     args: CommandArgs<C[K]>,
     options?: UpdateOptions,
-  ): Promise<{ readonly revision: number }>;
+  ): QueuedPromise<{ readonly revision: number }>;
 
-  /** `(state, revision)` after each batch of applied entries (not on subscribe). */
-  subscribe(listener: (state: Immutable<S>, revision: number) => void): () => void;
+  /**
+   * `(state, revision)` after each batch of applied entries (not on subscribe); with
+   * `{ optimistic: true }`, `(optimisticState, revision)` after each change of the optimistic view.
+   */
+  subscribe(
+    listener: (state: Immutable<S>, revision: number) => void,
+    options?: SubscribeOptions,
+  ): () => void;
+
+  /**
+   * The optimistic view (docs/offline.md): `state` with every pending update of this replica
+   * applied on top, in queue order. Equal to `state` when nothing is pending. A pending update
+   * that throws here is left out (it is refused when pushed).
+   */
+  readonly optimisticState: Immutable<S>;
+  /** This replica's pending updates, in queue order (empty without a `pending` option). */
+  readonly pending: readonly PendingUpdate[];
+  /** How many updates are pending (`pending.length`, without building the list). */
+  readonly pendingCount: number;
+  /**
+   * Pushes the queue now (ends a backoff) and resolves once it is empty; rejects `CLOSED` or the
+   * stall error when it never will be. Resolves at once without a `pending` option.
+   */
+  flush(): Promise<void>;
+  /**
+   * Removes the pending update `id` unless it is being appended right now; its caller rejects
+   * `ABORTED`. Resolves true when it was removed (and its record deleted).
+   */
+  discard(id: number): Promise<boolean>;
+  /** Discards every pending update not being appended (a user logs out); resolves to how many. */
+  clearPending(): Promise<number>;
   /** Listens to an event; returns an unsubscribe function. */
   on<E extends keyof SyncEvents>(event: E, listener: SyncEvents[E]): () => void;
 
@@ -217,7 +285,11 @@ export interface StateSynchronizer<S, C extends CommandMap<S> = CommandMap<S>> {
    * the store cannot write (also reported as an `"error"` event), `CLOSED` after `close()`.
    */
   saveSnapshot(): Promise<void>;
-  /** Writes the snapshot, stops following, releases what it owns; later calls reject `CLOSED`. */
+  /**
+   * Writes the snapshot, stops following, waits until the pending queue's writes are stored,
+   * releases what it owns; later calls reject `CLOSED`. Pending updates stay queued (their
+   * callers reject `CLOSED` with `details.queued`).
+   */
   close(): Promise<void>;
 }
 
@@ -297,6 +369,14 @@ export interface CreateSynchronizerOptions<S, C extends CommandMap<S>> {
    * ...) is reported as a `STREAM_CONFIG` `"error"` event, once per distinct problem.
    */
   streamCheckIntervalMs?: number;
+  /**
+   * The offline queue (docs/offline.md): updates are queued (named commands stored in `store`
+   * first), shown at once in `optimisticState`, and pushed in order, exactly once, whenever the
+   * log can be reached; a queued update waits as long as it takes (no `outcomeTimeoutMs`
+   * failure, no `RETRY_LIMIT`). Entries of queued updates carry their identity and are written
+   * in format 2 (older SDKs stop before them). Default: none (updates are sent at once).
+   */
+  pending?: PendingOptions | false | undefined;
   /** Close the log in `close()`. Default false. */
   ownsLog?: boolean;
   /** Extra work for `close()`, after the log is released (runtime packages close connections). */

@@ -14,6 +14,8 @@ import { Snapshots } from "./engine/snapshots.js";
 import { closedError, emptyStats, StatusHub } from "./engine/status.js";
 import { Upgrader } from "./engine/upgrader.js";
 import { Writer } from "./engine/writer.js";
+import { OfflineQueue } from "./pending/offline-queue.js";
+import { commandRun, withQueued, type PendingUpdate } from "./pending/pending-op.js";
 import { StateSyncError } from "./errors.js";
 import { readHistory, rebuildStateAt, type HistoryEntry, type HistoryOptions } from "./history.js";
 import type { RevisionedLog } from "./log.js";
@@ -22,8 +24,10 @@ import { randomId } from "./prng.js";
 import type {
   CompactionResult,
   CreateSynchronizerOptions,
+  QueuedPromise,
   Recipe,
   StateSynchronizer,
+  SubscribeOptions,
   SyncEvents,
   SyncStats,
   SyncStatus,
@@ -79,6 +83,7 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
   private readonly writer: Writer<S, C>;
   private readonly compactor: Compactor<S, C>;
   private readonly upgrader: Upgrader<S, C>;
+  private readonly offline: OfflineQueue<S, C>;
   private readonly unwatchConnection: (() => void) | undefined;
 
   constructor(private readonly options: CreateSynchronizerOptions<S, C>) {
@@ -143,6 +148,7 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
       upgrader,
       status,
     }));
+    this.offline = new OfflineQueue({ model, clientId, replica, writer, reader, status });
     const policy =
       options.compaction === false ? undefined : new CompactionPolicy(options.compaction);
     this.compactor = new Compactor(
@@ -169,7 +175,16 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
   }
 
   async start(): Promise<void> {
+    const pending = this.options.pending;
+    if (pending) {
+      await this.offline.open(
+        pending.store,
+        this.options.snapshotKey ?? this.model.name,
+        pending.owner,
+      );
+    }
     await this.opener.start(this.options.waitFor ?? "synced");
+    this.offline.start();
     if (this.hub.status !== "live") return; // then the first append switches the log
     // A reader (no permission to append) or a failing migration still opens: the error is an
     // event, the state the log's state migrated up, and appends fail with the same error.
@@ -200,8 +215,33 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
     return this.hub.writeError;
   }
 
-  subscribe(listener: (state: Immutable<S>, revision: number) => void): () => void {
+  subscribe(
+    listener: (state: Immutable<S>, revision: number) => void,
+    options?: SubscribeOptions,
+  ): () => void {
+    if (options?.optimistic === true) return this.offline.view.subscribe(listener);
     return this.replica.subscribe(listener);
+  }
+
+  // ---- the optimistic view and the pending queue (pending/)
+
+  get optimisticState(): Immutable<S> {
+    return this.offline.view.state;
+  }
+  get pending(): readonly PendingUpdate[] {
+    return this.offline.pending;
+  }
+  get pendingCount(): number {
+    return this.offline.count;
+  }
+  flush(): Promise<void> {
+    return this.offline.flush();
+  }
+  discard(id: number): Promise<boolean> {
+    return this.offline.discard(id);
+  }
+  clearPending(): Promise<number> {
+    return this.offline.clear();
   }
 
   on<E extends keyof SyncEvents>(event: E, listener: SyncEvents[E]): () => void {
@@ -244,13 +284,17 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
 
   // ---- writes
 
-  update<R>(recipe: Recipe<S, R>, options?: UpdateOptions): Promise<UpdateResult<S, R>>;
+  update<R>(recipe: Recipe<S, R>, options?: UpdateOptions): QueuedPromise<UpdateResult<S, R>>;
   update<K extends keyof C & string>(
     command: K,
     args: CommandArgs<C[K]>,
     options?: UpdateOptions,
-  ): Promise<UpdateResult<S, void>>;
-  update(first: unknown, second?: unknown, third?: unknown): Promise<UpdateResult<S, unknown>> {
+  ): QueuedPromise<UpdateResult<S, void>>;
+  update(
+    first: unknown,
+    second?: unknown,
+    third?: unknown,
+  ): QueuedPromise<UpdateResult<S, unknown>> {
     try {
       this.hub.assertUsable();
       let run: RecipeRun;
@@ -269,25 +313,40 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
         throw new StateSyncError("VALIDATION", "update takes a recipe function or a command name");
       }
       const parsed = parseUpdateOptions(options);
-      return new Promise((resolve, reject) => {
-        this.writer.enqueue({ ...run, ...parsed, attempts: 0, resolve, reject });
-      });
+      if (this.offline.enabled) {
+        const { result, queued } = this.offline.enqueue("update", run, parsed.signal);
+        return withQueued(result as Promise<UpdateResult<S, unknown>>, queued);
+      }
+      return withQueued(
+        new Promise((resolve, reject) => {
+          this.writer.enqueue({ ...run, ...parsed, attempts: 0, resolve, reject });
+        }),
+      );
     } catch (e) {
-      return Promise.reject(e);
+      return withQueued(Promise.reject(e), Promise.reject(e));
     }
   }
 
-  async updateUnconditionally<K extends keyof C & string>(
+  updateUnconditionally<K extends keyof C & string>(
     command: K,
     args: CommandArgs<C[K]>,
     options?: UpdateOptions,
-  ): Promise<{ readonly revision: number }> {
-    this.hub.assertUsable();
-    if (typeof command !== "string") {
-      throw new StateSyncError("VALIDATION", "command must be a command name");
+  ): QueuedPromise<{ readonly revision: number }> {
+    try {
+      this.hub.assertUsable();
+      if (typeof command !== "string") {
+        throw new StateSyncError("VALIDATION", "command must be a command name");
+      }
+      const run = commandRun(this.model as never, command, args);
+      const parsed = parseUpdateOptions(options);
+      if (this.offline.enabled) {
+        const { result, queued } = this.offline.enqueue("command", run, parsed.signal);
+        return withQueued(result as Promise<{ readonly revision: number }>, queued);
+      }
+      return withQueued(this.writer.unconditional(command, args, parsed));
+    } catch (e) {
+      return withQueued(Promise.reject(e), Promise.reject(e));
     }
-    parseCommand(this.model, command, args);
-    return this.writer.unconditional(command, args, parseUpdateOptions(options));
   }
 
   upgrade(): Promise<{ readonly revision: number }> {
@@ -314,6 +373,7 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
     this.opener.close();
     const closed = closedError();
     await this.writer.close(closed);
+    await this.offline.close(closed);
     await this.compactor.settled();
     await this.reader.stopFollowing();
     this.unwatchConnection?.();

@@ -1,4 +1,4 @@
-import { MemoryLog } from "@statesync/core";
+import { MemoryLog, type StateSyncError } from "@statesync/core";
 import { describe, expect, it } from "vitest";
 import { codeOf, open } from "./fixtures.js";
 
@@ -32,6 +32,32 @@ describe("outcomeTimeoutMs and signal bound the attempt in flight (issue 10, cas
     expect(await a.fetchUpdates()).toBe(2);
     expect(a.state.count).toBe(1);
     log.setAppendDelay(0);
+    await a.close();
+  });
+});
+
+describe("an update that never reached the log says how long it waited (issue 12)", () => {
+  it("rejects UNAVAILABLE naming the whole wait and the attempts, the last error as its cause", async () => {
+    const log = new MemoryLog();
+    const a = await open(log, { compaction: false });
+    log.setOffline(true);
+    const started = Date.now();
+    const error = (await a
+      .update("increment", { by: 1 }, { outcomeTimeoutMs: 300 })
+      .catch((e: unknown) => e)) as StateSyncError;
+    const elapsed = Date.now() - started;
+    expect(error.code).toBe("UNAVAILABLE");
+    const waited = error.details.waitedMs as number;
+    const attempts = error.details.attempts as number;
+    // The figure is the wait this update went through, not one attempt's limit.
+    expect(waited).toBeGreaterThanOrEqual(300);
+    expect(waited).toBeLessThanOrEqual(elapsed);
+    expect(attempts).toBeGreaterThan(1);
+    expect(error.message).toContain(`unreachable for ${waited} ms (${attempts} attempts`);
+    expect((error.cause as StateSyncError).message).toBe("the memory log is offline");
+    expect(error.details.notSent).toBe(true);
+    log.setOffline(false);
+    expect(await a.fetchUpdates()).toBe(1); // nothing was appended
     await a.close();
   });
 });

@@ -1,5 +1,9 @@
-import { MemoryLog, MemorySnapshotStore } from "@statesync/core";
-import { runRevisionedLogConformance, runSnapshotStoreConformance } from "@statesync/core/testing";
+import { MemoryLog, MemoryPendingStore, MemorySnapshotStore } from "@statesync/core";
+import {
+  runPendingStoreConformance,
+  runRevisionedLogConformance,
+  runSnapshotStoreConformance,
+} from "@statesync/core/testing";
 
 runRevisionedLogConformance("MemoryLog", async () => {
   const log = new MemoryLog();
@@ -17,4 +21,15 @@ runRevisionedLogConformance("MemoryLog", async () => {
 runSnapshotStoreConformance("MemorySnapshotStore", async () => {
   const store = new MemorySnapshotStore();
   return { store, corrupt: async (key) => store.corrupt(key) };
+});
+
+runPendingStoreConformance("MemoryPendingStore", async () => {
+  let store = new MemoryPendingStore();
+  return {
+    store,
+    durable: false,
+    reopen: async () => store.sibling(),
+    crash: async () => (store = store.crashed()),
+    corrupt: async (key, owner, seq) => store.corrupt(key, owner, seq),
+  };
 });

@@ -6,6 +6,9 @@ import {
   type CommandMap,
   type CreateSynchronizerOptions,
   type OpenJetStreamOptions,
+  type PendingUpdate,
+  type QueuedInfo,
+  MemoryPendingStore,
   type SynchronizerOf,
 } from "@statesync/core";
 const m = defineModel({
@@ -33,6 +36,26 @@ async function f() {
   await s.update("nope", {});
 }
 void f;
+
+// The offline queue: `queued` beside the outcome, the optimistic view and the pending list.
+async function g() {
+  const s: SynchronizerOf<typeof m> = await createSynchronizer({
+    log: new MemoryLog(),
+    model: m,
+    pending: { store: new MemoryPendingStore(), owner: "device" },
+  });
+  const p = s.update("inc", { by: 1 });
+  const info: QueuedInfo = await p.queued;
+  const durable: boolean = info.durable;
+  const { revision } = await p;
+  const n: number = s.optimisticState.n + revision;
+  const first: PendingUpdate | undefined = s.pending[0];
+  s.subscribe((state) => void state.n, { optimistic: true });
+  // @ts-expect-error the optimistic view is as immutable as the state
+  s.optimisticState.n = 1;
+  void [durable, n, first];
+}
+void g;
 
 // openJetStreamSynchronizer takes every createSynchronizer option but the log's own (an option
 // listed there by hand was once dropped at run time: `upgrade`).

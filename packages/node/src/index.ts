@@ -10,6 +10,7 @@ export {
   type OpenSynchronizerOptions,
 } from "./open-synchronizer.js";
 export { FileSnapshotStore, snapshotFileName } from "./file-snapshot-store.js";
+export { FilePendingStore, pendingQueueFolder } from "./file-pending-store.js";
 export { connectInBackground, type BackgroundConnection } from "./background-connect.js";
 export { findNatsServer, getFreePort, NatsServerNotFoundError } from "./find-nats-server.js";
 export {

@@ -8,12 +8,14 @@ import {
   type JetStreamV3Module,
   type NatsV3ConnectionLike,
   type OpenJetStreamOptions,
+  type PendingStore,
   type SnapshotStore,
   type StateSynchronizer,
 } from "@statesync/core";
 import type { ConnectionOptions, NatsConnection } from "nats";
 import { z } from "zod/v4";
 import { connectInBackground } from "./background-connect.js";
+import { FilePendingStore } from "./file-pending-store.js";
 import { FileSnapshotStore } from "./file-snapshot-store.js";
 
 /**
@@ -24,7 +26,7 @@ import { FileSnapshotStore } from "./file-snapshot-store.js";
  */
 export interface OpenSynchronizerOptions<S, C extends CommandMap<S>> extends Omit<
   OpenJetStreamOptions<S, C>,
-  "connection" | "closeConnection" | "snapshots"
+  "connection" | "closeConnection" | "snapshots" | "pending"
 > {
   /** NATS server URL(s) (`nats://host:4222`); a connection is made and owned by the replica. */
   servers?: string | string[];
@@ -48,6 +50,14 @@ export interface OpenSynchronizerOptions<S, C extends CommandMap<S>> extends Omi
   snapshots?: SnapshotStore | false;
   /** Directory of the default `FileSnapshotStore`. Default `<cwd>/.statesync/snapshots`. */
   snapshotDir?: string;
+  /**
+   * The offline queue (docs/offline.md): updates made while the server is away are stored, shown
+   * in `optimisticState`, and pushed in order, exactly once, when it is back, also after a
+   * restart. `owner` names the queue (stable, unlike client ids: `"worker-1"`); one process at a
+   * time may hold it, a second one opening the same `snapshotDir` with the same owner fails with
+   * `QUEUE_LOCKED`. `store` defaults to a `FilePendingStore` in `snapshotDir`. Default: none.
+   */
+  pending?: { owner: string; store?: PendingStore } | false;
 }
 
 const objectLike = (v: unknown) => typeof v === "object" && v !== null;
@@ -121,8 +131,16 @@ export async function openSynchronizer<S, C extends CommandMap<S>>(
       { cause: parsed.error },
     );
   }
-  const { servers, connection, jetstream, connectOptions, snapshots, snapshotDir, ...rest } =
-    options;
+  const {
+    servers,
+    connection,
+    jetstream,
+    connectOptions,
+    snapshots,
+    snapshotDir,
+    pending,
+    ...rest
+  } = options;
   if (snapshots === undefined) await checkSnapshotDir(snapshotDir ?? defaultSnapshotDir());
   const owned =
     servers === undefined
@@ -152,6 +170,10 @@ export async function openSynchronizer<S, C extends CommandMap<S>>(
       snapshots === undefined
         ? new FileSnapshotStore(snapshotDir ?? defaultSnapshotDir())
         : snapshots,
+    pending: pending && {
+      owner: pending.owner,
+      store: pending.store ?? new FilePendingStore(snapshotDir ?? defaultSnapshotDir()),
+    },
     waitFor: rest.waitFor ?? "synced",
   });
 }

@@ -149,7 +149,8 @@ export class Appender {
     messageId: string,
     { timeoutMs, signal }: AppendLimits,
   ): Promise<number> {
-    const deadline = Date.now() + timeoutMs;
+    const started = Date.now();
+    const deadline = started + timeoutMs;
     let maybeStored = false; // false while every attempt is known not to have been sent
     let condition = expected; // the revision the next send is conditional on
     let checked = after; // unconditional: the first send may lie after this revision
@@ -195,7 +196,8 @@ export class Appender {
         const over = Date.now() >= deadline || this.status.closed || signal?.aborted === true;
         if (over && !maybeStored) {
           // Nothing was ever sent: the outcome is known, the caller may simply try again.
-          throw signal?.aborted && !this.status.closed ? abortError(signal) : failure;
+          if (signal?.aborted && !this.status.closed) throw abortError(signal);
+          throw unreachableFor(failure, Date.now() - started, attempt + 1);
         }
         if (over) {
           const why =
@@ -263,4 +265,20 @@ function unknownBecause(why: string, messageId: string): StateSyncError {
   return new StateSyncError("UNKNOWN_OUTCOME", `the append may or may not be stored: ${why}`, {
     details: { messageId },
   });
+}
+
+/**
+ * The error an append ends with when the log stayed unreachable until its deadline and nothing
+ * was sent: `UNAVAILABLE`, saying how long the whole wait lasted and how many attempts it made.
+ * The last attempt's own error (say "not connected to NATS within 5000 ms", true of that one
+ * attempt) is its `cause`; quoted alone after a 37 s wait it misled (issue 12).
+ */
+function unreachableFor(failure: unknown, waitedMs: number, attempts: number): StateSyncError {
+  const last = failure instanceof Error ? failure.message : String(failure);
+  const details = isStateSyncError(failure) ? failure.details : {};
+  return new StateSyncError(
+    "UNAVAILABLE",
+    `nothing was appended: the log was unreachable for ${waitedMs} ms (${attempts} ${attempts === 1 ? "attempt" : "attempts"}; the last: ${last})`,
+    { cause: failure, details: { ...details, notSent: true, waitedMs, attempts } },
+  );
 }

@@ -1,5 +1,5 @@
 import { sliceText, TextDigest } from "../chunked.js";
-import type { ChunkedSnapshotEntry, PartEntry, RecentEntry } from "../entry.js";
+import type { ChunkedSnapshotEntry, OriginRow, PartEntry, RecentEntry } from "../entry.js";
 import { isStateSyncError } from "../errors.js";
 import type { LogEntry } from "../log.js";
 import type { CommandMap, Model } from "../model.js";
@@ -18,6 +18,8 @@ export interface ChunkedCapture {
   readonly state: unknown;
   readonly recent: RecentEntry[];
   readonly switchedFrom: number | undefined;
+  /** The table of applied origins at `base` (offline queues), when not empty. */
+  readonly origins?: OriginRow[] | undefined;
 }
 
 /** Part 0 as stored: the snapshot's id and the revision it starts at. */
@@ -104,6 +106,7 @@ export class ChunkedWriter<S, C extends CommandMap<S>> {
       parts: { id, count: index, bytes: digest.bytes, sha256: digest.hex() },
       recent,
       ...(capture.switchedFrom !== undefined ? { from: capture.switchedFrom } : {}),
+      ...(capture.origins !== undefined ? { origins: capture.origins } : {}),
     });
     const prepared = await this.fitting(entry, capture.recent, "the chunked snapshot entry");
     const stored = await this.appender.appendUnconditional(prepared, {

@@ -155,6 +155,7 @@ export class Compactor<S, C extends CommandMap<S>> {
       state: this.replica.logState,
       recent: this.replica.recentForSnapshot(),
       switchedFrom: this.replica.switchedFrom,
+      ...(this.replica.origins.size > 0 ? { origins: this.replica.origins.toRows() } : {}),
     };
   }
 
@@ -209,6 +210,7 @@ export class Compactor<S, C extends CommandMap<S>> {
         state,
         recent: capture.recent,
         ...(capture.switchedFrom !== undefined ? { from: capture.switchedFrom } : {}),
+        ...(capture.origins !== undefined ? { origins: capture.origins } : {}),
       };
       let prepared: Prepared | undefined;
       try {

@@ -7,6 +7,7 @@ import type { CommandMap, Model } from "../model.js";
 import { Replay, type StepResult } from "../replay.js";
 import type { SyncStats } from "../synchronizer-types.js";
 import type { OwnEntries } from "./own-entries.js";
+import type { Origins } from "../pending/origins.js";
 import type { StatusHub } from "./status.js";
 
 /** Entries the replica consumed together, with what each did, in log order. */
@@ -121,6 +122,10 @@ export class Replica<S, C extends CommandMap<S>> {
   recentRevisionOf(messageId: string): number | undefined {
     return this.replay.recentRevisionOf(messageId);
   }
+  /** The table of applied origins (`pending/origins.ts`), as it stands at `revision`. */
+  get origins(): Origins {
+    return this.replay.origins;
+  }
   /** See {@link Replay.recentForSnapshot}. */
   recentForSnapshot() {
     return this.replay.recentForSnapshot();
@@ -133,6 +138,7 @@ export class Replica<S, C extends CommandMap<S>> {
     messageId?: string | undefined;
     version?: number;
     switchedFrom?: number | undefined;
+    origins?: ReadonlyArray<readonly [string, number, number]> | undefined;
   }): void {
     this.replay = new Replay(this.model, this.contiguous, from);
     this.scheduleNotify();
@@ -205,7 +211,10 @@ export class Replica<S, C extends CommandMap<S>> {
    * through `consume`).
    */
   adopt(entry: LogEntry, update: UpdateEntry, state: S): boolean {
-    if (this.status.stopped || !this.replay.adopt(entry, update.base, update.ts, state)) {
+    if (
+      this.status.stopped ||
+      !this.replay.adopt(entry, update.base, update.ts, state, update.origin)
+    ) {
       return false;
     }
     this.own.take(entry);

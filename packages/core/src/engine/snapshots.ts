@@ -91,6 +91,7 @@ export class Snapshots<S, C extends CommandMap<S>> {
       messageId: record.messageId,
       version: record.modelVersion,
       switchedFrom: record.switchedFrom,
+      origins: record.origins,
     });
     this.logIdentity = record.logIdentity;
     this.restored = record;
@@ -202,6 +203,7 @@ export class Snapshots<S, C extends CommandMap<S>> {
       ...(this.replica.switchedFrom !== undefined
         ? { switchedFrom: this.replica.switchedFrom }
         : {}),
+      ...(this.replica.origins.size > 0 ? { origins: this.replica.origins.toRows() } : {}),
       savedAt: Date.now(),
     };
     const started = Date.now();

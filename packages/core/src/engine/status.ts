@@ -1,4 +1,5 @@
 import { StateSyncError } from "../errors.js";
+import type { PendingUpdate } from "../pending/pending-op.js";
 import type { SyncEvents, SyncStats, SyncStatus } from "../synchronizer-types.js";
 
 /**
@@ -30,6 +31,8 @@ export class StatusHub {
   private writableValue = true;
   private writeErrorValue: StateSyncError | undefined;
   private readonly writableListeners = new Set<SyncEvents["writable"]>();
+  private readonly refusedListeners = new Set<SyncEvents["refused"]>();
+  private readonly drainedListeners = new Set<SyncEvents["drained"]>();
 
   get status(): SyncStatus {
     return this.value;
@@ -82,6 +85,8 @@ export class StatusHub {
       error: this.errorListeners,
       status: this.statusListeners,
       writable: this.writableListeners,
+      refused: this.refusedListeners,
+      drained: this.drainedListeners,
     };
     const set = Object.hasOwn(sets, event) ? (sets[event] as Set<SyncEvents[E]>) : undefined;
     if (set === undefined) {
@@ -108,6 +113,16 @@ export class StatusHub {
         // An error listener that throws has nowhere left to report to.
       }
     }
+  }
+
+  /** A pending update was refused and dropped (`pending/offline-queue.ts`). */
+  refused(error: StateSyncError, update: PendingUpdate): void {
+    for (const l of [...this.refusedListeners]) this.call("refused", () => l(error, update));
+  }
+
+  /** The pending queue became empty. */
+  drained(): void {
+    for (const l of [...this.drainedListeners]) this.call("drained", () => l());
   }
 
   /** Moves to `status` unless the replica is stalled or closed (invariant 1). */

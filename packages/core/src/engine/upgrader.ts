@@ -91,6 +91,7 @@ export class Upgrader<S, C extends CommandMap<S>> {
         initialHash: this.model.initialHash,
         state: this.replica.migratedState(), // throws VALIDATION when a migration fails
         recent: this.replica.recentForSnapshot(),
+        ...(this.replica.origins.size > 0 ? { origins: this.replica.origins.toRows() } : {}),
       };
       const prepared = await this.appender.prepare(entry, "the switch entry");
       const outcome = await this.appender.appendConditional(prepared, base, {

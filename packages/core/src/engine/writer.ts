@@ -1,7 +1,7 @@
 import type { Immutable } from "immer";
 import { abortError } from "../backoff.js";
 import { entryContext } from "../apply.js";
-import type { CommandEntry, UpdateEntry } from "../entry.js";
+import type { CommandEntry, EntryOrigin, UpdateEntry } from "../entry.js";
 import { isStateSyncError, StateSyncError } from "../errors.js";
 import type { RevisionedLog } from "../log.js";
 import type { CommandMap } from "../model.js";
@@ -23,6 +23,13 @@ const MAX_BATCH = 64;
 export interface QueuedUpdate<S> extends RecipeRun, ParsedUpdateOptions {
   /** Conditional appends made for it so far (and runs that found the log moved on). */
   attempts: number;
+  /**
+   * A queued update's identity (`pending/`): the entry carrying it is written as format 2 with
+   * the batch's highest `origin`. With `applied`, which tells when the replica already holds it
+   * (a re-send whose first append landed): the writer then drops it unsettled, its owner settles.
+   */
+  readonly origin?: EntryOrigin | undefined;
+  applied?(): boolean;
   resolve(result: UpdateResult<S, unknown>): void;
   reject(error: unknown): void;
 }
@@ -51,6 +58,7 @@ class Batch<S> implements ContendingBatch {
   filterUsable(status: StatusHub): boolean {
     this.ops = this.ops.filter((op) => {
       if (status.stopped) op.reject(status.endError());
+      else if (op.applied?.()) return false;
       else if (op.signal?.aborted) op.reject(abortError(op.signal));
       else return true;
       return false;
@@ -112,8 +120,9 @@ export class Writer<S, C extends CommandMap<S>> {
 
   constructor(private readonly p: WriterParts<S, C>) {}
 
-  enqueue(op: QueuedUpdate<S>): void {
-    this.queue.push(op);
+  /** Queues updates (several at once share a batch: the loop starts after the last). */
+  enqueue(...ops: QueuedUpdate<S>[]): void {
+    this.queue.push(...ops);
     this.kick();
   }
 
@@ -215,8 +224,9 @@ export class Writer<S, C extends CommandMap<S>> {
       for (const op of batch.ops) op.attempts += 1;
       return { kind: "moved", latest };
     }
+    const origin = originOf(batch.ops);
     const entry: UpdateEntry = {
-      v: 1,
+      v: origin ? 2 : 1,
       kind: "update",
       base,
       ts,
@@ -224,6 +234,7 @@ export class Writer<S, C extends CommandMap<S>> {
       client: this.p.clientId,
       patches: run.patches,
       ...(run.commands.length > 0 ? { commands: run.commands } : {}),
+      ...(origin ? { origin } : {}),
     };
     let prepared;
     try {
@@ -255,13 +266,14 @@ export class Writer<S, C extends CommandMap<S>> {
     name: string,
     args: unknown,
     options: ParsedUpdateOptions,
+    origin?: EntryOrigin,
   ): Promise<{ readonly revision: number }> {
     if (options.signal?.aborted) throw abortError(options.signal);
     if (!this.p.replica.anchored) await this.p.opener.anchor();
     if (this.p.replica.legacy) await this.p.upgrader.ensure();
     if (this.p.contention.mayWait) await this.p.contention.deferToIntents();
     const entry: CommandEntry = {
-      v: 1,
+      v: origin ? 2 : 1,
       kind: "command",
       ts: Date.now(),
       seed: nextSeed(),
@@ -269,6 +281,7 @@ export class Writer<S, C extends CommandMap<S>> {
       name,
       args,
       mv: this.p.upgrader.version,
+      ...(origin ? { origin } : {}),
     };
     const prepared = await this.p.appender.prepare(entry, "the command");
     const append = this.p.appender.appendUnconditional(prepared, {
@@ -286,6 +299,13 @@ export class Writer<S, C extends CommandMap<S>> {
       this.unconditionalInFlight.delete(append);
     }
   }
+}
+
+/** The highest identity of the batch's queued updates (they share one origin), if any. */
+function originOf<S>(ops: readonly QueuedUpdate<S>[]): EntryOrigin | undefined {
+  let origin: EntryOrigin | undefined;
+  for (const op of ops) if (op.origin && (!origin || op.origin[1] > origin[1])) origin = op.origin;
+  return origin;
 }
 
 /** One timeout for the batch (the shortest), and a signal only when it is one caller's. */

@@ -10,3 +10,7 @@ export {
   runSnapshotStoreConformance,
   type SnapshotStoreHarness,
 } from "./snapshot-store-conformance.js";
+export {
+  runPendingStoreConformance,
+  type PendingStoreHarness,
+} from "./pending-store-conformance.js";

@@ -1,0 +1,148 @@
+// Offline-queue startup benchmark (issue 12): how long a replica takes to open and show its
+// optimistic view ("render") with 20,000 pending edits stored (each retitles one of 500 cards),
+// side by side with an empty queue, for the in-memory store and the file store of the snapshot
+// directory; then how long the queue takes to drain once the log is back. Not one of the seven benchmarks of main.ts:
+//   npm run bench:pending            (20,000 pending)
+//   npm run bench:pending -- --quick (2,000 pending)
+// Runs on MemoryLog (the log "offline", as a page opened while the server is down): no server.
+import {
+  createSynchronizer,
+  defineModel,
+  MemoryLog,
+  MemoryPendingStore,
+  type PendingStore,
+} from "@statesync/core";
+import { FilePendingStore } from "@statesync/node";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { z } from "zod/v4";
+
+const PENDING = process.argv.includes("--quick") ? 2_000 : 20_000;
+const ROUNDS = 3;
+/** Cards the edits touch: the state stays this size. */
+const CARDS = 500;
+
+const board = defineModel({
+  name: "bench-board",
+  state: z.object({
+    cards: z.record(z.string(), z.object({ title: z.string(), col: z.number() })),
+  }),
+  initial: { cards: {} },
+  commands: {
+    setTitle: {
+      args: z.object({ id: z.string(), title: z.string() }),
+      apply(draft, { id, title }) {
+        const card = draft.cards[id];
+        if (card) card.title = title;
+        else draft.cards[id] = { title, col: 0 };
+      },
+    },
+  },
+});
+
+const ms = (t0: number) => performance.now() - t0;
+const fmt = (n: number) => `${n.toFixed(1)} ms`;
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+/** Queues `count` edits into `store` through a replica whose log is offline. */
+async function fill(store: PendingStore, count: number): Promise<number> {
+  const log = new MemoryLog();
+  const sync = await createSynchronizer({ log, model: board, pending: { store, owner: "page" } });
+  log.setOffline(true);
+  const t0 = performance.now();
+  const queued: Array<Promise<unknown>> = [];
+  for (let i = 0; i < count; i++) {
+    const p = sync.update("setTitle", { id: `c${i % CARDS}`, title: `title ${i}` });
+    p.catch(() => undefined);
+    queued.push(p.queued);
+  }
+  await Promise.all(queued);
+  const took = ms(t0);
+  await sync.close();
+  return took;
+}
+
+/** Opens a replica on an offline log over `store` and computes its optimistic view. */
+async function openAndRender(store: PendingStore) {
+  const log = new MemoryLog();
+  log.setOffline(true);
+  const t0 = performance.now();
+  const sync = await createSynchronizer({ log, model: board, pending: { store, owner: "page" } });
+  const opened = ms(t0);
+  const cards = Object.values(sync.optimisticState.cards).filter((c) => c.title !== "").length;
+  const rendered = ms(t0);
+  await sync.close();
+  return { opened, rendered, cards, pending: sync.pendingCount };
+}
+
+/** The log comes back: time until the queue drained, with an optimistic subscriber. */
+async function drain(store: PendingStore): Promise<{ ms: number; notifications: number }> {
+  const log = new MemoryLog();
+  log.setOffline(true);
+  const sync = await createSynchronizer({ log, model: board, pending: { store, owner: "page" } });
+  let notifications = 0;
+  sync.subscribe(() => (notifications += 1), { optimistic: true });
+  const t0 = performance.now();
+  log.setOffline(false);
+  await sync.flush();
+  const took = ms(t0);
+  const last = sync.state.cards[`c${(PENDING - 1) % CARDS}`]?.title;
+  await sync.close();
+  if (last !== `title ${PENDING - 1}`) throw new Error(`drained, but the last edit is ${last}`);
+  return { ms: took, notifications };
+}
+
+async function main(): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), "statesync-bench-pending-"));
+  try {
+    const stores: Array<[string, () => PendingStore]> = [];
+    const memory = new MemoryPendingStore();
+    const emptyMemory = new MemoryPendingStore();
+    stores.push(["memory, empty", () => emptyMemory], [`memory, ${PENDING}`, () => memory]);
+    stores.push(
+      ["file, empty", () => new FilePendingStore(join(dir, "empty"))],
+      [`file, ${PENDING}`, () => new FilePendingStore(join(dir, "full"))],
+    );
+    console.log(`Queueing ${PENDING} edits offline (each stored before it counts as queued):`);
+    console.log(`  memory store: ${fmt(await fill(memory, PENDING))}`);
+    const fileFill = await fill(new FilePendingStore(join(dir, "full")), PENDING);
+    console.log(
+      `  file store:   ${fmt(fileFill)} (${(fileFill / PENDING).toFixed(3)} ms per edit, fsync each)`,
+    );
+
+    console.log(`\nOpening a replica on an offline log (median of ${ROUNDS}):`);
+    console.log("| store | pending | open (ms) | open + optimistic view (ms) |");
+    console.log("| --- | --- | --- | --- |");
+    const figures = new Map<string, number>();
+    for (const [name, store] of stores) {
+      const runs = [];
+      for (let r = 0; r < ROUNDS; r++) runs.push(await openAndRender(store()));
+      const opened = median(runs.map((x) => x.opened));
+      const rendered = median(runs.map((x) => x.rendered));
+      figures.set(name, rendered);
+      console.log(
+        `| ${name} | ${runs[0]!.pending} | ${opened.toFixed(1)} | ${rendered.toFixed(1)} |`,
+      );
+      if (!name.includes("empty") && runs[0]!.cards !== Math.min(CARDS, PENDING)) {
+        throw new Error("view incomplete");
+      }
+    }
+    const fileRatio = figures.get(`file, ${PENDING}`)! / figures.get("file, empty")!;
+    console.log(`\nfile store, ${PENDING} pending vs empty: ${fileRatio.toFixed(1)}x`);
+    const slowest = figures.get(`file, ${PENDING}`)!;
+    console.log(
+      `target: open and render ${PENDING} pending in a few seconds at most (3,000 ms): ${slowest <= 3_000 ? "MET" : "MISSED"} (${fmt(slowest)})`,
+    );
+
+    console.log(`\nThe log is back: draining ${PENDING} pending (one run each):`);
+    const m = await drain(memory);
+    console.log(`  memory store: ${fmt(m.ms)}, ${m.notifications} view notifications`);
+    const f = await drain(new FilePendingStore(join(dir, "full")));
+    console.log(`  file store:   ${fmt(f.ms)}, ${f.notifications} view notifications`);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+await main();

@@ -1,0 +1,135 @@
+import { expect, test, waitForConvergence } from "@statesync/playwright";
+import { boardModel, boardStream } from "../support/board.js";
+import { allLive, cardIds, openTab, settleStarted, startCards } from "../support/tabs.js";
+
+// Tabs of one profile share one connection (docs/offline.md, "Tabs"): one leads and holds the
+// WebSocket, the others reach the server through it over a BroadcastChannel.
+
+test("one tab holds the connection; an edit in the other shows in both and reaches Node", async ({
+  browser,
+  natsServer,
+  openNodeSynchronizer,
+}) => {
+  const profile = await browser.newContext();
+  const first = await openTab(profile, natsServer);
+  await allLive([first]);
+  const second = await openTab(profile, natsServer);
+  await allLive([second]);
+  const node = await openNodeSynchronizer({ stream: boardStream(), model: boardModel });
+
+  const todo = second.page.locator('[data-list-id="todo"]');
+  await todo.getByPlaceholder("New card").fill("typed in the second tab");
+  await todo.getByRole("button", { name: "Add" }).click();
+  await expect(first.page.getByTestId("card")).toHaveText(/typed in the second tab/);
+  await waitForConvergence([first.page, second.page, node]);
+  expect(first.sockets()).toBeGreaterThan(0);
+  expect(second.sockets()).toBe(0);
+  await profile.close();
+});
+
+test("two tabs opening at once both come up, with one connection between them", async ({
+  browser,
+  natsServer,
+}) => {
+  const profile = await browser.newContext();
+  const tabs = await Promise.all([openTab(profile, natsServer), openTab(profile, natsServer)]);
+  await allLive(tabs);
+  expect(tabs.filter((t) => t.sockets() > 0)).toHaveLength(1);
+  await profile.close();
+});
+
+test("the leading tab closed while the other's edits are on their way: it takes over, each edit lands once", async ({
+  browser,
+  natsServer,
+  openNodeSynchronizer,
+}) => {
+  const profile = await browser.newContext();
+  const leader = await openTab(profile, natsServer);
+  await allLive([leader]);
+  const follower = await openTab(profile, natsServer);
+  await allLive([follower]);
+  const node = await openNodeSynchronizer({ stream: boardStream(), model: boardModel });
+
+  // The server stops answering (SIGSTOP): the follower's edits reach the leader, whose appends
+  // then hang on the server, outcome unknown, when the leader tab closes.
+  await natsServer.kill("SIGSTOP");
+  await startCards(follower.page, "f", 30);
+  await follower.page.waitForTimeout(500); // lets them reach the leader (not an assertion)
+  await leader.page.close();
+  await natsServer.kill("SIGCONT");
+  expect(await settleStarted(follower.page)).toBe(30);
+  expect(follower.sockets()).toBeGreaterThan(0); // it connected once it led
+  await waitForConvergence([follower.page, node]);
+  const ids = cardIds(node.state);
+  expect(ids).toHaveLength(30);
+  expect(new Set(ids).size).toBe(30);
+  await profile.close();
+});
+
+test("a reloading tab comes up again, as the leader or not", async ({ browser, natsServer }) => {
+  const profile = await browser.newContext();
+  const tabs = [await openTab(profile, natsServer), await openTab(profile, natsServer)];
+  await allLive(tabs);
+  for (const tab of tabs) {
+    await tab.page.reload();
+    await allLive(tabs);
+  }
+  await startCards(tabs[1]!.page, "r", 3);
+  expect(await settleStarted(tabs[1]!.page)).toBe(3);
+  await waitForConvergence(tabs.map((t) => t.page));
+  await profile.close();
+});
+
+test("without Web Locks every tab is its own replica, with its own connection", async ({
+  browser,
+  natsServer,
+}) => {
+  const profile = await browser.newContext();
+  await profile.addInitScript(() => {
+    Object.defineProperty(Navigator.prototype, "locks", { get: () => undefined });
+  });
+  const tabs = [await openTab(profile, natsServer), await openTab(profile, natsServer)];
+  await allLive(tabs);
+  await startCards(tabs[0]!.page, "s", 2);
+  expect(await settleStarted(tabs[0]!.page)).toBe(2);
+  await waitForConvergence(tabs.map((t) => t.page));
+  expect(tabs.every((t) => t.sockets() > 0)).toBe(true);
+  await profile.close();
+});
+
+test("a frozen leading tab is replaced; thawed, it steps down and every edit lands once", async ({
+  browser,
+  natsServer,
+  openNodeSynchronizer,
+}) => {
+  const profile = await browser.newContext();
+  const leader = await openTab(profile, natsServer);
+  await allLive([leader]);
+  const follower = await openTab(profile, natsServer);
+  await allLive([follower]);
+  const node = await openNodeSynchronizer({ stream: boardStream(), model: boardModel });
+
+  // A frozen tab keeps its Web Lock and its token while none of its code runs. Headless
+  // Chromium accepts CDP's Page.setWebLifecycleState "frozen" for a visible page but keeps its
+  // timers running (checked: an interval went on ticking), so the freeze here is
+  // Debugger.pause: no timer, message handler or promise of the page runs until resumed.
+  const devtools = await profile.newCDPSession(leader.page);
+  await devtools.send("Debugger.enable");
+  await devtools.send("Debugger.pause");
+  await startCards(follower.page, "f", 5);
+  expect(await settleStarted(follower.page)).toBe(5); // once it took over, without the lock
+  expect(follower.sockets()).toBeGreaterThan(0);
+  await node.update("addCard", { id: "n", listId: "doing", title: "from Node" });
+
+  await devtools.send("Debugger.resume");
+  await startCards(leader.page, "l", 3);
+  expect(await settleStarted(leader.page)).toBe(3);
+  const converged = await waitForConvergence([leader.page, follower.page, node]);
+  const ids = cardIds(node.state);
+  expect(ids.sort()).toEqual(["f0", "f1", "f2", "f3", "f4", "l0", "l1", "l2", "n"]);
+  // The thawed tab stepped down: the token names the tab that took over.
+  const token = await leader.page.evaluate(() => Object.values(localStorage).join());
+  expect(token).toMatch(/^2:/);
+  expect(converged.revision).toBeGreaterThan(0);
+  await profile.close();
+});

@@ -1,0 +1,332 @@
+import {
+  MemoryPendingStore,
+  pendingOwnerSchema,
+  pendingRecordSchema,
+  StateSyncError,
+  type PendingQueue,
+  type PendingRecord,
+  type PendingStore,
+} from "@statesync/core";
+import { openDB, type IDBPDatabase } from "idb";
+import type { LockManagerLike } from "./tabs/leadership.js";
+
+/** Options of {@link IndexedDbPendingStore}. */
+export interface IndexedDbPendingStoreOptions {
+  /** Database name. Default `"statesync-pending"` (apart from the snapshots' database). */
+  databaseName?: string;
+  /**
+   * Called once when IndexedDB cannot be used (missing, private mode, quota): the queues then run
+   * in memory, `durable: false` (so `update(...).queued` says an update is not stored).
+   */
+  onWarning?: (error: unknown) => void;
+}
+
+const RECORDS = "records";
+const QUEUES = "queues";
+
+interface QueueRow {
+  key: string;
+  owner: string;
+  origin: string;
+  /** The highest seq ever deleted or cleared (what `nextSeq` must stay above). */
+  highSeq: number;
+}
+
+interface RecordRow {
+  key: string;
+  owner: string;
+  seq: number;
+  record: unknown;
+}
+
+type Locks = LockManagerLike & {
+  request(
+    name: string,
+    options: { ifAvailable: true },
+    callback: (lock: unknown) => Promise<void>,
+  ): Promise<unknown>;
+};
+
+/**
+ * The offline queue's store in the browser (the `PendingStore` port, docs/offline.md): one
+ * IndexedDB record per pending update (a put writes that record alone; a delete removes those
+ * named), so thousands pending cost writes proportional to the changes. The lock of a
+ * `(key, owner)` is a Web Lock (`statesync-pending:<db>:<key>:<owner>`, taken if available): it
+ * holds against every tab of the origin, and the browser releases it when the tab that held it
+ * dies. Without Web Locks a queue cannot be locked against other tabs (two tabs would hand out
+ * the same seqs), so it runs in memory, as below. Records are checked with
+ * `pendingRecordSchema` when loaded; a damaged one is left out and deleted.
+ *
+ * Where IndexedDB cannot be opened, or a write fails (quota), the store warns once
+ * (`onWarning`) and keeps the queue in memory: `durable` turns false. Passes
+ * `runPendingStoreConformance` in Chromium (test/indexeddb-pending-store.browser.test.ts).
+ *
+ * Test hook: `crashed()` gives a store over the same database with this one's locks released,
+ * as a tab that was killed leaves them.
+ */
+export class IndexedDbPendingStore implements PendingStore {
+  readonly databaseName: string;
+  private db: Promise<IDBPDatabase> | undefined;
+  private readonly held = new Map<string, () => void>();
+  private readonly queues = new Set<IdbQueue>();
+  private warned = false;
+  private fallback: MemoryPendingStore | undefined;
+
+  constructor(private readonly options: IndexedDbPendingStoreOptions = {}) {
+    this.databaseName = options.databaseName ?? "statesync-pending";
+  }
+
+  async open(key: string, owner: string): Promise<PendingQueue> {
+    if (typeof key !== "string" || key.length === 0) {
+      throw new StateSyncError("VALIDATION", "a pending queue key is a non-empty string");
+    }
+    if (!pendingOwnerSchema.safeParse(owner).success) {
+      throw new StateSyncError("VALIDATION", `invalid queue owner ${JSON.stringify(owner)}`);
+    }
+    if (!webLocks()) {
+      // Two tabs would open one queue and hand out the same seqs: an update could be lost.
+      return this.inMemory(key, owner, new Error("no Web Locks: a queue cannot be locked"));
+    }
+    let db: IDBPDatabase;
+    try {
+      db = await this.database();
+    } catch (e) {
+      return this.inMemory(key, owner, e);
+    }
+    const name = `statesync-pending:${this.databaseName}:${key}:${owner}`;
+    const release = await this.lock(name);
+    if (!release) {
+      throw new StateSyncError("QUEUE_LOCKED", `the queue of ${key} for ${owner} is open`, {
+        details: { key, owner },
+      });
+    }
+    try {
+      const tx = db.transaction(QUEUES, "readwrite");
+      let row = (await tx.store.get([key, owner])) as QueueRow | undefined;
+      if (!row) {
+        row = { key, owner, origin: randomOrigin(), highSeq: 0 };
+        await tx.store.put(row);
+      }
+      await tx.done;
+      const queue = new IdbQueue(
+        db,
+        key,
+        owner,
+        row.origin,
+        (e) => this.warn(e),
+        () => {
+          release();
+          this.held.delete(name);
+          this.queues.delete(queue);
+        },
+      );
+      this.queues.add(queue);
+      return queue;
+    } catch (e) {
+      release();
+      this.held.delete(name);
+      return this.inMemory(key, owner, e); // quota, a database that went away
+    }
+  }
+
+  /** The queue in memory (`durable: false`), after IndexedDB failed with `error`. */
+  private inMemory(key: string, owner: string, error: unknown): Promise<PendingQueue> {
+    this.warn(error);
+    this.fallback ??= new MemoryPendingStore();
+    return this.fallback.open(key, owner);
+  }
+
+  /** Closes the database connection (open queues are closed too). */
+  async close(): Promise<void> {
+    for (const q of [...this.queues]) await q.close();
+    const db = this.db;
+    this.db = undefined;
+    (await db?.catch(() => undefined))?.close();
+  }
+
+  /** Test hook: this store's locks released and its queues fenced (a killed tab); a new store. */
+  crashed(): IndexedDbPendingStore {
+    for (const q of [...this.queues]) void q.close();
+    return new IndexedDbPendingStore(this.options);
+  }
+
+  private database(): Promise<IDBPDatabase> {
+    if (typeof indexedDB === "undefined") {
+      return Promise.reject(new Error("IndexedDB is not available here"));
+    }
+    this.db ??= openDB(this.databaseName, 1, {
+      upgrade(db) {
+        db.createObjectStore(RECORDS, { keyPath: ["key", "owner", "seq"] });
+        db.createObjectStore(QUEUES, { keyPath: ["key", "owner"] });
+      },
+      blocking: () => void this.close(),
+    });
+    this.db.catch(() => (this.db = undefined));
+    return this.db;
+  }
+
+  /** Takes the lock `name` if it is free: resolves to its release, or undefined. */
+  private async lock(name: string): Promise<(() => void) | undefined> {
+    if (this.held.has(name)) return undefined;
+    const locks = webLocks()!;
+    return new Promise((resolve) => {
+      void locks
+        .request(name, { ifAvailable: true }, (lock) => {
+          if (lock === null) {
+            resolve(undefined);
+            return Promise.resolve();
+          }
+          return new Promise<void>((done) => {
+            const release = () => done();
+            this.held.set(name, release);
+            resolve(release);
+          });
+        })
+        .catch(() => resolve(undefined));
+    });
+  }
+
+  private warn(e: unknown): void {
+    if (this.warned) return;
+    this.warned = true;
+    this.options.onWarning?.(e);
+  }
+}
+
+/** `navigator.locks`, where the browser has Web Locks. */
+function webLocks(): Locks | undefined {
+  return (globalThis as { navigator?: { locks?: Locks } }).navigator?.locks;
+}
+
+class IdbQueue implements PendingQueue {
+  private closed = false;
+  /** Set once a write failed: the queue then runs in memory (not durable). */
+  private memory: Map<number, PendingRecord> | undefined;
+  private memoryHigh = 0;
+
+  constructor(
+    private readonly db: IDBPDatabase,
+    private readonly key: string,
+    private readonly owner: string,
+    readonly origin: string,
+    private readonly warn: (e: unknown) => void,
+    private readonly onClose: () => void,
+  ) {}
+
+  get durable(): boolean {
+    return this.memory === undefined;
+  }
+
+  private check(): void {
+    if (this.closed) throw new StateSyncError("CLOSED", "the pending queue was closed");
+  }
+
+  private range(): IDBKeyRange {
+    return IDBKeyRange.bound([this.key, this.owner, 0], [this.key, this.owner, Infinity]);
+  }
+
+  async load(): Promise<{ records: PendingRecord[]; nextSeq: number }> {
+    this.check();
+    const tx = this.db.transaction([RECORDS, QUEUES], "readwrite");
+    const rows = (await tx.objectStore(RECORDS).getAll(this.range())) as RecordRow[];
+    const queue = (await tx.objectStore(QUEUES).get([this.key, this.owner])) as QueueRow;
+    const records: PendingRecord[] = [];
+    let high = Math.max(queue?.highSeq ?? 0, this.memoryHigh);
+    for (const row of rows) {
+      high = Math.max(high, row.seq);
+      const parsed = pendingRecordSchema.safeParse(row.record);
+      if (parsed.success && parsed.data.seq === row.seq) records.push(parsed.data as PendingRecord);
+      else await tx.objectStore(RECORDS).delete([this.key, this.owner, row.seq]);
+    }
+    await tx.done;
+    for (const r of this.memory?.values() ?? []) {
+      if (!records.some((x) => x.seq === r.seq)) records.push(r);
+    }
+    records.sort((a, b) => a.seq - b.seq);
+    return { records, nextSeq: high + 1 };
+  }
+
+  async put(record: PendingRecord): Promise<void> {
+    this.check();
+    const parsed = pendingRecordSchema.safeParse(record);
+    if (!parsed.success) {
+      throw new StateSyncError("VALIDATION", "invalid pending record", { cause: parsed.error });
+    }
+    const copy = structuredClone(record);
+    if (!this.memory) {
+      try {
+        await this.db.put(RECORDS, {
+          key: this.key,
+          owner: this.owner,
+          seq: record.seq,
+          record: copy,
+        });
+        return;
+      } catch (e) {
+        this.warn(e); // quota, or the database went away: memory from now on
+        this.memory = new Map();
+      }
+    }
+    this.memory.set(record.seq, copy);
+    this.memoryHigh = Math.max(this.memoryHigh, record.seq);
+  }
+
+  async delete(seqs: readonly number[]): Promise<void> {
+    this.check();
+    for (const seq of seqs) this.memory?.delete(seq);
+    await this.remove(seqs);
+  }
+
+  async clear(): Promise<void> {
+    this.check();
+    this.memory?.clear();
+    await this.remove(undefined);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.onClose();
+  }
+
+  /** Deletes `seqs` (all when undefined), keeping `highSeq` above them, in one transaction. */
+  private async remove(seqs: readonly number[] | undefined): Promise<void> {
+    try {
+      const tx = this.db.transaction([RECORDS, QUEUES], "readwrite");
+      const records = tx.objectStore(RECORDS);
+      const queues = tx.objectStore(QUEUES);
+      const row = (await queues.get([this.key, this.owner])) as QueueRow;
+      let high = row.highSeq;
+      if (seqs === undefined) {
+        for (const k of (await records.getAllKeys(this.range())) as number[][]) {
+          high = Math.max(high, k[2]!);
+        }
+        await records.delete(this.range());
+      } else {
+        for (const seq of seqs) {
+          const k = [this.key, this.owner, seq];
+          if ((await records.getKey(k)) === undefined) continue; // absent: ignored
+          high = Math.max(high, seq);
+          await records.delete(k);
+        }
+      }
+      if (high !== row.highSeq) await queues.put({ ...row, highSeq: high });
+      await tx.done;
+    } catch (e) {
+      if (this.memory) return; // already degraded: the records in memory were removed
+      throw failed("delete pending records", e);
+    }
+  }
+}
+
+function failed(what: string, cause: unknown): StateSyncError {
+  return new StateSyncError("QUEUE_FAILED", `could not ${what} in IndexedDB: ${String(cause)}`, {
+    cause,
+  });
+}
+
+/** A queue origin: 16 random base-36 characters (originSchema: printable, at most 64). */
+function randomOrigin(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (b) => (b % 36).toString(36)).join("");
+}

@@ -1,0 +1,80 @@
+import {
+  isStateSyncError,
+  type PendingOptions,
+  type PendingStore,
+  type StateSynchronizer,
+} from "@statesync/core";
+import { SLOTS } from "./queue-slot.js";
+
+/** Options of {@link drainOrphanedSlots}. */
+export interface OrphanDrainOptions {
+  readonly store: PendingStore;
+  /** The state's snapshot key (the queues' key). */
+  readonly key: string;
+  /** The owner prefix (slots are `<owner>-<n>`) and the slot this tab holds. */
+  readonly owner: string;
+  readonly own: string;
+  /** True while this tab should drain (it leads: one tab does it, not all). */
+  active(): boolean;
+  /** Opens a replica that holds the queue `pending` (on the tab's shared log, saving nothing). */
+  open(pending: PendingOptions): Promise<StateSynchronizer<any, any>>;
+}
+
+/** How often the leading tab looks for orphaned slots, ms. */
+const EVERY_MS = 10_000;
+
+/**
+ * Pushes the queues that tabs which died left behind (docs/offline.md, "Tabs"): a slot's queue is
+ * taken over by the next tab that opens while it is the first free slot, so with fewer tabs open
+ * than died, some would wait. The leading tab looks every 10 s (and soon after it opens): a free
+ * slot with records is opened by a second, short-lived replica of this tab, which pushes it
+ * (`flush`) and closes. The slot's lock keeps a tab that opens meanwhile from taking it twice.
+ * Returns a function that stops it.
+ */
+export function drainOrphanedSlots(o: OrphanDrainOptions): () => void {
+  let stopped = false;
+  let running = false;
+  let current: StateSynchronizer<any, any> | undefined;
+  const run = async () => {
+    if (stopped || running || !o.active()) return;
+    running = true;
+    try {
+      for (let n = 0; n < SLOTS && !stopped; n++) {
+        const owner = `${o.owner}-${n}`;
+        if (owner === o.own) continue;
+        let queue;
+        try {
+          queue = await o.store.open(o.key, owner);
+        } catch (e) {
+          if (isStateSyncError(e, "QUEUE_LOCKED")) continue;
+          return;
+        }
+        if ((await queue.load()).records.length === 0 || stopped || !queue.durable) {
+          await queue.close();
+          continue;
+        }
+        const sync = await o.open({ owner, store: { open: async () => queue } });
+        current = sync;
+        try {
+          await sync.flush();
+        } finally {
+          current = undefined;
+          await sync.close();
+          await queue.close();
+        }
+      }
+    } catch {
+      // the next round tries again (the replica reported what failed)
+    } finally {
+      running = false;
+    }
+  };
+  const first = setTimeout(() => void run(), 3_000);
+  const timer = setInterval(() => void run(), EVERY_MS);
+  return () => {
+    stopped = true;
+    clearTimeout(first);
+    clearInterval(timer);
+    void current?.close();
+  };
+}

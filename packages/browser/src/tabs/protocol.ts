@@ -1,0 +1,91 @@
+import { AppendConflictError, StateSyncError, type StateSyncErrorCode } from "@statesync/core";
+import { z } from "zod/v4";
+
+/**
+ * The messages tabs of one origin exchange about one state, on one `BroadcastChannel`
+ * (docs/offline.md, "Tabs"). Every message is checked with {@link messageSchema} when it
+ * arrives: it crosses a boundary (another tab, perhaps of another version of the app).
+ *
+ * - `beat`: the leader says it is alive, every {@link BEAT_MS}, with its fencing `epoch` and
+ *   whether its own log is `online`;
+ * - `req` / `res`: a follower's call of the log (`op`, `args`) and the leader's answer;
+ * - `entry`: an entry the leader's log delivered, with the revision of the one it delivered
+ *   before (`prev`, absent for the first), so a follower sees a gap and reads it;
+ * - `bye`: the leader stepped down (closed, or fenced by a newer epoch).
+ */
+export type TabMessage = z.infer<typeof messageSchema>;
+
+/** The log calls a follower sends the leader (`RevisionedLog` methods; `append` both kinds). */
+export type Op = "info" | "append" | "read" | "entryAt" | "findByMessageId" | "truncateBefore";
+
+/** How often the leader beats, ms. */
+export const BEAT_MS = 500;
+/** A leader not heard of for this long is taken to be gone (closed, crashed or frozen), ms. */
+export const DEAD_MS = 2_500;
+
+const id = z.string().min(1).max(64);
+const revision = z.number().int().nonnegative();
+const bytes = z.custom<Uint8Array>((v) => v instanceof Uint8Array, "must be bytes");
+
+/** An entry as it travels between tabs. */
+export const wireEntrySchema = z.object({
+  revision: revision,
+  data: bytes,
+  messageId: z.string().optional(),
+});
+
+export const messageSchema = z.discriminatedUnion("t", [
+  z.object({ t: z.literal("beat"), from: id, epoch: revision, online: z.boolean() }),
+  z.object({ t: z.literal("bye"), from: id, epoch: revision }),
+  z.object({
+    t: z.literal("req"),
+    id: id,
+    from: id,
+    to: id,
+    op: z.enum(["info", "append", "read", "entryAt", "findByMessageId", "truncateBefore"]),
+    args: z.array(z.unknown()).max(8),
+  }),
+  z.object({
+    t: z.literal("res"),
+    id: id,
+    to: id,
+    value: z.unknown().optional(),
+    error: z
+      .object({ code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()) })
+      .optional(),
+  }),
+  z.object({
+    t: z.literal("entry"),
+    from: id,
+    entry: wireEntrySchema,
+    prev: revision.optional(),
+  }),
+]);
+
+/** An error as it travels in a `res` (a `StateSyncError`'s code, message and details). */
+export function errorToWire(err: unknown): {
+  code: string;
+  message: string;
+  details: Record<string, unknown>;
+} {
+  if (err instanceof StateSyncError) {
+    return { code: err.code, message: err.message, details: { ...err.details } };
+  }
+  return { code: "UNAVAILABLE", message: String(err), details: {} };
+}
+
+/** The error a `res` carried, as a `StateSyncError` again (`CONFLICT` as `AppendConflictError`). */
+export function errorFromWire(e: {
+  code: string;
+  message: string;
+  details: Record<string, unknown>;
+}): StateSyncError {
+  if (e.code === "CONFLICT") {
+    const { expectedRevision, latestRevision } = e.details;
+    return new AppendConflictError(
+      typeof expectedRevision === "number" ? expectedRevision : 0,
+      typeof latestRevision === "number" ? latestRevision : undefined,
+    );
+  }
+  return new StateSyncError(e.code as StateSyncErrorCode, e.message, { details: e.details });
+}

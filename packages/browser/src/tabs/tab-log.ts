@@ -1,0 +1,446 @@
+import {
+  StateSyncError,
+  type AppendResult,
+  type LogConnectionStatus,
+  type LogEntry,
+  type LogFollowHandler,
+  type LogFollower,
+  type LogInfo,
+  type RevisionedLog,
+} from "@statesync/core";
+import { EntryFeed } from "./feed.js";
+import { Leadership, type LockManagerLike, type TokenStore } from "./leadership.js";
+import {
+  BEAT_MS,
+  errorFromWire,
+  errorToWire,
+  messageSchema,
+  type Op,
+  type TabMessage,
+} from "./protocol.js";
+
+/** The log a leading tab runs on (a `JetStreamLog` over its own connection), and its release. */
+export interface LeaderLog {
+  readonly log: RevisionedLog;
+  close(): Promise<void>;
+}
+
+/** Options of {@link TabLog}. */
+export interface TabLogOptions {
+  /** One name per origin and state: the channel's, the lock's and the token's. */
+  readonly name: string;
+  /** Whether the state owns its stream (`RevisionedLog.contiguous`). */
+  readonly contiguous: boolean;
+  /** Makes the log this tab uses while it leads (called each time it takes the lead). */
+  leaderLog(): LeaderLog;
+  readonly locks: LockManagerLike;
+  readonly tokens: TokenStore;
+  /** Default: `new BroadcastChannel(name)`. */
+  readonly channel?: BroadcastChannel;
+  /** This tab's id (default: random). */
+  readonly tabId?: string;
+}
+
+type AppendOptions = Parameters<RevisionedLog["appendConditional"]>[3];
+
+/** Entries per `read` answer. */
+const READ_PAGE = 256;
+/** How long a follower waits for the leader's answer to anything but an append, ms. */
+const CALL_MS = 10_000;
+
+interface Call {
+  /** The tab asked. */
+  readonly to: string;
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * A {@link RevisionedLog} that tabs of one origin share (docs/offline.md, "Tabs"): each tab's
+ * engine stays a full replica over it; only the transport changes. The leading tab (see
+ * {@link Leadership}) holds the one NATS connection: its calls go to its own log, it answers the
+ * other tabs' calls on a `BroadcastChannel`, and sends every entry its log delivers to them, so
+ * they follow without a connection of their own. A follower's call goes to the leader; when no
+ * leader is alive it fails at once with `UNAVAILABLE` (`notSent`), and the engine waits and
+ * re-sends as with a server that is down. Appends keep their message ids, so a re-send through a
+ * new leader is deduplicated like any other (jetstream-notes, "Lost acknowledgements").
+ *
+ * Fencing: a leader checks that it still holds the token right before every append it sends (its
+ * own or a follower's); a leader that was frozen and thaws finds a newer epoch and steps down
+ * without sending anything.
+ */
+export class TabLog implements RevisionedLog {
+  readonly contiguous: boolean;
+  readonly tabId: string;
+  private readonly channel: BroadcastChannel;
+  private readonly leadership: Leadership;
+  private readonly feed: EntryFeed;
+  private readonly calls = new Map<string, Call>();
+  private readonly statusListeners = new Set<(s: LogConnectionStatus) => void>();
+  private current: LogConnectionStatus = "offline";
+  private leaderOnline = new Map<string, boolean>();
+  private lead: { own: LeaderLog; stop: () => void } | undefined;
+  private counter = 0;
+  private closed = false;
+  private readonly timer: ReturnType<typeof setInterval>;
+
+  constructor(private readonly o: TabLogOptions) {
+    this.contiguous = o.contiguous;
+    this.tabId = o.tabId ?? Math.random().toString(36).slice(2, 12);
+    this.channel = o.channel ?? new BroadcastChannel(o.name);
+    this.feed = new EntryFeed(o.contiguous, (from, to) => this.read(from, to));
+    this.channel.onmessage = (e: MessageEvent) => this.receive(e.data);
+    this.leadership = new Leadership({
+      name: o.name,
+      tabId: this.tabId,
+      locks: o.locks,
+      tokens: o.tokens,
+      onLead: (epoch) => this.startLeading(epoch),
+      onStepDown: () => this.stopLeading(),
+    });
+    this.leadership.start();
+    this.timer = setInterval(() => this.beat(), BEAT_MS);
+    globalThis.addEventListener?.("pagehide", this.onPageHide);
+  }
+
+  /**
+   * A page being left (a reload, a closed tab) gives the lead up at once, so the next tab need
+   * not wait `DEAD_MS` for its beats to stop. A page kept in the back-forward cache comes back
+   * as a follower.
+   */
+  private readonly onPageHide = () => {
+    if (!this.leading) return;
+    const epoch = this.leadership.epoch;
+    this.leadership.resign();
+    this.post({ t: "bye", from: this.tabId, epoch });
+  };
+
+  /** True while this tab leads (holds the connection). */
+  get leading(): boolean {
+    return this.lead !== undefined;
+  }
+
+  /** True while another tab leads and is alive (this tab reaches the log through it). */
+  get followsAnother(): boolean {
+    const h = this.leadership.holder();
+    return (
+      !this.lead && h !== undefined && h.tabId !== this.tabId && this.leadership.alive(h.tabId)
+    );
+  }
+
+  get status(): LogConnectionStatus {
+    return this.current;
+  }
+
+  watchStatus(listener: (status: LogConnectionStatus) => void): () => void {
+    this.statusListeners.add(listener);
+    return () => void this.statusListeners.delete(listener);
+  }
+
+  info(): Promise<LogInfo> {
+    return this.call("info", []) as Promise<LogInfo>;
+  }
+
+  appendConditional(
+    data: Uint8Array,
+    expectedRevision: number,
+    messageId: string,
+    options?: AppendOptions,
+  ): Promise<AppendResult> {
+    return this.append([data, expectedRevision, messageId], options);
+  }
+
+  appendUnconditional(
+    data: Uint8Array,
+    messageId: string,
+    options?: AppendOptions,
+  ): Promise<AppendResult> {
+    return this.append([data, null, messageId], options);
+  }
+
+  async *read(fromRevision: number, toRevision: number): AsyncIterable<LogEntry> {
+    if (this.lead) {
+      yield* this.lead.own.log.read(fromRevision, toRevision);
+      return;
+    }
+    let from = fromRevision;
+    while (from <= toRevision) {
+      const page = (await this.call("read", [from, toRevision])) as LogEntry[];
+      yield* page;
+      if (page.length < READ_PAGE) return;
+      from = page[page.length - 1]!.revision + 1;
+    }
+  }
+
+  follow(fromRevision: number, handler: LogFollowHandler): LogFollower {
+    return this.feed.follow(fromRevision, handler);
+  }
+
+  entryAt(revision: number): Promise<LogEntry | undefined> {
+    return this.call("entryAt", [revision]) as Promise<LogEntry | undefined>;
+  }
+
+  findByMessageId(messageId: string, after: number, scan?: number): Promise<number | undefined> {
+    return this.call("findByMessageId", [messageId, after, scan]) as Promise<number | undefined>;
+  }
+
+  truncateBefore(revision: number): Promise<void> {
+    return this.call("truncateBefore", [revision]) as Promise<void>;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.timer);
+    globalThis.removeEventListener?.("pagehide", this.onPageHide);
+    const epoch = this.leadership.epoch;
+    const wasLeading = this.leading;
+    this.leadership.close();
+    if (wasLeading) this.post({ t: "bye", from: this.tabId, epoch });
+    await this.stopLeading();
+    for (const call of this.calls.values())
+      call.reject(new StateSyncError("CLOSED", "the log was closed"));
+    this.calls.clear();
+    this.statusListeners.clear();
+    this.channel.close();
+  }
+
+  // ---- calls
+
+  private append(args: unknown[], options: AppendOptions | undefined): Promise<AppendResult> {
+    const limit = (options?.timeoutMs ?? 5_000) + 1_000;
+    return this.call(
+      "append",
+      [...args, options?.timeoutMs],
+      limit,
+      options?.signal,
+    ) as Promise<AppendResult>;
+  }
+
+  /**
+   * Runs `op` on the log of the leader: this tab's own while it leads (`run`); else asks the
+   * leader and waits at most `timeoutMs` for its answer.
+   */
+  private call(
+    op: Op,
+    args: unknown[],
+    timeoutMs = CALL_MS,
+    signal?: AbortSignal,
+  ): Promise<unknown> {
+    if (this.closed) return Promise.reject(new StateSyncError("CLOSED", "the log was closed"));
+    if (this.lead) return this.run(this.lead.own.log, op, args, signal);
+    const h = this.leadership.holder();
+    if (!h || !this.leadership.alive(h.tabId) || this.leaderOnline.get(h.tabId) === false) {
+      return Promise.reject(notSent("no tab holds a connection to the server now"));
+    }
+    const id = `${this.tabId}-${++this.counter}`;
+    return new Promise((resolve, reject) => {
+      const done = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", abort);
+        this.calls.delete(id);
+      };
+      const fail = (why: string) => {
+        done();
+        reject(
+          new StateSyncError("UNAVAILABLE", `the leading tab ${why}`, {
+            details: { aborted: signal?.aborted },
+          }),
+        );
+      };
+      const timer = setTimeout(() => fail(`did not answer within ${timeoutMs} ms`), timeoutMs);
+      const abort = () => fail("was not waited for (aborted)");
+      signal?.addEventListener("abort", abort);
+      this.calls.set(id, {
+        to: h.tabId,
+        resolve: (v) => (done(), resolve(v)),
+        reject: (e) => (done(), reject(e)),
+      });
+      this.post({ t: "req", id, from: this.tabId, to: h.tabId, op, args });
+    });
+  }
+
+  /** Runs `op` on `log` (this tab's own, while it leads), for this tab or for another's call. */
+  private async run(
+    log: RevisionedLog,
+    op: Op,
+    a: unknown[],
+    signal?: AbortSignal,
+  ): Promise<unknown> {
+    if (op === "read") {
+      const page: LogEntry[] = [];
+      for await (const e of log.read(a[0] as number, a[1] as number)) {
+        if (page.push(toWire(e)) === READ_PAGE) break;
+      }
+      return page;
+    }
+    if (op !== "append") return (log[op] as (...args: unknown[]) => Promise<unknown>).apply(log, a);
+    const [data, expected, messageId, timeoutMs] = a as [Uint8Array, number | null, string, number];
+    if (!(data instanceof Uint8Array) || typeof messageId !== "string") {
+      throw new StateSyncError("VALIDATION", "a malformed append request");
+    }
+    // The fencing: a leader sends nothing once its token is gone (a thawed old leader).
+    if (!this.leadership.stillLeads()) throw notSent("this tab no longer leads");
+    const options = { timeoutMs, signal };
+    return expected === null
+      ? log.appendUnconditional(data, messageId, options)
+      : log.appendConditional(data, expected, messageId, options);
+  }
+
+  // ---- messages
+
+  private post(message: TabMessage): void {
+    try {
+      this.channel.postMessage(message);
+    } catch {
+      // a closed channel: the tab is going away
+    }
+  }
+
+  private receive(raw: unknown): void {
+    if (this.closed) return;
+    const parsed = messageSchema.safeParse(raw);
+    if (!parsed.success) return; // not ours (another version of the app): ignored
+    const m = parsed.data;
+    switch (m.t) {
+      case "beat":
+        this.leadership.beat(m.from);
+        this.leaderOnline.set(m.from, m.online);
+        if (this.lead && m.epoch > this.leadership.epoch) this.leadership.stillLeads();
+        this.updateStatus();
+        return;
+      case "bye":
+        this.leadership.left(m.from);
+        this.updateStatus();
+        this.abandon(m.from);
+        return;
+      case "entry":
+        this.leadership.beat(m.from);
+        if (!this.lead) this.feed.push(m.entry, m.prev);
+        return;
+      case "res": {
+        if (m.to !== this.tabId) return;
+        const call = this.calls.get(m.id);
+        if (m.error) call?.reject(errorFromWire(m.error));
+        else call?.resolve(m.value);
+        return;
+      }
+      case "req":
+        if (m.to === this.tabId) void this.answer(m.id, m.from, m.op, m.args);
+    }
+  }
+
+  private async answer(id: string, to: string, op: Op, args: unknown[]): Promise<void> {
+    if (!this.lead) return; // the caller times out and tries the next leader
+    try {
+      const value = await this.run(this.lead.own.log, op, args);
+      this.post({ t: "res", id, to, value });
+    } catch (e) {
+      this.post({ t: "res", id, to, error: errorToWire(e) });
+    }
+  }
+
+  /**
+   * Fails the calls waiting for `tabId`, which stopped leading: `UNAVAILABLE`, outcome unknown
+   * (the engine re-sends an append with the same message id through the next leader).
+   */
+  private abandon(tabId: string): void {
+    for (const call of [...this.calls.values()]) {
+      if (call.to === tabId) {
+        call.reject(
+          new StateSyncError("UNAVAILABLE", "the leading tab went away before it answered"),
+        );
+      }
+    }
+  }
+
+  private beat(): void {
+    if (this.lead && this.leadership.stillLeads()) {
+      this.post({
+        t: "beat",
+        from: this.tabId,
+        epoch: this.leadership.epoch,
+        online: this.lead.own.log.status === "online",
+      });
+    }
+    this.updateStatus();
+    for (const call of [...this.calls.values()]) {
+      if (!this.leadership.alive(call.to)) this.abandon(call.to);
+    }
+  }
+
+  private startLeading(epoch: number): void {
+    const own = this.o.leaderLog();
+    let stopped = false;
+    let follower: LogFollower | undefined;
+    const unwatch = own.log.watchStatus(() => this.updateStatus());
+    this.lead = {
+      own,
+      stop: () => {
+        stopped = true;
+        unwatch();
+        void follower?.stop();
+      },
+    };
+    // Sends every entry of its log to the other tabs (and this tab's followers) from where this
+    // tab stands, or the log's latest revision when it follows nothing yet.
+    void (async () => {
+      let from = this.feed.position + 1;
+      while (from === 1 && !stopped) {
+        try {
+          from = (await own.log.info()).latestRevision + 1;
+        } catch {
+          await new Promise((r) => setTimeout(r, 1_000));
+        }
+      }
+      if (stopped) return;
+      let prev: number | undefined;
+      follower = own.log.follow(from, {
+        onEntry: (entry) => {
+          const wire = toWire(entry);
+          this.feed.push(wire, prev);
+          this.post({ t: "entry", from: this.tabId, entry: wire, prev });
+          prev = entry.revision;
+        },
+      });
+    })();
+    this.post({ t: "beat", from: this.tabId, epoch, online: own.log.status === "online" });
+    this.updateStatus();
+  }
+
+  private async stopLeading(): Promise<void> {
+    const lead = this.lead;
+    if (!lead) return;
+    this.lead = undefined;
+    lead.stop();
+    this.updateStatus();
+    await lead.own.close().catch(() => undefined);
+  }
+
+  private updateStatus(): void {
+    let next: LogConnectionStatus;
+    if (this.lead) next = this.lead.own.log.status;
+    else {
+      const h = this.leadership.holder();
+      next =
+        h && this.leadership.alive(h.tabId) && this.leaderOnline.get(h.tabId) === true
+          ? "online"
+          : "offline";
+    }
+    if (next === this.current || this.closed) return;
+    this.current = next;
+    for (const l of [...this.statusListeners]) l(next);
+  }
+}
+
+function notSent(why: string): StateSyncError {
+  return new StateSyncError("UNAVAILABLE", why, { details: { notSent: true } });
+}
+
+/**
+ * An entry as it is posted: its own copy of the bytes (a client's message may be a view of a
+ * larger buffer, and a posted view copies the whole buffer).
+ */
+function toWire(e: LogEntry): LogEntry {
+  return { revision: e.revision, data: e.data.slice(), messageId: e.messageId };
+}

@@ -1,0 +1,91 @@
+import { IndexedDbPendingStore, isStateSyncError } from "@statesync/browser";
+import { runPendingStoreConformance } from "@statesync/core/testing";
+import { openDB } from "idb";
+import { expect, it } from "vitest";
+import { dropDatabase, uniqueDatabase } from "./idb-helpers.js";
+
+// The same suite as MemoryPendingStore and FilePendingStore, on Chromium's IndexedDB, with the
+// queue locks as Web Locks.
+runPendingStoreConformance("IndexedDbPendingStore", async () => {
+  const databaseName = uniqueDatabase("pending");
+  const warnings: unknown[] = [];
+  let store = new IndexedDbPendingStore({ databaseName, onWarning: (w) => warnings.push(w) });
+  const others: IndexedDbPendingStore[] = [];
+  return {
+    store,
+    durable: true,
+    reopen: async () => {
+      const other = new IndexedDbPendingStore({ databaseName });
+      others.push(other);
+      return other;
+    },
+    crash: async () => {
+      store = store.crashed();
+      others.push(store);
+      return store;
+    },
+    corrupt: async (key, owner, seq) => {
+      const db = await openDB(databaseName);
+      const row = await db.get("records", [key, owner, seq]);
+      await db.put("records", { ...row, record: { ...row.record, seq: "broken" } });
+      db.close();
+    },
+    teardown: async () => {
+      for (const o of others) await o.close();
+      expect(warnings).toEqual([]);
+      await dropDatabase(databaseName);
+    },
+  };
+});
+
+it("runs in memory, not durable, where IndexedDB cannot be opened, and warns once", async () => {
+  const warnings: unknown[] = [];
+  const original = Object.getOwnPropertyDescriptor(globalThis, "indexedDB")!;
+  Object.defineProperty(globalThis, "indexedDB", { value: undefined, configurable: true });
+  try {
+    const store = new IndexedDbPendingStore({ onWarning: (w) => warnings.push(w) });
+    const q = await store.open("k", "app");
+    expect(q.durable).toBe(false);
+    await q.put({ format: 1, seq: 1, kind: "update", name: "add", args: {}, queuedAt: 1, mv: 1 });
+    expect((await q.load()).records.map((r) => r.seq)).toEqual([1]);
+    const again = await store.open("k", "other");
+    expect(again.durable).toBe(false);
+    expect(warnings).toHaveLength(1);
+    await q.close();
+    await again.close();
+  } finally {
+    Object.defineProperty(globalThis, "indexedDB", original);
+  }
+});
+
+it("holds a queue's lock against another store in the page (a Web Lock)", async () => {
+  const databaseName = uniqueDatabase("pending-lock");
+  const a = new IndexedDbPendingStore({ databaseName });
+  const b = new IndexedDbPendingStore({ databaseName });
+  const q = await a.open("k", "tab-0");
+  const refused = await b.open("k", "tab-0").catch((e: unknown) => e);
+  expect(isStateSyncError(refused, "QUEUE_LOCKED")).toBe(true);
+  await q.close();
+  await (await b.open("k", "tab-0")).close();
+  await a.close();
+  await b.close();
+  await dropDatabase(databaseName);
+});
+
+it("without Web Locks keeps the queue in memory (two tabs could not be kept apart)", async () => {
+  const warnings: unknown[] = [];
+  const original = Object.getOwnPropertyDescriptor(Navigator.prototype, "locks")!;
+  Object.defineProperty(Navigator.prototype, "locks", { get: () => undefined, configurable: true });
+  try {
+    const store = new IndexedDbPendingStore({
+      databaseName: uniqueDatabase("pending-nolocks"),
+      onWarning: (w) => warnings.push(w),
+    });
+    const q = await store.open("k", "app");
+    expect(q.durable).toBe(false);
+    expect(String(warnings[0])).toMatch(/no Web Locks/);
+    await q.close();
+  } finally {
+    Object.defineProperty(Navigator.prototype, "locks", original);
+  }
+});

@@ -1,0 +1,187 @@
+// TabLog (docs/offline.md, "Tabs"): tabs of one origin share one connection. Run in Node, where
+// BroadcastChannel is real (between instances of one process) and Web Locks and localStorage are
+// stood in for (test/support/fake-tabs.ts); the same code runs in Chromium in e2e/tests/tabs.spec.ts.
+import {
+  createSynchronizer,
+  defineModel,
+  MemoryLog,
+  TabLog,
+  type RevisionedLog,
+  type StateSynchronizer,
+} from "@statesync/browser";
+import { afterEach, expect, it } from "vitest";
+import { z } from "zod";
+import { FakeLocks, FakeStorage, FreezableChannel } from "./support/fake-tabs.js";
+
+const notes = defineModel({
+  name: "notes",
+  state: z.object({ notes: z.array(z.string()) }),
+  initial: { notes: [] },
+  commands: {
+    add: {
+      args: z.object({ text: z.string() }),
+      apply(draft, { text }) {
+        draft.notes.push(text);
+      },
+    },
+  },
+});
+
+type Sync = StateSynchronizer<(typeof notes)["initial"], (typeof notes)["commands"]>;
+
+let names = 0;
+const closing: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  for (const close of closing.splice(0).reverse()) await close().catch(() => undefined);
+});
+
+/** One "origin": a log on the server, the locks and the storage its tabs share. */
+function origin() {
+  const server = new MemoryLog();
+  const locks = new FakeLocks();
+  const tokens = new FakeStorage();
+  const name = `tabs-test-${process.pid}-${++names}`;
+  /** Opens a tab; `sent` lists the message ids this tab's own connection appended. */
+  async function tab(id: string, channel?: FreezableChannel) {
+    const sent: string[] = [];
+    let leads = 0;
+    const log = new TabLog({
+      name,
+      contiguous: true,
+      locks,
+      tokens,
+      tabId: id,
+      channel: channel as unknown as BroadcastChannel | undefined,
+      leaderLog() {
+        leads += 1;
+        return { log: counting(server.handle(), sent), close: async () => undefined };
+      },
+    });
+    const sync: Sync = await createSynchronizer({
+      log,
+      ownsLog: true,
+      model: notes,
+      clientId: id,
+      compaction: false,
+      waitFor: "restored",
+    });
+    closing.push(() => sync.close());
+    return { log, sync, sent, leads: () => leads };
+  }
+  return { server, tab, tokens, name };
+}
+
+/** `log` with the message id of every append sent through it recorded in `sent`. */
+function counting(log: RevisionedLog, sent: string[]): RevisionedLog {
+  return new Proxy(log, {
+    get(target, prop, receiver) {
+      if (prop === "appendConditional" || prop === "appendUnconditional") {
+        return (data: Uint8Array, ...rest: unknown[]) => {
+          const messageId = (prop === "appendConditional" ? rest[1] : rest[0]) as string;
+          sent.push(messageId);
+          return (target[prop] as (...a: unknown[]) => unknown).call(target, data, ...rest);
+        };
+      }
+      const value = Reflect.get(target, prop, receiver);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
+async function until(check: () => boolean, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error("condition not reached");
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+async function logEntries(
+  server: MemoryLog,
+): Promise<Array<{ revision: number; messageId?: string }>> {
+  const out: Array<{ revision: number; messageId?: string }> = [];
+  const { latestRevision } = await server.info();
+  for await (const e of server.read(1, latestRevision)) out.push(e);
+  return out;
+}
+
+it("one tab leads and holds the connection; the other's edits go through it, each once", async () => {
+  const { server, tab } = origin();
+  const a = await tab("a");
+  await until(() => a.log.leading);
+  const b = await tab("b");
+  await until(() => b.sync.status === "live" && a.sync.status === "live");
+  const edits = await Promise.all([
+    ...["b1", "b2", "b3"].map((text) => b.sync.update("add", { text })),
+    ...["a1", "a2"].map((text) => a.sync.update("add", { text })),
+  ]);
+  const last = Math.max(...edits.map((e) => e.revision));
+  await Promise.all([a.sync.waitFor(last), b.sync.waitFor(last)]);
+  expect(b.leads()).toBe(0);
+  expect(b.sent).toEqual([]);
+  expect(a.sync.state).toEqual(b.sync.state);
+  expect([...b.sync.state.notes].sort()).toEqual(["a1", "a2", "b1", "b2", "b3"]);
+  // Queued updates may share an entry; no entry was stored twice.
+  const stored = await logEntries(server);
+  expect(new Set(stored.map((e) => e.messageId)).size).toBe(stored.length);
+});
+
+it("when the leader closes mid-queue, the other takes over; nothing is lost or doubled", async () => {
+  const { server, tab } = origin();
+  const a = await tab("a");
+  await until(() => a.log.leading);
+  const b = await tab("b");
+  await until(() => b.sync.status === "live");
+  server.setAppendDelay(40); // so that appends are on their way through a when it closes
+  const texts = Array.from({ length: 12 }, (_, i) => `b${i}`);
+  const updates = texts.map((text) => b.sync.update("add", { text }));
+  const throughA = a.sent.length;
+  await until(() => a.sent.length > throughA);
+  await a.sync.close();
+  await Promise.all(updates);
+  expect(b.sent.length).toBeGreaterThan(0); // the rest went through b's own connection
+  expect(b.log.leading).toBe(true);
+  expect(b.leads()).toBe(1);
+  await b.sync.synced();
+  expect([...b.sync.state.notes].sort()).toEqual([...texts].sort());
+  const stored = await logEntries(server);
+  expect(new Set(stored.map((e) => e.messageId)).size).toBe(stored.length);
+});
+
+it("a frozen leader is replaced, and once thawed it steps down without sending anything", async () => {
+  const { server, tab, tokens, name } = origin();
+  const frozenChannel = new FreezableChannel(name);
+  const a = await tab("a", frozenChannel);
+  await until(() => a.log.leading);
+  const b = await tab("b");
+  await until(() => b.sync.status === "live");
+  await b.sync.update("add", { text: "before" });
+
+  frozenChannel.freeze(); // a keeps its lock and its token, and says nothing
+  await until(() => b.log.leading, 30_000); // without the lock, after a's beats stopped
+  expect(tokens.getItem(name)).toMatch(/^2:b$/);
+  const sentByA = a.sent.length;
+  // a's replica, still thinking it leads, edits: the fencing stops its own connection.
+  const fromA = a.sync.update("add", { text: "from the thawed tab" });
+  frozenChannel.thaw();
+  await b.sync.update("add", { text: "after" });
+  await fromA;
+  await until(() => !a.log.leading);
+  expect(a.sent.slice(sentByA)).toEqual([]); // nothing through a's connection after b took over
+  await b.sync.synced();
+  await until(() => a.sync.revision === b.sync.revision);
+  expect(a.sync.state).toEqual(b.sync.state);
+  expect([...b.sync.state.notes].sort()).toEqual(["after", "before", "from the thawed tab"]);
+  const stored = await logEntries(server);
+  expect(new Set(stored.map((e) => e.messageId)).size).toBe(stored.length);
+});
+
+it("two tabs opening at once both come up, one of them leading", async () => {
+  const { tab } = origin();
+  const [a, b] = await Promise.all([tab("a"), tab("b")]);
+  await until(() => a.sync.status === "live" && b.sync.status === "live");
+  expect([a.log.leading, b.log.leading].filter(Boolean)).toHaveLength(1);
+  const { revision } = await b.sync.update("add", { text: "x" });
+  await a.sync.waitFor(revision);
+  expect(a.sync.state.notes).toEqual(["x"]);
+});

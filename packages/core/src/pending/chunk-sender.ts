@@ -1,0 +1,109 @@
+import type { Immutable } from "immer";
+import type { CommandMap } from "../model.js";
+import type { UpdateResult } from "../synchronizer-types.js";
+import { DEFAULT_OUTCOME_TIMEOUT_MS } from "../engine/options.js";
+import type { QueuedUpdate } from "../engine/writer.js";
+import type { OfflineQueueParts } from "./offline-queue.js";
+import type { PendingOp, SendOutcome } from "./pending-op.js";
+
+/**
+ * Hands chunks of pending updates to the writer and says what became of each (the push loop of
+ * `OfflineQueue` decides what follows). A conditional chunk goes to the writer's queue in one
+ * call, so it shares one entry; each update carries its `(origin, seq)`, has no outcome timeout
+ * of its own and no attempt limit, and is dropped by the writer when the confirmed state already
+ * holds it. An unconditional command goes alone.
+ */
+export class ChunkSender<S, C extends CommandMap<S>> {
+  constructor(
+    private readonly p: OfflineQueueParts<S, C>,
+    private readonly origin: () => string,
+  ) {}
+
+  /** Hands a chunk to the writer; each outcome is the writer's answer, or "applied already". */
+  send(chunk: readonly PendingOp[]): Promise<SendOutcome[]> {
+    const origin = this.origin();
+    if (chunk[0]!.kind === "command") {
+      const op = chunk[0]!;
+      op.attempts += 1;
+      const options = {
+        maxAttempts: 1,
+        outcomeTimeoutMs: DEFAULT_OUTCOME_TIMEOUT_MS,
+        signal: undefined,
+      };
+      return this.p.writer.unconditional(op.command!.name, op.args, options, [origin, op.seq]).then(
+        async ({ revision }) => [{ ok: true, value: await this.unconditionalResult(op, revision) }],
+        (error: unknown) => [{ ok: false, error }],
+      );
+    }
+    const outcomes: Array<Promise<SendOutcome>> = [];
+    const queued: QueuedUpdate<S>[] = [];
+    for (const op of chunk) {
+      outcomes.push(
+        new Promise<SendOutcome>((settle) => queued.push(this.queuedUpdate(op, origin, settle))),
+      );
+    }
+    this.p.writer.enqueue(...queued); // one call: the chunk shares the writer's batch
+    return Promise.all(outcomes);
+  }
+
+  /** A pending conditional update as the writer's queue takes it. */
+  private queuedUpdate(
+    op: PendingOp,
+    origin: string,
+    settle: (outcome: SendOutcome) => void,
+  ): QueuedUpdate<S> {
+    let attempts = 0;
+    return {
+      run: op.run,
+      command: op.command,
+      maxAttempts: Number.POSITIVE_INFINITY,
+      outcomeTimeoutMs: DEFAULT_OUTCOME_TIMEOUT_MS,
+      signal: undefined,
+      get attempts() {
+        return attempts;
+      },
+      set attempts(n: number) {
+        op.attempts += n - attempts;
+        attempts = n;
+      },
+      origin: [origin, op.seq],
+      applied: () => {
+        if (!this.isApplied(op.seq)) return false;
+        settle({ ok: true, value: this.confirmedResult(op) });
+        return true;
+      },
+      resolve: (value) => settle({ ok: true, value }),
+      reject: (error) => settle({ ok: false, error }),
+    };
+  }
+
+  /**
+   * The revision that counted for an unconditional command: a re-send may have stored a second
+   * copy, which every replica skips; the table of applied origins names the first.
+   */
+  private async unconditionalResult(op: PendingOp, revision: number) {
+    // The replica consumes the entry before the update leaves the queue, so the view never
+    // loses it in between (the follower's, or a read when it does not follow).
+    await this.p.reader.catchUp(revision).catch(() => undefined);
+    const row = this.p.replica.origins.get(this.origin());
+    return { revision: row && row.seq === op.seq ? row.revision : revision };
+  }
+
+  isApplied(seq: number): boolean {
+    return seq <= (this.p.replica.origins.get(this.origin())?.seq ?? 0);
+  }
+
+  /** The result of an update found in the confirmed state (its own answer was lost). */
+  confirmedResult(op: PendingOp): unknown {
+    const row = this.p.replica.origins.get(this.origin());
+    const revision = row?.revision ?? this.p.replica.revision;
+    if (op.kind === "command") return { revision };
+    const result: UpdateResult<S, unknown> = {
+      revision,
+      state: this.p.replica.state as Immutable<S>,
+      result: undefined,
+      attempts: op.attempts,
+    };
+    return result;
+  }
+}

@@ -1,0 +1,138 @@
+import { StateSyncError } from "../errors.js";
+import { randomId } from "../prng.js";
+import {
+  ownerSchema,
+  pendingRecordSchema,
+  type PendingQueue,
+  type PendingRecord,
+  type PendingStore,
+} from "./pending-store.js";
+
+/** What one queue keeps: records as JSON text (so loads return fresh copies), the high seq. */
+interface QueueData {
+  readonly origin: string;
+  readonly records: Map<number, string>;
+  highSeq: number;
+  /** The open queue holding the lock, if any. */
+  holder: MemoryPendingQueue | undefined;
+}
+
+/**
+ * An in-process {@link PendingStore}: not durable (`durable` is false), so `update` reports its
+ * queued updates as held in memory only. The lock is per store instance.
+ *
+ * Test hooks: `sibling()` returns another store over the same records and locks (another process
+ * sharing the storage); `crashed()` returns a store over the same records with every lock released, as a
+ * process that restarts after being killed finds its storage; `corrupt(key, owner, seq)`
+ * damages one stored record.
+ */
+export class MemoryPendingStore implements PendingStore {
+  constructor(private readonly queues = new Map<string, QueueData>()) {}
+
+  async open(key: string, owner: string): Promise<PendingQueue> {
+    if (typeof key !== "string" || key.length === 0) {
+      throw new StateSyncError("VALIDATION", "a pending queue key is a non-empty string");
+    }
+    if (!ownerSchema.safeParse(owner).success) {
+      throw new StateSyncError("VALIDATION", `invalid queue owner ${JSON.stringify(owner)}`);
+    }
+    const id = `${key}\u0000${owner}`;
+    let data = this.queues.get(id);
+    if (data === undefined) {
+      data = { origin: randomId(12), records: new Map(), highSeq: 0, holder: undefined };
+      this.queues.set(id, data);
+    }
+    if (data.holder !== undefined) {
+      throw new StateSyncError("QUEUE_LOCKED", `the queue of ${key} for ${owner} is open`, {
+        details: { key, owner },
+      });
+    }
+    const queue = new MemoryPendingQueue(data);
+    data.holder = queue;
+    return queue;
+  }
+
+  /** Test hook: another store over the same records and locks. */
+  sibling(): MemoryPendingStore {
+    return new MemoryPendingStore(this.queues);
+  }
+
+  /** Test hook: the same records, every lock released (a restart after a crash). */
+  crashed(): MemoryPendingStore {
+    const copy = new Map<string, QueueData>();
+    for (const [id, data] of this.queues) {
+      data.holder?.fence();
+      copy.set(id, { ...data, holder: undefined });
+    }
+    return new MemoryPendingStore(copy);
+  }
+
+  /** Test hook: truncates the stored text of one record. */
+  corrupt(key: string, owner: string, seq: number): void {
+    const records = this.queues.get(`${key}\u0000${owner}`)?.records;
+    const text = records?.get(seq);
+    if (text !== undefined) records!.set(seq, text.slice(0, Math.floor(text.length / 2)));
+  }
+}
+
+class MemoryPendingQueue implements PendingQueue {
+  readonly durable = false;
+  private closed = false;
+  constructor(private readonly data: QueueData) {}
+
+  get origin(): string {
+    return this.data.origin;
+  }
+
+  /** After `crashed()`: this holder is gone, as its process would be. */
+  fence(): void {
+    this.closed = true;
+  }
+
+  private check(): void {
+    if (this.closed) throw new StateSyncError("CLOSED", "the pending queue was closed");
+  }
+
+  async load(): Promise<{ records: PendingRecord[]; nextSeq: number }> {
+    this.check();
+    const records: PendingRecord[] = [];
+    for (const [seq, text] of [...this.data.records].sort((a, b) => a[0] - b[0])) {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        parsed = undefined;
+      }
+      const result = pendingRecordSchema.safeParse(parsed);
+      if (result.success && result.data.seq === seq) records.push(result.data as PendingRecord);
+      else this.data.records.delete(seq);
+    }
+    return { records, nextSeq: this.data.highSeq + 1 };
+  }
+
+  async put(record: PendingRecord): Promise<void> {
+    this.check();
+    const parsed = pendingRecordSchema.safeParse(record);
+    if (!parsed.success) {
+      throw new StateSyncError("VALIDATION", "invalid pending record", { cause: parsed.error });
+    }
+    this.data.records.set(record.seq, JSON.stringify(record));
+    this.data.highSeq = Math.max(this.data.highSeq, record.seq);
+  }
+
+  async delete(seqs: readonly number[]): Promise<void> {
+    this.check();
+    for (const seq of seqs) this.data.records.delete(seq);
+  }
+
+  async clear(): Promise<void> {
+    this.check();
+    this.data.records.clear();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.data.holder === this) this.data.holder = undefined;
+  }
+}

@@ -1,0 +1,410 @@
+import { sleep } from "../backoff.js";
+import { StateSyncError } from "../errors.js";
+import type { CommandMap, Model } from "../model.js";
+import type { RecipeRun } from "../engine/recipes.js";
+import type { Replica } from "../engine/replica.js";
+import type { StatusHub } from "../engine/status.js";
+import type { Reader } from "../engine/reader.js";
+import type { Writer } from "../engine/writer.js";
+import { ChunkSender } from "./chunk-sender.js";
+import { OptimisticView } from "./optimistic.js";
+import {
+  describeOp,
+  opOfRecord,
+  refuses,
+  type PendingOp,
+  type PendingUpdate,
+  type QueuedInfo,
+} from "./pending-op.js";
+import type { PendingQueue, PendingStore } from "./pending-store.js";
+
+/** Queued updates one conditional append carries at most (as the writer's batches). */
+const CHUNK = 64;
+/** Longest wait between pushes while appends fail (ms); a reconnection ends a wait at once. */
+const MAX_BACKOFF_MS = 30_000;
+
+/** What the queue needs of the other parts. */
+export interface OfflineQueueParts<S, C extends CommandMap<S>> {
+  readonly model: Model<S, C>;
+  readonly clientId: string;
+  readonly replica: Replica<S, C>;
+  readonly writer: Writer<S, C>;
+  readonly reader: Reader<S, C>;
+  readonly status: StatusHub;
+}
+
+/**
+ * The offline queue (docs/offline.md): pending updates, persisted through a {@link PendingStore}
+ * before they count as queued, shown at once in the optimistic view, pushed in order when the
+ * log can be reached, each re-run on the latest confirmed state (a rebase) by the writer.
+ *
+ * Invariants:
+ * 1. Identity: an update's `(origin, seq)` is fixed when it is queued; every entry carrying it
+ *    says so (format 2), and replicas skip a seq of this origin they applied. So a re-send after
+ *    an unknown outcome, a crash between append and removal, or a restart counts once.
+ * 2. Order: one chunk at a time, in seq order (consecutive conditional updates share an entry,
+ *    an unconditional command goes alone); the next chunk is sent once the one before is known
+ *    committed, refused or found applied.
+ * 3. A pending update leaves the queue when the confirmed state holds it (the writer's answer,
+ *    or the table of applied origins), when it is refused (`UPDATE_REFUSED`: dropped, never
+ *    retried), or when it is discarded. Any other failure leaves it queued, tried again after a
+ *    backoff or at once when the replica is live again: no `outcomeTimeoutMs` failure.
+ * 4. Writes to the store are one record per change; `close()` waits for those in flight.
+ */
+export class OfflineQueue<S, C extends CommandMap<S>> {
+  readonly view: OptimisticView<S>;
+  private queue: PendingQueue | undefined;
+  private nextSeq = 1;
+  private ops: PendingOp[] = [];
+  private pushing: Promise<void> | undefined;
+  private wake: (() => void) | undefined;
+  private readonly writes = new Set<Promise<unknown>>();
+  private readonly drainWaiters = new Set<{ resolve(): void; reject(e: unknown): void }>();
+
+  private readonly sender: ChunkSender<S, C>;
+
+  constructor(private readonly p: OfflineQueueParts<S, C>) {
+    this.sender = new ChunkSender(p, () => this.queue!.origin);
+    this.view = new OptimisticView(
+      p.replica,
+      () => this.queue?.origin,
+      () => this.ops,
+      p.clientId,
+      p.status,
+    );
+    p.status.on("status", (status) => {
+      if (status === "live") this.wake?.();
+    });
+  }
+
+  /** Whether a store was opened (without one, updates bypass the queue). */
+  get enabled(): boolean {
+    return this.queue !== undefined;
+  }
+
+  /** The queue's durability (see `PendingQueue.durable`). */
+  get durable(): boolean {
+    return this.queue?.durable ?? false;
+  }
+
+  /**
+   * Takes the queue of `(key, owner)` and loads it (before the replica opens, so the view shows
+   * it at once). Rejects `QUEUE_LOCKED` when another synchronizer holds it.
+   */
+  async open(store: PendingStore, key: string, owner: string): Promise<void> {
+    const queue = await store.open(key, owner);
+    try {
+      const { records, nextSeq } = await queue.load();
+      const model = this.p.model as unknown as Model<S, CommandMap<S>>;
+      // A record of a newer model version (an app rolled back) stays stored, untouched.
+      this.ops = records.filter((r) => r.mv <= model.version).map((r) => opOfRecord(model, r));
+      this.nextSeq = nextSeq;
+      this.queue = queue;
+    } catch (e) {
+      await queue.close().catch(() => undefined);
+      throw e;
+    }
+  }
+
+  /** Starts pushing what was loaded (after a macrotask, so `on` listeners are in place). */
+  start(): void {
+    if (this.ops.length > 0) setTimeout(() => this.kick(), 0);
+  }
+
+  /** The pending updates, in queue order. */
+  get pending(): PendingUpdate[] {
+    const durable = this.durable;
+    return this.view.unconfirmed().map((op) => {
+      const d = describeOp(op as PendingOp);
+      return durable ? d : { ...d, durable: false };
+    });
+  }
+
+  get count(): number {
+    return this.view.unconfirmed().length;
+  }
+
+  /**
+   * Queues one update: shown in the view at once, stored (named commands) before `queued`
+   * resolves, pushed in order. `result` settles when it is committed or refused.
+   */
+  enqueue(
+    kind: "update" | "command",
+    run: RecipeRun,
+    signal?: AbortSignal,
+  ): { result: Promise<unknown>; queued: Promise<QueuedInfo> } {
+    const seq = this.nextSeq++;
+    const persisted = run.command !== undefined;
+    let resolve!: (v: unknown) => void;
+    let reject!: (e: unknown) => void;
+    const result = new Promise<unknown>((res, rej) => ((resolve = res), (reject = rej)));
+    const op: PendingOp = {
+      ...run,
+      seq,
+      kind,
+      args: run.command?.args,
+      queuedAt: Date.now(),
+      persisted,
+      attempts: 0,
+      state: "queued",
+      stored: Promise.resolve(),
+      resolve,
+      reject,
+    };
+    if (persisted) {
+      op.stored = this.track(
+        this.queue!.put({
+          format: 1,
+          seq,
+          kind,
+          name: run.command!.name,
+          args: run.command!.args,
+          queuedAt: op.queuedAt,
+          mv: this.p.model.version,
+        }),
+      );
+    }
+    this.ops.push(op);
+    this.view.changed();
+    this.wake?.();
+    const queued = op.stored.then(
+      () => ({ id: seq, durable: persisted && this.durable }),
+      (e: unknown) => {
+        const error = queueFailed(e);
+        if (op.state === "queued") {
+          void this.remove([op], true).then(
+            () => this.drainedCheck(),
+            () => undefined,
+          );
+        }
+        op.reject(error);
+        throw error;
+      },
+    );
+    queued.catch(() => undefined); // the caller may only await `result`
+    signal?.addEventListener("abort", () => void this.discard(seq).catch(() => undefined), {
+      once: true,
+    });
+    this.kick();
+    return { result, queued };
+  }
+
+  /** Resolves once the queue is empty; rejects `CLOSED` or the stall error when it never will. */
+  flush(): Promise<void> {
+    if (this.count === 0) return Promise.resolve();
+    if (this.p.status.stopped) return Promise.reject(this.p.status.endError());
+    this.kick();
+    this.wake?.();
+    return new Promise((resolve, reject) => this.drainWaiters.add({ resolve, reject }));
+  }
+
+  /**
+   * Removes one pending update that is not being sent: its caller rejects `ABORTED`. False when
+   * there is none with that id, or it is being appended now (its outcome decides).
+   */
+  async discard(id: number): Promise<boolean> {
+    const op = this.ops.find((o) => o.seq === id);
+    if (op === undefined || op.state !== "queued") return false;
+    await this.remove([op], true);
+    op.reject(
+      new StateSyncError("ABORTED", `pending update ${id} was discarded`, { details: { id } }),
+    );
+    this.drainedCheck();
+    return true;
+  }
+
+  /** Discards every pending update not being sent (a user logs out); resolves to how many. */
+  async clear(): Promise<number> {
+    const ops = this.ops.filter((o) => o.state === "queued");
+    await this.remove(ops, true);
+    for (const op of ops) {
+      op.reject(
+        new StateSyncError("ABORTED", "the pending queue was cleared", { details: { id: op.seq } }),
+      );
+    }
+    this.drainedCheck();
+    return ops.length;
+  }
+
+  /** Waits for the pushes and the store writes in flight, then releases the queue's lock. */
+  async close(error: StateSyncError): Promise<void> {
+    this.wake?.();
+    await this.pushing;
+    while (this.writes.size > 0) await Promise.allSettled([...this.writes]);
+    for (const op of this.ops) {
+      op.reject(
+        new StateSyncError(error.code, `${error.message}; the update stays queued`, {
+          cause: error,
+          details: { id: op.seq, queued: op.persisted, durable: op.persisted && this.durable },
+        }),
+      );
+    }
+    for (const w of this.drainWaiters) w.reject(error);
+    this.drainWaiters.clear();
+    await this.queue?.close();
+  }
+
+  // ---- the push loop
+
+  private kick(): void {
+    if (this.pushing || this.p.status.stopped) return;
+    if (!this.ops.some((op) => op.state === "queued")) return;
+    this.pushing = this.push().finally(() => {
+      this.pushing = undefined;
+      if (!this.p.status.stopped && !this.p.status.closed) this.kick();
+    });
+  }
+
+  /** Pushes chunk after chunk in order (invariant 2) until the queue is empty or stops. */
+  private async push(): Promise<void> {
+    for (let failures = 0; !this.p.status.stopped;) {
+      await this.dropApplied();
+      const head = this.ops.find((op) => op.state === "queued");
+      if (head === undefined) return;
+      if (head.invalid) {
+        await this.refuse([[head, head.invalid]]);
+        continue;
+      }
+      if (this.p.status.status !== "live") {
+        await this.pause(MAX_BACKOFF_MS);
+        continue;
+      }
+      const chunk = this.chunkAt(head);
+      await Promise.allSettled(chunk.map((op) => op.stored));
+      const ready = chunk.filter((op) => op.state === "queued");
+      if (ready.length === 0) continue;
+      for (const op of ready) op.state = "sending";
+      const outcomes = await this.sender.send(ready);
+      const committed: Array<[PendingOp, unknown]> = [];
+      const refused: Array<[PendingOp, unknown]> = [];
+      let retry = false;
+      ready.forEach((op, i) => {
+        const outcome = outcomes[i]!;
+        if (op.state === "sending") op.state = "queued";
+        // A refusal is definite (the update was left out of every attempt); a seq below an
+        // applied one of its batch then counts as applied in the table, but it was not.
+        if (outcome.ok) committed.push([op, outcome.value]);
+        else if (refuses(outcome.error)) refused.push([op, outcome.error]);
+        else if (this.sender.isApplied(op.seq))
+          committed.push([op, this.sender.confirmedResult(op)]);
+        else retry = true;
+      });
+      await this.commit(committed);
+      await this.refuse(refused);
+      if (this.p.status.stopped || this.p.status.closed) return this.stopped();
+      failures = retry ? failures + 1 : 0;
+      if (retry) await this.pause(Math.min(MAX_BACKOFF_MS, 250 * 2 ** Math.min(failures, 7)));
+    }
+    this.stopped();
+  }
+
+  /** The head and, for a conditional update, the conditional updates right after it. */
+  private chunkAt(head: PendingOp): PendingOp[] {
+    if (head.kind === "command") return [head];
+    const chunk: PendingOp[] = [];
+    for (let i = this.ops.indexOf(head); i < this.ops.length && chunk.length < CHUNK; i++) {
+      const op = this.ops[i]!;
+      if (op.kind !== "update" || op.state !== "queued" || op.invalid) break;
+      chunk.push(op);
+    }
+    return chunk;
+  }
+
+  /** Drops the queued updates the confirmed state already holds (a restart after a crash). */
+  private async dropApplied(): Promise<void> {
+    const done = this.ops.filter((op) => op.state === "queued" && this.sender.isApplied(op.seq));
+    if (done.length > 0) await this.commit(done.map((op) => [op, this.sender.confirmedResult(op)]));
+  }
+
+  private async commit(done: ReadonlyArray<[PendingOp, unknown]>): Promise<void> {
+    if (done.length === 0) return;
+    await this.remove(
+      done.map(([op]) => op),
+      false,
+    );
+    for (const [op, value] of done) op.resolve(value);
+    this.drainedCheck();
+  }
+
+  private async refuse(refused: ReadonlyArray<[PendingOp, unknown]>): Promise<void> {
+    if (refused.length === 0) return;
+    await this.remove(
+      refused.map(([op]) => op),
+      true,
+    );
+    for (const [op, cause] of refused) {
+      const update = describeOp(op);
+      const error = new StateSyncError(
+        "UPDATE_REFUSED",
+        `pending update ${op.seq}${update.command ? ` (${update.command})` : ""} was refused: ${cause instanceof Error ? cause.message : String(cause)}`,
+        { cause, details: { id: op.seq, command: update.command } },
+      );
+      op.reject(error);
+      this.p.status.refused(error, update);
+    }
+    this.drainedCheck();
+  }
+
+  /** Takes ops out of the queue and the store (one delete); announces an empty queue. */
+  private async remove(ops: readonly PendingOp[], unconfirmed: boolean): Promise<void> {
+    if (ops.length === 0) return;
+    const gone = new Set(ops);
+    for (const op of ops) op.state = "done";
+    this.ops = this.ops.filter((op) => !gone.has(op));
+    if (unconfirmed) this.view.invalidate();
+    else this.view.changed();
+    const seqs = ops.filter((op) => op.persisted).map((op) => op.seq);
+    if (seqs.length > 0 && this.queue) {
+      await this.track(this.queue.delete(seqs)).catch((e: unknown) => {
+        // The record stays; a restart drops it as applied (or it was refused: pushed again).
+        if (!this.p.status.closed) this.p.status.report(queueFailed(e));
+      });
+    }
+  }
+
+  /** Announces an empty queue, once its callers have been told (call after settling them). */
+  private drainedCheck(): void {
+    if (this.ops.length > 0) return;
+    for (const w of this.drainWaiters) w.resolve();
+    this.drainWaiters.clear();
+    this.p.status.drained();
+  }
+
+  /** The replica stopped: callers learn why; their records stay stored for the next opener. */
+  private stopped(): void {
+    if (!this.p.status.stopped || this.p.status.closed) return; // close() tells its callers
+    const error = this.p.status.endError();
+    for (const op of this.ops) op.reject(error);
+    for (const w of this.drainWaiters) w.reject(error);
+    this.drainWaiters.clear();
+  }
+
+  /** Waits `ms`, or less: a reconnection, `flush()`, a new update or `close()` end it. */
+  private async pause(ms: number): Promise<void> {
+    await Promise.race([
+      sleep(ms, this.p.status.signal).catch(() => undefined),
+      new Promise<void>((resolve) => (this.wake = resolve)),
+    ]);
+    this.wake = undefined;
+  }
+
+  private track<T>(write: Promise<T>): Promise<T> {
+    this.writes.add(write);
+    void write.then(
+      () => this.writes.delete(write),
+      () => this.writes.delete(write),
+    );
+    return write;
+  }
+}
+
+function queueFailed(e: unknown): StateSyncError {
+  if (e instanceof StateSyncError && (e.code === "QUEUE_FAILED" || e.code === "CLOSED")) return e;
+  return new StateSyncError(
+    "QUEUE_FAILED",
+    `the pending update could not be stored: ${String(e)}`,
+    {
+      cause: e,
+    },
+  );
+}

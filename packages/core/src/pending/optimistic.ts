@@ -1,0 +1,199 @@
+import { produce, type Immutable } from "immer";
+import { entryContext } from "../apply.js";
+import { StateSyncError } from "../errors.js";
+import type { StatusHub } from "../engine/status.js";
+import type { StepResult } from "../replay.js";
+import type { Origins } from "./origins.js";
+
+/** What the view needs of one pending update. */
+export interface ViewOp {
+  readonly seq: number;
+  readonly queuedAt: number;
+  run(draft: unknown, ctx: ReturnType<typeof entryContext>): unknown;
+}
+
+/** What the view needs of the replica. */
+export interface ViewSource<S> {
+  readonly state: Immutable<S>;
+  readonly revision: number;
+  readonly origins: Origins;
+  subscribe(listener: () => void): () => void;
+  onApplied(listener: (batch: { readonly results: readonly StepResult[] }) => void): void;
+}
+
+/**
+ * The optimistic view (docs/offline.md): the confirmed state with every still-pending update of
+ * this replica applied on top, in queue order.
+ *
+ * Invariants:
+ * 1. Never a state without a still-pending update, never one twice: an update counts as
+ *    confirmed exactly when the replica's table of applied origins holds its seq, which changes
+ *    in the same synchronous step as the confirmed state.
+ * 2. Batched: the view is computed lazily, at most once per change of the confirmed state (one
+ *    Immer draft for all pending updates), however many entries that change consumed; an update
+ *    queued on an unchanged confirmed state is applied alone on top of the cached view. When the
+ *    confirmed state moved only by this queue's own entries (its head committed, nobody else
+ *    wrote), the cached view stays: it already held those updates, on the same base, in the
+ *    same order (so a queue of n drains in O(n), not O(n²)). Only another writer's entry (or a
+ *    snapshot, or a refused or discarded update) makes it re-apply the pending updates.
+ * 3. Subscribers are called once per microtask, after the replica's own notification, with the
+ *    view as it is then (`optimisticState`, read directly, is always computed for now). An update that throws or is refused here is left out of the view (it is
+ *    refused when it is pushed).
+ * 4. Bounded cost while other writers' entries arrive one by one: when re-applying the pending
+ *    updates took t ≥ 1 ms, the next notification comes after 4t (at most 250 ms), so at most a
+ *    fifth of the time goes to re-applying however fast entries come; they are batched into it.
+ */
+const MAX_NOTIFY_DELAY_MS = 250;
+export class OptimisticView<S> {
+  private cached:
+    { revision: number; base: Immutable<S>; upTo: number; state: Immutable<S> } | undefined;
+  private readonly subscribers = new Set<(state: Immutable<S>, revision: number) => void>();
+  private scheduled = false;
+  /** What the last full re-application took, ms (invariant 4). */
+  private lastCostMs = 0;
+  private unsubscribe: (() => void) | undefined;
+
+  constructor(
+    private readonly source: ViewSource<S>,
+    private readonly origin: () => string | undefined,
+    private readonly ops: () => readonly ViewOp[],
+    private readonly clientId: string,
+    private readonly status: StatusHub,
+  ) {
+    source.onApplied((batch) => this.applied(batch.results));
+  }
+
+  /** Invariant 2: a batch of this queue's own entries keeps the cached view valid. */
+  private applied(results: readonly StepResult[]): void {
+    const c = this.cached;
+    if (c === undefined) return;
+    const origin = this.origin();
+    const own = results.every(
+      (r) =>
+        r.kind === "applied" &&
+        (r.entry.kind === "intent" ||
+          ((r.entry.kind === "update" || r.entry.kind === "command") &&
+            r.entry.origin?.[0] === origin)),
+    );
+    if (own && c.revision === this.seen) {
+      c.base = this.source.state;
+      c.revision = this.source.revision;
+    }
+    this.seen = this.source.revision;
+  }
+
+  /** The replica's revision after the last batch it announced. */
+  private seen = 0;
+
+  /** The view now (invariant 2). */
+  get state(): Immutable<S> {
+    const base = this.source.state;
+    const revision = this.source.revision;
+    const pending = this.unconfirmed();
+    if (pending.length === 0) return base;
+    const c = this.cached;
+    if (c && c.base === base && c.revision === revision) {
+      const last = pending[pending.length - 1]!.seq;
+      if (c.upTo === last) return c.state;
+      if (c.upTo < last) {
+        const added = pending.filter((op) => op.seq > c.upTo);
+        return this.keep(base, revision, pending, this.apply(c.state, added, revision));
+      }
+    }
+    const start = Date.now();
+    const state = this.apply(base, pending, revision);
+    this.lastCostMs = Date.now() - start;
+    return this.keep(base, revision, pending, state);
+  }
+
+  /** The pending updates the confirmed state does not hold yet, in order. */
+  unconfirmed(): readonly ViewOp[] {
+    const ops = this.ops();
+    const origin = this.origin();
+    const applied = origin === undefined ? 0 : (this.source.origins.get(origin)?.seq ?? 0);
+    if (ops.length === 0 || ops[0]!.seq > applied) return ops;
+    return ops.filter((op) => op.seq > applied);
+  }
+
+  /** An update left the queue unconfirmed (refused, discarded): the view is computed afresh. */
+  invalidate(): void {
+    this.cached = undefined;
+    this.changed();
+  }
+
+  /** Something changed (an update queued, the confirmed state): subscribers hear of it. */
+  changed(): void {
+    if (this.subscribers.size === 0 || this.scheduled) return;
+    this.scheduled = true;
+    // Invariant 4: after a costly re-application, the next notification waits a few times its
+    // cost, so entries of other writers arriving one by one join one re-application.
+    const wait = this.lastCostMs < 1 ? 0 : Math.min(MAX_NOTIFY_DELAY_MS, 4 * this.lastCostMs);
+    const notify = () => {
+      this.scheduled = false;
+      const state = this.state;
+      const revision = this.source.revision;
+      for (const l of [...this.subscribers]) {
+        try {
+          l(state, revision);
+        } catch (cause) {
+          this.status.report(
+            new StateSyncError("LISTENER_FAILED", `a subscriber threw: ${String(cause)}`, {
+              cause,
+            }),
+          );
+        }
+      }
+    };
+    if (wait === 0) queueMicrotask(notify);
+    else setTimeout(notify, wait);
+  }
+
+  subscribe(listener: (state: Immutable<S>, revision: number) => void): () => void {
+    if (typeof listener !== "function") {
+      throw new StateSyncError("VALIDATION", "listener must be a function");
+    }
+    this.subscribers.add(listener);
+    this.unsubscribe ??= this.source.subscribe(() => this.changed());
+    return () => {
+      this.subscribers.delete(listener);
+      if (this.subscribers.size === 0) {
+        this.unsubscribe?.();
+        this.unsubscribe = undefined;
+      }
+    };
+  }
+
+  private keep(
+    base: Immutable<S>,
+    revision: number,
+    pending: readonly ViewOp[],
+    state: Immutable<S>,
+  ): Immutable<S> {
+    this.cached = { base, revision, upTo: pending[pending.length - 1]!.seq, state };
+    this.seen = revision;
+    return state;
+  }
+
+  /**
+   * `ops` applied on `state` in one draft; when one throws, again one draft each, leaving the
+   * ones that throw out (a draft a recipe threw in is half changed).
+   */
+  private apply(state: Immutable<S>, ops: readonly ViewOp[], revision: number): Immutable<S> {
+    const ctx = (op: ViewOp) => entryContext(revision, op.queuedAt, op.seq, this.clientId);
+    try {
+      return produce(state, (draft: unknown) => {
+        for (const op of ops) op.run(draft, ctx(op));
+      }) as Immutable<S>;
+    } catch {
+      let next = state;
+      for (const op of ops) {
+        try {
+          next = produce(next, (draft: unknown) => void op.run(draft, ctx(op))) as Immutable<S>;
+        } catch {
+          // left out of the view; refused when pushed
+        }
+      }
+      return next;
+    }
+  }
+}

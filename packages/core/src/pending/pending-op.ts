@@ -1,0 +1,174 @@
+import type { CommandEntry } from "../entry.js";
+import { StateSyncError } from "../errors.js";
+import type { CommandMap, Model, UpdateContext } from "../model.js";
+import type { RecipeRun } from "../engine/recipes.js";
+import { parseCommand } from "../engine/options.js";
+import { commandForLog } from "../versions.js";
+import type { QueuedPromise } from "../synchronizer-types.js";
+import type { PendingRecord } from "./pending-store.js";
+
+/** One pending update as the application sees it (`StateSynchronizer.pending`). */
+export interface PendingUpdate {
+  /** Its place in the queue (the `seq` of its identity in the log, docs/offline.md). */
+  readonly id: number;
+  /** `"update"`: conditional (`update`); `"command"`: unconditional (`updateUnconditionally`). */
+  readonly kind: "update" | "command";
+  /** The command's name and arguments; undefined for a plain recipe (kept in memory only). */
+  readonly command: string | undefined;
+  readonly args: unknown;
+  /** When it was queued, ms since the epoch. */
+  readonly queuedAt: number;
+  /** Appends tried for it by this replica so far (not persisted: 0 after a restart). */
+  readonly attempts: number;
+  /** Whether it is stored in a durable pending store (false: memory only, lost on a crash). */
+  readonly durable: boolean;
+}
+
+/** What `update` tells once an update is queued (`.queued` of the promise it returns). */
+export interface QueuedInfo {
+  /**
+   * See {@link PendingUpdate.id}; undefined when the replica has no pending queue (no `pending`
+   * option): the update is then sent at once and held in memory only.
+   */
+  readonly id: number | undefined;
+  /** True when the update is stored durably: it survives a crash or a reload. */
+  readonly durable: boolean;
+}
+
+/** What the push loop learns of one append. */
+export type SendOutcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+/** A pending update inside the queue. */
+export interface PendingOp extends RecipeRun {
+  readonly seq: number;
+  readonly kind: "update" | "command";
+  readonly args: unknown;
+  readonly queuedAt: number;
+  readonly persisted: boolean;
+  attempts: number;
+  /** `queued`: waiting; `sending`: handed to the writer; `done`: committed, refused, discarded. */
+  state: "queued" | "sending" | "done";
+  /** Settles once its record is stored (at once for one kept in memory). */
+  stored: Promise<void>;
+  /** Why it must be refused before any attempt (a stored record this model cannot run). */
+  invalid?: StateSyncError | undefined;
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
+/** The run of a named command with parsed arguments (what `update(name, args)` queues). */
+export function commandRun<S>(
+  model: Model<S, CommandMap<S>>,
+  name: string,
+  args: unknown,
+): Pick<RecipeRun, "run" | "command"> {
+  const { definition, args: parsed } = parseCommand(model, name, args);
+  return {
+    run: (draft, ctx: UpdateContext) => void definition.apply(draft as never, parsed, ctx),
+    command: { name, args },
+  };
+}
+
+/**
+ * A stored record as an op of this model (docs/offline.md, docs/versions.md): a record queued by
+ * an older model version goes through the model's `upgradeCommand`, as the log reads such a
+ * command; one it cannot run (unknown, arguments its schema refuses, not upgraded) is marked
+ * `invalid` and refused by the push loop. Records of a newer version are not made ops (the
+ * caller leaves them in the store).
+ */
+export function opOfRecord<S>(model: Model<S, CommandMap<S>>, record: PendingRecord): PendingOp {
+  const base = {
+    seq: record.seq,
+    kind: record.kind,
+    args: record.args,
+    queuedAt: record.queuedAt,
+    persisted: true,
+    attempts: 0,
+    state: "queued" as const,
+    stored: Promise.resolve(),
+    resolve: () => undefined,
+    reject: () => undefined,
+  };
+  let name = record.name;
+  let args = record.args;
+  if (record.mv !== model.version) {
+    const read = commandForLog(model, undefined, asCommandEntry(record));
+    if (read instanceof StateSyncError) return invalidOp(base, record, read);
+    ({ name, args } = read);
+  }
+  try {
+    return { ...base, ...commandRun(model, name, args) };
+  } catch (e) {
+    return invalidOp(base, record, e as StateSyncError);
+  }
+}
+
+function invalidOp(
+  base: Omit<PendingOp, "run" | "command">,
+  record: PendingRecord,
+  invalid: StateSyncError,
+): PendingOp {
+  return {
+    ...base,
+    command: { name: record.name, args: record.args },
+    run: () => {
+      throw invalid;
+    },
+    invalid,
+  };
+}
+
+function asCommandEntry(record: PendingRecord): CommandEntry {
+  return {
+    v: 1,
+    kind: "command",
+    ts: record.queuedAt,
+    client: "",
+    seed: 0,
+    name: record.name,
+    args: record.args,
+    mv: record.mv,
+  };
+}
+
+/** The public view of an op. */
+export function describeOp(op: PendingOp): PendingUpdate {
+  return {
+    id: op.seq,
+    kind: op.kind,
+    command: op.command?.name,
+    args: op.command?.args,
+    queuedAt: op.queuedAt,
+    attempts: op.attempts,
+    durable: op.persisted,
+  };
+}
+
+/**
+ * Whether a failed append refuses the update for good (docs/offline.md): its command threw, its
+ * result or arguments fail the model, it can never fit an entry, the model cannot run it. Other
+ * failures (the log unreachable, an unknown outcome, a denial) leave it queued.
+ */
+export function refuses(error: unknown): boolean {
+  if (!(error instanceof StateSyncError)) return true; // what the command threw
+  return (
+    error.code === "VALIDATION" ||
+    error.code === "PAYLOAD_TOO_LARGE" ||
+    error.code === "UNKNOWN_COMMAND" ||
+    error.code === "OUTDATED_COMMAND" ||
+    error.code === "COMMAND_FAILED" ||
+    error.code === "UPDATE_REFUSED"
+  );
+}
+
+/** Not queued (no pending queue): held in memory, sent at once. */
+const NOT_QUEUED: QueuedInfo = Object.freeze({ id: undefined, durable: false });
+
+/** `promise` with its `queued` signal (see `QueuedPromise`); at once "not queued" by default. */
+export function withQueued<T>(
+  promise: Promise<T>,
+  queued: Promise<QueuedInfo> = Promise.resolve(NOT_QUEUED),
+): QueuedPromise<T> {
+  queued.catch(() => undefined); // for those who ask; the outcome rejects too
+  return Object.assign(promise, { queued });
+}

@@ -1,0 +1,104 @@
+import { z } from "zod/v4";
+
+/**
+ * The port of the offline queue: where a replica persists its pending updates (docs/offline.md).
+ * Narrow like {@link SnapshotStore}: one record per pending update, so that thousands pending
+ * cost writes proportional to the changes (one `put` per queued update, one `delete` per
+ * committed or refused one), never a rewrite of the whole queue.
+ *
+ * Implementations: `MemoryPendingStore` (core, not durable), `FilePendingStore` (Node, in the
+ * snapshot directory), the browser package's IndexedDB store; all pass
+ * `runPendingStoreConformance` from `@statesync/core/testing`.
+ */
+export interface PendingStore {
+  /**
+   * Takes the queue of one state (`key`, the snapshot key) for one owner, exclusively: a second
+   * `open` of the same `(key, owner)` while the first is open rejects with
+   * `StateSyncError("QUEUE_LOCKED")` (in another process too, for stores shared between
+   * processes). A lock left by a holder that died (a killed process) is taken over. Different
+   * owners of one key are different queues. `owner` is a stable name the app chooses (1-64
+   * printable ASCII characters, no `/`): client ids are random, an owner name is not.
+   *
+   * Rejects `VALIDATION` for a bad key or owner, `QUEUE_FAILED` when the storage cannot be used,
+   * `CORRUPT_SNAPSHOT` never (a damaged record is dropped at `load`, see there).
+   */
+  open(key: string, owner: string): Promise<PendingQueue>;
+  /** Releases resources (open queues stay usable until closed). Optional. */
+  close?(): Promise<void>;
+}
+
+/**
+ * One owner's queue of one state, held under the lock until `close()`. Calls are serialized by
+ * the caller (the engine awaits each write before the next one of the same seq), but writes of
+ * different seqs may overlap.
+ */
+export interface PendingQueue {
+  /**
+   * True when what `put` stored survives the process (a disk, IndexedDB); false for a queue held
+   * in memory (`MemoryPendingStore`, or a store that fell back to memory: quota, private mode).
+   */
+  readonly durable: boolean;
+  /**
+   * The queue's stable identity in the log (the `origin` of its entries, docs/format.md): drawn
+   * when the queue is first created, then the same at every `open` of this `(key, owner)` until
+   * `destroy()`. At most 64 characters.
+   */
+  readonly origin: string;
+  /**
+   * The records, by ascending `seq`, and the next sequence number: greater than every `seq`
+   * ever put in this queue (deleted and cleared ones included), so an identity is never reused.
+   * A record that fails validation is left out (and deleted) rather than failing the load; its
+   * seq still counts for `nextSeq`.
+   */
+  load(): Promise<{ records: PendingRecord[]; nextSeq: number }>;
+  /**
+   * Stores one record (a write of that record alone). Resolves once it is as durable as the
+   * store gets. A `seq` already present is replaced. Rejects `QUEUE_FAILED` when it could not
+   * be stored (then it is not in the queue), `VALIDATION` for a record that fails the schema.
+   */
+  put(record: PendingRecord): Promise<void>;
+  /** Removes the records of `seqs` (absent ones are ignored). Rejects `QUEUE_FAILED`. */
+  delete(seqs: readonly number[]): Promise<void>;
+  /** Removes every record; `nextSeq` keeps growing. Rejects `QUEUE_FAILED`. */
+  clear(): Promise<void>;
+  /** Releases the lock. Later calls reject `CLOSED`. Idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * One pending update as stored (format 1 of the record). Only named commands are stored: a plain
+ * recipe is a function and cannot be persisted (docs/offline.md).
+ */
+export interface PendingRecord {
+  readonly format: 1;
+  /** Position in the queue and, with the queue's `origin`, the update's identity in the log. */
+  readonly seq: number;
+  /** `"update"`: a conditional update running the command; `"command"`: an unconditional one. */
+  readonly kind: "update" | "command";
+  /** The command's name and its arguments (JSON). */
+  readonly name: string;
+  readonly args: unknown;
+  /** When it was queued, ms since the epoch. */
+  readonly queuedAt: number;
+  /** The model version that queued it (docs/versions.md: how a queued command is read later). */
+  readonly mv: number;
+}
+
+/** zod schema of {@link PendingRecord}: stores validate what they load with it. */
+export const pendingRecordSchema = z.object({
+  format: z.literal(1),
+  seq: z.number().int().positive(),
+  kind: z.enum(["update", "command"]),
+  name: z.string().min(1).max(256),
+  args: z.unknown(),
+  queuedAt: z.number().int().nonnegative(),
+  mv: z.number().int().nonnegative(),
+});
+
+/** Owner names: 1-64 printable ASCII characters without spaces or `/` (they name files). */
+export const ownerSchema = z
+  .string()
+  .regex(/^[!-.0-~]{1,64}$/, "an owner is 1-64 printable ASCII characters, no spaces or '/'");
+
+/** Origins: what `PendingQueue.origin` may be (and what an entry's `origin` may hold). */
+export const originSchema = z.string().regex(/^[!-~]{1,64}$/);

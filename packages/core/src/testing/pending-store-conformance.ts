@@ -1,0 +1,236 @@
+import { describe, expect, it } from "vitest";
+import { isStateSyncError } from "../errors.js";
+import { originSchema, type PendingRecord, type PendingStore } from "../pending/pending-store.js";
+
+/** What a {@link runPendingStoreConformance} factory returns for one test. */
+export interface PendingStoreHarness {
+  store: PendingStore;
+  /** Whether the store's queues are durable (what `PendingQueue.durable` must say). */
+  durable: boolean;
+  /**
+   * Another store over the same storage, as another process (or a restart) sees it; locks held
+   * through `store` still hold against it.
+   */
+  reopen(): Promise<PendingStore>;
+  /**
+   * A store over the same storage after every holder died without closing (a killed process):
+   * their locks are taken over by the next `open`.
+   */
+  crash(): Promise<PendingStore>;
+  /** Damages the stored record `seq` of `(key, owner)` so that `load` must leave it out. */
+  corrupt(key: string, owner: string, seq: number): Promise<void>;
+  teardown?(): Promise<void>;
+}
+
+/** A pending record for tests. */
+function record(seq: number, args: unknown = { n: seq }, kind: "update" | "command" = "update") {
+  return {
+    format: 1,
+    seq,
+    kind,
+    name: "add",
+    args,
+    queuedAt: 1_700_000_000_000 + seq,
+    mv: 1,
+  } satisfies PendingRecord;
+}
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (e) {
+    return e;
+  }
+  return undefined;
+}
+
+/**
+ * The conformance suite every {@link PendingStore} passes. Call it from a vitest test file with
+ * a factory that returns a fresh, empty storage for each test.
+ */
+export function runPendingStoreConformance(
+  name: string,
+  factory: () => Promise<PendingStoreHarness>,
+): void {
+  describe(`PendingStore conformance: ${name}`, () => {
+    async function withStore(fn: (h: PendingStoreHarness) => Promise<void>): Promise<void> {
+      const h = await factory();
+      try {
+        await fn(h);
+      } finally {
+        await h.store.close?.();
+        await h.teardown?.();
+      }
+    }
+
+    it("opens an empty queue with a valid origin, nextSeq 1 and the store's durability", () =>
+      withStore(async ({ store, durable }) => {
+        const q = await store.open("s/k", "app");
+        expect(originSchema.safeParse(q.origin).success).toBe(true);
+        expect(q.durable).toBe(durable);
+        expect(await q.load()).toEqual({ records: [], nextSeq: 1 });
+        await q.close();
+      }));
+
+    it("round-trips records by ascending seq, as fresh copies", () =>
+      withStore(async ({ store }) => {
+        const q = await store.open("s/k", "app");
+        const args = { text: "ü€😀", list: [1, null, { t: true }], f: 1.5 };
+        await q.put(record(2, args, "command"));
+        await q.put(record(1));
+        await q.put(record(3));
+        const { records, nextSeq } = await q.load();
+        expect(records).toEqual([record(1), record(2, args, "command"), record(3)]);
+        expect(nextSeq).toBe(4);
+        (records[0]!.args as { n: number }).n = 99;
+        expect((await q.load()).records[0]).toEqual(record(1));
+        await q.close();
+      }));
+
+    it("keeps records, origin and nextSeq across close, open and another store instance", () =>
+      withStore(async ({ store, reopen }) => {
+        const q = await store.open("s/k", "app");
+        const origin = q.origin;
+        await q.put(record(1));
+        await q.put(record(2));
+        await q.close();
+        const again = await store.open("s/k", "app");
+        expect(again.origin).toBe(origin);
+        await again.close();
+        const other = await reopen();
+        const q2 = await other.open("s/k", "app");
+        expect(q2.origin).toBe(origin);
+        expect(await q2.load()).toEqual({ records: [record(1), record(2)], nextSeq: 3 });
+        await q2.close();
+        await other.close?.();
+      }));
+
+    it("deletes what it is told (absent seqs ignored); nextSeq never goes back", () =>
+      withStore(async ({ store, reopen }) => {
+        const q = await store.open("s/k", "app");
+        for (const seq of [1, 2, 3, 4]) await q.put(record(seq));
+        await q.delete([2, 4, 17]);
+        expect(await q.load()).toEqual({ records: [record(1), record(3)], nextSeq: 5 });
+        await q.delete([1, 3]);
+        expect(await q.load()).toEqual({ records: [], nextSeq: 5 });
+        await q.close();
+        const other = await reopen();
+        const q2 = await other.open("s/k", "app");
+        expect((await q2.load()).nextSeq).toBe(5);
+        await q2.put(record(5));
+        await q2.clear();
+        await q2.close();
+        const q3 = await other.open("s/k", "app");
+        expect(await q3.load()).toEqual({ records: [], nextSeq: 6 });
+        await q3.close();
+        await other.close?.();
+      }));
+
+    it("replaces a record put again under the same seq", () =>
+      withStore(async ({ store }) => {
+        const q = await store.open("k", "app");
+        await q.put(record(1, { v: "a" }));
+        await q.put(record(1, { v: "b" }));
+        expect((await q.load()).records).toEqual([record(1, { v: "b" })]);
+        await q.close();
+      }));
+
+    it("keeps keys and owners apart, each with its own origin", () =>
+      withStore(async ({ store }) => {
+        const ids = [
+          ["a", "one"],
+          ["a.b", "one"],
+          ["a/b", "one"],
+          ["a", "two"],
+        ] as const;
+        const queues = [];
+        for (const [i, [key, owner]] of ids.entries()) {
+          const q = await store.open(key, owner);
+          await q.put(record(1, { i }));
+          queues.push(q);
+        }
+        expect(new Set(queues.map((q) => q.origin)).size).toBe(ids.length);
+        for (const [i, q] of queues.entries()) {
+          expect((await q.load()).records).toEqual([record(1, { i })]);
+          await q.close();
+        }
+      }));
+
+    it("lets one holder at a time open a (key, owner): QUEUE_LOCKED, also from another instance", () =>
+      withStore(async ({ store, reopen }) => {
+        const q = await store.open("k", "app");
+        expect(isStateSyncError(await rejection(store.open("k", "app")), "QUEUE_LOCKED")).toBe(
+          true,
+        );
+        const other = await reopen();
+        expect(isStateSyncError(await rejection(other.open("k", "app")), "QUEUE_LOCKED")).toBe(
+          true,
+        );
+        const otherOwner = await other.open("k", "app-2");
+        await otherOwner.close();
+        await q.close();
+        await q.close(); // idempotent
+        const q2 = await other.open("k", "app");
+        await q2.close();
+        await other.close?.();
+      }));
+
+    it("takes over the lock of a holder that died, with its records", () =>
+      withStore(async ({ store, crash }) => {
+        const q = await store.open("k", "app");
+        await q.put(record(1));
+        await q.put(record(2));
+        const after = await crash();
+        const q2 = await after.open("k", "app");
+        expect(q2.origin).toBe(q.origin);
+        expect(await q2.load()).toEqual({ records: [record(1), record(2)], nextSeq: 3 });
+        await q2.close();
+        await after.close?.();
+      }));
+
+    it("rejects calls on a closed queue with CLOSED", () =>
+      withStore(async ({ store }) => {
+        const q = await store.open("k", "app");
+        await q.close();
+        expect(isStateSyncError(await rejection(q.load()), "CLOSED")).toBe(true);
+        expect(isStateSyncError(await rejection(q.put(record(1))), "CLOSED")).toBe(true);
+      }));
+
+    it("refuses a bad owner or record with VALIDATION", () =>
+      withStore(async ({ store }) => {
+        for (const owner of ["", "a b", "a/b", "x".repeat(65), "é"]) {
+          expect(isStateSyncError(await rejection(store.open("k", owner)), "VALIDATION")).toBe(
+            true,
+          );
+        }
+        const q = await store.open("k", "app");
+        const bad = { ...record(1), seq: 0 };
+        expect(isStateSyncError(await rejection(q.put(bad)), "VALIDATION")).toBe(true);
+        expect((await q.load()).records).toEqual([]);
+        await q.close();
+      }));
+
+    it("leaves a damaged record out of load and keeps the others", () =>
+      withStore(async ({ store, corrupt }) => {
+        const q = await store.open("k", "app");
+        for (const seq of [1, 2, 3]) await q.put(record(seq, { long: "x".repeat(200) }));
+        await corrupt("k", "app", 2);
+        const { records, nextSeq } = await q.load();
+        expect(records.map((r) => r.seq)).toEqual([1, 3]);
+        expect(nextSeq).toBe(4);
+        await q.close();
+      }));
+
+    it("stores 2,000 records put concurrently and loads them in order", () =>
+      withStore(async ({ store }) => {
+        const q = await store.open("k", "app");
+        const seqs = Array.from({ length: 2_000 }, (_, i) => i + 1);
+        await Promise.all(seqs.map((seq) => q.put(record(seq))));
+        await q.delete(seqs.filter((s) => s % 2 === 0));
+        const { records, nextSeq } = await q.load();
+        expect(records.map((r) => r.seq)).toEqual(seqs.filter((s) => s % 2 === 1));
+        expect(nextSeq).toBe(2_001);
+        await q.close();
+      }));
+  });
+}

@@ -1,0 +1,79 @@
+import { z } from "zod";
+import {
+  createSynchronizer,
+  defineModel,
+  encodeEntry,
+  MemoryPendingStore,
+  type MemoryLog,
+  type PendingStore,
+  type StateSyncError,
+} from "@statesync/core";
+
+/** A board of cards: `take` refuses a card that is not there (a rebase can refuse it). */
+export const board = defineModel({
+  name: "board",
+  state: z.object({ cards: z.array(z.string()), n: z.number().int() }),
+  initial: { cards: [], n: 0 },
+  commands: {
+    add: {
+      args: z.object({ card: z.string() }),
+      apply(draft, { card }) {
+        draft.cards.push(card);
+      },
+    },
+    take: {
+      args: z.object({ card: z.string() }),
+      apply(draft, { card }) {
+        const i = draft.cards.indexOf(card);
+        if (i < 0) throw new Error(`no card ${card}`);
+        draft.cards.splice(i, 1);
+      },
+    },
+    bump: {
+      args: z.object({}),
+      apply(draft) {
+        draft.n += 1;
+      },
+    },
+  },
+});
+
+/** A replica of `board` with an offline queue in `store` (a new memory store by default). */
+export async function openQueued(
+  log: MemoryLog,
+  store: PendingStore = new MemoryPendingStore(),
+  extra: { owner?: string; compaction?: false; clientId?: string } = {},
+) {
+  const errors: StateSyncError[] = [];
+  const sync = await createSynchronizer({
+    log,
+    model: board,
+    pending: { store, owner: extra.owner ?? "device-1" },
+    compaction: extra.compaction ?? false,
+    onError: (e) => errors.push(e),
+    ...(extra.clientId ? { clientId: extra.clientId } : {}),
+  });
+  return Object.assign(sync, { errors, store });
+}
+
+/** Another writer's command, appended raw (works while the log is "offline" for everyone). */
+export function injectCommand(log: MemoryLog, name: string, args: unknown): number {
+  return log.injectRaw(
+    encodeEntry({ v: 1, kind: "command", ts: Date.now(), client: "other", seed: 7, name, args }),
+  );
+}
+
+/** Decoded entries of the log (kind, name, origin), in order. */
+export async function entries(log: MemoryLog) {
+  const out: Array<{ revision: number; kind: string; origin?: [string, number]; v: number }> = [];
+  const latest = (await log.info()).latestRevision;
+  for await (const e of log.read(1, latest)) {
+    const json = JSON.parse(new TextDecoder().decode(e.data)) as {
+      kind: string;
+      origin?: [string, number];
+      v: number;
+    };
+    out.push({ revision: e.revision, kind: json.kind, origin: json.origin, v: json.v });
+  }
+  return out;
+}

@@ -1,0 +1,363 @@
+import { createHash, randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { mkdir, open, readdir, readFile, rename, unlink } from "node:fs/promises";
+import { hostname } from "node:os";
+import { join } from "node:path";
+import {
+  pendingOwnerSchema,
+  pendingRecordSchema,
+  StateSyncError,
+  type PendingQueue,
+  type PendingRecord,
+  type PendingStore,
+} from "@statesync/core";
+
+const sha256 = (text: string): string => createHash("sha256").update(text, "utf8").digest("hex");
+const readable = (s: string) => s.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 48);
+
+/** Marks the files of a queue; `v` is the file format version. */
+const QUEUE_KIND = "statesync-pending-queue";
+const RECORD = /^(\d{1,16})\.pending\.json$/;
+const META = "queue.json";
+const LOCK = "lock";
+/** Record files `load` reads between two yields to the event loop. */
+const READ_BATCH = 500;
+/** File writes (puts, removals) of one queue in flight at once; more wait their turn (EMFILE). */
+const MAX_WRITES = 32;
+
+interface MetaFile {
+  kind: typeof QUEUE_KIND;
+  v: 1;
+  key: string;
+  owner: string;
+  origin: string;
+  /** The highest seq ever put, written when a delete or clear removes the highest one. */
+  highSeq: number;
+}
+
+/**
+ * The folder of the queue of `(key, owner)` inside a store's directory: readable prefixes and
+ * 16 hex digits of SHA-256, so distinct keys or owners never share one, also on case-insensitive
+ * file systems.
+ */
+export function pendingQueueFolder(key: string, owner: string): string {
+  return `${readable(key)}-${sha256(key).slice(0, 16)}.pending/${readable(owner)}-${sha256(owner).slice(0, 16)}`;
+}
+
+/**
+ * A {@link PendingStore} on disk, meant for the snapshot directory (docs/offline.md). Each queue
+ * is a folder (see {@link pendingQueueFolder}) holding `queue.json` (origin, highest seq), one
+ * file per pending update (`<seq>.pending.json`: `{ sha256, body }`, the record's JSON text and
+ * its checksum), and `lock` while a synchronizer holds it. Every write is atomic (temporary
+ * file, fsync, rename, fsync of the folder): one file per put, one unlink per removed record.
+ *
+ * The lock: `open` creates `lock` exclusively (`{ pid, host, token }`); a second holder, in
+ * this process or another sharing the directory, gets `QUEUE_LOCKED` at once (it does not
+ * wait). A lock whose process no longer runs on this machine is taken over; one of another
+ * host is never taken (remove the file by hand once that host is gone). `durable` is true.
+ */
+export class FilePendingStore implements PendingStore {
+  /** @param dir directory of the queues (the snapshot directory); created when missing. */
+  constructor(readonly dir: string) {
+    if (typeof dir !== "string" || dir.length === 0) {
+      throw new StateSyncError("VALIDATION", "FilePendingStore needs a directory path");
+    }
+  }
+
+  async open(key: string, owner: string): Promise<PendingQueue> {
+    if (typeof key !== "string" || key.length === 0) {
+      throw new StateSyncError("VALIDATION", "a pending queue key is a non-empty string");
+    }
+    if (!pendingOwnerSchema.safeParse(owner).success) {
+      throw new StateSyncError("VALIDATION", `invalid queue owner ${JSON.stringify(owner)}`);
+    }
+    const folder = join(this.dir, pendingQueueFolder(key, owner));
+    try {
+      await mkdir(folder, { recursive: true });
+    } catch (cause) {
+      throw failed(`cannot create ${folder}`, cause);
+    }
+    const token = await takeLock(folder, key, owner);
+    try {
+      const meta = await readOrCreateMeta(folder, key, owner);
+      await removeTemporaries(folder);
+      return new FilePendingQueue(folder, meta, token);
+    } catch (e) {
+      await unlink(join(folder, LOCK)).catch(() => undefined);
+      throw e;
+    }
+  }
+}
+
+class FilePendingQueue implements PendingQueue {
+  readonly durable = true;
+  private closed = false;
+  private highSeq: number;
+  private writing = 0;
+  private readonly waiting: Array<() => void> = [];
+
+  constructor(
+    private readonly folder: string,
+    private readonly meta: MetaFile,
+    private readonly token: string,
+  ) {
+    this.highSeq = meta.highSeq;
+  }
+
+  get origin(): string {
+    return this.meta.origin;
+  }
+
+  private check(): void {
+    if (this.closed) throw new StateSyncError("CLOSED", "the pending queue was closed");
+  }
+
+  async load(): Promise<{ records: PendingRecord[]; nextSeq: number }> {
+    this.check();
+    const seqs = (await readdir(this.folder))
+      .map((name) => Number(RECORD.exec(name)?.[1] ?? Number.NaN))
+      .filter((seq) => Number.isSafeInteger(seq) && seq > 0)
+      .sort((a, b) => a - b);
+    const records: PendingRecord[] = [];
+    const damaged: number[] = [];
+    for (let i = 0; i < seqs.length; i += READ_BATCH) {
+      // Synchronous reads, a batch at a time with a yield between batches: five times faster
+      // than the thread pool's for thousands of small files (20,000 in about 0.2 s), and the
+      // event loop is never held for long.
+      if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+      for (const seq of seqs.slice(i, i + READ_BATCH)) {
+        this.highSeq = Math.max(this.highSeq, seq);
+        const record = this.read(seq);
+        if (record) records.push(record);
+        else damaged.push(seq);
+      }
+    }
+    if (damaged.length > 0) await this.delete(damaged).catch(() => undefined); // dropped
+    return { records, nextSeq: this.highSeq + 1 };
+  }
+
+  private read(seq: number): PendingRecord | undefined {
+    try {
+      const file = JSON.parse(readFileSync(this.pathOf(seq), "utf8")) as {
+        sha256?: unknown;
+        body?: unknown;
+      };
+      if (typeof file.body !== "string" || sha256(file.body) !== file.sha256) return undefined;
+      const parsed = pendingRecordSchema.safeParse(JSON.parse(file.body));
+      return parsed.success && parsed.data.seq === seq ? (parsed.data as PendingRecord) : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  async put(record: PendingRecord): Promise<void> {
+    this.check();
+    const parsed = pendingRecordSchema.safeParse(record);
+    if (!parsed.success) {
+      throw new StateSyncError("VALIDATION", "invalid pending record", { cause: parsed.error });
+    }
+    const body = JSON.stringify(record);
+    try {
+      await this.limited(() =>
+        writeAtomically(
+          this.folder,
+          this.pathOf(record.seq),
+          JSON.stringify({ sha256: sha256(body), body }),
+        ),
+      );
+    } catch (cause) {
+      throw failed(`cannot store pending update ${record.seq}`, cause);
+    }
+    this.highSeq = Math.max(this.highSeq, record.seq);
+  }
+
+  async delete(seqs: readonly number[]): Promise<void> {
+    this.check();
+    await this.keepHighSeq(seqs);
+    try {
+      await Promise.all(seqs.map((seq) => this.limited(() => unlinkIfThere(this.pathOf(seq)))));
+    } catch (cause) {
+      throw failed("cannot remove pending updates", cause);
+    }
+  }
+
+  async clear(): Promise<void> {
+    this.check();
+    const { records } = await this.load();
+    await this.delete(records.map((r) => r.seq));
+  }
+
+  /**
+   * Writes the highest seq to `queue.json` before records above the one it holds go, so that
+   * `nextSeq` never goes back (one small write per removal of records above it).
+   */
+  private async keepHighSeq(seqs: readonly number[]): Promise<void> {
+    if (this.meta.highSeq >= this.highSeq || !seqs.some((s) => s > this.meta.highSeq)) return;
+    const meta = { ...this.meta, highSeq: this.highSeq };
+    try {
+      await writeAtomically(this.folder, join(this.folder, META), JSON.stringify(meta));
+    } catch (cause) {
+      throw failed("cannot update the queue's sequence", cause);
+    }
+    this.meta.highSeq = meta.highSeq;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const lock = join(this.folder, LOCK);
+    try {
+      const held = JSON.parse(await readFile(lock, "utf8")) as { token?: unknown };
+      if (held.token === this.token) await unlink(lock);
+    } catch {
+      // gone already (taken over after this process was thought dead): nothing to release
+    }
+  }
+
+  /** Runs `task` when fewer than {@link MAX_WRITES} file writes are in flight. */
+  private async limited<T>(task: () => Promise<T>): Promise<T> {
+    while (this.writing >= MAX_WRITES) await new Promise<void>((r) => this.waiting.push(r));
+    this.writing += 1;
+    try {
+      return await task();
+    } finally {
+      this.writing -= 1;
+      this.waiting.shift()?.();
+    }
+  }
+
+  private pathOf(seq: number): string {
+    return join(this.folder, `${String(seq).padStart(12, "0")}.pending.json`);
+  }
+}
+
+/** Creates the lock file exclusively; takes over one of a dead process on this host. */
+async function takeLock(folder: string, key: string, owner: string): Promise<string> {
+  const path = join(folder, LOCK);
+  const token = randomBytes(8).toString("hex");
+  const text = JSON.stringify({ pid: process.pid, host: hostname(), token, since: Date.now() });
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      const handle = await open(path, "wx");
+      try {
+        await handle.writeFile(text, "utf8");
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      return token;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST")
+        throw failed(`cannot lock ${folder}`, err);
+    }
+    let holder: { pid?: unknown; host?: unknown } = {};
+    try {
+      holder = JSON.parse(await readFile(path, "utf8")) as typeof holder;
+    } catch {
+      // being written right now, or damaged: treated as held, unless it stays so (below)
+    }
+    const dead =
+      holder.host === hostname() &&
+      typeof holder.pid === "number" &&
+      holder.pid !== process.pid &&
+      !isRunning(holder.pid);
+    if (!dead) {
+      throw new StateSyncError(
+        "QUEUE_LOCKED",
+        `the queue of ${key} for ${owner} is held by process ${String(holder.pid)} on ${String(holder.host)}`,
+        { details: { key, owner, pid: holder.pid, host: holder.host } },
+      );
+    }
+    await unlinkIfThere(path);
+  }
+  throw new StateSyncError("QUEUE_LOCKED", `the queue of ${key} for ${owner} is contended`, {
+    details: { key, owner },
+  });
+}
+
+async function readOrCreateMeta(folder: string, key: string, owner: string): Promise<MetaFile> {
+  const path = join(folder, META);
+  try {
+    const meta = JSON.parse(await readFile(path, "utf8")) as Partial<MetaFile>;
+    if (
+      meta.kind === QUEUE_KIND &&
+      meta.v === 1 &&
+      meta.key === key &&
+      meta.owner === owner &&
+      typeof meta.origin === "string" &&
+      /^[!-~]{1,64}$/.test(meta.origin) &&
+      Number.isSafeInteger(meta.highSeq)
+    ) {
+      return meta as MetaFile;
+    }
+    throw failed(`${path} is not a statesync queue of ${key} for ${owner}`);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") {
+      throw err instanceof StateSyncError ? err : failed(`cannot read ${path}`, err);
+    }
+  }
+  const meta: MetaFile = {
+    kind: QUEUE_KIND,
+    v: 1,
+    key,
+    owner,
+    origin: randomBytes(12).toString("base64url"),
+    highSeq: 0,
+  };
+  await writeAtomically(folder, path, JSON.stringify(meta));
+  return meta;
+}
+
+async function writeAtomically(folder: string, path: string, text: string): Promise<void> {
+  const temp = `${path}.${randomBytes(4).toString("hex")}.tmp`;
+  try {
+    const handle = await open(temp, "w");
+    try {
+      await handle.writeFile(text, "utf8");
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temp, path);
+  } catch (err) {
+    await unlink(temp).catch(() => undefined);
+    throw err;
+  }
+  let dir;
+  try {
+    dir = await open(folder, "r");
+    await dir.sync();
+  } catch {
+    // best effort (not supported everywhere)
+  } finally {
+    await dir?.close().catch(() => undefined);
+  }
+}
+
+/** Temporary files of a holder that died mid-write (the lock is ours now). */
+async function removeTemporaries(folder: string): Promise<void> {
+  for (const name of await readdir(folder)) {
+    if (name.endsWith(".tmp")) await unlink(join(folder, name)).catch(() => undefined);
+  }
+}
+
+async function unlinkIfThere(path: string): Promise<void> {
+  try {
+    await unlink(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+  }
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+function failed(message: string, cause?: unknown): StateSyncError {
+  return new StateSyncError("QUEUE_FAILED", message, { cause });
+}

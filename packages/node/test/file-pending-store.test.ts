@@ -1,0 +1,85 @@
+import { spawnSync } from "node:child_process";
+import { mkdtemp, readdir, readFile, rm, truncate, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { runPendingStoreConformance } from "@statesync/core/testing";
+import { FilePendingStore, pendingQueueFolder } from "@statesync/node";
+import { describe, expect, it } from "vitest";
+import { rejection } from "./helpers.js";
+
+/** The id of a process that has exited (so surely not running). */
+function deadPid(): number {
+  return spawnSync(process.execPath, ["-e", ""]).pid!;
+}
+
+/** Every lock under `dir` now names a process that died (as after `kill -9`). */
+async function killHolders(dir: string): Promise<void> {
+  const entries = await readdir(dir, { recursive: true });
+  for (const name of entries.filter((n) => n.endsWith("/lock") || n === "lock")) {
+    const path = join(dir, name);
+    const lock = JSON.parse(await readFile(path, "utf8")) as Record<string, unknown>;
+    await writeFile(path, JSON.stringify({ ...lock, pid: deadPid() }));
+  }
+}
+
+runPendingStoreConformance("FilePendingStore", async () => {
+  const dir = await mkdtemp(join(tmpdir(), "statesync-pending-"));
+  const store = new FilePendingStore(join(dir, "snapshots"));
+  return {
+    store,
+    durable: true,
+    reopen: async () => new FilePendingStore(store.dir),
+    crash: async () => {
+      await killHolders(store.dir);
+      return new FilePendingStore(store.dir);
+    },
+    corrupt: async (key, owner, seq) => {
+      const path = join(
+        store.dir,
+        pendingQueueFolder(key, owner),
+        `${String(seq).padStart(12, "0")}.pending.json`,
+      );
+      await truncate(path, Math.floor((await readFile(path)).length / 2));
+    },
+    teardown: () => rm(dir, { recursive: true, force: true }),
+  };
+});
+
+describe("FilePendingStore", () => {
+  it("refuses a lock held by another live process with QUEUE_LOCKED, and takes it once that process is gone", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "statesync-pending-"));
+    const store = new FilePendingStore(dir);
+    const q = await store.open("s", "worker");
+    const lock = join(dir, pendingQueueFolder("s", "worker"), "lock");
+    await q.close();
+    // A lock written by a process that still runs (the parent of this one, say).
+    const held = { pid: process.ppid, host: (await import("node:os")).hostname(), token: "x" };
+    await writeFile(lock, JSON.stringify(held));
+    const error = await rejection(store.open("s", "worker"));
+    expect(error).toMatchObject({ code: "QUEUE_LOCKED", details: { pid: process.ppid } });
+    await writeFile(lock, JSON.stringify({ ...held, pid: deadPid() }));
+    const again = await store.open("s", "worker");
+    await again.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("writes one file per pending update and removes only the ones deleted", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "statesync-pending-"));
+    const store = new FilePendingStore(dir);
+    const q = await store.open("s", "worker");
+    const folder = join(dir, pendingQueueFolder("s", "worker"));
+    const record = (seq: number) =>
+      ({ format: 1, seq, kind: "update", name: "add", args: { seq }, queuedAt: 1, mv: 1 }) as const;
+    for (let seq = 1; seq <= 5; seq++) await q.put(record(seq));
+    const files = async () => (await readdir(folder)).filter((n) => n.endsWith(".pending.json"));
+    expect(await files()).toHaveLength(5);
+    await q.delete([2, 3]);
+    expect((await files()).sort()).toEqual([
+      "000000000001.pending.json",
+      "000000000004.pending.json",
+      "000000000005.pending.json",
+    ]);
+    await q.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+});
