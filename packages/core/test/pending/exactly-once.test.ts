@@ -1,5 +1,6 @@
 import {
   createSynchronizer,
+  decodeEntry,
   encodeEntry,
   MAX_ORIGINS,
   MemoryLog,
@@ -96,6 +97,39 @@ describe("exactly once across crashes (origin, seq)", () => {
     await fresh.waitFor((await log.info()).latestRevision);
     expect(fresh.state.n).toBe(2);
     await Promise.all([a.close(), fresh.close(), restored.close()]);
+  });
+
+  it("a chunked snapshot carries the table of applied origins: a fresh replica skips a re-send after it", async () => {
+    // Entries of at most 2 KiB: the board's ~20 KB state compacts as parts and a chunked entry.
+    const log = new MemoryLog({ maxEntryBytes: 2048 });
+    const a = await openQueued(log);
+    for (let i = 0; i < 40; i++) await a.update("add", { card: `${i}-${"c".repeat(500)}` });
+    await a.updateUnconditionally("bump", {});
+    const sent = (await originEntries(log)).at(-1)!;
+    await a.compact();
+    let origins: unknown;
+    for await (const e of log.read(1, (await log.info()).latestRevision)) {
+      const d = decodeEntry(e.data);
+      if (d.ok && d.entry.kind === "snapshot" && "parts" in d.entry) origins = d.entry.origins;
+    }
+    // The case under test is a chunked snapshot (not a one-message one), carrying the table.
+    expect(origins).toEqual([[sent.origin![0], sent.origin![1], expect.any(Number)]]);
+    log.injectRaw(
+      encodeEntry({
+        v: 2,
+        kind: "command",
+        ts: Date.now(),
+        client: "crashed",
+        seed: 1,
+        name: "bump",
+        args: {},
+        origin: sent.origin!,
+      }),
+    );
+    const fresh = await createSynchronizer({ log: log.handle(), model: board });
+    expect(fresh.state.n).toBe(1);
+    expect(fresh.state.cards).toHaveLength(40);
+    await Promise.all([a.close(), fresh.close()]);
   });
 
   it("a week offline: past the 4,000 recent message ids and a compaction, a crashed queue still counts once", async () => {
