@@ -10,6 +10,7 @@ import {
   type SwitchEntry,
 } from "./entry.js";
 import { StateSyncError } from "./errors.js";
+import { RecentIds } from "./recent-ids.js";
 import { findNonJson } from "./json.js";
 import type { LogEntry } from "./log.js";
 import type { CommandMap, Model } from "./model.js";
@@ -57,8 +58,8 @@ export class Replay<S, C extends CommandMap<S>> {
   messageId: string | undefined;
   /** Kind of the entry at `revision` (undefined after a restore). */
   lastKind: Entry["kind"] | undefined;
-  /** `[messageId, revision, timestamp]` of entries consumed recently (see `MAX_RECENT`). */
-  private recent: Array<[string, number, number]> = [];
+  /** Message ids, revisions and timestamps of entries consumed recently (see `MAX_RECENT`). */
+  private recent = new RecentIds(2 * MAX_RECENT);
 
   private view: { revision: number; logState: unknown; state: S } | undefined;
 
@@ -160,13 +161,31 @@ export class Replay<S, C extends CommandMap<S>> {
    * consecutive plain entries (updates and known commands that continue the revision chain) in one
    * Immer draft: a long catch-up no longer copies the containers it touches once per entry. Stops
    * after a stall. `decoded[i]`, when given, is `decodeEntry` of `entries[i].data` (the array is
-   * filled in as entries get decoded).
+   * filled in as entries get decoded). `produced[i]`, when given, is the state this writer's
+   * recipes produced for its own update `entries[i]` from the state at `base`: it is adopted
+   * instead of replaying the patches when the replay stands at `base` (see {@link adopt}).
    */
-  stepMany(entries: readonly LogEntry[], decoded: Array<DecodeResult | undefined> = []) {
+  stepMany(
+    entries: readonly LogEntry[],
+    decoded: Array<DecodeResult | undefined> = [],
+    produced: ReadonlyArray<{ readonly base: number; readonly state: unknown } | undefined> = [],
+  ) {
     const results: StepResult[] = [];
     let i = 0;
     while (i < entries.length) {
-      const run = this.plainRun(entries, decoded, i);
+      const own = produced[i];
+      const d = decoded[i];
+      if (own && d?.ok && d.entry.kind === "update") {
+        // This writer's own update: adopt what its recipes produced (see `adopt`), or step it.
+        if (!this.adopt(entries[i]!, own.base, d.entry.ts, own.state as S)) {
+          const result = this.step(entries[i]!, d);
+          results.push(result);
+          if (result.kind === "stall") return results;
+        } else results.push({ kind: "applied", entry: d.entry });
+        i += 1;
+        continue;
+      }
+      const run = this.plainRun(entries, decoded, i, produced);
       if (run.length > 0) {
         const state = applyBatch(this.logModel, this.logState, run, this.revision);
         if (state !== undefined) {
@@ -195,6 +214,7 @@ export class Replay<S, C extends CommandMap<S>> {
     entries: readonly LogEntry[],
     decoded: Array<DecodeResult | undefined>,
     start: number,
+    produced: readonly unknown[],
   ): BatchItem[] {
     const run: BatchItem[] = [];
     // An older log version is replayed entry by entry: each state must migrate (`step`).
@@ -202,7 +222,7 @@ export class Replay<S, C extends CommandMap<S>> {
     let revision = this.revision;
     for (let i = start; i < entries.length; i++) {
       const logEntry = entries[i]!;
-      if (logEntry.revision <= revision) break;
+      if (logEntry.revision <= revision || (i > start && produced[i] !== undefined)) break;
       if (this.contiguous && logEntry.revision !== revision + 1) break;
       const d = (decoded[i] ??= decodeEntry(logEntry.data));
       if (!d.ok || (d.entry.kind === "update" && d.entry.base !== revision)) break;
@@ -253,7 +273,8 @@ export class Replay<S, C extends CommandMap<S>> {
     // local snapshot) reads a command without `mv` as a replica that saw the switch does.
     this.switchedFrom = entry.from;
     this.anchored = true;
-    this.recent = (entry.recent ?? []).map((r) => [...r]);
+    this.recent.clear();
+    for (const [id, revision, ts] of entry.recent ?? []) this.recent.push(id, revision, ts);
     this.advance(logEntry, entry.kind, entry.ts);
     return { kind: "applied", entry };
   }
@@ -291,8 +312,7 @@ export class Replay<S, C extends CommandMap<S>> {
     this.messageId = logEntry.messageId;
     this.lastKind = kind;
     if (logEntry.messageId !== undefined) {
-      this.recent.push([logEntry.messageId, logEntry.revision, ts]);
-      if (this.recent.length > 2 * MAX_RECENT) this.recent = this.recent.slice(-MAX_RECENT);
+      this.recent.push(logEntry.messageId, logEntry.revision, ts);
     }
   }
 
@@ -316,10 +336,7 @@ export class Replay<S, C extends CommandMap<S>> {
 
   /** The revision at which an entry with `messageId` was consumed recently, if it was. */
   recentRevisionOf(messageId: string): number | undefined {
-    for (let i = this.recent.length - 1; i >= 0; i--) {
-      if (this.recent[i]![0] === messageId) return this.recent[i]![1];
-    }
-    return undefined;
+    return this.recent.revisionOf(messageId);
   }
 
   /**
@@ -328,7 +345,7 @@ export class Replay<S, C extends CommandMap<S>> {
    * agree (issue 10, case 2). It names every such entry from its oldest one on.
    */
   recentForSnapshot(): Array<[string, number, number]> {
-    return this.recent.slice(-MAX_RECENT);
+    return this.recent.last(MAX_RECENT);
   }
 
   private skip(logEntry: LogEntry, error: StateSyncError): StepResult {
