@@ -11,6 +11,7 @@ import { findNonJson } from "./json.js";
 import type { LogEntry } from "./log.js";
 import type { CommandMap, Model } from "./model.js";
 import { Origins } from "./pending/origins.js";
+import { RecentIds } from "./recent-ids.js";
 import { logModelOf, migrateUp, modelOfVersion } from "./versions.js";
 
 /** What one {@link Replay.step} did. */
@@ -60,8 +61,8 @@ export class ReplayState<S, C extends CommandMap<S>> {
   lastStart: number | undefined;
   /** The table of applied origins (`pending/origins.ts`): skips re-sent queued updates. */
   origins: Origins;
-  /** `[messageId, revision, timestamp]` of entries consumed recently (see `MAX_RECENT`). */
-  protected recent: Array<[string, number, number]> = [];
+  /** Message ids, revisions and timestamps of entries consumed recently (see `MAX_RECENT`). */
+  protected recent = new RecentIds(2 * MAX_RECENT);
   protected view: { revision: number; logState: unknown; state: S } | undefined;
 
   constructor(
@@ -138,7 +139,7 @@ export class ReplayState<S, C extends CommandMap<S>> {
     // local snapshot) reads a command without `mv` as a replica that saw the switch does.
     this.switchedFrom = entry.from;
     this.anchored = true;
-    this.recent = (entry.recent ?? []).map((r) => [...r]);
+    this.setRecent(entry.recent);
     this.origins = new Origins(entry.origins);
     this.lastStart = logEntry.revision;
     this.advance(logEntry, entry.kind, entry.ts);
@@ -178,17 +179,19 @@ export class ReplayState<S, C extends CommandMap<S>> {
     this.messageId = logEntry.messageId;
     this.lastKind = kind;
     if (logEntry.messageId !== undefined) {
-      this.recent.push([logEntry.messageId, logEntry.revision, ts]);
-      if (this.recent.length > 2 * MAX_RECENT) this.recent = this.recent.slice(-MAX_RECENT);
+      this.recent.push(logEntry.messageId, logEntry.revision, ts);
     }
+  }
+
+  /** Replaces the recent message ids with a starting point's `recent` list. */
+  protected setRecent(recent: ReadonlyArray<readonly [string, number, number]> | undefined): void {
+    this.recent.clear();
+    for (const [id, revision, ts] of recent ?? []) this.recent.push(id, revision, ts);
   }
 
   /** The revision at which an entry with `messageId` was consumed recently, if it was. */
   recentRevisionOf(messageId: string): number | undefined {
-    for (let i = this.recent.length - 1; i >= 0; i--) {
-      if (this.recent[i]![0] === messageId) return this.recent[i]![1];
-    }
-    return undefined;
+    return this.recent.revisionOf(messageId);
   }
 
   /**
@@ -197,7 +200,7 @@ export class ReplayState<S, C extends CommandMap<S>> {
    * agree (issue 10, case 2). It names every such entry from its oldest one on.
    */
   recentForSnapshot(): Array<[string, number, number]> {
-    return this.recent.slice(-MAX_RECENT);
+    return this.recent.last(MAX_RECENT);
   }
 
   protected skip(logEntry: LogEntry, error: StateSyncError): StepResult {

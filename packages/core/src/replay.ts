@@ -138,13 +138,31 @@ const PENDING: StepResult = { kind: "pending" };
    * consecutive plain entries (updates and known commands that continue the revision chain) in one
    * Immer draft: a long catch-up no longer copies the containers it touches once per entry. Stops
    * after a stall. `decoded[i]`, when given, is `decodeEntry` of `entries[i].data` (the array is
-   * filled in as entries get decoded).
+   * filled in as entries get decoded). `produced[i]`, when given, is the state this writer's
+   * recipes produced for its own update `entries[i]` from the state at `base`: it is adopted
+   * instead of replaying the patches when the replay stands at `base` (see {@link adopt}).
    */
-  stepMany(entries: readonly LogEntry[], decoded: Array<DecodeResult | undefined> = []) {
+  stepMany(
+    entries: readonly LogEntry[],
+    decoded: Array<DecodeResult | undefined> = [],
+    produced: ReadonlyArray<{ readonly base: number; readonly state: unknown } | undefined> = [],
+  ) {
     const results: StepResult[] = [];
     let i = 0;
     while (i < entries.length) {
-      const run = this.plainRun(entries, decoded, i);
+      const own = produced[i];
+      const d = decoded[i];
+      if (own && d?.ok && d.entry.kind === "update") {
+        // This writer's own update: adopt what its recipes produced (see `adopt`), or step it.
+        if (!this.adopt(entries[i]!, own.base, d.entry.ts, own.state as S, d.entry.origin)) {
+          const result = this.step(entries[i]!, d);
+          results.push(result);
+          if (result.kind === "stall") return results;
+        } else results.push({ kind: "applied", entry: d.entry });
+        i += 1;
+        continue;
+      }
+      const run = this.plainRun(entries, decoded, i, produced);
       if (run.length > 0) {
         const state = applyBatch(this.logModel, this.logState, run, this.revision);
         if (state !== undefined) {
@@ -174,6 +192,7 @@ const PENDING: StepResult = { kind: "pending" };
     entries: readonly LogEntry[],
     decoded: Array<DecodeResult | undefined>,
     start: number,
+    produced: readonly unknown[],
   ): BatchItem[] {
     const run: BatchItem[] = [];
     // An older log version is replayed entry by entry: each state must migrate (`step`).
@@ -182,7 +201,7 @@ const PENDING: StepResult = { kind: "pending" };
     const origins = new Map<string, number>(); // the highest seq of each origin in the run
     for (let i = start; i < entries.length; i++) {
       const logEntry = entries[i]!;
-      if (logEntry.revision <= revision) break;
+      if (logEntry.revision <= revision || (i > start && produced[i] !== undefined)) break;
       if (this.contiguous && logEntry.revision !== revision + 1) break;
       const d = (decoded[i] ??= decodeEntry(logEntry.data));
       if (!d.ok || (d.entry.kind === "update" && d.entry.base !== revision)) break;
@@ -299,7 +318,7 @@ const PENDING: StepResult = { kind: "pending" };
     this.setLogModel(model, state);
     this.switchedFrom = entry.from;
     this.anchored = true;
-    this.recent = (entry.recent ?? []).map((r) => [...r]);
+    this.setRecent(entry.recent);
     this.origins = new Origins(entry.origins);
     this.revision = assembly.base;
     this.messageId = undefined;
@@ -335,6 +354,7 @@ const PENDING: StepResult = { kind: "pending" };
     if (this.contiguous && logEntry.revision !== this.revision + 1) return false;
     if (this.legacy) return false; // a writer switches the log to its version first
     if (this.collector) return false; // waiting for a chunked snapshot: the state is stale
+    if (this.origins.isDuplicate(origin)) return false; // consumed without effect, by `step`
     this.logState = state;
     this.origins.note(origin, logEntry.revision);
     this.advance(logEntry, "update", ts);

@@ -8,6 +8,12 @@ const MAX_OWN_PENDING = 4_096;
 export interface OwnEntry {
   readonly data: Uint8Array;
   readonly decoded: DecodeResult;
+  /**
+   * For a conditional update: the state its recipes produced from the state at revision `base`.
+   * A replica at `base` that reads the entry back adopts this state instead of replaying the
+   * patches (they would give an equal state; see `Replay.adopt`).
+   */
+  readonly produced?: { readonly base: number; readonly state: unknown } | undefined;
 }
 
 /**
@@ -30,13 +36,13 @@ export class OwnEntries {
     this.byId.delete(messageId);
   }
 
-  /** The decoding of `entry` if it is one of ours (same id, same bytes); forgets it. */
-  take(entry: LogEntry): DecodeResult | undefined {
+  /** `entry` as this replica prepared it, if it is one of ours (same id, same bytes); forgets it. */
+  take(entry: LogEntry): OwnEntry | undefined {
     if (entry.messageId === undefined) return undefined;
     const own = this.byId.get(entry.messageId);
     if (own === undefined || !sameBytes(own.data, entry.data)) return undefined;
     this.byId.delete(entry.messageId);
-    return own.decoded;
+    return own;
   }
 }
 

@@ -6,7 +6,7 @@ import type { LogEntry } from "../log.js";
 import type { CommandMap, Model } from "../model.js";
 import { Replay, type StepResult } from "../replay.js";
 import type { SyncStats } from "../synchronizer-types.js";
-import type { OwnEntries } from "./own-entries.js";
+import type { OwnEntries, OwnEntry } from "./own-entries.js";
 import type { Origins } from "../pending/origins.js";
 import type { StatusHub } from "./status.js";
 
@@ -157,16 +157,21 @@ export class Replica<S, C extends CommandMap<S>> {
     if (this.status.stopped) return;
     const fresh: LogEntry[] = [];
     const decoded: Array<DecodeResult | undefined> = [];
+    const produced: Array<OwnEntry["produced"]> = [];
     for (const entry of entries) {
       if (entry.revision <= this.readPosition) continue;
       this.stats.entriesFetched += 1;
       this.stats.bytesFetched += entry.data.byteLength;
       fresh.push(entry);
-      decoded.push(this.own.take(entry));
+      const own = this.own.take(entry);
+      decoded.push(own?.decoded);
+      produced.push(own?.produced);
     }
     if (fresh.length === 0) return;
     const mine = decoded.map((d) => d !== undefined); // decoded in advance: own entries
-    const results = this.replay.stepMany(fresh, decoded);
+    // An own update read back before its acknowledgement (the follower is often first) is
+    // adopted with the state its recipes produced, not replayed (issue 8).
+    const results = this.replay.stepMany(fresh, decoded, produced);
     let stall: StateSyncError | undefined;
     for (const result of results) {
       if (result.kind === "stall") stall = result.error;

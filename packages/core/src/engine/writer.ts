@@ -245,7 +245,9 @@ export class Writer<S, C extends CommandMap<S>> {
       throw e;
     }
     for (const op of batch.ops) op.attempts += 1;
-    const outcome = await this.p.appender.appendConditional(prepared, base, limitsOf(batch.ops));
+    // Read back before its acknowledgement, the entry is adopted with this state (no replay).
+    const own = { ...prepared, produced: { base, state: run.state } };
+    const outcome = await this.p.appender.appendConditional(own, base, limitsOf(batch.ops));
     if (outcome.kind === "conflict") return outcome;
     // Committed: whatever happens to the replica now (closed, stalled, a read that fails), the
     // caller learns that its update is in the log, at this revision, with this state (a CLOSED

@@ -1,0 +1,34 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { RecentIds } from "../src/recent-ids.js";
+
+describe("RecentIds", () => {
+  it("answers as a list of every recorded entry, trimmed to the newest `capacity`", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 20 }),
+        fc.array(fc.tuple(fc.constantFrom("a", "b", "c", "d", "e"), fc.nat(1e13)), {
+          maxLength: 60,
+        }),
+        fc.integer({ min: 0, max: 25 }),
+        (capacity, ids, count) => {
+          const ring = new RecentIds(capacity);
+          const list: Array<[string, number, number]> = [];
+          ids.forEach(([id, ts], i) => {
+            ring.push(id, i + 1, ts);
+            list.push([id, i + 1, ts]);
+          });
+          const kept = list.slice(-capacity);
+          expect(ring.last(count)).toEqual(count === 0 ? [] : kept.slice(-count));
+          for (const id of ["a", "b", "c", "d", "e"]) {
+            const hit = kept.filter((r) => r[0] === id).at(-1);
+            expect(ring.revisionOf(id)).toBe(hit?.[1]);
+          }
+          ring.clear();
+          expect(ring.last(capacity)).toEqual([]);
+          expect(ring.revisionOf("a")).toBeUndefined();
+        },
+      ),
+    );
+  });
+});
