@@ -27,7 +27,9 @@
  *    `reconnectJitterMs`, and consumer reads are bounded per process, so a server restart with
  *    thousands of followers does not turn into thousands of requests at one instant.
  * 4. `PERMISSION_DENIED`, `TRUNCATED`, `LOG_REPLACED`, `STREAM_CONFIG` end the follow through
- *    `onError`; other failures are retried with jittered backoff.
+ *    `onError`; other failures are retried with jittered backoff. A tail check that finds the
+ *    stream no longer republishing on the subscribed subject ends the follow with `UNAVAILABLE`
+ *    (`details.republishGone`, `details.next`): `LiveFollower` goes on with a consumer.
  */
 import { StateSyncError, type StateSyncErrorCode } from "../errors.js";
 import type { LogEntry, LogFollowHandler, LogFollower } from "../log.js";
@@ -46,7 +48,10 @@ export interface FanoutSource {
   readonly ids: MessageIdCodec;
   /** The opened stream (throws like the log); its `liveSubject` must be set. */
   ready(): Promise<StreamSession>;
-  /** The latest revision of this state (throws like the log). */
+  /**
+   * The latest revision of this state (throws like the log), with a fresh stream info read on the
+   * way, so that the session's republish rule is current.
+   */
   latest(): Promise<number>;
   /** The log's range read through an ordered consumer. */
   read(from: number, to: number): AsyncIterable<LogEntry>;
@@ -85,6 +90,8 @@ export class FanoutFollower implements LogFollower {
   /** Quiet tail checks in a row: each waits twice as long, up to 8 times `tailCheckMs`. */
   private quietChecks = 0;
   private sub: { unsubscribe(): void } | undefined;
+  /** The core subject subscribed to. */
+  private readonly subject: string;
   private tailTimer: ReturnType<typeof setTimeout> | undefined;
   private reconnectTimer: ReturnType<typeof setTimeout> | undefined;
   private wake: (() => void) | undefined;
@@ -105,6 +112,7 @@ export class FanoutFollower implements LogFollower {
         "fan-out needs core subscriptions and a republish rule",
       );
     }
+    this.subject = subject;
     let wasOffline = false;
     this.unwatchStatus = source.gate.watchStatus((status) => {
       if (status === "offline") wasOffline = true;
@@ -242,6 +250,18 @@ export class FanoutFollower implements LogFollower {
     this.checkDue = false;
     const latest = await this.source.latest();
     if (latest > this.revision) await this.readUpTo(latest, latest);
+    // An operator may have removed the republish rule (or changed where it sends): nothing
+    // would arrive any more. The session holds the rule as `latest` just read it.
+    const s = await this.source.ready();
+    if (!this.stopped && s.liveSubject !== this.subject) {
+      this.fail(
+        new StateSyncError(
+          "UNAVAILABLE",
+          `follow ${this.source.subject}: the stream no longer republishes it on ${this.subject}`,
+          { details: { republishGone: true, next: this.revision + 1 } },
+        ),
+      );
+    }
   }
 
   /** Reads and delivers the entries after the current revision up to `to`. */
