@@ -13,7 +13,9 @@
  *
  * Invariants:
  * 1. Entries are delivered in revision order, each once, synchronously from the subscription's
- *    callback or from the gap fill; never after `stop()` was called.
+ *    callback or from the gap fill; never after `stop()` was called. When the receiver says it
+ *    has read further itself (`handler.revision()`), the follower goes on from there instead of
+ *    reading those entries again.
  * 2. An entry is handed on only after every entry of the state before it was delivered or read
  *    from the log (the read decides what a truncation removed, as a consumer read does). When
  *    the read ends short of the entry `Nats-Last-Sequence` names, a compaction truncated the
@@ -164,9 +166,16 @@ export class FanoutFollower implements LogFollower {
     );
   }
 
+  /** Moves on to the receiver's revision when it read further itself (`handler.revision`). */
+  private catchUpWithReceiver(): void {
+    const r = this.handler.revision?.();
+    if (r !== undefined && r > this.revision) this.revision = r;
+  }
+
   /** The subscription's callback: the per-entry path, kept short. */
   private onMessage(msg: CoreMsgLike): void {
     if (this.stopped) return;
+    this.catchUpWithReceiver();
     const h = msg.headers;
     const seq = Number(h?.get("Nats-Sequence"));
     // Not a republished entry, or an old one (also what a recreated stream sends at first: only
@@ -224,6 +233,7 @@ export class FanoutFollower implements LogFollower {
   }
 
   private async step(): Promise<void> {
+    this.catchUpWithReceiver();
     const head = this.held[0];
     if (head) {
       if (head.entry.revision <= this.revision) {
@@ -266,6 +276,7 @@ export class FanoutFollower implements LogFollower {
 
   /** Reads and delivers the entries after the current revision up to `to`. */
   private async readUpTo(to: number, expected: number): Promise<void> {
+    this.catchUpWithReceiver();
     if (to <= this.revision) return;
     const s = await this.source.ready();
     for await (const e of readGap(this.source, s, this.revision + 1, to, expected)) {

@@ -54,6 +54,7 @@ export class LiveFollower implements LogFollower {
             next = e.revision + 1;
             this.handler.onEntry(e);
           },
+          ...(this.handler.revision ? { revision: () => this.handler.revision!() } : {}),
           onError: (error) => {
             // The stream stopped republishing (an operator removed the rule): go on with a
             // consumer from where the fan-out follower stopped.
