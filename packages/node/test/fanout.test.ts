@@ -283,6 +283,35 @@ describe.each(layouts)("fan-out with compaction by the writer, $name", ({ key })
   });
 });
 
+describe("fan-out follower and its receiver's own reads", () => {
+  it("goes on from the revision the receiver says it has, reading nothing twice", async () => {
+    const stream = uniqueStream("FANH");
+    const writer = await JetStreamLog.open({ connection: await direct(), stream, fanout: true });
+    const revisions: number[] = [];
+    for (const id of ["a", "b", "c", "d"]) {
+      revisions.push((await writer.appendUnconditional(bytes(id), id)).revision);
+    }
+    const reader = await JetStreamLog.open({ connection: await direct(), stream, fanout: true });
+    // The receiver read up to "b" itself (as the engine's catch-up does).
+    let has = revisions[1]!;
+    const got: Array<string | undefined> = [];
+    const follower = reader.follow(1, {
+      onEntry: (e) => {
+        got.push(e.messageId);
+        has = e.revision;
+      },
+      revision: () => has,
+    });
+    await until(() => (got.length >= 2 ? true : undefined));
+    await writer.appendUnconditional(bytes("e"), "e");
+    await until(() => (got.length >= 3 ? true : undefined));
+    await new Promise((r) => setTimeout(r, 200));
+    await follower.stop();
+    expect(got).toEqual(["c", "d", "e"]);
+    await Promise.all([writer.close(), reader.close()]);
+  });
+});
+
 describe("fan-out on a stream created without it", () => {
   it("enable adds the republish rule where the server allows it (2.10), else consumers (2.9)", async () => {
     const stream = uniqueStream("FANE");
