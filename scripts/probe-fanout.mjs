@@ -62,18 +62,23 @@ async function probe(bin) {
     "  messages republished after that update",
     (await c.done()).map((m) => `seq ${m.headers?.get("Nats-Sequence")}`).join(", ") || "none",
   );
-  const removed = await jsm.streams.update("U", { subjects: ["U.log"], republish: undefined }).then(
-    (si) => `ok, config.republish=${JSON.stringify(si.config.republish ?? null)}`,
-    (e) => `error ${api(e)}`,
-  );
-  say("stream update removing republish", removed);
-
   // 2. Headers, own-stream layout.
   await jsm.streams.add({
     name: "O",
     subjects: ["O.log"],
     republish: { src: "O.log", dest: "rp.O.log" },
   });
+  const removed = await jsm.streams.update("O", { subjects: ["O.log"], republish: undefined }).then(
+    (si) => `ok, config.republish=${JSON.stringify(si.config.republish ?? null)}`,
+    (e) => `error ${api(e)}`,
+  );
+  say("stream update removing republish from a stream that has it", removed);
+  if (removed.startsWith("ok")) {
+    await jsm.streams.update("O", {
+      subjects: ["O.log"],
+      republish: { src: "O.log", dest: "rp.O.log" },
+    });
+  }
   c = collect(nc, "rp.O.>", 300);
   await nc.flush();
   await js.publish("O.log", "1", { msgID: "id-1" });

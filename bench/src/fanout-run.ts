@@ -25,10 +25,20 @@ export interface FanoutChildParams {
   openCapMs: number;
   /** nats.js `reconnectJitter` of every follower's connection, ms. */
   reconnectJitterMs: number;
+  /** Connect over WebSocket with `nats.ws` (as browsers do; `url` is then the ws:// one). */
+  websocket?: boolean;
 }
 
 /** Per mark: how many followers of this child applied it, and when the last one did. */
 type MarkRecord = { count: number; lastMs: number };
+
+/** A `nats.ws` connection in Node (`globalThis.WebSocket` from the `ws` package). */
+async function connectWs(options: object): Promise<NatsConnection> {
+  const g = globalThis as { WebSocket?: unknown };
+  if (g.WebSocket === undefined) g.WebSocket = (await import("ws")).default;
+  const { connect: ws } = await import("nats.ws");
+  return (await ws(options)) as unknown as NatsConnection;
+}
 
 /** Wall-clock ms with sub-ms resolution, comparable across processes of one machine. */
 const wallMs = () => performance.timeOrigin + performance.now();
@@ -49,13 +59,14 @@ export async function fanoutFollowersTask(
 
   /** Opens one follower: its own connection, no snapshots (memory only), fan-out or not. */
   const openOne = async () => {
-    const nc = await connect({
+    const options = {
       servers: p.url,
       maxReconnectAttempts: -1,
       reconnectTimeWait: 1_000,
       reconnectJitter: p.reconnectJitterMs,
       timeout: 20_000,
-    });
+    };
+    const nc = p.websocket ? await connectWs(options) : await connect(options);
     connections.push(nc);
     const sync = (await openJetStreamSynchronizer({
       connection: nc,

@@ -28,6 +28,7 @@ const wallMs = () => performance.timeOrigin + performance.now();
 /** The figures of one path (fan-out or consumer per follower). */
 export interface PathResult {
   via: "republish" | "consumer";
+  websocket: boolean;
   asked: number;
   opened: number;
   failedToOpen: number;
@@ -60,6 +61,8 @@ interface PathPlan {
   via: "republish" | "consumer";
   followers: number;
   seconds: number;
+  /** Followers over WebSocket (`nats.ws`), as browsers connect. */
+  websocket?: boolean;
   openCapMs: number;
   restartCapMs: number;
   /** `--cpu-prof`: profile the steady window of the first child into this file. */
@@ -137,7 +140,7 @@ const minMark = (s: Status[]) => Math.min(...s.map((x) => x.minMark));
 
 /** One path: its own server, writer, children; never throws for a part that fails. */
 export async function runPath(plan: PathPlan): Promise<PathResult> {
-  const say = (m: string) => plan.progress(`${plan.via}: ${m}`);
+  const say = (m: string) => plan.progress(`${plan.via}${plan.websocket ? " ws" : ""}: ${m}`);
   const notes: string[] = [];
   const server: NatsServer = await startNatsServer();
   const stream = uniqueStream("FANOUT");
@@ -161,7 +164,8 @@ export async function runPath(plan: PathPlan): Promise<PathResult> {
       const count =
         Math.floor(plan.followers / processes) + (i < plan.followers % processes ? 1 : 0);
       const params: FanoutChildParams = {
-        url: server.url,
+        url: plan.websocket ? server.wsUrl : server.url,
+        websocket: plan.websocket ?? false,
         stream,
         count,
         fanout: plan.via === "republish",
@@ -311,6 +315,7 @@ export async function runPath(plan: PathPlan): Promise<PathResult> {
       notes.push(`server log: ${errors.length} [ERR]/[WRN] lines, last: ${errors.at(-1)}`);
     return {
       via: plan.via,
+      websocket: plan.websocket ?? false,
       asked: plan.followers,
       opened: total,
       failedToOpen,
@@ -395,8 +400,10 @@ export const fanout: Benchmark = {
     const openCapMs = Math.max(120_000, followers * 60);
     const paths: PathResult[] = [];
     const failures: string[] = [];
+    const wsFollowers = ctx.flags["ws-followers"] ?? 0;
     for (const plan of [
       { via: "republish" as const, followers, seconds },
+      { via: "republish" as const, followers: wsFollowers, seconds, websocket: true },
       { via: "consumer" as const, followers: consumers, seconds: Math.min(seconds, 20) },
     ]) {
       if (plan.followers <= 0) continue;
@@ -410,13 +417,18 @@ export const fanout: Benchmark = {
           }),
         );
       } catch (err) {
-        failures.push(`${plan.via}: ${describeError(err)}`);
-        ctx.progress(`${plan.via} FAILED: ${describeError(err)}`);
+        const name = `${plan.via}${"websocket" in plan ? " ws" : ""}`;
+        failures.push(`${name}: ${describeError(err)}`);
+        ctx.progress(`${name} FAILED: ${describeError(err)}`);
       }
     }
-    const fan = paths.find((p) => p.via === "republish");
+    const fan = paths.find((p) => p.via === "republish" && !p.websocket);
     const rows = paths.map((p) => [
-      p.via === "republish" ? "fan-out (republish)" : "consumer per follower",
+      p.via === "consumer"
+        ? "consumer per follower"
+        : p.websocket
+          ? "fan-out, WebSocket (nats.ws)"
+          : "fan-out (republish)",
       `${p.opened}/${p.asked}`,
       num(p.openS, 1),
       num(percentile(p.latencies, 50), 1),
@@ -435,7 +447,7 @@ export const fanout: Benchmark = {
     ]);
     const notes = paths.flatMap((p) =>
       [...p.notes, ...(p.firstFailure ? [`first open failure: ${p.firstFailure}`] : [])].map(
-        (n) => `${p.via}: ${n}`,
+        (n) => `${p.via}${p.websocket ? " ws" : ""}: ${n}`,
       ),
     );
     return {

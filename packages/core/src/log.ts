@@ -64,6 +64,12 @@ export interface LogFollowHandler {
   onEntry(entry: LogEntry): void;
   /** A failure the follower cannot recover from by itself (permission denied, log deleted). */
   onError?(error: unknown): void;
+  /**
+   * Optional: the revision the receiver already has from elsewhere (its own range reads). A
+   * follower may then skip entries up to it instead of reading them again (the fan-out follower
+   * does, docs/fanout.md); entries it delivers are still in order.
+   */
+  revision?(): number;
 }
 
 /** A running follow; `stop()` ends it and resolves when no more entries will be delivered. */

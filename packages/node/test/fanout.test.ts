@@ -187,6 +187,47 @@ describe.each(layouts)("fan-out follower across a dropped connection, $name", ({
   });
 });
 
+describe.each(layouts)("fan-out when an operator removes the republish rule, $name", ({ key }) => {
+  it("the follower goes on with a consumer, losing nothing", async () => {
+    const stream = uniqueStream("FANX");
+    const nc = await direct();
+    const writer = await JetStreamLog.open({ connection: nc, stream, key, fanout: true });
+    const reader = await JetStreamLog.open({
+      connection: await direct(),
+      stream,
+      key,
+      fanout: { tailCheckMs: 300 },
+    });
+    const { got, errors, follower } = collect(reader);
+    await until(() => reader.liveVia);
+    expect(reader.liveVia).toBe("republish");
+    await writer.appendUnconditional(bytes("a"), "a");
+    await until(() => (got.length >= 1 ? true : undefined));
+    const jsm = await nc.jetstreamManager();
+    const { config } = await jsm.streams.info(stream);
+    const removed = await jsm.streams.update(stream, { ...config, republish: undefined }).then(
+      () => true,
+      (e: { api_error?: { err_code?: number } }) => e.api_error?.err_code,
+    );
+    const v = nc.info!.version.split(".").map(Number);
+    if (v[0] === 2 && v[1]! < 10) {
+      // 2.9 can neither add nor remove the rule of an existing stream (docs/fanout.md).
+      expect(removed).toBe(10052);
+    } else {
+      expect(removed).toBe(true);
+    }
+    for (const id of ["b", "c"]) await writer.appendUnconditional(bytes(id), id);
+    if (removed === true) await until(() => (reader.liveVia === "consumer" ? true : undefined));
+    await writer.appendUnconditional(bytes("d"), "d");
+    await until(() => (got.length >= 4 ? true : undefined));
+    await new Promise((r) => setTimeout(r, 200));
+    await follower.stop();
+    expect(errors).toEqual([]);
+    expect(got.map((e) => e.messageId)).toEqual(["a", "b", "c", "d"]);
+    await Promise.all([writer.close(), reader.close()]);
+  });
+});
+
 describe.each(layouts)("fan-out with compaction by the writer, $name", ({ key }) => {
   it("followers that miss entries a compaction truncated converge on the snapshot", async () => {
     const stream = uniqueStream("FANC");
@@ -238,6 +279,35 @@ describe.each(layouts)("fan-out with compaction by the writer, $name", ({ key })
     expect(reader.stats.compactions).toBe(0);
     // It could not read the truncated entries: it stood on a snapshot entry instead.
     expect(reader.stats.entriesFetched).toBeLessThan(32);
+    await Promise.all([writer.close(), reader.close()]);
+  });
+});
+
+describe("fan-out follower and its receiver's own reads", () => {
+  it("goes on from the revision the receiver says it has, reading nothing twice", async () => {
+    const stream = uniqueStream("FANH");
+    const writer = await JetStreamLog.open({ connection: await direct(), stream, fanout: true });
+    const revisions: number[] = [];
+    for (const id of ["a", "b", "c", "d"]) {
+      revisions.push((await writer.appendUnconditional(bytes(id), id)).revision);
+    }
+    const reader = await JetStreamLog.open({ connection: await direct(), stream, fanout: true });
+    // The receiver read up to "b" itself (as the engine's catch-up does).
+    let has = revisions[1]!;
+    const got: Array<string | undefined> = [];
+    const follower = reader.follow(1, {
+      onEntry: (e) => {
+        got.push(e.messageId);
+        has = e.revision;
+      },
+      revision: () => has,
+    });
+    await until(() => (got.length >= 2 ? true : undefined));
+    await writer.appendUnconditional(bytes("e"), "e");
+    await until(() => (got.length >= 3 ? true : undefined));
+    await new Promise((r) => setTimeout(r, 200));
+    await follower.stop();
+    expect(got).toEqual(["c", "d", "e"]);
     await Promise.all([writer.close(), reader.close()]);
   });
 });

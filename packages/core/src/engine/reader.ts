@@ -123,6 +123,8 @@ export class Reader<S, C extends CommandMap<S>> {
         this.restartDelayMs = RESTART_MIN_MS;
         this.replica.consume([entry]);
       },
+      // What catch-ups read already need not be read again by the follower.
+      revision: () => this.replica.revision,
       onError: (error) => {
         this.status.fatal(error);
         if (this.status.stopped) return;

@@ -193,3 +193,17 @@ export function bindJetStreamModule(
 function isPromise<T>(value: T | Promise<T>): value is Promise<T> {
   return typeof (value as { then?: unknown }).then === "function";
 }
+
+/**
+ * The connection's adapter (`adapterOf`): at once for a connection (throws `VALIDATION`), when
+ * it resolves for a promise (the gate then fails every call with that error).
+ */
+export function adaptedConnection(
+  connection: NatsConnectionLike | Promise<NatsConnectionLike>,
+  module: JetStreamV3Module | undefined,
+): JetStreamAdapter | Promise<JetStreamAdapter> {
+  if (typeof (connection as { then?: unknown }).then === "function") {
+    return (connection as Promise<NatsConnectionLike>).then((nc) => adapterOf(nc, module));
+  }
+  return adapterOf(connection as NatsConnectionLike, module);
+}

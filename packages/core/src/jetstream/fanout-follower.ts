@@ -13,7 +13,9 @@
  *
  * Invariants:
  * 1. Entries are delivered in revision order, each once, synchronously from the subscription's
- *    callback or from the gap fill; never after `stop()` was called.
+ *    callback or from the gap fill; never after `stop()` was called. When the receiver says it
+ *    has read further itself (`handler.revision()`), the follower goes on from there instead of
+ *    reading those entries again.
  * 2. An entry is handed on only after every entry of the state before it was delivered or read
  *    from the log (the read decides what a truncation removed, as a consumer read does). When
  *    the read ends short of the entry `Nats-Last-Sequence` names, a compaction truncated the
@@ -27,7 +29,9 @@
  *    `reconnectJitterMs`, and consumer reads are bounded per process, so a server restart with
  *    thousands of followers does not turn into thousands of requests at one instant.
  * 4. `PERMISSION_DENIED`, `TRUNCATED`, `LOG_REPLACED`, `STREAM_CONFIG` end the follow through
- *    `onError`; other failures are retried with jittered backoff.
+ *    `onError`; other failures are retried with jittered backoff. A tail check that finds the
+ *    stream no longer republishing on the subscribed subject ends the follow with `UNAVAILABLE`
+ *    (`details.republishGone`, `details.next`): `LiveFollower` goes on with a consumer.
  */
 import { StateSyncError, type StateSyncErrorCode } from "../errors.js";
 import type { LogEntry, LogFollowHandler, LogFollower } from "../log.js";
@@ -46,7 +50,10 @@ export interface FanoutSource {
   readonly ids: MessageIdCodec;
   /** The opened stream (throws like the log); its `liveSubject` must be set. */
   ready(): Promise<StreamSession>;
-  /** The latest revision of this state (throws like the log). */
+  /**
+   * The latest revision of this state (throws like the log), with a fresh stream info read on the
+   * way, so that the session's republish rule is current.
+   */
   latest(): Promise<number>;
   /** The log's range read through an ordered consumer. */
   read(from: number, to: number): AsyncIterable<LogEntry>;
@@ -85,6 +92,8 @@ export class FanoutFollower implements LogFollower {
   /** Quiet tail checks in a row: each waits twice as long, up to 8 times `tailCheckMs`. */
   private quietChecks = 0;
   private sub: { unsubscribe(): void } | undefined;
+  /** The core subject subscribed to. */
+  private readonly subject: string;
   private tailTimer: ReturnType<typeof setTimeout> | undefined;
   private reconnectTimer: ReturnType<typeof setTimeout> | undefined;
   private wake: (() => void) | undefined;
@@ -105,6 +114,7 @@ export class FanoutFollower implements LogFollower {
         "fan-out needs core subscriptions and a republish rule",
       );
     }
+    this.subject = subject;
     let wasOffline = false;
     this.unwatchStatus = source.gate.watchStatus((status) => {
       if (status === "offline") wasOffline = true;
@@ -156,9 +166,16 @@ export class FanoutFollower implements LogFollower {
     );
   }
 
+  /** Moves on to the receiver's revision when it read further itself (`handler.revision`). */
+  private catchUpWithReceiver(): void {
+    const r = this.handler.revision?.();
+    if (r !== undefined && r > this.revision) this.revision = r;
+  }
+
   /** The subscription's callback: the per-entry path, kept short. */
   private onMessage(msg: CoreMsgLike): void {
     if (this.stopped) return;
+    this.catchUpWithReceiver();
     const h = msg.headers;
     const seq = Number(h?.get("Nats-Sequence"));
     // Not a republished entry, or an old one (also what a recreated stream sends at first: only
@@ -216,6 +233,7 @@ export class FanoutFollower implements LogFollower {
   }
 
   private async step(): Promise<void> {
+    this.catchUpWithReceiver();
     const head = this.held[0];
     if (head) {
       if (head.entry.revision <= this.revision) {
@@ -242,10 +260,23 @@ export class FanoutFollower implements LogFollower {
     this.checkDue = false;
     const latest = await this.source.latest();
     if (latest > this.revision) await this.readUpTo(latest, latest);
+    // An operator may have removed the republish rule (or changed where it sends): nothing
+    // would arrive any more. The session holds the rule as `latest` just read it.
+    const s = await this.source.ready();
+    if (!this.stopped && s.liveSubject !== this.subject) {
+      this.fail(
+        new StateSyncError(
+          "UNAVAILABLE",
+          `follow ${this.source.subject}: the stream no longer republishes it on ${this.subject}`,
+          { details: { republishGone: true, next: this.revision + 1 } },
+        ),
+      );
+    }
   }
 
   /** Reads and delivers the entries after the current revision up to `to`. */
   private async readUpTo(to: number, expected: number): Promise<void> {
+    this.catchUpWithReceiver();
     if (to <= this.revision) return;
     const s = await this.source.ready();
     for await (const e of readGap(this.source, s, this.revision + 1, to, expected)) {

@@ -26,7 +26,7 @@ import type {
   LogInfo,
   RevisionedLog,
 } from "../log.js";
-import { adapterOf, type JetStreamAdapter } from "./adapter.js";
+import { adaptedConnection } from "./adapter.js";
 import { JetStreamAppender } from "./appender.js";
 import { watchStreamUpdates } from "./config-advisory.js";
 import { ConnectionGate } from "./connection-gate.js";
@@ -204,7 +204,7 @@ export class JetStreamLog implements RevisionedLog {
     this.contiguous = !this.layout.shared;
     this.ids = messageIdCodec(this.layout.shared, this.subject);
     this.timeoutMs = o.requestTimeoutMs ?? 5_000;
-    this.gate = new ConnectionGate(adapted(o.connection, o.jetstream));
+    this.gate = new ConnectionGate(adaptedConnection(o.connection, o.jetstream));
     this.fanout = fanoutOptions(o.fanout, this.layout);
     this.opener = new StreamOpener({
       fanout: this.fanout,
@@ -333,7 +333,16 @@ export class JetStreamLog implements RevisionedLog {
         subject: this.subject,
         ids: this.ids,
         ready: () => this.opener.ready(),
-        latest: () => this.reader.latestRevision("follow"),
+        // Own layout: from stream info; shared: read it too (the republish rule as it is now).
+        latest: async () =>
+          this.contiguous
+            ? this.reader.latestRevision("follow")
+            : (
+                await Promise.all([
+                  this.reader.latestRevision("follow"),
+                  this.reader.streamCreated("follow"),
+                ])
+              )[0],
         read: (from, to) => this.read(from, to),
         tailCheckMs: this.fanout.tailCheckMs,
         reconnectJitterMs: this.fanout.reconnectJitterMs,
@@ -396,18 +405,4 @@ export class JetStreamLog implements RevisionedLog {
   private assertOpen(): void {
     if (this.closed) throw new StateSyncError("CLOSED", "the JetStreamLog is closed");
   }
-}
-
-/**
- * The connection's adapter (`adapterOf`): at once for a connection (throws `VALIDATION`), when
- * it resolves for a promise (the gate then fails every call with that error).
- */
-function adapted(
-  connection: NatsConnectionLike | Promise<NatsConnectionLike>,
-  module: JetStreamV3Module | undefined,
-): JetStreamAdapter | Promise<JetStreamAdapter> {
-  if (typeof (connection as { then?: unknown }).then === "function") {
-    return (connection as Promise<NatsConnectionLike>).then((nc) => adapterOf(nc, module));
-  }
-  return adapterOf(connection as NatsConnectionLike, module);
 }

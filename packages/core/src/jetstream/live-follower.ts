@@ -3,9 +3,11 @@
  * log was opened with `fanout` and the stream republishes this state's subject (and the
  * connection has core subscriptions), else the {@link JetStreamFollower} (one ordered consumer).
  * The choice needs the opened stream, so it is made once the stream is opened; until then, and
- * while opening fails with a passing error, it waits with jittered backoff.
+ * while opening fails with a passing error, it waits with jittered backoff. When the stream
+ * stops republishing (an operator removed the rule), the fan-out follower ends and a consumer
+ * follower goes on from the next revision.
  */
-import { StateSyncError } from "../errors.js";
+import { isStateSyncError, StateSyncError } from "../errors.js";
 import type { LogFollowHandler, LogFollower } from "../log.js";
 import { FanoutFollower, type FanoutSource } from "./fanout-follower.js";
 import { JetStreamFollower, type FollowSource } from "./follower.js";
@@ -46,7 +48,21 @@ export class LiveFollower implements LogFollower {
         if (this.stopped) return;
         if (s.liveSubject === undefined || !s.adapter.subscribe) return this.start("consumer");
         this.via = "republish";
-        this.inner = new FanoutFollower(fanout, s, this.fromRevision, this.handler);
+        let next = this.fromRevision;
+        this.inner = new FanoutFollower(fanout, s, this.fromRevision, {
+          onEntry: (e) => {
+            next = e.revision + 1;
+            this.handler.onEntry(e);
+          },
+          ...(this.handler.revision ? { revision: () => this.handler.revision!() } : {}),
+          onError: (error) => {
+            // The stream stopped republishing (an operator removed the rule): go on with a
+            // consumer from where the fan-out follower stopped.
+            if (isStateSyncError(error, "UNAVAILABLE") && error.details.republishGone === true) {
+              this.start("consumer", next);
+            } else this.handler.onError?.(error);
+          },
+        });
         return;
       } catch (err) {
         const error = toStateSyncError(err, `follow ${fanout.subject}`);
@@ -60,10 +76,10 @@ export class LiveFollower implements LogFollower {
     }
   }
 
-  private start(via: LiveVia): void {
+  private start(via: LiveVia, from = this.fromRevision): void {
     if (this.stopped) return;
     this.via = via;
-    this.inner = new JetStreamFollower(this.consumer, this.fromRevision, this.handler);
+    this.inner = new JetStreamFollower(this.consumer, from, this.handler);
   }
 }
 
