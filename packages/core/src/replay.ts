@@ -302,6 +302,14 @@ const PENDING: StepResult = { kind: "pending" };
     assembly: PartAssembly,
   ): StepResult | string {
     const c = this.collector!;
+    // Part 0 follows its base (it was appended conditionally on it), which is not behind this
+    // replay: otherwise the parts are not what their snapshot entry says (hostile, or damaged).
+    if (
+      assembly.base < this.revision ||
+      (this.contiguous && assembly.start !== assembly.base + 1)
+    ) {
+      return `its part 0 (revision ${assembly.start}) does not follow its base ${assembly.base}`;
+    }
     const model = logModelOf(this.model, entry);
     if (model instanceof StateSyncError) return this.stall(model, logEntry);
     const parsed = assembledState(assembly, entry.parts);

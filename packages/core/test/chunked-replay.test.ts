@@ -69,6 +69,15 @@ describe("Replay with chunked snapshots", () => {
     expect(replay.readPosition).toBe(9);
   });
 
+  it("refuses parts whose part 0 does not follow their base (CORRUPT_ENTRY), and keeps waiting", () => {
+    const replay = new Replay(tinyModel, true);
+    const bad = chunked("b", 3, 99); // says base 3, but part 0 is at 10
+    const results = replay.stepMany(bad.map((t, i) => at(10 + i, t)));
+    expect(results.at(-1)).toMatchObject({ kind: "pending", error: { code: "CORRUPT_ENTRY" } });
+    expect(replay.anchored).toBe(false);
+    expect(replay.revision).toBe(0);
+  });
+
   it("jsonNestingDepth agrees with a character-by-character scan", () => {
     const reference = (text: string, limit: number) => {
       let depth = 0;

@@ -1,13 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
+  createSynchronizer,
   defineModel,
+  JetStreamLog,
   openSynchronizer,
   startNatsServer,
   stateHash,
   type NatsServer,
+  type StateSyncError,
 } from "@statesync/node";
-import { uniqueStream } from "./helpers.js";
+import { codeOf, tcp, uniqueStream } from "./helpers.js";
 
 /** A state of named blobs: a few commands make it larger than one message. */
 const blobs = defineModel({
@@ -120,4 +123,52 @@ describe("chunked snapshots on nats-server", () => {
       await Promise.all([a, w, behind, fresh].map((r) => r.close()));
     },
   );
+
+  it("hostile parts: a fresh replica refuses them (CORRUPT_ENTRY, then TRUNCATED), a live one is not moved", async () => {
+    const stream = uniqueStream("CHUNKH");
+    const live = await openSynchronizer({ servers: small.url, stream, model: blobs, ...noAuto });
+    await live.updateUnconditionally("increment", {});
+    await live.synced();
+    const base = live.revision;
+    const nc = await tcp(small.url);
+    const log = new JetStreamLog({ connection: nc, stream });
+    const text = JSON.stringify({ count: 99, items: {} });
+    const head = { ts: 1, client: "hostile", id: "h", base };
+    const raw = (o: object, id: string) =>
+      log.appendUnconditional(new TextEncoder().encode(JSON.stringify(o)), id);
+    const first = (await raw({ v: 1, kind: "part", ...head, index: 0, data: "" }, "h0")).revision;
+    await raw({ v: 1, kind: "part", ...head, index: 1, data: text }, "h1");
+    await raw(
+      {
+        v: 2,
+        kind: "snapshot",
+        ts: 1,
+        client: "hostile",
+        base,
+        model: "blobs",
+        version: 1,
+        initialHash: blobs.initialHash,
+        parts: { id: "h", count: 2, bytes: text.length, sha256: "0".repeat(64) },
+      },
+      "hz",
+    );
+    await live.synced();
+    expect(live.state.count).toBe(1); // passed over: it read every entry since the base
+    await log.truncateBefore(first);
+    const errors: StateSyncError[] = [];
+    const fresh = createSynchronizer({
+      log: new JetStreamLog({ connection: nc, stream }),
+      model: blobs,
+      snapshots: false,
+      compaction: false,
+      onError: (e) => errors.push(e),
+    });
+    expect(await codeOf(fresh)).toBe("TRUNCATED");
+    expect(errors[0]).toMatchObject({ code: "CORRUPT_ENTRY" });
+    expect(errors[0]!.message).toMatch(/sha256/);
+    await live.update("increment", {}); // the live replica still writes
+    expect(live.state.count).toBe(2);
+    await Promise.all([live.close(), log.close()]);
+    await nc.close();
+  });
 });

@@ -1,0 +1,12 @@
+/** Constants of the entry format that both `entry.ts` and its fast path use (docs/format.md). */
+
+/** The format of the kinds format 1 already had: what this SDK writes for them. */
+export const WRITE_FORMAT = 1;
+
+/**
+ * A snapshot entry lists the message ids of the last entries before it, as
+ * `[messageId, revision, timestamp]`, oldest first, at most this many (by count: the timestamp is
+ * the writer's and is not used). A writer whose acknowledgement was lost and whose entry was
+ * truncated away by a compaction finds it there instead of in the log (engine/own-lookup.ts).
+ */
+export const MAX_RECENT = 4_000;
