@@ -1,4 +1,4 @@
-import { spawnSync } from "node:child_process";
+import { fork, spawnSync } from "node:child_process";
 import { mkdtemp, readdir, readFile, rm, truncate, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -45,7 +45,31 @@ runPendingStoreConformance("FilePendingStore", async () => {
   };
 });
 
+const HOLDER = new URL("./support/queue-holder.mjs", import.meta.url);
+
 describe("FilePendingStore", () => {
+  it("two processes on one directory and owner: the second gets QUEUE_LOCKED until the first dies", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "statesync-pending-"));
+    const child = fork(HOLDER, [dir, "s", "worker"], {
+      stdio: ["ignore", "ignore", "inherit", "ipc"],
+    });
+    await new Promise<void>((resolve, reject) => {
+      child.once("message", () => resolve());
+      child.once("exit", (code) => reject(new Error(`holder exited with ${code}`)));
+    });
+    const store = new FilePendingStore(dir);
+    const error = await rejection(store.open("s", "worker"));
+    expect(error).toMatchObject({ code: "QUEUE_LOCKED", details: { pid: child.pid } });
+    const other = await store.open("s", "worker-2"); // another owner: another queue
+    await other.close();
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    child.kill("SIGKILL");
+    await exited;
+    const taken = await store.open("s", "worker"); // the dead holder's lock is taken over
+    await taken.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
   it("refuses a lock held by another live process with QUEUE_LOCKED, and takes it once that process is gone", async () => {
     const dir = await mkdtemp(join(tmpdir(), "statesync-pending-"));
     const store = new FilePendingStore(dir);
