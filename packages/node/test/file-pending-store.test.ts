@@ -1,5 +1,5 @@
 import { fork, spawnSync } from "node:child_process";
-import { mkdtemp, readdir, readFile, rm, truncate, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, truncate, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runPendingStoreConformance } from "@statesync/core/testing";
@@ -82,6 +82,21 @@ describe("FilePendingStore", () => {
     const error = await rejection(store.open("s", "worker"));
     expect(error).toMatchObject({ code: "QUEUE_LOCKED", details: { pid: process.ppid } });
     await writeFile(lock, JSON.stringify({ ...held, pid: deadPid() }));
+    const again = await store.open("s", "worker");
+    await again.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("a lock file that stays unreadable (its writer died before writing it) is taken over after 10 s", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "statesync-pending-"));
+    const store = new FilePendingStore(dir);
+    const q = await store.open("s", "worker");
+    await q.close();
+    const lock = join(dir, pendingQueueFolder("s", "worker"), "lock");
+    await writeFile(lock, "");
+    expect(await rejection(store.open("s", "worker"))).toMatchObject({ code: "QUEUE_LOCKED" });
+    const past = new Date(Date.now() - 60_000);
+    await utimes(lock, past, past);
     const again = await store.open("s", "worker");
     await again.close();
     await rm(dir, { recursive: true, force: true });
