@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { mkdir, open, readdir, readFile, rename, unlink } from "node:fs/promises";
+import { mkdir, open, readdir, readFile, rename, stat, unlink } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import {
@@ -20,6 +20,8 @@ const QUEUE_KIND = "statesync-pending-queue";
 const RECORD = /^(\d{1,16})\.pending\.json$/;
 const META = "queue.json";
 const LOCK = "lock";
+/** How long a lock file may stay unreadable before its writer counts as dead, ms. */
+const UNREADABLE_LOCK_MS = 10_000;
 /** Record files `load` reads between two yields to the event loop. */
 const READ_BATCH = 500;
 /** File writes (puts, removals) of one queue in flight at once; more wait their turn (EMFILE). */
@@ -231,12 +233,51 @@ class FilePendingQueue implements PendingQueue {
   }
 }
 
+/** A lock file as read: its holder, and whether that holder is gone. */
+interface LockHolder {
+  readonly text: string;
+  readonly pid: unknown;
+  readonly host: unknown;
+  readonly dead: boolean;
+}
+
+/**
+ * Reads the lock at `path` (undefined when there is none). Its holder is dead when it is a
+ * process of this host that no longer runs, or when the file stays unreadable (a process killed
+ * between creating and writing it) for {@link UNREADABLE_LOCK_MS}.
+ */
+async function readLock(path: string): Promise<LockHolder | undefined> {
+  let text: string;
+  let age: number;
+  try {
+    text = await readFile(path, "utf8");
+    age = Date.now() - (await stat(path)).mtimeMs;
+  } catch {
+    return undefined;
+  }
+  let holder: { pid?: unknown; host?: unknown } | undefined;
+  try {
+    holder = JSON.parse(text) as { pid?: unknown; host?: unknown };
+  } catch {
+    holder = undefined;
+  }
+  if (holder === undefined || typeof holder !== "object" || holder === null) {
+    return { text, pid: undefined, host: undefined, dead: age > UNREADABLE_LOCK_MS };
+  }
+  const dead =
+    holder.host === hostname() &&
+    typeof holder.pid === "number" &&
+    holder.pid !== process.pid &&
+    !isRunning(holder.pid);
+  return { text, pid: holder.pid, host: holder.host, dead };
+}
+
 /** Creates the lock file exclusively; takes over one of a dead process on this host. */
 async function takeLock(folder: string, key: string, owner: string): Promise<string> {
   const path = join(folder, LOCK);
   const token = randomBytes(8).toString("hex");
   const text = JSON.stringify({ pid: process.pid, host: hostname(), token, since: Date.now() });
-  for (let attempt = 0; attempt < 3; attempt++) {
+  for (let attempt = 0; attempt < 5; attempt++) {
     try {
       const handle = await open(path, "wx");
       try {
@@ -250,25 +291,30 @@ async function takeLock(folder: string, key: string, owner: string): Promise<str
       if ((err as NodeJS.ErrnoException).code !== "EEXIST")
         throw failed(`cannot lock ${folder}`, err);
     }
-    let holder: { pid?: unknown; host?: unknown } = {};
-    try {
-      holder = JSON.parse(await readFile(path, "utf8")) as typeof holder;
-    } catch {
-      // being written right now, or damaged: treated as held, unless it stays so (below)
-    }
-    const dead =
-      holder.host === hostname() &&
-      typeof holder.pid === "number" &&
-      holder.pid !== process.pid &&
-      !isRunning(holder.pid);
-    if (!dead) {
+    const holder = await readLock(path);
+    if (holder === undefined) continue; // released meanwhile
+    if (!holder.dead) {
       throw new StateSyncError(
         "QUEUE_LOCKED",
         `the queue of ${key} for ${owner} is held by process ${String(holder.pid)} on ${String(holder.host)}`,
         { details: { key, owner, pid: holder.pid, host: holder.host } },
       );
     }
-    await unlinkIfThere(path);
+    // Taking over: move the dead holder's file aside (atomic, so of two processes doing this
+    // at once one moves it), and check that what was moved is that file, not a lock another
+    // process took meanwhile (then it goes back).
+    const aside = `${path}.${token}.stale`;
+    try {
+      await rename(path, aside);
+    } catch {
+      continue; // gone: someone else took it over
+    }
+    const moved = await readLock(aside);
+    if (moved !== undefined && moved.text !== holder.text) {
+      await rename(aside, path).catch(() => undefined);
+      continue;
+    }
+    await unlinkIfThere(aside);
   }
   throw new StateSyncError("QUEUE_LOCKED", `the queue of ${key} for ${owner} is contended`, {
     details: { key, owner },
@@ -334,10 +380,16 @@ async function writeAtomically(folder: string, path: string, text: string): Prom
   }
 }
 
-/** Temporary files of a holder that died mid-write (the lock is ours now). */
+/** Temporary files of a holder that died mid-write (the lock is ours now), old takeovers'. */
 async function removeTemporaries(folder: string): Promise<void> {
   for (const name of await readdir(folder)) {
-    if (name.endsWith(".tmp")) await unlink(join(folder, name)).catch(() => undefined);
+    const path = join(folder, name);
+    if (name.endsWith(".tmp")) await unlink(path).catch(() => undefined);
+    // A takeover's leftover (its process died): old ones only, a fresh one may be in use.
+    if (name.endsWith(".stale")) {
+      const age = Date.now() - (await stat(path).catch(() => ({ mtimeMs: Date.now() }))).mtimeMs;
+      if (age > UNREADABLE_LOCK_MS) await unlink(path).catch(() => undefined);
+    }
   }
 }
 

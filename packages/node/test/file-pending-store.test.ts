@@ -1,5 +1,5 @@
-import { spawnSync } from "node:child_process";
-import { mkdtemp, readdir, readFile, rm, truncate, writeFile } from "node:fs/promises";
+import { fork, spawnSync } from "node:child_process";
+import { mkdtemp, readdir, readFile, rm, truncate, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runPendingStoreConformance } from "@statesync/core/testing";
@@ -45,7 +45,31 @@ runPendingStoreConformance("FilePendingStore", async () => {
   };
 });
 
+const HOLDER = new URL("./support/queue-holder.mjs", import.meta.url);
+
 describe("FilePendingStore", () => {
+  it("two processes on one directory and owner: the second gets QUEUE_LOCKED until the first dies", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "statesync-pending-"));
+    const child = fork(HOLDER, [dir, "s", "worker"], {
+      stdio: ["ignore", "ignore", "inherit", "ipc"],
+    });
+    await new Promise<void>((resolve, reject) => {
+      child.once("message", () => resolve());
+      child.once("exit", (code) => reject(new Error(`holder exited with ${code}`)));
+    });
+    const store = new FilePendingStore(dir);
+    const error = await rejection(store.open("s", "worker"));
+    expect(error).toMatchObject({ code: "QUEUE_LOCKED", details: { pid: child.pid } });
+    const other = await store.open("s", "worker-2"); // another owner: another queue
+    await other.close();
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    child.kill("SIGKILL");
+    await exited;
+    const taken = await store.open("s", "worker"); // the dead holder's lock is taken over
+    await taken.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
   it("refuses a lock held by another live process with QUEUE_LOCKED, and takes it once that process is gone", async () => {
     const dir = await mkdtemp(join(tmpdir(), "statesync-pending-"));
     const store = new FilePendingStore(dir);
@@ -58,6 +82,21 @@ describe("FilePendingStore", () => {
     const error = await rejection(store.open("s", "worker"));
     expect(error).toMatchObject({ code: "QUEUE_LOCKED", details: { pid: process.ppid } });
     await writeFile(lock, JSON.stringify({ ...held, pid: deadPid() }));
+    const again = await store.open("s", "worker");
+    await again.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("a lock file that stays unreadable (its writer died before writing it) is taken over after 10 s", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "statesync-pending-"));
+    const store = new FilePendingStore(dir);
+    const q = await store.open("s", "worker");
+    await q.close();
+    const lock = join(dir, pendingQueueFolder("s", "worker"), "lock");
+    await writeFile(lock, "");
+    expect(await rejection(store.open("s", "worker"))).toMatchObject({ code: "QUEUE_LOCKED" });
+    const past = new Date(Date.now() - 60_000);
+    await utimes(lock, past, past);
     const again = await store.open("s", "worker");
     await again.close();
     await rm(dir, { recursive: true, force: true });

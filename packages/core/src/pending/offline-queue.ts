@@ -96,8 +96,10 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
     try {
       const { records, nextSeq } = await queue.load();
       const model = this.p.model as unknown as Model<S, CommandMap<S>>;
-      // A record of a newer model version (an app rolled back) stays stored, untouched.
-      this.ops = records.filter((r) => r.mv <= model.version).map((r) => opOfRecord(model, r));
+      // A record this model cannot run (of an older version not upgraded, or of a newer one: an
+      // app rolled back) is refused when the push reaches it, with an event. Left stored, its
+      // seq would count as applied once a later one of this queue is.
+      this.ops = records.map((r) => opOfRecord(model, r));
       this.nextSeq = nextSeq;
       this.queue = queue;
     } catch (e) {

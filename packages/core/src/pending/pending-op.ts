@@ -73,8 +73,8 @@ export function commandRun<S>(
  * A stored record as an op of this model (docs/offline.md, docs/versions.md): a record queued by
  * an older model version goes through the model's `upgradeCommand`, as the log reads such a
  * command; one it cannot run (unknown, arguments its schema refuses, not upgraded) is marked
- * `invalid` and refused by the push loop. Records of a newer version are not made ops (the
- * caller leaves them in the store).
+ * `invalid` and refused by the push loop; so is a record of a newer version than the model (an
+ * app rolled back), as the log skips a command of a version newer than its own.
  */
 export function opOfRecord<S>(model: Model<S, CommandMap<S>>, record: PendingRecord): PendingOp {
   const base = {

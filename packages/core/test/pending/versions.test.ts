@@ -92,4 +92,40 @@ describe("queued updates and model versions", () => {
     expect(refused).toEqual([["UPDATE_REFUSED", "OUTDATED_COMMAND", "old"]]);
     await upgraded.close();
   });
+
+  it("an app rolled back refuses what a newer version queued, with an event", async () => {
+    const log = new MemoryLog();
+    const store = new MemoryPendingStore();
+    const pending = { store, owner: "device" };
+    const first = await createSynchronizer({ log, model: v1, compaction: false });
+    await first.close();
+    const newer = await createSynchronizer({
+      log: log.handle(),
+      model: v2,
+      pending,
+      upgrade: "manual",
+      compaction: false,
+    });
+    log.setOffline(true);
+    const queued = newer.update("add", { id: "from-v2" });
+    queued.catch(() => undefined);
+    await queued.queued;
+    await newer.close();
+    log.setOffline(false);
+    const older = await createSynchronizer({
+      log: log.handle(),
+      model: v1,
+      pending,
+      compaction: false,
+    });
+    const refused: unknown[] = [];
+    older.on("refused", (e, u) =>
+      refused.push([e.code, (e.cause as StateSyncError).code, u.command]),
+    );
+    await older.update("add", { id: "from-v1" });
+    await older.flush();
+    expect(refused).toEqual([["UPDATE_REFUSED", "OUTDATED_COMMAND", "add"]]);
+    expect(older.state).toEqual({ ids: ["from-v1"] });
+    await older.close();
+  });
 });
