@@ -170,9 +170,9 @@ export async function openSynchronizer<S, C extends CommandMap<S>>(
   } = options;
   const saveAfterApply = (keepCurrent ?? true) && snapshots !== false;
   const support = servers !== undefined && tabs !== false ? tabSupport() : undefined;
-  const ownedStore =
-    snapshots === undefined ? new IndexedDbSnapshotStore({ onWarning }) : undefined;
-  const stops: Array<() => void> = [];
+  // Both throw VALIDATION before anything is opened (a v3 connection without `jetstream`; a bad
+  // stream, key or prefix).
+  const given = connection === undefined ? undefined : bindJetStreamModule(connection, jetstream);
   const snapshotKey =
     rest.snapshotKey ??
     jetStreamSnapshotKey({ stream: rest.stream, key: rest.key, subjectPrefix: rest.subjectPrefix });
@@ -180,6 +180,9 @@ export async function openSynchronizer<S, C extends CommandMap<S>>(
   const queue = pendingStore
     ? await openQueueSlot(pendingStore, snapshotKey, (pending || {}).owner ?? "browser")
     : undefined;
+  const ownedStore =
+    snapshots === undefined ? new IndexedDbSnapshotStore({ onWarning }) : undefined;
+  const stops: Array<() => void> = [];
   const release = async () => {
     for (const stop of stops.splice(0)) stop();
     await ownedStore?.close();
@@ -240,8 +243,6 @@ export async function openSynchronizer<S, C extends CommandMap<S>>(
       throw err;
     }
   } else {
-    // Throws VALIDATION now for a v3 connection without `jetstream` (a promise rejects later).
-    const given = connection === undefined ? undefined : bindJetStreamModule(connection, jetstream);
     const owned = servers === undefined ? undefined : connectInBackground(connect);
     sync = await openJetStreamSynchronizer<S, C>({
       ...rest,
