@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { mkdir, open, readdir, readFile, rename, stat, unlink } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
+import { writeFileAtomically } from "./atomic-file.js";
 import {
   pendingOwnerSchema,
   pendingRecordSchema,
@@ -161,7 +162,7 @@ class FilePendingQueue implements PendingQueue {
     const body = JSON.stringify(record);
     try {
       await this.limited(() =>
-        writeAtomically(
+        writeFileAtomically(
           this.folder,
           this.pathOf(record.seq),
           JSON.stringify({ sha256: sha256(body), body }),
@@ -197,7 +198,7 @@ class FilePendingQueue implements PendingQueue {
     if (this.meta.highSeq >= this.highSeq || !seqs.some((s) => s > this.meta.highSeq)) return;
     const meta = { ...this.meta, highSeq: this.highSeq };
     try {
-      await writeAtomically(this.folder, join(this.folder, META), JSON.stringify(meta));
+      await writeFileAtomically(this.folder, join(this.folder, META), JSON.stringify(meta));
     } catch (cause) {
       throw failed("cannot update the queue's sequence", cause);
     }
@@ -350,34 +351,8 @@ async function readOrCreateMeta(folder: string, key: string, owner: string): Pro
     origin: randomBytes(12).toString("base64url"),
     highSeq: 0,
   };
-  await writeAtomically(folder, path, JSON.stringify(meta));
+  await writeFileAtomically(folder, path, JSON.stringify(meta));
   return meta;
-}
-
-async function writeAtomically(folder: string, path: string, text: string): Promise<void> {
-  const temp = `${path}.${randomBytes(4).toString("hex")}.tmp`;
-  try {
-    const handle = await open(temp, "w");
-    try {
-      await handle.writeFile(text, "utf8");
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await rename(temp, path);
-  } catch (err) {
-    await unlink(temp).catch(() => undefined);
-    throw err;
-  }
-  let dir;
-  try {
-    dir = await open(folder, "r");
-    await dir.sync();
-  } catch {
-    // best effort (not supported everywhere)
-  } finally {
-    await dir?.close().catch(() => undefined);
-  }
 }
 
 /** Temporary files of a holder that died mid-write (the lock is ours now), old takeovers'. */

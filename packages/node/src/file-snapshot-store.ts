@@ -1,6 +1,7 @@
-import { createHash, randomBytes } from "node:crypto";
-import { mkdir, open, readdir, readFile, rename, unlink } from "node:fs/promises";
+import { createHash } from "node:crypto";
+import { mkdir, readdir, readFile, unlink } from "node:fs/promises";
 import { join } from "node:path";
+import { writeFileAtomically } from "./atomic-file.js";
 import {
   shouldReplaceSnapshot,
   snapshotRecordSchema,
@@ -154,34 +155,7 @@ export class FileSnapshotStore implements SnapshotStore {
       },
     );
     await this.dirReady;
-    const temp = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
-    try {
-      const handle = await open(temp, "w");
-      try {
-        await handle.writeFile(text, "utf8");
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      await rename(temp, path);
-    } catch (err) {
-      await unlink(temp).catch(() => undefined);
-      throw err;
-    }
-    await syncDirectory(this.dir);
-  }
-}
-
-/** fsync of a directory, so a rename survives a power loss; not supported everywhere (Windows). */
-async function syncDirectory(dir: string): Promise<void> {
-  let handle;
-  try {
-    handle = await open(dir, "r");
-    await handle.sync();
-  } catch {
-    // best effort
-  } finally {
-    await handle?.close().catch(() => undefined);
+    await writeFileAtomically(this.dir, path, text);
   }
 }
 

@@ -1,0 +1,44 @@
+import { randomBytes } from "node:crypto";
+import { open, rename, unlink } from "node:fs/promises";
+
+/**
+ * Writes `text` (UTF-8) to `path` so that a crash leaves either the old file or the new one,
+ * never a torn one: a temporary file beside it (`<path>.<pid>.<random>.tmp`), fsync, rename over
+ * `path`, then fsync of `folder` so the rename survives a power loss (best effort: not every
+ * platform can sync a directory). The temporary file is removed when a step fails; the error is
+ * rethrown (ENOSPC, EACCES, ...). Used by the snapshot and pending-update stores.
+ */
+export async function writeFileAtomically(
+  folder: string,
+  path: string,
+  text: string,
+): Promise<void> {
+  const temp = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
+  try {
+    const handle = await open(temp, "w");
+    try {
+      await handle.writeFile(text, "utf8");
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temp, path);
+  } catch (err) {
+    await unlink(temp).catch(() => undefined);
+    throw err;
+  }
+  await syncDirectory(folder);
+}
+
+/** fsync of a directory, so a rename survives a power loss; not supported everywhere (Windows). */
+export async function syncDirectory(dir: string): Promise<void> {
+  let handle;
+  try {
+    handle = await open(dir, "r");
+    await handle.sync();
+  } catch {
+    // best effort
+  } finally {
+    await handle?.close().catch(() => undefined);
+  }
+}
