@@ -300,19 +300,7 @@ export class Replica<S, C extends CommandMap<S>> {
     this.notifyScheduled = true;
     queueMicrotask(() => {
       this.notifyScheduled = false;
-      const state = this.state;
-      const revision = this.revision;
-      for (const l of [...this.subscribers]) {
-        try {
-          l(state, revision);
-        } catch (cause) {
-          this.status.report(
-            new StateSyncError("LISTENER_FAILED", `a subscriber threw: ${String(cause)}`, {
-              cause,
-            }),
-          );
-        }
-      }
+      this.status.notify(this.subscribers, this.state, this.revision);
     });
   }
 }

@@ -104,6 +104,27 @@ export class StatusHub {
     this.stallListeners.add(listener);
   }
 
+  /**
+   * Calls each of `listeners` with `state` and `revision`; a listener that throws is reported
+   * (`LISTENER_FAILED`) and the others still run. A copy of the set is iterated, so a listener
+   * may unsubscribe.
+   */
+  notify<T>(
+    listeners: ReadonlySet<(state: T, revision: number) => void>,
+    state: T,
+    revision: number,
+  ): void {
+    for (const l of [...listeners]) {
+      try {
+        l(state, revision);
+      } catch (cause) {
+        this.report(
+          new StateSyncError("LISTENER_FAILED", `a subscriber threw: ${String(cause)}`, { cause }),
+        );
+      }
+    }
+  }
+
   /** Reports a problem that rejects no call. A listener that throws is ignored. */
   report(error: StateSyncError): void {
     for (const l of [...this.errorListeners]) {

@@ -33,10 +33,11 @@
  *    stream no longer republishing on the subscribed subject ends the follow with `UNAVAILABLE`
  *    (`details.republishGone`, `details.next`): `LiveFollower` goes on with a consumer.
  */
-import { StateSyncError, type StateSyncErrorCode } from "../errors.js";
+import { StateSyncError } from "../errors.js";
 import type { LogEntry, LogFollowHandler, LogFollower } from "../log.js";
 import type { ConnectionGate } from "./connection-gate.js";
 import { readGap } from "./fanout-gaps.js";
+import { FATAL } from "./follower.js";
 import { toStateSyncError } from "./nats-errors.js";
 import type { CoreMsgLike } from "./nats-types.js";
 import type { StreamSession } from "./stream-session.js";
@@ -62,14 +63,6 @@ export interface FanoutSource {
   /** Longest random wait before the tail check after a reconnection, ms. */
   readonly reconnectJitterMs: number;
 }
-
-const FATAL: ReadonlySet<StateSyncErrorCode> = new Set([
-  "PERMISSION_DENIED",
-  "TRUNCATED",
-  "LOG_REPLACED",
-  "STREAM_CONFIG",
-  "UNSUPPORTED_SERVER",
-]);
 
 /** A republished entry as received: its revision and the state's previous revision. */
 interface Received {

@@ -32,7 +32,7 @@ export interface FollowSource {
 }
 
 /** Errors a follower reports through `onError` and stops on; others are retried. */
-const FATAL: ReadonlySet<StateSyncErrorCode> = new Set([
+export const FATAL: ReadonlySet<StateSyncErrorCode> = new Set([
   "PERMISSION_DENIED",
   "TRUNCATED",
   "LOG_REPLACED",

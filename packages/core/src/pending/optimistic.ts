@@ -130,19 +130,7 @@ export class OptimisticView<S> {
     const wait = this.lastCostMs < 1 ? 0 : Math.min(MAX_NOTIFY_DELAY_MS, 4 * this.lastCostMs);
     const notify = () => {
       this.scheduled = false;
-      const state = this.state;
-      const revision = this.source.revision;
-      for (const l of [...this.subscribers]) {
-        try {
-          l(state, revision);
-        } catch (cause) {
-          this.status.report(
-            new StateSyncError("LISTENER_FAILED", `a subscriber threw: ${String(cause)}`, {
-              cause,
-            }),
-          );
-        }
-      }
+      this.status.notify(this.subscribers, this.state, this.source.revision);
     };
     if (wait === 0) queueMicrotask(notify);
     else setTimeout(notify, wait);
