@@ -11,6 +11,8 @@ import { median } from "./lib/stats.js";
 const SMALL = 10;
 const LARGE = 10_000;
 const ROUNDS = 3;
+/** Entities per bucket in the bucketed layout. */
+const BUCKET = 100;
 
 const entity = z.object({
   name: z.string(),
@@ -34,20 +36,48 @@ function entitiesModel(entities: number) {
   });
 }
 
+/** The same entities as {@link entitiesModel}, kept in buckets of {@link BUCKET} (a record of records). */
+function bucketsModel(entities: number) {
+  const initial: { buckets: Record<string, Record<string, Entity>> } = { buckets: {} };
+  for (let i = 0; i < entities; i++) {
+    const b = (initial.buckets[`b${Math.floor(i / BUCKET)}`] ??= {});
+    b[`e${i}`] = { name: `entity ${i}`, count: 0, tags: ["bench"], done: false };
+  }
+  return defineModel({
+    name: `bench-buckets-${entities}`,
+    state: z.object({ buckets: z.record(z.string(), z.record(z.string(), entity)) }),
+    initial,
+    commands: {},
+  });
+}
+
 /**
  * The writer's cost of one awaited conditional update (`sync.update(recipe)`) that changes one
  * entity, on MemoryLog with the defaults a user gets there (live, automatic compaction), for
  * `ms`. Returns µs per update; with `profileFile`, profiles that window.
  */
-async function measure(entities: number, ms: number, profileFile?: string) {
+async function measure(entities: number, ms: number, profileFile?: string, buckets = false) {
   const log = new MemoryLog({ maxEntryBytes: 64 * 1024 * 1024 });
-  const sync = await createSynchronizer({ log, model: entitiesModel(entities) });
   let i = 0;
-  const once = () =>
-    sync.update((d) => {
-      const e = d.entities[`e${i++ % entities}`]!;
-      e.count += 1;
-    });
+  let once: () => Promise<unknown>;
+  let sync: { close(): Promise<void>; readonly stats: { readonly compactions: number } };
+  if (buckets) {
+    const s = await createSynchronizer({ log, model: bucketsModel(entities) });
+    once = () =>
+      s.update((d) => {
+        const k = i++ % entities;
+        d.buckets[`b${Math.floor(k / BUCKET)}`]![`e${k}`]!.count += 1;
+      });
+    sync = s;
+  } else {
+    const s = await createSynchronizer({ log, model: entitiesModel(entities) });
+    once = () =>
+      s.update((d) => {
+        const e = d.entities[`e${i++ % entities}`]!;
+        e.count += 1;
+      });
+    sync = s;
+  }
   for (const end = performance.now() + Math.min(ms, 500); performance.now() < end;) await once();
   const profiler = profileFile ? new WindowProfiler() : undefined;
   await profiler?.start();
@@ -83,6 +113,7 @@ export const largeState: Benchmark = {
     const ms = Math.round(2_000 * ctx.scale);
     const small: number[] = [];
     const large: number[] = [];
+    const bucketed: number[] = [];
     let compactions = 0;
     for (let round = 0; round < ROUNDS; round++) {
       ctx.progress(`round ${round + 1}/${ROUNDS}`);
@@ -90,9 +121,11 @@ export const largeState: Benchmark = {
       const l = await measure(LARGE, ms);
       large.push(l.usPerUpdate);
       compactions = l.compactions;
+      bucketed.push((await measure(LARGE, ms, undefined, true)).usPerUpdate);
     }
     const s = median(small);
     const l = median(large);
+    const b = median(bucketed);
     return {
       tables: [
         {
@@ -102,6 +135,7 @@ export const largeState: Benchmark = {
             rows: [
               [num(SMALL, 0), num(s, 1), "1.00x"],
               [num(LARGE), num(l, 1), ratio(l / s)],
+              [`${num(LARGE)} in buckets of ${BUCKET}`, num(b, 1), ratio(b / s)],
             ],
           },
           note: `(the 10,000-entity writer compacted ${compactions} times in its last run)`,
@@ -113,6 +147,11 @@ export const largeState: Benchmark = {
           value: `${num(l, 1)} vs ${num(s, 1)} µs`,
           ratio: ratio(l / s),
         },
+        {
+          figure: `the same, ${num(LARGE)} entities in buckets of ${BUCKET} (a record of records)`,
+          value: `${num(b, 1)} vs ${num(s, 1)} µs`,
+          ratio: ratio(b / s),
+        },
       ],
       targets: [
         target(
@@ -123,7 +162,7 @@ export const largeState: Benchmark = {
           `${num(l, 1)} / ${num(s, 1)} µs per update`,
         ),
       ],
-      data: { ms, small, large, compactions },
+      data: { ms, small, large, bucketed, compactions },
     };
   },
   async profile(ctx) {

@@ -165,7 +165,7 @@ export class Replica<S, C extends CommandMap<S>> {
       fresh.push(entry);
       const own = this.own.take(entry);
       decoded.push(own?.decoded);
-      produced.push(own?.produced);
+      if (own?.produced) produced[fresh.length - 1] = own.produced;
     }
     if (fresh.length === 0) return;
     const mine = decoded.map((d) => d !== undefined); // decoded in advance: own entries
