@@ -7,6 +7,7 @@
  * "Bundle size"). It is loaded with the page, not on demand, so a page that opens offline has it.
  */
 import { StateSyncError, type PendingStore } from "@statesync/core";
+import { z } from "zod/v4";
 import { IndexedDbPendingStore } from "./indexeddb-pending-store.js";
 import type { OfflineQueueSetup } from "./offline-setup.js";
 import { drainOrphanedSlots } from "./tabs/orphans.js";
@@ -26,6 +27,13 @@ export interface OfflineQueueOptions {
   store?: PendingStore;
 }
 
+const optionsSchema = z.object({
+  owner: z.string().max(61).optional(),
+  store: z
+    .custom<unknown>((v) => typeof v === "object" && v !== null, "store must be a PendingStore")
+    .optional(),
+});
+
 /**
  * The `pending` option of `openSynchronizer` that turns the offline queue on: updates made while
  * the server is away are stored (IndexedDB by default), shown at once in `optimisticState`, and
@@ -33,16 +41,15 @@ export interface OfflineQueueOptions {
  * Throws `VALIDATION` for an owner longer than 61 characters or a store that is not an object.
  */
 export function offlineQueue(options: OfflineQueueOptions = {}): OfflineQueueSetup {
-  const { owner = "browser", store } = options;
-  if (typeof owner !== "string" || owner.length > 61) {
+  const parsed = optionsSchema.safeParse(options);
+  if (!parsed.success) {
     throw new StateSyncError(
       "VALIDATION",
-      "offlineQueue: owner must be a string of at most 61 characters",
+      `invalid offlineQueue options: ${z.prettifyError(parsed.error)}`,
+      { cause: parsed.error },
     );
   }
-  if (store !== undefined && (typeof store !== "object" || store === null)) {
-    throw new StateSyncError("VALIDATION", "offlineQueue: store must be a PendingStore");
-  }
+  const { owner = "browser", store } = options;
   return {
     owner,
     store: () => store ?? new IndexedDbPendingStore(),
