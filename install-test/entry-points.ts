@@ -5,7 +5,8 @@ import * as coreTesting from "@statesync/core/testing";
 import * as node from "@statesync/node";
 import * as browser from "@statesync/browser";
 import * as react from "@statesync/browser/react";
+import * as offline from "@statesync/browser/offline";
 import * as playwright from "@statesync/playwright";
 import * as chromium from "@statesync/playwright/chromium";
 
-export const entryPoints = [core, coreTesting, node, browser, react, playwright, chromium];
+export const entryPoints = [core, coreTesting, node, browser, react, offline, playwright, chromium];

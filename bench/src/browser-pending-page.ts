@@ -8,6 +8,7 @@ import {
   jetStreamSnapshotKey,
   openSynchronizer,
 } from "@statesync/browser";
+import { offlineQueue } from "@statesync/browser/offline";
 import { z } from "zod";
 
 /** The collab board's shape and its addCard command (examples/collab-board/src/board-model.ts). */
@@ -70,7 +71,7 @@ async function open(): Promise<{ openMs: number; viewMs: number; pending: number
     servers: "ws://127.0.0.1:9", // nobody listens: the page is offline
     stream,
     model: boardModel,
-    pending: { owner: "bench" },
+    pending: offlineQueue({ owner: "bench" }),
   });
   const t1 = performance.now();
   const cards = sync.optimisticState.lists.reduce((n, l) => n + l.cards.length, 0);

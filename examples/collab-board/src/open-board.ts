@@ -4,6 +4,7 @@ import {
   type SnapshotStoreWarning,
   type SynchronizerOf,
 } from "@statesync/browser";
+import { offlineQueue } from "@statesync/browser/offline";
 import { boardModel } from "./board-model.js";
 import type { BoardConfig } from "./config.js";
 
@@ -27,7 +28,7 @@ export async function openBoard(
     model: boardModel,
     snapshotEvery: 1,
     // Edits made offline are stored in IndexedDB, shown at once and sent when the server is back.
-    pending: { owner: "board" },
+    pending: offlineQueue({ owner: "board" }),
     onWarning,
   });
   exposeSynchronizer(sync);

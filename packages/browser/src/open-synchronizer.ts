@@ -8,7 +8,6 @@ import {
   type JetStreamV3Module,
   type NatsV3ConnectionLike,
   type OpenJetStreamOptions,
-  type PendingStore,
   type SnapshotStore,
   type StateSynchronizer,
 } from "@statesync/core";
@@ -18,11 +17,8 @@ import { connectInBackground } from "./background-connect.js";
 import { IndexedDbSnapshotStore, type SnapshotStoreWarning } from "./indexeddb-snapshot-store.js";
 import { keepSnapshotCurrent } from "./keep-snapshot-current.js";
 import { saveSnapshotOnHide } from "./save-on-hide.js";
-import { IndexedDbPendingStore } from "./indexeddb-pending-store.js";
+import type { OfflineQueueSetup } from "./offline-setup.js";
 import { openTabLog, readOnly, savedByLeader, tabSupport } from "./tabs/open-tab-log.js";
-import { drainOrphanedSlots } from "./tabs/orphans.js";
-import { sharePendingAcrossTabs } from "./tabs/shared-pending.js";
-import { openQueueSlot } from "./tabs/queue-slot.js";
 
 /**
  * Options of {@link openSynchronizer}: those of core's `OpenJetStreamOptions` (stream, key,
@@ -87,15 +83,17 @@ export interface OpenSynchronizerOptions<S, C extends CommandMap<S>> extends Omi
    */
   tabs?: boolean;
   /**
-   * The offline queue (docs/offline.md): updates made while the server is away are stored in
-   * IndexedDB (`IndexedDbPendingStore` unless `store` is given), shown at once in
-   * `optimisticState` (what the React hooks show), and pushed in order, exactly once, when it is
-   * back, also after a reload. Each tab holds a queue of its own, the first free slot
-   * `<owner>-<n>` (owner default `"browser"`); a tab that reloads or dies leaves its slot, with
-   * its updates, to the next tab that opens. Default: none (updates are sent at once, and fail
-   * after `outcomeTimeoutMs` while offline).
+   * The offline queue (docs/offline.md): `offlineQueue({ owner?, store? })` of
+   * `@statesync/browser/offline` (an entry point of its own, so that an app without the queue
+   * does not bundle it). Updates made while the server is away are stored in IndexedDB
+   * (`IndexedDbPendingStore` unless `store` is given), shown at once in `optimisticState` (what
+   * the React hooks show), and pushed in order, exactly once, when it is back, also after a
+   * reload. Each tab holds a queue of its own, the first free slot `<owner>-<n>` (owner default
+   * `"browser"`); a tab that reloads or dies leaves its slot, with its updates, to the next tab
+   * that opens. Default: none (updates are sent at once, and fail after `outcomeTimeoutMs` while
+   * offline).
    */
-  pending?: { owner?: string; store?: PendingStore } | false;
+  pending?: OfflineQueueSetup | false;
 }
 
 const wsUrl = z
@@ -117,13 +115,19 @@ const optionsSchema = z
     saveOnHide: z.boolean().optional(),
     tabs: z.boolean().optional(),
     pending: z
-      .union([
-        z.literal(false),
-        z.object({
-          owner: z.string().max(61).optional(),
-          store: z.custom<unknown>(objectLike).optional(),
-        }),
-      ])
+      .union(
+        [
+          z.literal(false),
+          z.object({
+            owner: z.string().max(61),
+            store: fn,
+            openQueueSlot: fn,
+            drainOrphanedSlots: fn,
+            sharePendingAcrossTabs: fn,
+          }),
+        ],
+        { error: "pending must be offlineQueue(...) of @statesync/browser/offline, or false" },
+      )
       .optional(),
   })
   .refine((o) => (o.servers === undefined) !== (o.connection === undefined), {
@@ -176,10 +180,12 @@ export async function openSynchronizer<S, C extends CommandMap<S>>(
   const snapshotKey =
     rest.snapshotKey ??
     jetStreamSnapshotKey({ stream: rest.stream, key: rest.key, subjectPrefix: rest.subjectPrefix });
-  const pendingStore = pending ? (pending.store ?? new IndexedDbPendingStore()) : undefined;
-  const queue = pendingStore
-    ? await openQueueSlot(pendingStore, snapshotKey, (pending || {}).owner ?? "browser")
-    : undefined;
+  const offline = pending || undefined;
+  const pendingStore = offline?.store();
+  const queue =
+    offline && pendingStore
+      ? await offline.openQueueSlot(pendingStore, snapshotKey, offline.owner)
+      : undefined;
   const ownedStore =
     snapshots === undefined ? new IndexedDbSnapshotStore({ onWarning }) : undefined;
   const stops: Array<() => void> = [];
@@ -215,13 +221,13 @@ export async function openSynchronizer<S, C extends CommandMap<S>>(
         pending: queue,
         onClose: release,
       });
-      if (queue && pendingStore) {
+      if (offline && queue && pendingStore) {
         const { onError: _e, onStatus: _s, clientId: _c, ...quiet } = engine;
         stops.push(
-          drainOrphanedSlots({
+          offline.drainOrphanedSlots({
             store: pendingStore,
             key: snapshotKey,
-            owner: (pending || {}).owner ?? "browser",
+            owner: offline.owner,
             own: queue.owner,
             active: () => tab.log.leading,
             open: (p) =>
@@ -261,9 +267,9 @@ export async function openSynchronizer<S, C extends CommandMap<S>>(
   }
   if (saveAfterApply) stops.push(keepSnapshotCurrent(sync));
   if (saveOnHide ?? true) stops.push(saveSnapshotOnHide(sync));
-  if (shareAs && queue) {
+  if (offline && shareAs && queue) {
     // Each tab's pending edits show in the other tabs at once, before the server has them.
-    const shared = sharePendingAcrossTabs(sync, rest.model, shareAs.name, shareAs.tabId);
+    const shared = offline.sharePendingAcrossTabs(sync, rest.model, shareAs.name, shareAs.tabId);
     stops.push(shared.stop);
     return shared.sync;
   }

@@ -3,9 +3,11 @@ import {
   IndexedDbSnapshotStore,
   isStateSyncError,
   jetStreamSnapshotKey,
+  MemoryPendingStore,
   openSynchronizer,
   type SnapshotStoreWarning,
 } from "@statesync/browser";
+import { offlineQueue } from "@statesync/browser/offline";
 import { expect, it, vi } from "vitest";
 import { z } from "zod";
 import { dropDatabase, uniqueDatabase } from "./idb-helpers.js";
@@ -122,4 +124,46 @@ it("says offline as soon as the WebSocket is refused, not after a request times 
     );
     await sync.close();
   }
+});
+
+it("takes the offline queue as offlineQueue() of @statesync/browser/offline, and refuses anything else", async () => {
+  for (const pending of [{ owner: "x" }, {}, true]) {
+    const error = await openSynchronizer({
+      servers: NOBODY,
+      stream: "notes",
+      model,
+      // the shape before the queue moved to its own entry point
+      pending: pending as never,
+    }).catch((e) => e);
+    expect(isStateSyncError(error, "VALIDATION")).toBe(true);
+    expect(String(error.message)).toContain("offlineQueue");
+  }
+  expect(() => offlineQueue({ owner: "o".repeat(62) })).toThrow(/61 characters/);
+  expect(() => offlineQueue({ store: 1 as never })).toThrow(/PendingStore/);
+
+  // Offline (nobody listens), an update waits in the queue and shows in the optimistic view.
+  const store = new MemoryPendingStore();
+  const sync = await openSynchronizer({
+    servers: NOBODY,
+    stream: "notes",
+    model,
+    snapshots: false,
+    pending: offlineQueue({ owner: "t", store }),
+  });
+  void sync.update("add", { text: "offline" }).catch(() => undefined);
+  await vi.waitFor(() => expect(sync.pendingCount).toBe(1));
+  expect(sync.optimisticState.notes).toEqual(["offline"]);
+  expect(sync.state.notes).toEqual([]);
+  await sync.close();
+  // The queue kept it, in the first slot of owner "t".
+  const again = await openSynchronizer({
+    servers: NOBODY,
+    stream: "notes",
+    model,
+    snapshots: false,
+    tabs: false,
+    pending: offlineQueue({ owner: "t", store: store.sibling() }),
+  });
+  expect(again.pending.map((p) => p.args)).toEqual([{ text: "offline" }]);
+  await again.close();
 });

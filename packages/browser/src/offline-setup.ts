@@ -1,0 +1,18 @@
+import type { PendingStore } from "@statesync/core";
+import type { drainOrphanedSlots } from "./tabs/orphans.js";
+import type { openQueueSlot } from "./tabs/queue-slot.js";
+import type { sharePendingAcrossTabs } from "./tabs/shared-pending.js";
+
+/**
+ * What `offlineQueue` (`@statesync/browser/offline`) hands `openSynchronizer`: the owner prefix,
+ * the store, and the queue's code, which `openSynchronizer` imports only as types so that an app
+ * without the queue does not bundle it. Build it with `offlineQueue`, not by hand.
+ */
+export interface OfflineQueueSetup {
+  readonly owner: string;
+  /** The store the queue slots are taken in (called once per `openSynchronizer`). */
+  store(): PendingStore;
+  readonly openQueueSlot: typeof openQueueSlot;
+  readonly drainOrphanedSlots: typeof drainOrphanedSlots;
+  readonly sharePendingAcrossTabs: typeof sharePendingAcrossTabs;
+}

@@ -1,0 +1,60 @@
+/**
+ * `@statesync/browser/offline`: the offline queue of `openSynchronizer` (docs/offline.md), as
+ * an option built here: `openSynchronizer({ ..., pending: offlineQueue({ owner: "todos" }) })`.
+ * It lives in an entry point of its own so that an app without the queue does not bundle its
+ * code (the IndexedDB store, the queue slots, the drain of dead tabs' queues, the sharing of
+ * pending edits across tabs): `openSynchronizer` reaches it only through the option (README,
+ * "Bundle size"). It is loaded with the page, not on demand, so a page that opens offline has it.
+ */
+import { StateSyncError, type PendingStore } from "@statesync/core";
+import { z } from "zod/v4";
+import { IndexedDbPendingStore } from "./indexeddb-pending-store.js";
+import type { OfflineQueueSetup } from "./offline-setup.js";
+import { drainOrphanedSlots } from "./tabs/orphans.js";
+import { openQueueSlot } from "./tabs/queue-slot.js";
+import { sharePendingAcrossTabs } from "./tabs/shared-pending.js";
+
+export type { OfflineQueueSetup } from "./offline-setup.js";
+
+/** Options of {@link offlineQueue}. */
+export interface OfflineQueueOptions {
+  /**
+   * The queue's owner prefix: each tab holds the first free slot `<owner>-<n>` (at most 61
+   * characters). Default `"browser"`.
+   */
+  owner?: string;
+  /** Where the queues are stored. Default: a new `IndexedDbPendingStore` (closed with the replica). */
+  store?: PendingStore;
+}
+
+const optionsSchema = z.object({
+  owner: z.string().max(61).optional(),
+  store: z
+    .custom<unknown>((v) => typeof v === "object" && v !== null, "store must be a PendingStore")
+    .optional(),
+});
+
+/**
+ * The `pending` option of `openSynchronizer` that turns the offline queue on: updates made while
+ * the server is away are stored (IndexedDB by default), shown at once in `optimisticState`, and
+ * pushed in order, exactly once, when it is back, also after a reload (docs/offline.md).
+ * Throws `VALIDATION` for an owner longer than 61 characters or a store that is not an object.
+ */
+export function offlineQueue(options: OfflineQueueOptions = {}): OfflineQueueSetup {
+  const parsed = optionsSchema.safeParse(options);
+  if (!parsed.success) {
+    throw new StateSyncError(
+      "VALIDATION",
+      `invalid offlineQueue options: ${z.prettifyError(parsed.error)}`,
+      { cause: parsed.error },
+    );
+  }
+  const { owner = "browser", store } = options;
+  return {
+    owner,
+    store: () => store ?? new IndexedDbPendingStore(),
+    openQueueSlot,
+    drainOrphanedSlots,
+    sharePendingAcrossTabs,
+  };
+}
