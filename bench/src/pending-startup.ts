@@ -10,6 +10,7 @@ import {
   defineModel,
   MemoryLog,
   MemoryPendingStore,
+  pendingQueue,
   type PendingStore,
 } from "@statesync/core";
 import { FilePendingStore } from "@statesync/node";
@@ -48,7 +49,11 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 /** Queues `count` edits into `store` through a replica whose log is offline. */
 async function fill(store: PendingStore, count: number): Promise<number> {
   const log = new MemoryLog();
-  const sync = await createSynchronizer({ log, model: board, pending: { store, owner: "page" } });
+  const sync = await createSynchronizer({
+    log,
+    model: board,
+    pending: pendingQueue({ store, owner: "page" }),
+  });
   log.setOffline(true);
   const t0 = performance.now();
   const queued: Array<Promise<unknown>> = [];
@@ -68,7 +73,11 @@ async function openAndRender(store: PendingStore) {
   const log = new MemoryLog();
   log.setOffline(true);
   const t0 = performance.now();
-  const sync = await createSynchronizer({ log, model: board, pending: { store, owner: "page" } });
+  const sync = await createSynchronizer({
+    log,
+    model: board,
+    pending: pendingQueue({ store, owner: "page" }),
+  });
   const opened = ms(t0);
   const cards = Object.values(sync.optimisticState.cards).filter((c) => c.title !== "").length;
   const rendered = ms(t0);
@@ -80,7 +89,11 @@ async function openAndRender(store: PendingStore) {
 async function drain(store: PendingStore): Promise<{ ms: number; notifications: number }> {
   const log = new MemoryLog();
   log.setOffline(true);
-  const sync = await createSynchronizer({ log, model: board, pending: { store, owner: "page" } });
+  const sync = await createSynchronizer({
+    log,
+    model: board,
+    pending: pendingQueue({ store, owner: "page" }),
+  });
   let notifications = 0;
   sync.subscribe(() => (notifications += 1), { optimistic: true });
   const t0 = performance.now();

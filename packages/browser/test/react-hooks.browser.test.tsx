@@ -1,4 +1,10 @@
-import { createSynchronizer, defineModel, MemoryLog, MemoryPendingStore } from "@statesync/browser";
+import {
+  createSynchronizer,
+  defineModel,
+  MemoryLog,
+  MemoryPendingStore,
+  pendingQueue,
+} from "@statesync/browser";
 import {
   usePending,
   useRevision,
@@ -115,7 +121,7 @@ it("shows the optimistic view by default, the confirmed state on request, and wh
     model,
     snapshots: false,
     ownsLog: true,
-    pending: { store: new MemoryPendingStore(), owner: "test" },
+    pending: pendingQueue({ store: new MemoryPendingStore(), owner: "test" }),
   });
   function View() {
     const shown = useSynchronizedState(sync, (s) => s.a);

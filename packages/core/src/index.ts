@@ -36,6 +36,7 @@ export {
   type PendingRecord,
 } from "./pending/pending-store.js";
 export { MemoryPendingStore } from "./pending/memory-pending-store.js";
+export { pendingQueue, type PendingQueueSetup } from "./pending/pending-queue.js";
 export type { PendingUpdate, QueuedInfo } from "./pending/pending-op.js";
 export { MAX_ORIGINS } from "./pending/origins.js";
 export {
@@ -82,7 +83,6 @@ export type {
   UpdateResult,
   Recipe,
   CompactionResult,
-  PendingOptions,
   QueuedPromise,
   SubscribeOptions,
 } from "./synchronizer-types.js";

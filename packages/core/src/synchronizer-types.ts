@@ -6,7 +6,7 @@ import type { RevisionedLog } from "./log.js";
 import type { CommandArgs, CommandMap, Model, UpdateContext } from "./model.js";
 import type { SnapshotStore } from "./snapshot-store.js";
 import type { PendingUpdate, QueuedInfo } from "./pending/pending-op.js";
-import type { PendingStore } from "./pending/pending-store.js";
+import type { PendingQueueSetup } from "./pending/pending-queue.js";
 
 /**
  * Where a replica stands:
@@ -68,18 +68,6 @@ export interface SubscribeOptions {
    * `false`: the confirmed state after each batch of applied entries.
    */
   optimistic?: boolean;
-}
-
-/** Options of {@link CreateSynchronizerOptions.pending}: the offline queue (docs/offline.md). */
-export interface PendingOptions {
-  /** Where pending updates are stored (`MemoryPendingStore`, `FilePendingStore`, IndexedDB). */
-  store: PendingStore;
-  /**
-   * A stable name of this queue's owner (1-64 printable ASCII characters, no spaces or `/`): a
-   * queue is per state (`snapshotKey`) and owner, and one synchronizer at a time holds it
-   * (`QUEUE_LOCKED` for a second one).
-   */
-  owner: string;
 }
 
 /** A recipe: mutates the draft; its return value becomes `result`. Must be synchronous. */
@@ -376,7 +364,7 @@ export interface CreateSynchronizerOptions<S, C extends CommandMap<S>> {
    * failure, no `RETRY_LIMIT`). Entries of queued updates carry their identity and are written
    * in format 2 (older SDKs stop before them). Default: none (updates are sent at once).
    */
-  pending?: PendingOptions | false | undefined;
+  pending?: PendingQueueSetup | false | undefined;
   /** Close the log in `close()`. Default false. */
   ownsLog?: boolean;
   /** Extra work for `close()`, after the log is released (runtime packages close connections). */

@@ -14,7 +14,7 @@ import { Snapshots } from "./engine/snapshots.js";
 import { closedError, emptyStats, StatusHub } from "./engine/status.js";
 import { Upgrader } from "./engine/upgrader.js";
 import { Writer } from "./engine/writer.js";
-import { OfflineQueue } from "./pending/offline-queue.js";
+import { noQueue, type PendingPart } from "./pending/pending-queue.js";
 import { commandRun, withQueued, type PendingUpdate } from "./pending/pending-op.js";
 import { StateSyncError } from "./errors.js";
 import { readHistory, rebuildStateAt, type HistoryEntry, type HistoryOptions } from "./history.js";
@@ -83,7 +83,7 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
   private readonly writer: Writer<S, C>;
   private readonly compactor: Compactor<S, C>;
   private readonly upgrader: Upgrader<S, C>;
-  private readonly offline: OfflineQueue<S, C>;
+  private readonly offline: PendingPart<S, C>;
   private readonly unwatchConnection: (() => void) | undefined;
 
   constructor(private readonly options: CreateSynchronizerOptions<S, C>) {
@@ -148,7 +148,8 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
       upgrader,
       status,
     }));
-    this.offline = new OfflineQueue({ model, clientId, replica, writer, reader, status });
+    const parts = { model, clientId, replica, writer, reader, status };
+    this.offline = options.pending ? options.pending.create(parts) : noQueue(replica);
     const policy =
       options.compaction === false ? undefined : new CompactionPolicy(options.compaction);
     this.compactor = new Compactor(

@@ -9,6 +9,7 @@ import {
   type PendingUpdate,
   type QueuedInfo,
   MemoryPendingStore,
+  pendingQueue,
   type SynchronizerOf,
 } from "@statesync/core";
 const m = defineModel({
@@ -42,7 +43,7 @@ async function g() {
   const s: SynchronizerOf<typeof m> = await createSynchronizer({
     log: new MemoryLog(),
     model: m,
-    pending: { store: new MemoryPendingStore(), owner: "device" },
+    pending: pendingQueue({ store: new MemoryPendingStore(), owner: "device" }),
   });
   const p = s.update("inc", { by: 1 });
   const info: QueuedInfo = await p.queued;

@@ -1,6 +1,7 @@
 import { stat } from "node:fs/promises";
 import { join } from "node:path";
 import {
+  pendingQueue,
   bindJetStreamModule,
   openJetStreamSynchronizer,
   StateSyncError,
@@ -170,10 +171,12 @@ export async function openSynchronizer<S, C extends CommandMap<S>>(
       snapshots === undefined
         ? new FileSnapshotStore(snapshotDir ?? defaultSnapshotDir())
         : snapshots,
-    pending: pending && {
-      owner: pending.owner,
-      store: pending.store ?? new FilePendingStore(snapshotDir ?? defaultSnapshotDir()),
-    },
+    pending:
+      pending &&
+      pendingQueue({
+        owner: pending.owner,
+        store: pending.store ?? new FilePendingStore(snapshotDir ?? defaultSnapshotDir()),
+      }),
     waitFor: rest.waitFor ?? "synced",
   });
 }

@@ -1,6 +1,7 @@
 import {
   isStateSyncError,
-  type PendingOptions,
+  pendingQueue,
+  type PendingQueueSetup,
   type PendingStore,
   type StateSynchronizer,
 } from "@statesync/core";
@@ -17,7 +18,7 @@ export interface OrphanDrainOptions {
   /** True while this tab should drain (it leads: one tab does it, not all). */
   active(): boolean;
   /** Opens a replica that holds the queue `pending` (on the tab's shared log, saving nothing). */
-  open(pending: PendingOptions): Promise<StateSynchronizer<any, any>>;
+  open(pending: PendingQueueSetup): Promise<StateSynchronizer<any, any>>;
 }
 
 /** How often the leading tab looks for orphaned slots, ms. */
@@ -53,7 +54,7 @@ export function drainOrphanedSlots(o: OrphanDrainOptions): () => void {
           await queue.close();
           continue;
         }
-        const sync = await o.open({ owner, store: { open: async () => queue } });
+        const sync = await o.open(pendingQueue({ owner, store: { open: async () => queue } }));
         current = sync;
         try {
           await sync.flush();

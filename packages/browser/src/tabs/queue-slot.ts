@@ -1,4 +1,10 @@
-import { isStateSyncError, StateSyncError, type PendingStore } from "@statesync/core";
+import {
+  isStateSyncError,
+  pendingQueue,
+  StateSyncError,
+  type PendingQueueSetup,
+  type PendingStore,
+} from "@statesync/core";
 
 /** Queue slots a page tries (`<owner>-0` ... `<owner>-31`). */
 export const SLOTS = 32;
@@ -8,19 +14,20 @@ export const SLOTS = 32;
  * tab is a replica with its own queue, and one queue is held by one replica at a time, so tabs
  * take `<owner>-0`, `<owner>-1`, ... A tab that reloads or crashes frees its slot (the queue's lock
  * is a Web Lock), and the next tab to open takes it with the updates it holds, which it then
- * pushes. Resolves to the owner name taken and a store that hands the engine that open queue.
+ * pushes. Resolves to the engine's `pending` option: the owner name taken and a store that hands
+ * the engine that open queue.
  * Rejects `QUEUE_LOCKED` when every slot is taken, or what the store's `open` rejects.
  */
 export async function openQueueSlot(
   store: PendingStore,
   key: string,
   owner: string,
-): Promise<{ owner: string; store: PendingStore }> {
+): Promise<PendingQueueSetup> {
   for (let n = 0; n < SLOTS; n++) {
     const name = `${owner}-${n}`;
     try {
       const queue = await store.open(key, name);
-      return {
+      return pendingQueue({
         owner: name,
         store: {
           open: async () => queue,
@@ -29,7 +36,7 @@ export async function openQueueSlot(
             await store.close?.();
           },
         },
-      };
+      });
     } catch (e) {
       if (!isStateSyncError(e, "QUEUE_LOCKED")) throw e;
     }

@@ -3,7 +3,7 @@ import { StateSyncError } from "../errors.js";
 import { findNonJson } from "../json.js";
 import type { RevisionedLog } from "../log.js";
 import type { CommandDefinition, CommandMap, Model } from "../model.js";
-import { ownerSchema, type PendingStore } from "../pending/pending-store.js";
+import type { PendingQueueSetup } from "../pending/pending-queue.js";
 import type { SnapshotStore } from "../snapshot-store.js";
 
 /** Default attempts of a conditional update before `RETRY_LIMIT`. */
@@ -59,17 +59,14 @@ export const optionsSchema = z.object({
     .optional(),
   ownsLog: z.boolean().optional(),
   pending: z
-    .union([
-      z.literal(false),
-      z.object({
-        store: z.custom<PendingStore>(
-          (v) =>
-            typeof v === "object" && v !== null && typeof (v as PendingStore).open === "function",
-          "pending.store must be a PendingStore",
-        ),
-        owner: ownerSchema,
-      }),
-    ])
+    .custom<PendingQueueSetup | false>(
+      (v) =>
+        v === false ||
+        (typeof v === "object" &&
+          v !== null &&
+          typeof (v as PendingQueueSetup).create === "function"),
+      "pending must be pendingQueue({ store, owner }) (from @statesync/core), or false",
+    )
     .optional(),
   streamCheckIntervalMs: z.number().int().nonnegative().optional(),
   onClose: fn.optional(),

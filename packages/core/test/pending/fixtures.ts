@@ -4,6 +4,7 @@ import {
   defineModel,
   encodeEntry,
   MemoryPendingStore,
+  pendingQueue,
   type MemoryLog,
   type PendingStore,
   type StateSyncError,
@@ -48,7 +49,7 @@ export async function openQueued(
   const sync = await createSynchronizer({
     log,
     model: board,
-    pending: { store, owner: extra.owner ?? "device-1" },
+    pending: pendingQueue({ store, owner: extra.owner ?? "device-1" }),
     compaction: extra.compaction ?? false,
     onError: (e) => errors.push(e),
     ...(extra.clientId ? { clientId: extra.clientId } : {}),

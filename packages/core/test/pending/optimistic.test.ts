@@ -1,4 +1,4 @@
-import { MemoryLog } from "@statesync/core";
+import { MemoryLog, pendingQueue } from "@statesync/core";
 import { describe, expect, it } from "vitest";
 import { until } from "../fixtures.js";
 import { board, injectCommand, openQueued } from "./fixtures.js";
@@ -82,7 +82,7 @@ describe("the optimistic view", () => {
     const a = await createSynchronizer({
       log,
       model: counted,
-      pending: { store: new MemoryPendingStore(), owner: "o" },
+      pending: pendingQueue({ store: new MemoryPendingStore(), owner: "o" }),
       compaction: false,
     });
     let notifications = 0;
@@ -127,7 +127,7 @@ describe("the optimistic view", () => {
     const a = await createSynchronizer({
       log,
       model: counted,
-      pending: { store: new MemoryPendingStore(), owner: "o" },
+      pending: pendingQueue({ store: new MemoryPendingStore(), owner: "o" }),
       compaction: false,
     });
     const seen: number[] = [];
@@ -169,7 +169,7 @@ describe("the optimistic view", () => {
     const a = await createSynchronizer({
       log,
       model: slow,
-      pending: { store: new MemoryPendingStore(), owner: "o" },
+      pending: pendingQueue({ store: new MemoryPendingStore(), owner: "o" }),
       compaction: false,
     });
     const seen: Array<{ n: number; cards: number }> = [];

@@ -1,15 +1,29 @@
 import {
+  createSynchronizer,
   MemoryLog,
   MemoryPendingStore,
+  pendingQueue,
+  type PendingQueueSetup,
   type PendingQueue,
   type PendingRecord,
   type PendingStore,
 } from "@statesync/core";
 import { describe, expect, it } from "vitest";
 import { codeOf, until } from "../fixtures.js";
-import { entries, injectCommand, openQueued } from "./fixtures.js";
+import { board, entries, injectCommand, openQueued } from "./fixtures.js";
 
 describe("the offline queue", () => {
+  it("takes the queue only as pendingQueue({ store, owner }), refusing a bare object or a bad owner", async () => {
+    const log = new MemoryLog();
+    const store = new MemoryPendingStore();
+    const bare = { store, owner: "o" } as unknown as PendingQueueSetup;
+    const error = await createSynchronizer({ log, model: board, pending: bare }).catch((e) => e);
+    expect(error).toMatchObject({ code: "VALIDATION" });
+    expect(String(error.message)).toMatch(/pendingQueue/);
+    expect(() => pendingQueue({ store, owner: "a b" })).toThrow(/owner/);
+    expect(() => pendingQueue({ store: {} as PendingStore, owner: "o" })).toThrow(/PendingStore/);
+  });
+
   it("keeps named commands across a restart and pushes them once, in order", async () => {
     const log = new MemoryLog();
     const store = new MemoryPendingStore();
@@ -105,7 +119,7 @@ describe("the offline queue", () => {
       model: board,
       live: false,
       compaction: false,
-      pending: { store: new MemoryPendingStore(), owner: "o" },
+      pending: pendingQueue({ store: new MemoryPendingStore(), owner: "o" }),
     });
     const seen: number[] = [];
     a.subscribe((state) => seen.push(state.n), { optimistic: true });

@@ -4,6 +4,7 @@ import {
   encodeEntry,
   MemoryLog,
   MemoryPendingStore,
+  pendingQueue,
   type StateSyncError,
 } from "@statesync/core";
 import { describe, expect, it } from "vitest";
@@ -45,7 +46,7 @@ describe("queued updates and model versions", () => {
   it("a switch under an older queue: MODEL_UPGRADED to its callers, records kept, read by the new version", async () => {
     const log = new MemoryLog();
     const store = new MemoryPendingStore();
-    const pending = { store, owner: "device" };
+    const pending = pendingQueue({ store, owner: "device" });
     const old = await createSynchronizer({ log, model: v1, pending, compaction: false });
     log.setOffline(true);
     const add = old.update("add", { id: "a" });
@@ -96,7 +97,7 @@ describe("queued updates and model versions", () => {
   it("an app rolled back refuses what a newer version queued, with an event", async () => {
     const log = new MemoryLog();
     const store = new MemoryPendingStore();
-    const pending = { store, owner: "device" };
+    const pending = pendingQueue({ store, owner: "device" });
     const first = await createSynchronizer({ log, model: v1, compaction: false });
     await first.close();
     const newer = await createSynchronizer({
