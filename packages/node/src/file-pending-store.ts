@@ -1,9 +1,9 @@
 import { createHash, randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { mkdir, open, readdir, readFile, rename, stat, unlink } from "node:fs/promises";
-import { hostname } from "node:os";
+import { mkdir, readdir, readFile, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { writeFileAtomically } from "./atomic-file.js";
+import { LOCK, releaseToken, takeLock, UNREADABLE_LOCK_MS } from "./queue-lock.js";
 import {
   pendingOwnerSchema,
   pendingRecordSchema,
@@ -20,9 +20,6 @@ const readable = (s: string) => s.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 48);
 const QUEUE_KIND = "statesync-pending-queue";
 const RECORD = /^(\d{1,16})\.pending\.json$/;
 const META = "queue.json";
-const LOCK = "lock";
-/** How long a lock file may stay unreadable before its writer counts as dead, ms. */
-const UNREADABLE_LOCK_MS = 10_000;
 /** Record files `load` reads between two yields to the event loop. */
 const READ_BATCH = 500;
 /** File writes (puts, removals) of one queue in flight at once; more wait their turn (EMFILE). */
@@ -87,6 +84,7 @@ export class FilePendingStore implements PendingStore {
       return new FilePendingQueue(folder, meta, token);
     } catch (e) {
       await unlink(join(folder, LOCK)).catch(() => undefined);
+      releaseToken(token);
       throw e;
     }
   }
@@ -208,6 +206,7 @@ class FilePendingQueue implements PendingQueue {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    releaseToken(this.token);
     const lock = join(this.folder, LOCK);
     try {
       const held = JSON.parse(await readFile(lock, "utf8")) as { token?: unknown };
@@ -232,94 +231,6 @@ class FilePendingQueue implements PendingQueue {
   private pathOf(seq: number): string {
     return join(this.folder, `${String(seq).padStart(12, "0")}.pending.json`);
   }
-}
-
-/** A lock file as read: its holder, and whether that holder is gone. */
-interface LockHolder {
-  readonly text: string;
-  readonly pid: unknown;
-  readonly host: unknown;
-  readonly dead: boolean;
-}
-
-/**
- * Reads the lock at `path` (undefined when there is none). Its holder is dead when it is a
- * process of this host that no longer runs, or when the file stays unreadable (a process killed
- * between creating and writing it) for {@link UNREADABLE_LOCK_MS}.
- */
-async function readLock(path: string): Promise<LockHolder | undefined> {
-  let text: string;
-  let age: number;
-  try {
-    text = await readFile(path, "utf8");
-    age = Date.now() - (await stat(path)).mtimeMs;
-  } catch {
-    return undefined;
-  }
-  let holder: { pid?: unknown; host?: unknown } | undefined;
-  try {
-    holder = JSON.parse(text) as { pid?: unknown; host?: unknown };
-  } catch {
-    holder = undefined;
-  }
-  if (holder === undefined || typeof holder !== "object" || holder === null) {
-    return { text, pid: undefined, host: undefined, dead: age > UNREADABLE_LOCK_MS };
-  }
-  const dead =
-    holder.host === hostname() &&
-    typeof holder.pid === "number" &&
-    holder.pid !== process.pid &&
-    !isRunning(holder.pid);
-  return { text, pid: holder.pid, host: holder.host, dead };
-}
-
-/** Creates the lock file exclusively; takes over one of a dead process on this host. */
-async function takeLock(folder: string, key: string, owner: string): Promise<string> {
-  const path = join(folder, LOCK);
-  const token = randomBytes(8).toString("hex");
-  const text = JSON.stringify({ pid: process.pid, host: hostname(), token, since: Date.now() });
-  for (let attempt = 0; attempt < 5; attempt++) {
-    try {
-      const handle = await open(path, "wx");
-      try {
-        await handle.writeFile(text, "utf8");
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      return token;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "EEXIST")
-        throw failed(`cannot lock ${folder}`, err);
-    }
-    const holder = await readLock(path);
-    if (holder === undefined) continue; // released meanwhile
-    if (!holder.dead) {
-      throw new StateSyncError(
-        "QUEUE_LOCKED",
-        `the queue of ${key} for ${owner} is held by process ${String(holder.pid)} on ${String(holder.host)}`,
-        { details: { key, owner, pid: holder.pid, host: holder.host } },
-      );
-    }
-    // Taking over: move the dead holder's file aside (atomic, so of two processes doing this
-    // at once one moves it), and check that what was moved is that file, not a lock another
-    // process took meanwhile (then it goes back).
-    const aside = `${path}.${token}.stale`;
-    try {
-      await rename(path, aside);
-    } catch {
-      continue; // gone: someone else took it over
-    }
-    const moved = await readLock(aside);
-    if (moved !== undefined && moved.text !== holder.text) {
-      await rename(aside, path).catch(() => undefined);
-      continue;
-    }
-    await unlinkIfThere(aside);
-  }
-  throw new StateSyncError("QUEUE_LOCKED", `the queue of ${key} for ${owner} is contended`, {
-    details: { key, owner },
-  });
 }
 
 async function readOrCreateMeta(folder: string, key: string, owner: string): Promise<MetaFile> {
@@ -373,15 +284,6 @@ async function unlinkIfThere(path: string): Promise<void> {
     await unlink(path);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
-  }
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 

@@ -87,6 +87,29 @@ describe("FilePendingStore", () => {
     await rm(dir, { recursive: true, force: true });
   });
 
+  it("a lock of a reused pid is taken over: this process's pid with a token it does not hold, or a running pid that started at another time", async () => {
+    // A container restarted in place runs as the same pid (1) on the same host as the process
+    // that died holding the lock (fresh-eyes trial: QUEUE_LOCKED forever).
+    const dir = await mkdtemp(join(tmpdir(), "statesync-pending-"));
+    const store = new FilePendingStore(dir);
+    const q = await store.open("s", "worker");
+    const lock = join(dir, pendingQueueFolder("s", "worker"), "lock");
+    const mine = JSON.parse(await readFile(lock, "utf8")) as Record<string, unknown>;
+    // Held by this process: a second open in it is still refused.
+    expect(await rejection(store.open("s", "worker"))).toMatchObject({ code: "QUEUE_LOCKED" });
+    await q.close();
+    await writeFile(lock, JSON.stringify({ ...mine, token: "left-by-the-dead-one" }));
+    const again = await store.open("s", "worker");
+    await again.close();
+    // The parent runs, but as a process that started at another time than the lock says.
+    const host = (await import("node:os")).hostname();
+    const reused = { pid: process.ppid, host, token: "x", start: "1" };
+    await writeFile(lock, JSON.stringify(reused));
+    const third = await store.open("s", "worker");
+    await third.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
   it("a lock file that stays unreadable (its writer died before writing it) is taken over after 10 s", async () => {
     const dir = await mkdtemp(join(tmpdir(), "statesync-pending-"));
     const store = new FilePendingStore(dir);
