@@ -1,8 +1,15 @@
 import { fork } from "node:child_process";
-import { readdir } from "node:fs/promises";
+import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { createSynchronizer, defineModel, JetStreamLog, openSynchronizer } from "@statesync/node";
+import {
+  createSynchronizer,
+  defineModel,
+  getFreePort,
+  JetStreamLog,
+  openSynchronizer,
+} from "@statesync/node";
 import { describe, expect, it } from "vitest";
 import { z } from "zod/v4";
 import { tcp, uniqueStream, until, useNatsServer } from "./helpers.js";
@@ -161,6 +168,37 @@ describe("the offline queue on nats-server", () => {
       await b.close();
     },
   );
+
+  it("updates queued while the server was never reached leave no wait behind each (no listener leak)", async () => {
+    // Found by a fresh-eyes trial: each queued update left a 30 s timer and an abort listener on
+    // the replica's signal (Node's MaxListenersExceededWarning after about 10).
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(`${w.name}: ${w.message}`);
+    process.on("warning", onWarning);
+    const dir = await mkdtemp(path.join(tmpdir(), "statesync-offline-"));
+    const sync = await openSynchronizer({
+      servers: `nats://127.0.0.1:${await getFreePort()}`, // nothing listens there
+      stream: uniqueStream("NEVER"),
+      model: board,
+      snapshotDir: dir,
+      pending: { owner: "o" },
+      waitFor: "restored",
+    });
+    try {
+      for (let i = 0; i < 30; i++) {
+        const p = sync.update("add", { card: `c${i}` });
+        p.catch(() => undefined);
+        await p.queued;
+      }
+      await new Promise((r) => setTimeout(r, 200));
+      expect(sync.pendingCount).toBe(30);
+      expect(warnings.filter((w) => /MaxListeners/.test(w))).toEqual([]);
+    } finally {
+      process.off("warning", onWarning);
+      await sync.close().catch(() => undefined);
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 
   it("a second process on the same snapshot directory and owner gets QUEUE_LOCKED", async () => {
     const stream = uniqueStream("QLOCK");
