@@ -239,6 +239,14 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
     return this.offline.flush();
   }
   discard(id: number): Promise<boolean> {
+    if (!Number.isSafeInteger(id) || id < 1) {
+      return Promise.reject(
+        new StateSyncError(
+          "VALIDATION",
+          "discard takes a pending update's id (a positive integer)",
+        ),
+      );
+    }
     return this.offline.discard(id);
   }
   clearPending(): Promise<number> {

@@ -1,6 +1,7 @@
 import { stat } from "node:fs/promises";
 import { join } from "node:path";
 import {
+  pendingOwnerSchema,
   pendingQueue,
   bindJetStreamModule,
   openJetStreamSynchronizer,
@@ -84,6 +85,17 @@ const tcpServer = z
       "for ws:// use @statesync/browser's openSynchronizer",
   });
 
+/** `pending` of Node's openSynchronizer: `{ owner, store? }` only (a typo is an error). */
+const pendingSchema = z.strictObject({
+  owner: pendingOwnerSchema,
+  store: z
+    .custom<unknown>(
+      (v) => objectLike(v) && typeof (v as { open?: unknown }).open === "function",
+      "pending.store must be a PendingStore",
+    )
+    .optional(),
+});
+
 const optionsSchema = z
   .object({
     servers: z.union([tcpServer, z.array(tcpServer).min(1)]).optional(),
@@ -131,6 +143,16 @@ export async function openSynchronizer<S, C extends CommandMap<S>>(
       `invalid openSynchronizer options: ${z.prettifyError(parsed.error)}`,
       { cause: parsed.error },
     );
+  }
+  if (options.pending !== undefined && options.pending !== false) {
+    const p = pendingSchema.safeParse(options.pending);
+    if (!p.success) {
+      throw new StateSyncError(
+        "VALIDATION",
+        `invalid openSynchronizer option pending ({ owner, store? }, or false): ${z.prettifyError(p.error)}`,
+        { cause: p.error },
+      );
+    }
   }
   const {
     servers,

@@ -169,6 +169,34 @@ describe("the offline queue on nats-server", () => {
     },
   );
 
+  it("refuses a bad pending option with VALIDATION naming the problem, and discard of a bad id", async () => {
+    const base = {
+      servers: "nats://127.0.0.1:1",
+      stream: "S",
+      model: board,
+      snapshots: false,
+    } as const;
+    const cases: Array<[unknown, RegExp]> = [
+      [{ owner: "ok", ownr: "typo" }, /ownr/],
+      [true, /expected object/],
+      [{}, /owner/],
+      [{ owner: "o", store: {} }, /PendingStore/],
+    ];
+    for (const [pending, message] of cases) {
+      const error = await openSynchronizer({ ...base, pending: pending as never }).catch((e) => e);
+      expect(error).toMatchObject({ code: "VALIDATION" });
+      expect(String(error.message)).toMatch(message);
+    }
+    const nc = await tcp(ctx.server.url);
+    const log = new JetStreamLog({ connection: nc, stream: uniqueStream("D") });
+    const sync = await createSynchronizer({ log, ownsLog: true, model: board });
+    for (const id of ["1", -1, null, 1.5]) {
+      await expect(sync.discard(id as never)).rejects.toMatchObject({ code: "VALIDATION" });
+    }
+    await sync.close();
+    await nc.close();
+  });
+
   it("updates queued while the server was never reached leave no wait behind each (no listener leak)", async () => {
     // Found by a fresh-eyes trial: each queued update left a 30 s timer and an abort listener on
     // the replica's signal (Node's MaxListenersExceededWarning after about 10).
