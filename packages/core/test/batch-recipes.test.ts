@@ -16,6 +16,15 @@ const model = defineModel({
   commands: {},
 });
 type Board = z.infer<typeof model.state>;
+/** The same board with container checks, so results are checked on the whole (draft) state. */
+const strict = defineModel({
+  name: "batch-board-strict",
+  state: z
+    .object({ cards: z.record(z.string(), card), list: z.array(z.number()).max(3) })
+    .refine((b) => Object.keys(b.cards).length <= 3, "at most 3 cards"),
+  initial: { cards: {}, list: [] },
+  commands: {},
+});
 
 const ids = fc.constantFrom("a", "b", "c", "d");
 /** Recipes that succeed, throw, or leave states the schema or JSON refuses, now and then. */
@@ -64,12 +73,12 @@ const recipe: fc.Arbitrary<(d: Board) => unknown> = fc.oneof(
 const ctx: UpdateContext = { revision: 1, timestamp: 0, random: () => 0.5, clientId: "c" };
 
 /** The reference: one produce per recipe, the whole state checked, as before issue 12. */
-function oneByOne(fns: Array<(d: Board) => unknown>, state: Board) {
+function oneByOne(m: typeof model, fns: Array<(d: Board) => unknown>, state: Board) {
   const outcomes: Array<"ok" | "refused"> = [];
   for (const fn of fns) {
     try {
       const [next] = produceWithPatches(state, (d) => void fn(d));
-      if (!model.state.safeParse(next).success) throw new Error("invalid");
+      if (!m.state.safeParse(next).success) throw new Error("invalid");
       if (JSON.stringify(JSON.parse(JSON.stringify(next))) !== JSON.stringify(next)) throw 0;
       if ("x" in next) throw new Error("not JSON");
       outcomes.push("ok");
@@ -82,17 +91,20 @@ function oneByOne(fns: Array<(d: Board) => unknown>, state: Board) {
 }
 
 describe("RecipeRunner batches (issue 12: one draft per batch)", () => {
-  it("gives the states, patches and outcomes of one-by-one runs, refusals included", () => {
-    const runner = new RecipeRunner(model);
+  it.each([
+    ["record and array", model],
+    ["refined containers", strict as unknown as typeof model],
+  ])("gives the states, patches and outcomes of one-by-one runs (%s)", (_, m) => {
+    const runner = new RecipeRunner(m);
     fc.assert(
       fc.property(
         fc.array(recipe, { maxLength: 12 }),
         fc.array(recipe, { maxLength: 4 }),
         (fns, pre) => {
-          const start = freeze(oneByOne(pre, { cards: {}, list: [] }).state, true);
+          const start = freeze(oneByOne(m, pre, { cards: {}, list: [] }).state, true);
           const ops: RecipeRun[] = fns.map((fn) => ({ run: (d) => fn(d as Board) }));
           const out = runner.run(ops, start, ctx);
-          const ref = oneByOne(fns, start);
+          const ref = oneByOne(m, fns, start);
           expect(ops.map((op) => (out.failures.has(op) ? "refused" : "ok"))).toEqual(ref.outcomes);
           expect(out.state).toEqual(ref.state);
           // The entry's patches replay to the state the writer adopts.
