@@ -1,7 +1,8 @@
 // Offline-queue startup benchmark (issue 12): how long a replica takes to open and show its
 // optimistic view ("render") with 20,000 pending edits stored (each retitles one of 500 cards),
 // side by side with an empty queue, for the in-memory store and the file store of the snapshot
-// directory; then how long the queue takes to drain once the log is back. Not one of the seven benchmarks of main.ts:
+// directory; then how long the queue takes to drain once the log is back, and how long a drain of
+// as many new cards takes, the state growing to that many cards in one record (issue 12). Not one of the seven benchmarks of main.ts:
 //   npm run bench:pending            (20,000 pending)
 //   npm run bench:pending -- --quick (2,000 pending)
 // Runs on MemoryLog (the log "offline", as a page opened while the server is down): no server.
@@ -31,6 +32,12 @@ const board = defineModel({
   }),
   initial: { cards: {} },
   commands: {
+    addCard: {
+      args: z.object({ id: z.string(), title: z.string() }),
+      apply(draft, { id, title }) {
+        draft.cards[id] = { title, col: 0 };
+      },
+    },
     setTitle: {
       args: z.object({ id: z.string(), title: z.string() }),
       apply(draft, { id, title }) {
@@ -106,6 +113,36 @@ async function drain(store: PendingStore): Promise<{ ms: number; notifications: 
   return { ms: took, notifications };
 }
 
+/**
+ * The large-state case (issue 12): `count` queued `addCard` edits, each a new card, so the state
+ * the drain works on grows to `count` cards in one record. Queued offline, then drained.
+ */
+async function drainLarge(count: number): Promise<number> {
+  const store = new MemoryPendingStore();
+  const log = new MemoryLog();
+  log.setOffline(true);
+  const sync = await createSynchronizer({
+    log,
+    model: board,
+    pending: pendingQueue({ store, owner: "page" }),
+  });
+  const queued: Array<Promise<unknown>> = [];
+  for (let i = 0; i < count; i++) {
+    const p = sync.update("addCard", { id: `n${i}`, title: `t${i}` });
+    p.catch(() => undefined);
+    queued.push(p.queued);
+  }
+  await Promise.all(queued);
+  const t0 = performance.now();
+  log.setOffline(false);
+  await sync.flush();
+  const took = ms(t0);
+  const cards = Object.keys(sync.state.cards).length;
+  await sync.close();
+  if (cards !== count) throw new Error(`drained, but the state has ${cards} cards`);
+  return took;
+}
+
 async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), "statesync-bench-pending-"));
   try {
@@ -153,6 +190,11 @@ async function main(): Promise<void> {
     console.log(`  memory store: ${fmt(m.ms)}, ${m.notifications} view notifications`);
     const f = await drain(new FilePendingStore(join(dir, "full")));
     console.log(`  file store:   ${fmt(f.ms)}, ${f.notifications} view notifications`);
+
+    const large = await drainLarge(PENDING);
+    console.log(
+      `\nLarge state: draining ${PENDING} queued addCard edits into one record (memory store): ${fmt(large)}`,
+    );
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

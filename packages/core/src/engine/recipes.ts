@@ -6,6 +6,7 @@ import { StateSyncError } from "../errors.js";
 import { findNonJson } from "../json.js";
 import type { CommandMap, Model, UpdateContext } from "../model.js";
 import { StateChecker } from "./state-check.js";
+import { freezeWritten, TouchRecorder, type Touch } from "./touch-recorder.js";
 
 /** One queued recipe (a plain recipe, or a named command's `apply` with its parsed args). */
 export interface RecipeRun {
@@ -25,6 +26,48 @@ export interface RecipesOutcome<S, R extends RecipeRun> {
   readonly failures: Map<R, unknown>;
 }
 
+/** A `RecipesOutcome` being built. */
+interface Acc<S, R> {
+  state: S;
+  readonly patches: StoredPatch[];
+  readonly commands: Array<{ name: string; args: unknown }>;
+  readonly results: Map<R, unknown>;
+  readonly failures: Map<R, unknown>;
+}
+
+/** Thrown out of a shared draft to drop it when one of its recipes failed. */
+const ABORT = Symbol("abort shared draft");
+
+/**
+ * The touches of one recipe as patches the checker reads: the last touch of a path wins, its
+ * value read from the draft; a path whose container is gone was removed with it (that removal is
+ * a touch of its own) and a key no longer there counts as removed.
+ */
+function withValues(root: unknown, touches: readonly Touch[]): Patch[] {
+  const last = new Map<string, Touch>();
+  for (const t of touches) {
+    const key = t.path.join("\u0000");
+    last.delete(key);
+    last.set(key, t);
+  }
+  const out: Patch[] = [];
+  for (const t of last.values()) {
+    let node = root as Record<string | number, unknown> | undefined;
+    const path = t.path;
+    for (let i = 0; i < path.length - 1 && node !== undefined; i++) {
+      const v = node[path[i]!];
+      node =
+        v !== null && typeof v === "object" ? (v as Record<string | number, unknown>) : undefined;
+    }
+    if (node === undefined) continue;
+    const k = path[path.length - 1]!;
+    if (t.op === "remove" || !Object.hasOwn(node, k)) {
+      out.push({ op: "remove", path: [...path] });
+    } else out.push({ op: "replace", path: [...path], value: node[k] });
+  }
+  return out;
+}
+
 /**
  * Runs recipes on a state, each on what the ones before it left, with Immer's patches, and
  * checks what each produced against the model before it may be appended: a recipe that throws,
@@ -38,45 +81,146 @@ export class RecipeRunner<S, C extends CommandMap<S>> {
     this.checker = new StateChecker(model.state);
   }
 
+  /**
+   * Runs `ops` in order, each on the state the ones before it left. The recipes of a batch share
+   * one Immer draft (so a batch on a large state copies each touched container once, not once per
+   * recipe: issue 12), each checked along what it touched; when one fails there, the ones before
+   * it are run again in one draft and the failing one alone, as `runOne` would, so outcomes,
+   * states and patches (up to Immer's merging of patches within a draft) are those of one-by-one
+   * runs.
+   */
   run<R extends RecipeRun>(ops: readonly R[], state: S, ctx: UpdateContext): RecipesOutcome<S, R> {
-    let next = state;
-    const patches: StoredPatch[] = [];
-    const commands: Array<{ name: string; args: unknown }> = [];
-    const results = new Map<R, unknown>();
-    const failures = new Map<R, unknown>();
-    for (const op of ops) {
-      let returned = false;
-      try {
-        let result: unknown;
-        // statesync's Immer, frozen by `deepFreeze` (only the new containers: freeze.ts).
-        const [unfrozen, p] = immer.produceWithPatches(next, (draft) => {
-          result = op.run(draft, ctx);
-          returned = true;
-          // A returned draft would be a revoked proxy once produce returns: hand back a copy.
-          if (isDraft(result)) result = current(result);
-          if (isThenable(result)) {
-            (result as Promise<unknown>).then(undefined, () => undefined);
-            throw new StateSyncError(
-              "VALIDATION",
-              "recipes must be synchronous (this one returned a promise)",
-            );
-          }
-        });
-        const produced = deepFreeze(unfrozen);
-        if (p.length > 0) this.check(next, produced as S, p);
-        next = produced as S;
-        for (const patch of p) patches.push(patch as StoredPatch);
-        if (op.command) commands.push(op.command);
-        results.set(op, result);
-      } catch (e) {
-        // What the recipe threw reaches the caller unchanged (a command's domain error, say),
-        // where the same command appended unconditionally is reported as COMMAND_FAILED. What
-        // Immer threw after the recipe returned (a result nested so deep that freezing it
-        // overflows the stack) is a VALIDATION error of the update.
-        failures.set(op, returned && !(e instanceof StateSyncError) ? unusableResult(e) : e);
+    const acc: Acc<S, R> = {
+      state,
+      patches: [],
+      commands: [],
+      results: new Map<R, unknown>(),
+      failures: new Map<R, unknown>(),
+    };
+    let rest = ops;
+    while (rest.length > 0) {
+      const tried = this.runShared(rest, acc, ctx);
+      if (tried.kind === "unusable") {
+        for (const op of rest) this.runOne(op, acc, ctx);
+        break;
       }
+      if (tried.kind === "ran") {
+        rest = rest.slice(tried.count);
+        continue;
+      }
+      // rest[tried.at] failed in the shared draft: keep what the ones before it did, then run it
+      // alone for its exact outcome, and go on after it.
+      let before = rest.slice(0, tried.at);
+      while (before.length > 0) {
+        const again = this.runShared(before, acc, ctx);
+        if (again.kind !== "ran") {
+          for (const op of before) this.runOne(op, acc, ctx);
+          break;
+        }
+        before = before.slice(again.count);
+      }
+      this.runOne(rest[tried.at]!, acc, ctx);
+      rest = rest.slice(tried.at + 1);
     }
-    return { state: next, patches, commands, results, failures };
+    return acc;
+  }
+
+  /**
+   * Runs ops in one draft, up to the first that aliases a draft (see `TouchRecorder.aliased`)
+   * or all of them. Adopts the outcome into `acc` and returns how many ran when all of those
+   * succeeded; the index of the first that threw or left an invalid state (nothing adopted); or
+   * "unusable" when Immer failed after the recipes returned (nothing adopted).
+   */
+  private runShared<R extends RecipeRun>(
+    ops: readonly R[],
+    acc: Acc<S, R>,
+    ctx: UpdateContext,
+  ): { kind: "ran"; count: number } | { kind: "failed"; at: number } | { kind: "unusable" } {
+    const recorder = new TouchRecorder();
+    const results: unknown[] = [];
+    let failedAt = -1;
+    let unfrozen: unknown;
+    let p: Patch[];
+    try {
+      [unfrozen, p] = immer.produceWithPatches(acc.state, (draft) => {
+        const view = recorder.wrap(draft);
+        for (let i = 0; i < ops.length; i++) {
+          try {
+            let result = recorder.unwrap(ops[i]!.run(view, ctx));
+            if (isDraft(result)) result = current(result);
+            if (isThenable(result)) {
+              (result as Promise<unknown>).then(undefined, () => undefined);
+              throw ABORT;
+            }
+            const touches = recorder.take();
+            if (touches.length > 0) {
+              const written = withValues(draft, touches);
+              this.check(acc.state, draft as S, written);
+              for (const w of written) {
+                if (w.op !== "remove" && !freezeWritten(w.value)) recorder.aliased = true;
+              }
+            }
+            results.push(result);
+          } catch {
+            failedAt = i;
+            throw ABORT;
+          }
+          if (recorder.aliased) break;
+        }
+      });
+    } catch (e) {
+      if (e === ABORT && failedAt >= 0) return { kind: "failed", at: failedAt };
+      return { kind: "unusable" };
+    }
+    let produced: S;
+    try {
+      produced = deepFreeze(unfrozen) as S;
+    } catch {
+      return { kind: "unusable" };
+    }
+    acc.state = produced;
+    for (const patch of p) acc.patches.push(patch as StoredPatch);
+    results.forEach((result, i) => {
+      const op = ops[i]!;
+      if (op.command) acc.commands.push(op.command);
+      acc.results.set(op, result);
+    });
+    return { kind: "ran", count: results.length };
+  }
+
+  /** Runs one op in its own draft (the reference semantics) and adopts its outcome into `acc`. */
+  private runOne<R extends RecipeRun>(op: R, acc: Acc<S, R>, ctx: UpdateContext): void {
+    const next = acc.state;
+    let returned = false;
+    try {
+      let result: unknown;
+      // statesync's Immer, frozen by `deepFreeze` (only the new containers: freeze.ts).
+      const [unfrozen, p] = immer.produceWithPatches(next, (draft) => {
+        result = op.run(draft, ctx);
+        returned = true;
+        // A returned draft would be a revoked proxy once produce returns: hand back a copy.
+        if (isDraft(result)) result = current(result);
+        if (isThenable(result)) {
+          (result as Promise<unknown>).then(undefined, () => undefined);
+          throw new StateSyncError(
+            "VALIDATION",
+            "recipes must be synchronous (this one returned a promise)",
+          );
+        }
+      });
+      const produced = deepFreeze(unfrozen);
+      if (p.length > 0) this.check(next, produced as S, p);
+      acc.state = produced as S;
+      for (const patch of p) acc.patches.push(patch as StoredPatch);
+      if (op.command) acc.commands.push(op.command);
+      acc.results.set(op, result);
+    } catch (e) {
+      // What the recipe threw reaches the caller unchanged (a command's domain error, say),
+      // where the same command appended unconditionally is reported as COMMAND_FAILED. What
+      // Immer threw after the recipe returned (a result nested so deep that freezing it
+      // overflows the stack) is a VALIDATION error of the update.
+      acc.failures.set(op, returned && !(e instanceof StateSyncError) ? unusableResult(e) : e);
+    }
   }
 
   /**

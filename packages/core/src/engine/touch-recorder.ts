@@ -1,0 +1,138 @@
+import { isDraft } from "immer";
+
+/** A place a recipe wrote to, as a patch without its value (read from the draft when checked). */
+export interface Touch {
+  readonly op: "replace" | "remove";
+  readonly path: ReadonlyArray<string | number>;
+}
+
+/**
+ * Records where one recipe writes in a draft shared by several recipes (issue 12, "one draft per
+ * batch"): Immer gives patches per `produce`, not per recipe, yet each recipe's result must be
+ * checked against the schema along what it touched. `wrap(draft)` returns a view of the draft
+ * whose writes (at any depth) go to the draft and are noted as paths; values written are
+ * unwrapped so the draft never holds a view. `take()` hands the touches over and starts afresh.
+ */
+export class TouchRecorder {
+  private touches: Touch[] = [];
+  /**
+   * Set when a recipe put a draft somewhere in the draft (`d.b = d.a`, `{ ...d.cards }`): the
+   * same draft then sits at two places, and a later recipe writing through one would change the
+   * other, where a fresh draft per recipe would not. The batch must end after such a recipe.
+   */
+  aliased = false;
+  private readonly views = new WeakMap<object, Map<string, object>>();
+  private readonly targets = new WeakMap<object, object>();
+
+  /** The view of `value` at `path` (the same view each time, so identity comparisons hold). */
+  wrap<T>(value: T, path: ReadonlyArray<string | number> = []): T {
+    if (value === null || typeof value !== "object") return value;
+    // A frozen value's members cannot be handed out as views (a proxy invariant); nor written.
+    if (!isDraft(value) && Object.isFrozen(value)) return value;
+    const key = path.join("\u0000");
+    let byPath = this.views.get(value);
+    if (!byPath) this.views.set(value, (byPath = new Map()));
+    const known = byPath.get(key);
+    if (known) return known as T;
+    const view = new Proxy(value, this.handler(path));
+    byPath.set(key, view);
+    this.targets.set(view, value);
+    return view as T;
+  }
+
+  /** The object behind a view (or `value` itself). */
+  unwrap<T>(value: T): T {
+    if (value === null || typeof value !== "object") return value;
+    return (this.targets.get(value) as T | undefined) ?? value;
+  }
+
+  /** The touches recorded since the last call. */
+  take(): Touch[] {
+    const t = this.touches;
+    this.touches = [];
+    return t;
+  }
+
+  private handler(path: ReadonlyArray<string | number>): ProxyHandler<object> {
+    const keyOf = (target: object, key: string): string | number =>
+      Array.isArray(target) && /^(0|[1-9]\d*)$/.test(key) ? Number(key) : key;
+    return {
+      get: (target, key) => {
+        const v: unknown = Reflect.get(target, key);
+        if (typeof key === "symbol" || v === null || typeof v !== "object") return v;
+        return this.wrap(v, [...path, keyOf(target, key)]);
+      },
+      set: (target, key, value) => {
+        if (typeof key === "symbol") return Reflect.set(target, key, value);
+        if (Array.isArray(target) && key === "length") {
+          const before = target.length;
+          const ok = Reflect.set(target, key, value);
+          const after = target.length;
+          for (let i = after; i < before; i++)
+            this.touches.push({ op: "remove", path: [...path, i] });
+          for (let i = before; i < after; i++)
+            this.touches.push({ op: "replace", path: [...path, i] });
+          return ok;
+        }
+        this.touches.push({ op: "replace", path: [...path, keyOf(target, key)] });
+        return Reflect.set(target, key, this.unwrapDeep(value));
+      },
+      deleteProperty: (target, key) => {
+        if (typeof key !== "symbol") this.touches.push({ op: "remove", path: [...path, key] });
+        return Reflect.deleteProperty(target, key);
+      },
+      defineProperty: (target, key, desc) => {
+        if (typeof key !== "symbol") {
+          this.touches.push({ op: "replace", path: [...path, keyOf(target, key)] });
+        }
+        const d = "value" in desc ? { ...desc, value: this.unwrapDeep(desc.value) } : desc;
+        return Reflect.defineProperty(target, key, d);
+      },
+    };
+  }
+
+  /**
+   * `value` with every view inside it replaced by its object (a new object built by a recipe may
+   * hold views it read, `{ ...draft.cards }`). Frozen values and drafts hold none.
+   */
+  private unwrapDeep(value: unknown, depth = 0): unknown {
+    if (value === null || typeof value !== "object") return value;
+    const target = this.targets.get(value);
+    if (target) {
+      if (isDraft(target)) this.aliased = true;
+      return target;
+    }
+    if (isDraft(value)) this.aliased = true;
+    if (isDraft(value) || Object.isFrozen(value) || depth > 10_000) return value;
+    const obj = value as Record<string, unknown>;
+    for (const k of Object.keys(obj)) {
+      const v = obj[k];
+      if (v !== null && typeof v === "object") {
+        const u = this.unwrapDeep(v, depth + 1);
+        if (u !== v) obj[k] = u;
+      }
+    }
+    return value;
+  }
+}
+
+/**
+ * Freezes a value a recipe wrote into a shared draft, so the next recipe of the batch gets a
+ * copy (or a refused write, then that recipe runs alone) when it changes it, as it would with a
+ * draft of its own: Immer hands out new objects of a draft as they are. Returns false, freezing
+ * nothing, when a draft sits inside (then the batch ends after this recipe: `aliased`).
+ */
+export function freezeWritten(value: unknown): boolean {
+  const found: object[] = [];
+  const walk = (v: unknown): boolean => {
+    if (v === null || typeof v !== "object") return true;
+    if (isDraft(v)) return false;
+    if (Object.isFrozen(v)) return true;
+    found.push(v);
+    for (const k of Object.keys(v)) if (!walk((v as Record<string, unknown>)[k])) return false;
+    return true;
+  };
+  if (!walk(value)) return false;
+  for (const o of found) Object.freeze(o);
+  return true;
+}
