@@ -97,6 +97,11 @@ export class RecipeRunner<S, C extends CommandMap<S>> {
       results: new Map<R, unknown>(),
       failures: new Map<R, unknown>(),
     };
+    if (ops.length === 1) {
+      // One update (the awaited writer's usual batch): nothing to share, no recorder to pay for.
+      this.runOne(ops[0]!, acc, ctx);
+      return acc;
+    }
     let rest = ops;
     while (rest.length > 0) {
       const tried = this.runShared(rest, acc, ctx);
