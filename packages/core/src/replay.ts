@@ -2,8 +2,14 @@ import { deepFreeze } from "./freeze.js";
 import { applyBatch, applyEntry, batchItem, type BatchItem } from "./apply.js";
 import { ChunkCollector } from "./chunk-collector.js";
 import { Origins } from "./pending/origins.js";
-import { assembledState, type PartAssembly } from "./chunked.js";
-import { decodeEntry, type ChunkedSnapshotEntry, type DecodeResult, type Entry } from "./entry.js";
+import { assembledState, TextDigest, type PartAssembly } from "./chunked.js";
+import {
+  decodeEntry,
+  type ChunkedSnapshotEntry,
+  type DecodeResult,
+  type Entry,
+  type SnapshotParts,
+} from "./entry.js";
 import { StateSyncError } from "./errors.js";
 import { findNonJson } from "./json.js";
 import type { LogEntry } from "./log.js";
@@ -43,8 +49,18 @@ const PENDING: StepResult = { kind: "pending" };
  */ export class Replay<S, C extends CommandMap<S>> extends ReplayState<S, C> {
   /** Entries held while waiting for a chunked snapshot (undefined: applying as usual). */
   private collector: ChunkCollector | undefined;
-  /** Revision of each part 0 consumed while applying (the last few), by snapshot id. */
-  private partStarts = new Map<string, number>();
+  /**
+   * Each part 0 consumed while applying (the last few), by snapshot id: its revision, and the
+   * state it is based on when that is the state this replay stood on (to check the snapshot).
+   */
+  private partStarts = new Map<string, { revision: number; state: unknown }>();
+  /**
+   * The last chunked snapshot entry passed over (its state taken as the one here), with the
+   * state at its base, until {@link verifiedStart} checks it.
+   */
+  private passed: { parts: SnapshotParts; state: unknown; start: number | undefined } | undefined;
+  /** The verdict on a chunked snapshot passed over (false: it does not match, or cannot be checked). */
+  private passedOk: boolean | undefined;
 
   /** The last revision read: `revision`, or past it while entries are held (`pending`). */
   get readPosition(): number {
@@ -75,14 +91,22 @@ const PENDING: StepResult = { kind: "pending" };
       if (gap || !this.anchored || missed) {
         return this.startCollecting(logEntry, decoded);
       }
-      if (part.index === 0) this.rememberStart(part.id, logEntry.revision);
+      if (part.index === 0) {
+        const state = part.base === this.revision ? this.logState : undefined;
+        this.rememberStart(part.id, logEntry.revision, state);
+      }
       this.advance(logEntry, "part", part.ts);
       return { kind: "applied", entry: part };
     }
     if (entry.kind === "snapshot" && "parts" in entry) {
       if (gap || !this.anchored) return this.startCollecting(logEntry, decoded);
-      // Read without a gap since its parts: the state here is already the one it names.
-      this.lastStart = this.partStarts.get(entry.parts.id);
+      // Read without a gap since its parts: the state here is already the one it names, if it is
+      // honest; a compaction truncates before it only once `verifiedStart` checked that.
+      const start = this.partStarts.get(entry.parts.id);
+      this.lastStart = start?.revision;
+      const checkable = start !== undefined && start.state !== undefined;
+      this.passed = { parts: entry.parts, state: start?.state, start: start?.revision };
+      this.passedOk = checkable ? undefined : false;
       this.advance(logEntry, "snapshot", entry.ts);
       return { kind: "applied", entry };
     }
@@ -224,8 +248,29 @@ const PENDING: StepResult = { kind: "pending" };
     return run;
   }
 
-  private rememberStart(id: string, revision: number): void {
-    this.partStarts.set(id, revision);
+  /**
+   * `lastStart` when a compaction may truncate the log before it: at once after a genesis, a
+   * one-message snapshot or switch entry, or a chunked snapshot loaded from its parts; after a
+   * chunked snapshot this replay passed over (taking its own state as the one the parts hold),
+   * only once the state at its base is checked to be that state (the SHA-256 and byte count of
+   * its JSON text, computed here once). Otherwise undefined: a forged chunked snapshot (valid
+   * parts of another state) is never made the log's starting point, where replicas that load
+   * it would hold another state than those that passed over it (fresh-eyes trial).
+   */
+  verifiedStart(): number | undefined {
+    const p = this.passed;
+    if (p === undefined || p.start !== this.lastStart) return this.lastStart;
+    if (this.passedOk === undefined) {
+      const digest = new TextDigest();
+      digest.update(JSON.stringify(p.state));
+      this.passedOk = digest.bytes === p.parts.bytes && digest.hex() === p.parts.sha256;
+      p.state = undefined; // the verdict is kept; the old state need not be
+    }
+    return this.passedOk ? this.lastStart : undefined;
+  }
+
+  private rememberStart(id: string, revision: number, state: unknown): void {
+    this.partStarts.set(id, { revision, state });
     if (this.partStarts.size > 8) this.partStarts.delete(this.partStarts.keys().next().value!);
   }
 
@@ -338,6 +383,7 @@ const PENDING: StepResult = { kind: "pending" };
     }
     if (this.collector) return PENDING; // a gap within what was held
     this.lastStart = assembly.start;
+    this.passed = undefined; // loaded from its own parts: this state is the snapshot's
     this.advance(logEntry, "snapshot", entry.ts);
     return { kind: "applied", entry, replayed };
   }

@@ -244,6 +244,67 @@ describe("hostile chunked snapshots", () => {
   }
   const good = ['{"count":5,"items":', '[],"log":[]}'];
 
+  it("an honest chunked snapshot passed over by another replica checks out there: its compact() truncates before it", async () => {
+    const log = smallLog();
+    const a = await open(log, noAuto);
+    const b = await open(log, noAuto);
+    await fill(a, 60);
+    log.failNextTruncations(1); // A writes the chunked snapshot but does not truncate
+    expect(await codeOf(a.compact())).toBe("UNAVAILABLE");
+    await b.synced();
+    const firstPart = (await entries(log)).find((e) => e.entry.kind === "part")!.revision;
+    expect((await log.info()).firstRevision).toBe(1);
+    await b.compact();
+    expect(b.errors).toEqual([]);
+    expect((await log.info()).firstRevision).toBe(firstPart);
+    await Promise.all([a.close(), b.close()]);
+  });
+
+  it("a forged chunked snapshot (valid parts of another state) is never truncated to: every replica keeps one state", async () => {
+    // Fresh-eyes trial: live replicas passed over it (taking their own state as the one it
+    // names), an honest compact() truncated before it, and a replica opened later loaded the
+    // forged state: two states at one revision.
+    const log = smallLog();
+    const a = await open(log, noAuto);
+    await fill(a, 10);
+    await a.synced();
+    const base = a.revision;
+    const genesis = (await entries(log))[0]!.entry as Entry & { initialHash: string };
+    const text = JSON.stringify({ count: 999, items: ["FORGED"], log: [] });
+    const bytes = new TextEncoder().encode(text);
+    const { createHash } = await import("node:crypto");
+    const part = (index: number, data: string) =>
+      JSON.stringify({ v: 1, kind: "part", ts: 1, client: "x", id: "forged", index, base, data });
+    log.injectRaw(part(0, ""));
+    log.injectRaw(part(1, text));
+    log.injectRaw(
+      JSON.stringify({
+        v: 2,
+        kind: "snapshot",
+        base,
+        ts: 1,
+        client: "x",
+        model: "counter",
+        version: 1,
+        initialHash: genesis.initialHash,
+        parts: {
+          id: "forged",
+          count: 2,
+          bytes: bytes.byteLength,
+          sha256: createHash("sha256").update(bytes).digest("hex"),
+        },
+      }),
+    );
+    await a.fetchUpdates();
+    expect(a.state.count).toBe(0); // passed over: the state here is not the forged one
+    await a.compact().catch(() => undefined);
+    expect(a.errors.map((e) => e.code)).toContain("CORRUPT_ENTRY");
+    const b = await open(log, noAuto);
+    expect(b.revision).toBe(a.revision);
+    expect(stateHash(b.state)).toBe(stateHash(a.state));
+    await Promise.all([a.close(), b.close()]);
+  });
+
   it("loads a well-formed one (the control)", async () => {
     const b = await open(await hostile(good, {}), noAuto);
     expect(b.state.count).toBe(5);

@@ -184,8 +184,18 @@ export class Compactor<S, C extends CommandMap<S>> {
   private async appendSnapshotEntry(): Promise<Step> {
     await this.opener.fetchUpdates();
     if (this.replica.lastKind === "snapshot") {
-      // One already (a chunked one this replica did not see begin is not truncated).
-      return { kind: "done", revision: this.replica.revision, truncateAt: this.replica.lastStart };
+      // One already. A chunked one is truncated before only when this replica saw it begin and
+      // its parts hold the state this replica had at its base (`verifiedStart`).
+      const truncateAt = this.replica.verifiedStart();
+      if (truncateAt === undefined && this.replica.lastStart !== undefined) {
+        this.status.report(
+          new StateSyncError(
+            "CORRUPT_ENTRY",
+            `not truncating before the chunked snapshot at revision ${this.replica.revision}: its parts do not hold this replica's state at its base`,
+          ),
+        );
+      }
+      return { kind: "done", revision: this.replica.revision, truncateAt };
     }
     if (this.replica.readPosition !== this.replica.revision) {
       // Still waiting for a chunked snapshot to load (its state is not at the log's tail).

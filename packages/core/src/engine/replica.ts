@@ -106,6 +106,10 @@ export class Replica<S, C extends CommandMap<S>> {
   get lastStart(): number | undefined {
     return this.replay.lastStart;
   }
+  /** See {@link Replay.verifiedStart}: where a compaction may truncate. */
+  verifiedStart(): number | undefined {
+    return this.replay.verifiedStart();
+  }
   /** Whether the replica stands on a genesis entry, a snapshot entry or a restored snapshot. */
   get anchored(): boolean {
     return this.replay.anchored;
