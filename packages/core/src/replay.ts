@@ -85,9 +85,16 @@ const PENDING: StepResult = { kind: "pending" };
     const entry = decoded.entry;
     if (entry.kind === "part") {
       const part = entry;
-      // A part after a gap, or part 0 of a state this replica is not at (the shared layout,
-      // where revisions do not show gaps): the parts may be its way back.
-      const missed = !this.contiguous && part.index === 0 && part.base !== this.revision;
+      // A part after a gap, or part 0 of a state past this replica's (the shared layout, where
+      // revisions do not show gaps: the entries up to its base were truncated away): the parts
+      // may be its way back. A part 0 based at or before the state here cannot be (the replica
+      // read on from there): consumed as a no-op, like one appended by hand (a hostile part 0
+      // based on an older revision held a live replica's revision for good: fresh-eyes trial).
+      const missed =
+        !this.contiguous &&
+        part.index === 0 &&
+        part.base > this.revision &&
+        part.base < logEntry.revision;
       if (gap || !this.anchored || missed) {
         return this.startCollecting(logEntry, decoded);
       }

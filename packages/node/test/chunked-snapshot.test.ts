@@ -50,6 +50,36 @@ describe("chunked snapshots on nats-server", () => {
     await Promise.all([server?.stop(), small?.stop()]);
   });
 
+  it("a hostile part 0 on a shared stream's key (based on an older revision) holds no replica back", async () => {
+    // Fresh-eyes trial: every live replica started collecting at it and its revision stopped.
+    const stream = uniqueStream("HPART");
+    const opts = { servers: server.url, stream, key: "tenant.board", model: blobs, ...noAuto };
+    const a = await openSynchronizer(opts);
+    const b = await openSynchronizer(opts);
+    for (let i = 0; i < 3; i++) await a.update("increment", {});
+    await b.waitFor(a.revision);
+    const nc = await tcp(server.url);
+    const part0 = {
+      v: 1,
+      kind: "part",
+      ts: 1,
+      client: "x",
+      id: "evil",
+      index: 0,
+      base: 1,
+      data: "",
+    };
+    await nc.jetstream().publish(`${stream}.tenant.board`, JSON.stringify(part0));
+    for (let i = 0; i < 3; i++) await b.updateUnconditionally("increment", {});
+    await a.update("increment", {});
+    await b.waitFor(a.revision);
+    expect(b.state.count).toBe(7);
+    const late = await openSynchronizer(opts);
+    expect(late.revision).toBe(a.revision);
+    expect(stateHash(late.state)).toBe(stateHash(a.state));
+    await Promise.all([a.close(), b.close(), late.close(), nc.close()]);
+  }, 30_000);
+
   it("compacts a state larger than max_payload (1 MiB) in parts that a fresh client loads", async () => {
     const stream = uniqueStream("CHUNK");
     const a = await openSynchronizer({ servers: server.url, stream, model: blobs, ...noAuto });
