@@ -42,3 +42,16 @@ export async function syncDirectory(dir: string): Promise<void> {
     await handle?.close().catch(() => undefined);
   }
 }
+
+/**
+ * Whether a process with id `pid` runs on this machine (`kill(pid, 0)`; EPERM: it runs as
+ * another user). Used to tell a dead writer's leftovers (temporary files, locks).
+ */
+export function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { mkdir, readdir, readFile, unlink } from "node:fs/promises";
 import { join } from "node:path";
-import { writeFileAtomically } from "./atomic-file.js";
+import { isRunning, writeFileAtomically } from "./atomic-file.js";
 import {
   shouldReplaceSnapshot,
   snapshotRecordSchema,
@@ -161,16 +161,6 @@ export class FileSnapshotStore implements SnapshotStore {
 
 /** `<name>.snapshot.json.<pid>.<8 hex>.tmp`: a temporary file of {@link FileSnapshotStore}. */
 const TEMPORARY = /^.+\.snapshot\.json\.(\d+)\.[0-9a-f]{8}\.tmp$/;
-
-/** True when a process with this id runs on this machine (EPERM: it runs as another user). */
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
 
 /**
  * Removes the temporary files that processes killed in the middle of a save left in `dir`

@@ -4,6 +4,7 @@ import { open, readFile, rename, stat, unlink } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { StateSyncError } from "@statesync/core";
+import { isRunning } from "./atomic-file.js";
 
 /**
  * The lock of a file pending queue (`FilePendingStore`): a file `lock` in the queue's folder,
@@ -156,15 +157,6 @@ async function unlinkIfThere(path: string): Promise<void> {
     await unlink(path);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
-  }
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 
