@@ -179,3 +179,36 @@ export function parseStateText(
   if (hasProtoKey(text, value)) return { ok: false, reason: "an object key is __proto__" };
   return { ok: true, value };
 }
+
+/**
+ * The last chunked snapshot entry a replay passed over, taking its own state as the one the
+ * parts hold (`Replay.verifiedStart`): whether that is so is checked once, when a compaction would
+ * truncate before it, by the SHA-256 and byte count of the JSON text of the state the replay
+ * stood on at the snapshot's base (`state`, undefined when it did not stand there: unchecked).
+ */
+export class PassedChunked {
+  private passed: { parts: SnapshotParts; start: number | undefined; state: unknown } | undefined;
+  private ok: boolean | undefined;
+
+  pass(parts: SnapshotParts, start: number | undefined, state: unknown): void {
+    this.passed = { parts, start, state };
+    this.ok = start !== undefined && state !== undefined ? undefined : false;
+  }
+
+  clear(): void {
+    this.passed = undefined;
+  }
+
+  /** `lastStart` unless it is this snapshot's start and its parts do not hold that state. */
+  verified(lastStart: number | undefined): number | undefined {
+    const p = this.passed;
+    if (p === undefined || p.start !== lastStart) return lastStart;
+    if (this.ok === undefined) {
+      const digest = new TextDigest();
+      digest.update(JSON.stringify(p.state));
+      this.ok = digest.bytes === p.parts.bytes && digest.hex() === p.parts.sha256;
+      p.state = undefined; // the verdict is kept; the old state need not be
+    }
+    return this.ok ? lastStart : undefined;
+  }
+}

@@ -2,14 +2,8 @@ import { deepFreeze } from "./freeze.js";
 import { applyBatch, applyEntry, batchItem, type BatchItem } from "./apply.js";
 import { ChunkCollector } from "./chunk-collector.js";
 import { Origins } from "./pending/origins.js";
-import { assembledState, TextDigest, type PartAssembly } from "./chunked.js";
-import {
-  decodeEntry,
-  type ChunkedSnapshotEntry,
-  type DecodeResult,
-  type Entry,
-  type SnapshotParts,
-} from "./entry.js";
+import { assembledState, PassedChunked, type PartAssembly } from "./chunked.js";
+import { decodeEntry, type ChunkedSnapshotEntry, type DecodeResult, type Entry } from "./entry.js";
 import { StateSyncError } from "./errors.js";
 import { findNonJson } from "./json.js";
 import type { LogEntry } from "./log.js";
@@ -54,13 +48,8 @@ const PENDING: StepResult = { kind: "pending" };
    * state it is based on when that is the state this replay stood on (to check the snapshot).
    */
   private partStarts = new Map<string, { revision: number; state: unknown }>();
-  /**
-   * The last chunked snapshot entry passed over (its state taken as the one here), with the
-   * state at its base, until {@link verifiedStart} checks it.
-   */
-  private passed: { parts: SnapshotParts; state: unknown; start: number | undefined } | undefined;
-  /** The verdict on a chunked snapshot passed over (false: it does not match, or cannot be checked). */
-  private passedOk: boolean | undefined;
+  /** The last chunked snapshot entry passed over, until a compaction checks it. */
+  private readonly passed = new PassedChunked();
 
   /** The last revision read: `revision`, or past it while entries are held (`pending`). */
   get readPosition(): number {
@@ -111,9 +100,7 @@ const PENDING: StepResult = { kind: "pending" };
       // honest; a compaction truncates before it only once `verifiedStart` checked that.
       const start = this.partStarts.get(entry.parts.id);
       this.lastStart = start?.revision;
-      const checkable = start !== undefined && start.state !== undefined;
-      this.passed = { parts: entry.parts, state: start?.state, start: start?.revision };
-      this.passedOk = checkable ? undefined : false;
+      this.passed.pass(entry.parts, start?.revision, start?.state);
       this.advance(logEntry, "snapshot", entry.ts);
       return { kind: "applied", entry };
     }
@@ -265,15 +252,7 @@ const PENDING: StepResult = { kind: "pending" };
    * it would hold another state than those that passed over it (fresh-eyes trial).
    */
   verifiedStart(): number | undefined {
-    const p = this.passed;
-    if (p === undefined || p.start !== this.lastStart) return this.lastStart;
-    if (this.passedOk === undefined) {
-      const digest = new TextDigest();
-      digest.update(JSON.stringify(p.state));
-      this.passedOk = digest.bytes === p.parts.bytes && digest.hex() === p.parts.sha256;
-      p.state = undefined; // the verdict is kept; the old state need not be
-    }
-    return this.passedOk ? this.lastStart : undefined;
+    return this.passed.verified(this.lastStart);
   }
 
   private rememberStart(id: string, revision: number, state: unknown): void {
@@ -390,7 +369,7 @@ const PENDING: StepResult = { kind: "pending" };
     }
     if (this.collector) return PENDING; // a gap within what was held
     this.lastStart = assembly.start;
-    this.passed = undefined; // loaded from its own parts: this state is the snapshot's
+    this.passed.clear(); // loaded from its own parts: this state is the snapshot's
     this.advance(logEntry, "snapshot", entry.ts);
     return { kind: "applied", entry, replayed };
   }
