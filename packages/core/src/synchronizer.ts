@@ -324,6 +324,9 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
       const parsed = parseUpdateOptions(options);
       if (this.offline.enabled) {
         const { result, queued } = this.offline.enqueue("update", run, parsed.signal);
+        // A queued update's rejection is never unhandled: a refusal is also a "refused" event,
+        // and CLOSED leaves it stored (docs/offline.md); offline-first apps often do not await.
+        result.catch(() => undefined);
         return withQueued(result as Promise<UpdateResult<S, unknown>>, queued);
       }
       return withQueued(
@@ -350,6 +353,7 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
       const parsed = parseUpdateOptions(options);
       if (this.offline.enabled) {
         const { result, queued } = this.offline.enqueue("command", run, parsed.signal);
+        result.catch(() => undefined); // as for update(): never an unhandled rejection
         return withQueued(result as Promise<{ readonly revision: number }>, queued);
       }
       return withQueued(this.writer.unconditional(command, args, parsed));

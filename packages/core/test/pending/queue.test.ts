@@ -24,6 +24,25 @@ describe("the offline queue", () => {
     expect(() => pendingQueue({ store: {} as PendingStore, owner: "o" })).toThrow(/PendingStore/);
   });
 
+  it("a queued update that nobody awaits is no unhandled rejection when the replica closes", async () => {
+    // Fresh-eyes trial: an offline-first app calls update() without awaiting it; close()
+    // rejected each queued one CLOSED (still stored) and Node ended on the unhandled rejection.
+    // Vitest fails the run on an unhandled rejection, so this test fails without the fix.
+    const log = new MemoryLog();
+    const store = new MemoryPendingStore();
+    const a = await openQueued(log, store);
+    log.setOffline(true);
+    await until(() => a.status !== "live");
+    const p = a.update("add", { card: "x" });
+    void a.updateUnconditionally("bump", {});
+    await p.queued;
+    await a.close();
+    await expect(p).rejects.toMatchObject({ code: "CLOSED", details: { queued: true } });
+    const b = await openQueued(log.handle(), store);
+    expect(b.pendingCount).toBe(2); // both still stored
+    await b.close().catch(() => undefined);
+  });
+
   it("keeps named commands across a restart and pushes them once, in order", async () => {
     const log = new MemoryLog();
     const store = new MemoryPendingStore();
