@@ -28,3 +28,20 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 export function abortError(signal: AbortSignal): StateSyncError {
   return new StateSyncError("ABORTED", "the operation was aborted", { cause: signal.reason });
 }
+
+/**
+ * Sleeps `ms`, ending early when `signal` aborts or `wake()` is called; resolves either way and
+ * leaves no timer or listener behind once it ended. `done` never rejects.
+ */
+export function wakeableSleep(
+  ms: number,
+  signal: AbortSignal,
+): { done: Promise<void>; wake(): void } {
+  const ended = new AbortController();
+  const onAbort = () => ended.abort();
+  signal.addEventListener("abort", onAbort, { once: true });
+  const done = (signal.aborted ? Promise.resolve() : sleep(ms, ended.signal))
+    .catch(() => undefined)
+    .finally(() => signal.removeEventListener("abort", onAbort));
+  return { done, wake: onAbort };
+}

@@ -1,4 +1,4 @@
-import { sleep } from "../backoff.js";
+import { wakeableSleep } from "../backoff.js";
 import { StateSyncError } from "../errors.js";
 import type { CommandMap, Model } from "../model.js";
 import type { RecipeRun } from "../engine/recipes.js";
@@ -383,19 +383,10 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
 
   /** Waits `ms`, or less: a reconnection, `flush()`, a new update or `close()` end it. */
   private async pause(ms: number): Promise<void> {
-    // One timer and one abort listener per pause, both gone when it ends, however it ends (a
-    // race left them behind: one per update queued while offline, fresh-eyes trial).
-    const ended = new AbortController();
-    const closed = this.p.status.signal;
-    const onClose = () => ended.abort();
-    closed.addEventListener("abort", onClose, { once: true });
-    this.wake = () => ended.abort();
-    try {
-      if (!closed.aborted) await sleep(ms, ended.signal).catch(() => undefined);
-    } finally {
-      closed.removeEventListener("abort", onClose);
-      this.wake = undefined;
-    }
+    const wait = wakeableSleep(ms, this.p.status.signal);
+    this.wake = wait.wake;
+    await wait.done;
+    this.wake = undefined;
   }
 
   private track<T>(write: Promise<T>): Promise<T> {
