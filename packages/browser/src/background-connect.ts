@@ -6,7 +6,8 @@ import { connect, type ConnectionOptions, type NatsConnection } from "nats.ws";
  * `keepConnecting`; the browser's `online` event starts the next attempt at once). Once
  * connected, nats.ws reconnects by itself: defaults `maxReconnectAttempts: -1` and
  * `ignoreClusterUpdates: true` (do not try cluster URLs the server gossips; jetstream-notes
- * calls it `ignoreServerUpdates`, nats.ws 1.30 names it so), unless given.
+ * calls it `ignoreServerUpdates`, nats.ws 1.30 names it so) and `noAsyncTraces: true` (no
+ * stack trace captured per request; statesync reports its own typed errors), unless given.
  */
 export function connectInBackground(
   options: ConnectionOptions,
@@ -16,6 +17,7 @@ export function connectInBackground(
       connect({
         maxReconnectAttempts: -1,
         ignoreClusterUpdates: true,
+        noAsyncTraces: true,
         ...options,
         waitOnFirstConnect: false,
       }),
