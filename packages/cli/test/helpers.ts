@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { openSynchronizer, type StateSynchronizer } from "@statesync/node";
+import type { ConnectionOptions } from "nats";
 // @ts-expect-error: a plain ES module (as operators hand models over), without declarations
 import { counter as counterModel } from "./fixtures/counter-model.mjs";
 
@@ -60,11 +61,14 @@ export async function runJson<T = any>(args: string[]): Promise<T> {
   return JSON.parse(r.stdout) as T;
 }
 
+/** `nats` connect options a test replica may need (credentials, TLS). */
+export type CounterConnectOptions = Omit<ConnectionOptions, "servers">;
+
 /** A counter replica on `url` (no snapshots, not following). */
 export function openCounter(
   url: string,
   stream: string,
-  extra: { key?: string; connectOptions?: { user?: string; pass?: string; token?: string } } = {},
+  extra: { key?: string; subjectPrefix?: string; connectOptions?: CounterConnectOptions } = {},
 ): Promise<StateSynchronizer<CounterState, any>> {
   return openSynchronizer<CounterState, any>({
     servers: url,

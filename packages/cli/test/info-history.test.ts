@@ -87,6 +87,26 @@ describe("statesync info and history", () => {
     });
   });
 
+  it("--subject-prefix reaches a state written with subjectPrefix, in either layout", async () => {
+    const own = uniqueStream("PREFIXED");
+    const shared = uniqueStream("PREFIXEDS");
+    const a = await openCounter(ctx.server.url, own, { subjectPrefix: "acme.own" });
+    const b = await openCounter(ctx.server.url, shared, { subjectPrefix: "acme.states", key: "b" });
+    await a.update("increment", { by: 1 });
+    await b.update("increment", { by: 2 });
+    await Promise.all([a.close(), b.close()]);
+    const ownInfo = await runJson(["info", ...where(own, "--subject-prefix", "acme.own")]);
+    expect(ownInfo).toMatchObject({ layout: "own", subject: "acme.own.log", revision: 2 });
+    const at = ["--subject-prefix", "acme.states", "--key", "b"];
+    const sharedInfo = await runJson(["info", ...where(shared, ...at)]);
+    expect(sharedInfo).toMatchObject({ layout: "shared", subject: "acme.states.b", entries: 2 });
+    const rows = await runJson(["history", ...where(shared, ...at)]);
+    expect(rows.map((r: { kind: string }) => r.kind)).toEqual(["genesis", "update"]);
+    // Without the prefix the key's subject is not the stream's: reported, not read.
+    const missed = await runJson(["info", ...where(shared, "--key", "b")]);
+    expect(missed).toMatchObject({ subject: `${shared}.b`, entries: 0, configSafe: false });
+  });
+
   it("history lists every entry with its command, patches, and malformed ones as such", async () => {
     const stream = await seeded();
     const rows = await runJson(["history", ...where(stream)]);

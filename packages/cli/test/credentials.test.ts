@@ -1,0 +1,197 @@
+import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { writeFileSync } from "node:fs";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { startNatsServer, type NatsServer } from "@statesync/node";
+import { credsAuthenticator, nkeys, type KeyPair } from "nats";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openCounter, runCli, runJson, uniqueStream } from "./helpers.js";
+
+/**
+ * `--creds` and `--tls-*` against servers that require them (issue 11: "connection credentials as
+ * the `nats` CLI takes them"): a server in operator (JWT) mode with a user's credentials file, and
+ * a server that requires TLS with client certificates. Both are made here: the JWTs signed with
+ * the `nats` client's own nkeys, the certificates with the system's `openssl`.
+ */
+
+const b64url = (b: Uint8Array | string) => Buffer.from(b).toString("base64url");
+
+/** A NATS JWT (`ed25519-nkey`) of `claims`, issued and signed by `signer`. */
+function jwt(signer: KeyPair, claims: { sub: string; name: string; nats: object }): string {
+  const header = b64url(JSON.stringify({ typ: "JWT", alg: "ed25519-nkey" }));
+  const body: Record<string, unknown> = {
+    ...claims,
+    iat: Math.floor(Date.now() / 1000),
+    iss: signer.getPublicKey(),
+  };
+  body.jti = createHash("sha256").update(JSON.stringify(body)).digest("base64url");
+  const payload = b64url(JSON.stringify(body));
+  return `${header}.${payload}.${b64url(signer.sign(new TextEncoder().encode(`${header}.${payload}`)))}`;
+}
+
+/** Server config of an operator with one JetStream-enabled account, and a user's creds file. */
+function operatorSetup(): { config: string; creds: string } {
+  const [op, account, system, user] = [
+    nkeys.createOperator(),
+    nkeys.createAccount(),
+    nkeys.createAccount(),
+    nkeys.createUser(),
+  ];
+  const unlimited = { subs: -1, data: -1, payload: -1, conn: -1, leaf: -1, imports: -1 };
+  const jetstream = { mem_storage: -1, disk_storage: -1, streams: -1, consumer: -1 };
+  const nats = (type: string, more: object = {}) => ({ type, version: 2, ...more });
+  const accountJwt = jwt(op, {
+    sub: account.getPublicKey(),
+    name: "app",
+    nats: nats("account", { limits: { ...unlimited, exports: -1, wildcards: true, ...jetstream } }),
+  });
+  const systemJwt = jwt(op, { sub: system.getPublicKey(), name: "SYS", nats: nats("account") });
+  const userJwt = jwt(account, {
+    sub: user.getPublicKey(),
+    name: "operator-on-call",
+    nats: nats("user", { pub: {}, sub: {}, subs: -1, data: -1, payload: -1 }),
+  });
+  const config = [
+    `operator: ${jwt(op, { sub: op.getPublicKey(), name: "op", nats: nats("operator") })}`,
+    `system_account: ${system.getPublicKey()}`,
+    "resolver: MEMORY",
+    `resolver_preload: { ${account.getPublicKey()}: ${accountJwt}, ${system.getPublicKey()}: ${systemJwt} }`,
+  ].join("\n");
+  const seed = new TextDecoder().decode(user.getSeed());
+  const creds = [
+    "-----BEGIN NATS USER JWT-----",
+    userJwt,
+    "------END NATS USER JWT------",
+    "",
+    "-----BEGIN USER NKEY SEED-----",
+    seed,
+    "------END USER NKEY SEED------",
+    "",
+  ].join("\n");
+  return { config, creds };
+}
+
+/** A CA, and a server and a client certificate it signed (for 127.0.0.1), in `dir`. */
+function makeCertificates(dir: string): void {
+  const openssl = (...args: string[]) =>
+    execFileSync("openssl", args, { cwd: dir, stdio: ["ignore", "ignore", "pipe"] });
+  const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
+  for (const ca of ["ca", "other-ca"]) {
+    const subject = ["-subj", `/CN=statesync test ${ca}`];
+    openssl(
+      "req",
+      "-x509",
+      ...ec,
+      "-keyout",
+      `${ca}-key.pem`,
+      "-out",
+      `${ca}.pem`,
+      "-days",
+      "2",
+      ...subject,
+    );
+  }
+  for (const name of ["server", "client"]) {
+    openssl(
+      "req",
+      ...ec,
+      "-keyout",
+      `${name}-key.pem`,
+      "-out",
+      `${name}.csr`,
+      "-subj",
+      `/CN=${name}`,
+    );
+    writeFileSync(
+      path.join(dir, `${name}.ext`),
+      "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth,clientAuth\n",
+    );
+    openssl(
+      "x509",
+      "-req",
+      "-in",
+      `${name}.csr`,
+      "-CA",
+      "ca.pem",
+      "-CAkey",
+      "ca-key.pem",
+      "-CAcreateserial",
+      "-out",
+      `${name}.pem`,
+      "-days",
+      "2",
+      "-extfile",
+      `${name}.ext`,
+    );
+  }
+}
+
+describe("statesync credentials: --creds and --tls-*", () => {
+  let dir: string;
+  let operator: NatsServer;
+  let tls: NatsServer;
+  let creds: string;
+  const file = (name: string) => path.join(dir, name);
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), "statesync-cli-creds-"));
+    const setup = operatorSetup();
+    creds = file("user.creds");
+    await writeFile(creds, setup.creds);
+    operator = await startNatsServer({ extraConfig: setup.config });
+    makeCertificates(dir);
+    tls = await startNatsServer({
+      extraConfig: `tls { cert_file: "${file("server.pem")}", key_file: "${file("server-key.pem")}", ca_file: "${file("ca.pem")}", verify: true }`,
+    });
+  });
+  afterAll(async () => {
+    await operator?.stop();
+    await tls?.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it("--creds: reads a stream in an account of an operator-mode server; without them, PERMISSION_DENIED", async () => {
+    const stream = uniqueStream("CREDS");
+    const text = await readFile(creds);
+    const a = await openCounter(operator.url, stream, {
+      connectOptions: { authenticator: credsAuthenticator(new Uint8Array(text)) },
+    });
+    await a.update("increment", { by: 3 });
+    await a.close();
+    const at = ["--server", operator.url, "--stream", stream];
+    const info = await runJson(["info", ...at, "--creds", creds]);
+    expect(info).toMatchObject({ revision: 2, model: { name: "counter" } });
+    const history = await runJson(["history", ...at, "--creds", creds]);
+    expect(history.map((h: { kind: string }) => h.kind)).toEqual(["genesis", "update"]);
+    const without = await runCli(["info", ...at]);
+    expect(without.code).toBe(1);
+    expect(without.stderr).toMatch(/^statesync: PERMISSION_DENIED: cannot connect to /);
+  });
+
+  it("--tls-ca with --tls-cert/--tls-key: reads a stream on a server that requires client certificates", async () => {
+    const stream = uniqueStream("TLS");
+    const url = tls.url.replace("nats://", "tls://");
+    const clientTls = {
+      certFile: file("client.pem"),
+      keyFile: file("client-key.pem"),
+      caFile: file("ca.pem"),
+    };
+    const a = await openCounter(url, stream, { connectOptions: { tls: clientTls } });
+    await a.update("increment", { by: 4 });
+    await a.close();
+    const certificate = ["--tls-cert", file("client.pem"), "--tls-key", file("client-key.pem")];
+    const at = ["--server", url, "--stream", stream];
+    const info = await runJson(["info", ...at, "--tls-ca", file("ca.pem"), ...certificate]);
+    expect(info).toMatchObject({ revision: 2, model: { name: "counter" } });
+    // The server's certificate is checked against --tls-ca: another CA is refused...
+    const otherCa = await runCli(["info", ...at, "--tls-ca", file("other-ca.pem"), ...certificate]);
+    expect(otherCa.code).toBe(1);
+    expect(otherCa.stderr).toMatch(/^statesync: UNAVAILABLE: cannot connect to /);
+    // ...and the server refuses a client without a certificate.
+    const noCertificate = await runCli(["info", ...at, "--tls-ca", file("ca.pem")]);
+    expect(noCertificate.code).toBe(1);
+    expect(noCertificate.stderr).toMatch(/^statesync: UNAVAILABLE: cannot connect to /);
+  });
+});
