@@ -235,10 +235,20 @@ describe("model versions (MemoryLog)", () => {
     expect(b2.state).toEqual({ count: 1, ids: ["x"], tags: [] });
     await b2.upgrade();
     await b2.close(); // saves a v2 snapshot
-    const again = await open(log, v1, { snapshots: store, snapshotKey: "k" }).catch(
-      (e: StateSyncError) => e,
-    );
+    // A version-1 client cannot read that snapshot: it is discarded with an event, never loaded.
+    const reported: StateSyncError[] = [];
+    const again = await open(log, v1, {
+      snapshots: store,
+      snapshotKey: "k",
+      onError: (e: StateSyncError) => reported.push(e),
+    }).catch((e: StateSyncError) => e);
     expect((again as StateSyncError).code).toBe("MODEL_UPGRADED");
+    expect(reported.map((e) => e.code)).toContain("CORRUPT_SNAPSHOT");
+    expect(reported.find((e) => e.code === "CORRUPT_SNAPSHOT")?.message).toMatch(
+      /saved by ids v2, which v1 cannot read/,
+    );
+    // (What the key holds now, if anything, is that client's own version-1 state before the switch.)
+    expect((await store.load("k"))?.modelVersion).not.toBe(2);
   });
 
   it("a migrate that breaks the schema stops that replica (VALIDATION), and nothing is switched", async () => {
