@@ -200,6 +200,23 @@ describe("model versions (MemoryLog)", () => {
     await Promise.all([a1.close(), m.close()]);
   });
 
+  it('a new-version reader without permission to append ("on-open") still opens: an event, the state migrated up, no switch', async () => {
+    const log = new MemoryLog();
+    const a1 = await open(log, v1);
+    await a1.update("add", { id: "x" });
+    log.failNextAppends(2, "PERMISSION_DENIED"); // the switch at open, then the one before update()
+    const reader = await open(log, v2);
+    expect(reader.errors.map((e) => e.code)).toEqual(["PERMISSION_DENIED"]);
+    expect(reader.upgradePending).toBe(true);
+    expect(reader.state).toEqual({ count: 1, ids: ["x"], tags: [] });
+    expect(await codeOf(reader.update("tag", { tag: "t" }))).toBe("PERMISSION_DENIED");
+    expect(log.size).toBe(2); // nothing was written
+    await a1.update("add", { id: "y" }); // version 1 writes on; the reader follows, migrated
+    await reader.waitFor(3);
+    expect(reader.state).toEqual({ count: 2, ids: ["x", "y"], tags: [] });
+    await Promise.all([a1.close(), reader.close()]);
+  });
+
   it("a chain v1 → v2 → v3 reads a log switched once, and switches it again", async () => {
     const v3 = defineModel({
       name: "ids",
