@@ -1,3 +1,5 @@
+import { readFile } from "node:fs/promises";
+import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { openSynchronizer } from "@statesync/node";
 import { describe, expect, it } from "vitest";
@@ -27,6 +29,16 @@ describe("statesync and model versions", () => {
     expect(state).toEqual({ revision: 2, state: { count: 3, notes: [], tags: [] } });
     const verify = await runJson(["verify", ...where(stream), "--model", MODEL_V2]);
     expect(verify.ok).toBe(true);
+    // A backup with the newer model holds the state migrated up, under that model's identity,
+    // and restores as a log at version 2 (docs/cli.md, export).
+    const file = path.join(ctx.dir, `${stream}.json`);
+    await runJson(["export", ...where(stream), "--model", MODEL_V2, file]);
+    const backup = JSON.parse(await readFile(file, "utf8"));
+    expect(backup).toMatchObject({ model: { version: 2 }, state: { count: 3, tags: [] } });
+    const restored = uniqueStream("V2R");
+    await runJson(["import", file, ...where(restored), "--model", MODEL_V2]);
+    const restoredInfo = await runJson(["info", ...where(restored)]);
+    expect(restoredInfo).toMatchObject({ model: { version: 2, from: "snapshot" } });
     // Nothing was written: the log is still at version 1, revision 2.
     const info = await runJson(["info", ...where(stream)]);
     expect(info).toMatchObject({ revision: 2, model: { version: 1, from: "genesis" } });
