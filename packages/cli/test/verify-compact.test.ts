@@ -63,6 +63,7 @@ describe("statesync verify and compact", () => {
       revision: 4,
       firstRevision: 1,
       snapshotsChecked: 1,
+      switchesChecked: 0,
       divergence: null,
       divergences: 0,
     });

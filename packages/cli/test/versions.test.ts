@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { openSynchronizer } from "@statesync/node";
+import { encodeEntry, JetStreamLog, openSynchronizer } from "@statesync/node";
 import { describe, expect, it } from "vitest";
 import {
   MODEL,
@@ -9,6 +9,7 @@ import {
   runCli,
   runJson,
   target,
+  tcp,
   uniqueStream,
   useNatsServer,
 } from "./helpers.js";
@@ -76,7 +77,45 @@ describe("statesync and model versions", () => {
       revision: 4,
       state: { count: 3, notes: [], tags: ["red"] },
     });
-    expect((await runJson(["verify", ...where(stream), "--model", MODEL_V2])).ok).toBe(true);
+    expect(await runJson(["verify", ...where(stream), "--model", MODEL_V2])).toMatchObject({
+      ok: true,
+      switchesChecked: 1,
+    });
+  });
+
+  it("verify checks a switch entry's state against the model's migrate of the replay", async () => {
+    const stream = uniqueStream("BADSWITCH");
+    const a = await openCounter(ctx.server.url, stream);
+    await a.update("increment", { by: 3 }); // 2
+    await a.close();
+    const v2Model = (await import(MODEL_V2)).default;
+    // A switch entry written by another program, whose state is not v1's state migrated.
+    const nc = await tcp(ctx.server.url);
+    const log = new JetStreamLog({ connection: nc, stream });
+    const forged = encodeEntry({
+      v: 2,
+      kind: "switch",
+      base: 2,
+      ts: Date.now(),
+      client: "forger",
+      model: "counter",
+      from: 1,
+      version: 2,
+      initialHash: v2Model.initialHash,
+      state: { count: 99, notes: [], tags: [] },
+    });
+    await log.appendConditional(forged, 2, "forged-switch"); // 3
+    await log.close();
+    await nc.close();
+    const r = await runCli(["verify", ...where(stream), "--model", MODEL_V2]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(
+      /^statesync: CORRUPT_ENTRY: revision 3: the switch entry differs from the state replayed at its base 2, migrated: at \/count the replay has 3, the switch entry 99/,
+    );
+    const report = JSON.parse(
+      (await runCli(["verify", ...where(stream), "--model", MODEL_V2, "--json"])).stdout,
+    );
+    expect(report).toMatchObject({ ok: false, switchesChecked: 1, divergence: { revision: 3 } });
   });
 
   it("exits 1 with MODEL_UPGRADED when the model is older than the log", async () => {

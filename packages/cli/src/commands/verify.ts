@@ -2,7 +2,8 @@
  * `statesync verify --model PATH`: replays the retained log with the engine and checks that
  * every entry applies (none is skipped as malformed, no command fails, the replay does not stop)
  * and that every snapshot entry after the first retained one holds the state the replay reaches
- * at its base; finally that the replayed state passes the model's schema. Exit 0 when all hold;
+ * at its base, and every switch entry the state the model's migrate makes of it; finally that
+ * the replayed state passes the model's schema. Exit 0 when all hold;
  * otherwise exit 1 with the first divergence by revision: its revision, its code and what
  * differs.
  */
@@ -40,6 +41,8 @@ export interface VerifyReport {
   firstRevision: number;
   /** Snapshot entries compared with the replay. */
   snapshotsChecked: number;
+  /** Switch entries compared with the model's migration of the replay. */
+  switchesChecked: number;
   /** The first divergence by revision (null when ok), and how many were found. */
   divergence: Divergence | null;
   divergences: number;
@@ -67,35 +70,47 @@ function revisionOf(e: StateSyncError, fallback: number): number {
 
 /**
  * Compares each one-message snapshot entry after the first retained one with the replay at its
- * base (chunked ones are not assembled here).
+ * base (chunked ones are not assembled here), and each switch entry with the replay at its base
+ * as the model migrates it: the replica's state at the switch (the carried state, migrated on
+ * when the model is newer still) against its state at the base (the older version's replay,
+ * migrated by the model's chain). Both through the engine, so the check is the replicas' own.
  */
-async function checkSnapshots(
+async function checkStartingPoints(
   log: JetStreamLog,
   info: LogInfo,
   replica: AnyReplica,
   found: Divergence[],
-): Promise<number> {
-  let checked = 0;
+): Promise<{ snapshots: number; switches: number }> {
+  const checked = { snapshots: 0, switches: 0 };
   for await (const e of log.read(info.firstRevision + 1, replica.revision)) {
     const d = decodeEntry(e.data);
+    if (!d.ok) continue;
+    const entry = d.entry;
     // A chunked snapshot's parts are checked (sha256, schema) by the replica that loads them.
-    if (!d.ok || d.entry.kind !== "snapshot" || "parts" in d.entry) continue;
-    const { base, state } = d.entry;
+    const snapshot = entry.kind === "snapshot" && !("parts" in entry);
+    if (!snapshot && entry.kind !== "switch") continue;
     let replayed: unknown;
+    let stored: unknown;
     try {
-      replayed = await replica.stateAt(base);
+      replayed = await replica.stateAt(entry.base);
+      stored = entry.kind === "switch" ? await replica.stateAt(e.revision) : entry.state;
     } catch (err) {
       if (!isStateSyncError(err)) throw err;
       found.push({ revision: e.revision, code: err.code, problem: err.message });
       continue;
     }
-    checked += 1;
-    const diff = firstDifference(replayed, state);
+    const what = snapshot ? "snapshot entry" : "switch entry";
+    if (snapshot) checked.snapshots += 1;
+    else checked.switches += 1;
+    const diff = firstDifference(replayed, stored);
     if (diff) {
+      const replay = snapshot
+        ? `the state replayed at its base ${entry.base}`
+        : `the state replayed at its base ${entry.base}, migrated`;
       found.push({
         revision: e.revision,
         code: "CORRUPT_ENTRY",
-        problem: `the snapshot entry differs from the state replayed at its base ${base}: at ${diff.path} the replay has ${shortJson(diff.a, 60) || "nothing"}, the snapshot ${shortJson(diff.b, 60) || "nothing"}`,
+        problem: `the ${what} differs from ${replay}: at ${diff.path} the replay has ${shortJson(diff.a, 60) || "nothing"}, the ${snapshot ? "snapshot" : what} ${shortJson(diff.b, 60) || "nothing"}`,
       });
     }
   }
@@ -111,6 +126,7 @@ export async function verifyLog(log: JetStreamLog, open: OpenReplica): Promise<V
     revision: info.latestRevision,
     firstRevision: info.firstRevision,
     snapshotsChecked: 0,
+    switchesChecked: 0,
     divergence: null,
     divergences: 0,
   };
@@ -120,7 +136,9 @@ export async function verifyLog(log: JetStreamLog, open: OpenReplica): Promise<V
     await open(async (replica, model) => {
       if (!replica) return;
       report.revision = replica.revision;
-      report.snapshotsChecked = await checkSnapshots(log, info, replica, found);
+      const checked = await checkStartingPoints(log, info, replica, found);
+      report.snapshotsChecked = checked.snapshots;
+      report.switchesChecked = checked.switches;
       const valid = model.state.safeParse(replica.state);
       if (!valid.success) {
         found.push({
@@ -178,6 +196,14 @@ export function registerVerify(program: Command): void {
             ["result", report.ok ? "ok" : "DIVERGES"],
             ["replayed", `revisions ${report.firstRevision} to ${report.revision}`],
             ["snapshot entries", `${report.snapshotsChecked} checked against the replay`],
+            ...(report.switchesChecked > 0
+              ? [
+                  [
+                    "switch entries",
+                    `${report.switchesChecked} checked against the migrated replay`,
+                  ] as [string, string],
+                ]
+              : []),
           ]),
         );
       }
