@@ -5,9 +5,12 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { startNatsServer, type NatsServer } from "@statesync/node";
-import { credsAuthenticator, nkeys, type KeyPair } from "nats";
+import { credsAuthenticator, nkeys } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openCounter, runCli, runJson, uniqueStream } from "./helpers.js";
+
+/** An nkey pair of the `nats` client (operator, account or user). */
+type KeyPair = ReturnType<typeof nkeys.createOperator>;
 
 /**
  * `--creds` and `--tls-*` against servers that require them (issue 11: "connection credentials as
