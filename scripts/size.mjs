@@ -31,6 +31,87 @@ const entries = {
     'export { offlineQueue } from "@statesync/browser/offline";',
 };
 const verbose = process.argv.includes("--inputs");
+const byModule = process.argv.includes("--by-module");
+
+/**
+ * What each source costs gzipped (`--by-module`): the entry bundled in one file with a source
+ * map, and for each source the gzipped size of the bundle less that of the bundle with the bytes
+ * the map gives that source taken out (what leaving it out would save, about). Minified bytes
+ * beside it.
+ */
+async function costByModule(contents) {
+  const result = await build({
+    stdin: { contents, resolveDir: process.cwd(), loader: "js", sourcefile: "entry.js" },
+    bundle: true,
+    minify: true,
+    format: "esm",
+    outfile: join(outdir, "by-module.js"),
+    platform: "browser",
+    target: "es2022",
+    external,
+    write: false,
+    sourcemap: "external",
+    logLevel: "silent",
+  });
+  const code = result.outputFiles.find((f) => f.path.endsWith(".js")).text;
+  const map = JSON.parse(result.outputFiles.find((f) => f.path.endsWith(".map")).text);
+  const digits = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  const vlq = (segment) => {
+    const out = [];
+    let value = 0;
+    let shift = 0;
+    for (const ch of segment) {
+      const d = digits.indexOf(ch);
+      value += (d & 31) << shift;
+      if (d & 32) shift += 5;
+      else {
+        out.push(value & 1 ? -(value >> 1) : value >> 1);
+        value = 0;
+        shift = 0;
+      }
+    }
+    return out;
+  };
+  // The source of each byte of the output (-1: none).
+  const owner = new Int32Array(code.length).fill(-1);
+  const lines = code.split("\n");
+  let lineStart = 0;
+  let source = 0;
+  map.mappings.split(";").forEach((line, i) => {
+    let column = 0;
+    const segments = line
+      .split(",")
+      .filter(Boolean)
+      .map((seg) => {
+        const v = vlq(seg);
+        column += v[0];
+        if (v.length > 1) source += v[1];
+        return [column, v.length > 1 ? source : -1];
+      });
+    segments.forEach(([c, src], k) => {
+      const end = k + 1 < segments.length ? segments[k + 1][0] : lines[i].length;
+      owner.fill(src, lineStart + c, lineStart + end);
+    });
+    lineStart += lines[i].length + 1;
+  });
+  const total = gzipSync(code, { level: 9 }).length;
+  const rows = [];
+  for (let src = 0; src < map.sources.length; src++) {
+    let kept = "";
+    let bytes = 0;
+    for (let i = 0; i < code.length; i++) {
+      if (owner[i] === src) bytes++;
+      else kept += code[i];
+    }
+    if (bytes === 0) continue;
+    const name = map.sources[src].replace(/^.*(packages|node_modules)\//, "$1/");
+    rows.push([name, bytes, total - gzipSync(kept, { level: 9 }).length]);
+  }
+  rows.sort((a, b) => b[2] - a[2]);
+  for (const [name, bytes, gz] of rows) {
+    console.log(`  ${String(gz).padStart(6)} B gz ${String(bytes).padStart(7)} B  ${name}`);
+  }
+}
 
 const kib = (n) => `${(n / 1024).toFixed(1)} KiB`;
 let failed = false;
@@ -97,8 +178,12 @@ for (const [name, contents] of Object.entries(entries)) {
       console.log(`  ${atOpen.has(p) ? "at open" : "on demand"}: ${inputs.join(", ")}`);
     }
   }
+  if (byModule) await costByModule(contents);
 }
 rmSync(outdir, { recursive: true, force: true });
 console.log("(columns: minified, gzipped; each file gzipped on its own)");
-console.log(`(external: ${external.join(", ")}; --inputs lists each file's sources)`);
+console.log(
+  `(external: ${external.join(", ")}; --inputs lists each file's sources; --by-module what` +
+    " each source costs gzipped: the gzipped bundle less the bundle without its bytes)",
+);
 process.exit(failed ? 1 : 0);

@@ -1,5 +1,4 @@
 import {
-  MemoryPendingStore,
   pendingOwnerSchema,
   pendingRecordSchema,
   StateSyncError,
@@ -70,7 +69,6 @@ export class IndexedDbPendingStore implements PendingStore {
   private readonly held = new Map<string, () => void>();
   private readonly queues = new Set<IdbQueue>();
   private warned = false;
-  private fallback: MemoryPendingStore | undefined;
 
   constructor(private readonly options: IndexedDbPendingStoreOptions = {}) {
     this.databaseName = options.databaseName ?? "statesync-pending";
@@ -129,11 +127,33 @@ export class IndexedDbPendingStore implements PendingStore {
     }
   }
 
-  /** The queue in memory (`durable: false`), after IndexedDB failed with `error`. */
-  private inMemory(key: string, owner: string, error: unknown): Promise<PendingQueue> {
+  /**
+   * The queue in memory (`durable: false`), after IndexedDB failed with `error`: locked within
+   * this store only, its records kept while it is open (a new origin at each open, so a seq is
+   * never reused).
+   */
+  private async inMemory(key: string, owner: string, error: unknown): Promise<PendingQueue> {
     this.warn(error);
-    this.fallback ??= new MemoryPendingStore();
-    return this.fallback.open(key, owner);
+    const name = `memory:${key}:${owner}`;
+    if (this.held.has(name)) {
+      throw new StateSyncError("QUEUE_LOCKED", `the queue of ${key} for ${owner} is open`, {
+        details: { key, owner },
+      });
+    }
+    this.held.set(name, () => undefined);
+    const queue: IdbQueue = new IdbQueue(
+      undefined,
+      key,
+      owner,
+      randomOrigin(),
+      () => undefined,
+      () => {
+        this.held.delete(name);
+        this.queues.delete(queue);
+      },
+    );
+    this.queues.add(queue);
+    return queue;
   }
 
   /** Closes the database connection (open queues are closed too). */
@@ -198,20 +218,26 @@ function webLocks(): Locks | undefined {
   return (globalThis as { navigator?: { locks?: Locks } }).navigator?.locks;
 }
 
+/**
+ * One open queue: its records in IndexedDB, or in memory (not durable) from the start when
+ * there is no database (`db` undefined), or from the first write that failed.
+ */
 class IdbQueue implements PendingQueue {
   private closed = false;
-  /** Set once a write failed: the queue then runs in memory (not durable). */
+  /** Set when the queue runs in memory (not durable). */
   private memory: Map<number, PendingRecord> | undefined;
   private memoryHigh = 0;
 
   constructor(
-    private readonly db: IDBPDatabase,
+    private readonly db: IDBPDatabase | undefined,
     private readonly key: string,
     private readonly owner: string,
     readonly origin: string,
     private readonly warn: (e: unknown) => void,
     private readonly onClose: () => void,
-  ) {}
+  ) {
+    if (!db) this.memory = new Map();
+  }
 
   get durable(): boolean {
     return this.memory === undefined;
@@ -227,18 +253,22 @@ class IdbQueue implements PendingQueue {
 
   async load(): Promise<{ records: PendingRecord[]; nextSeq: number }> {
     this.check();
-    const tx = this.db.transaction([RECORDS, QUEUES], "readwrite");
-    const rows = (await tx.objectStore(RECORDS).getAll(this.range())) as RecordRow[];
-    const queue = (await tx.objectStore(QUEUES).get([this.key, this.owner])) as QueueRow;
     const records: PendingRecord[] = [];
-    let high = Math.max(queue?.highSeq ?? 0, this.memoryHigh);
-    for (const row of rows) {
-      high = Math.max(high, row.seq);
-      const parsed = pendingRecordSchema.safeParse(row.record);
-      if (parsed.success && parsed.data.seq === row.seq) records.push(parsed.data as PendingRecord);
-      else await tx.objectStore(RECORDS).delete([this.key, this.owner, row.seq]);
+    let high = this.memoryHigh;
+    if (this.db) {
+      const tx = this.db.transaction([RECORDS, QUEUES], "readwrite");
+      const rows = (await tx.objectStore(RECORDS).getAll(this.range())) as RecordRow[];
+      const queue = (await tx.objectStore(QUEUES).get([this.key, this.owner])) as QueueRow;
+      high = Math.max(queue?.highSeq ?? 0, high);
+      for (const row of rows) {
+        high = Math.max(high, row.seq);
+        const parsed = pendingRecordSchema.safeParse(row.record);
+        if (parsed.success && parsed.data.seq === row.seq) {
+          records.push(parsed.data as PendingRecord);
+        } else await tx.objectStore(RECORDS).delete([this.key, this.owner, row.seq]);
+      }
+      await tx.done;
     }
-    await tx.done;
     for (const r of this.memory?.values() ?? []) {
       if (!records.some((x) => x.seq === r.seq)) records.push(r);
     }
@@ -255,7 +285,7 @@ class IdbQueue implements PendingQueue {
     const copy = structuredClone(record);
     if (!this.memory) {
       try {
-        await this.db.put(RECORDS, {
+        await this.db!.put(RECORDS, {
           key: this.key,
           owner: this.owner,
           seq: record.seq,
@@ -291,6 +321,7 @@ class IdbQueue implements PendingQueue {
 
   /** Deletes `seqs` (all when undefined), keeping `highSeq` above them, in one transaction. */
   private async remove(seqs: readonly number[] | undefined): Promise<void> {
+    if (!this.db) return; // in memory from the start: removed there
     try {
       const tx = this.db.transaction([RECORDS, QUEUES], "readwrite");
       const records = tx.objectStore(RECORDS);

@@ -51,8 +51,17 @@ it("runs in memory, not durable, where IndexedDB cannot be opened, and warns onc
     const again = await store.open("k", "other");
     expect(again.durable).toBe(false);
     expect(warnings).toHaveLength(1);
+    // Locked within the store, as a stored queue is: a second open of one (key, owner) waits.
+    const locked = await store.open("k", "app").catch((e: unknown) => e);
+    expect(isStateSyncError(locked, "QUEUE_LOCKED")).toBe(true);
+    await q.put({ format: 1, seq: 2, kind: "command", name: "add", args: {}, queuedAt: 2, mv: 1 });
+    await q.delete([1]);
+    expect(await q.load()).toMatchObject({ records: [{ seq: 2 }], nextSeq: 3 });
     await q.close();
     await again.close();
+    const reopened = await store.open("k", "app");
+    expect(reopened.durable).toBe(false);
+    await reopened.close();
   } finally {
     Object.defineProperty(globalThis, "indexedDB", original);
   }

@@ -6,8 +6,7 @@
  * against the snapshot entry (reader), and parsing the joined text with the checks
  * `decodeEntry` applies to one entry's text.
  */
-import { sha256 } from "@noble/hashes/sha2.js";
-import { bytesToHex } from "@noble/hashes/utils.js";
+import { Sha256 } from "./sha256.js";
 import {
   hasProtoKey,
   jsonNestingDepth,
@@ -31,7 +30,7 @@ export function sliceText(text: string, start: number, chars: number): string {
   return text.slice(start, end);
 }
 
-interface Sha256 {
+interface Digest {
   update(data: Uint8Array): void;
   hex(): string;
 }
@@ -39,9 +38,9 @@ interface Sha256 {
 /**
  * Node's native SHA-256 when the runtime offers it synchronously (`process.getBuiltinModule`,
  * Node 20.16+), about four times faster than the portable one on a 100 MB state; else
- * `@noble/hashes` (browsers, older Node). Both compute the same digest.
+ * the portable `Sha256` (browsers, older Node). Both compute the same digest.
  */
-function createSha256(): Sha256 {
+function createSha256(): Digest {
   const get = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process
     ?.getBuiltinModule;
   if (typeof get === "function") {
@@ -55,8 +54,7 @@ function createSha256(): Sha256 {
       // fall through to the portable one
     }
   }
-  const h = sha256.create();
-  return { update: (d) => void h.update(d), hex: () => bytesToHex(h.digest()) };
+  return new Sha256();
 }
 
 /** A running SHA-256 and byte count of UTF-8 text fed in slices. */

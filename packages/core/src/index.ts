@@ -71,6 +71,7 @@ export {
   type OriginRow,
 } from "./entry.js";
 export { stateHash, canonicalJson, findNonJson, type JsonValue } from "./json.js";
+export { Sha256 } from "./sha256.js";
 export type { Draft, Immutable } from "immer";
 export type {
   SynchronizerOf,

@@ -1,4 +1,9 @@
-import { AppendConflictError, StateSyncError, type StateSyncErrorCode } from "@statesync/core";
+import {
+  AppendConflictError,
+  StateSyncError,
+  type LogEntry,
+  type StateSyncErrorCode,
+} from "@statesync/core";
 import { z } from "zod/v4";
 
 /**
@@ -88,4 +93,17 @@ export function errorFromWire(e: {
     );
   }
   return new StateSyncError(e.code as StateSyncErrorCode, e.message, { details: e.details });
+}
+
+/** A call that was never sent (`UNAVAILABLE`, `notSent`): the engine may send it again. */
+export function notSent(why: string): StateSyncError {
+  return new StateSyncError("UNAVAILABLE", why, { details: { notSent: true } });
+}
+
+/**
+ * An entry as it is posted: its own copy of the bytes (a client's message may be a view of a
+ * larger buffer, and a posted view copies the whole buffer).
+ */
+export function toWire(e: LogEntry): LogEntry {
+  return { revision: e.revision, data: e.data.slice(), messageId: e.messageId };
 }

@@ -8,6 +8,7 @@ import {
   type LogInfo,
   type RevisionedLog,
 } from "@statesync/core";
+import { PendingCalls } from "./calls.js";
 import { EntryFeed } from "./feed.js";
 import { Leadership, type LockManagerLike, type TokenStore } from "./leadership.js";
 import {
@@ -15,6 +16,8 @@ import {
   errorFromWire,
   errorToWire,
   messageSchema,
+  notSent,
+  toWire,
   type Op,
   type TabMessage,
 } from "./protocol.js";
@@ -48,13 +51,6 @@ const READ_PAGE = 256;
 /** How long a follower waits for the leader's answer to anything but an append, ms. */
 const CALL_MS = 10_000;
 
-interface Call {
-  /** The tab asked. */
-  readonly to: string;
-  resolve(value: unknown): void;
-  reject(error: unknown): void;
-}
-
 /**
  * A {@link RevisionedLog} that tabs of one origin share (docs/offline.md, "Tabs"): each tab's
  * engine stays a full replica over it; only the transport changes. The leading tab (see
@@ -75,18 +71,18 @@ export class TabLog implements RevisionedLog {
   private readonly channel: BroadcastChannel;
   private readonly leadership: Leadership;
   private readonly feed: EntryFeed;
-  private readonly calls = new Map<string, Call>();
+  private readonly calls: PendingCalls;
   private readonly statusListeners = new Set<(s: LogConnectionStatus) => void>();
   private current: LogConnectionStatus = "offline";
   private leaderOnline = new Map<string, boolean>();
   private lead: { own: LeaderLog; stop: () => void } | undefined;
-  private counter = 0;
   private closed = false;
   private readonly timer: ReturnType<typeof setInterval>;
 
   constructor(private readonly o: TabLogOptions) {
     this.contiguous = o.contiguous;
     this.tabId = o.tabId ?? Math.random().toString(36).slice(2, 12);
+    this.calls = new PendingCalls(this.tabId);
     this.channel = o.channel ?? new BroadcastChannel(o.name);
     this.feed = new EntryFeed(o.contiguous, (from, to) => this.read(from, to));
     this.channel.onmessage = (e: MessageEvent) => this.receive(e.data);
@@ -198,9 +194,7 @@ export class TabLog implements RevisionedLog {
     this.leadership.close();
     if (wasLeading) this.post({ t: "bye", from: this.tabId, epoch });
     await this.stopLeading();
-    for (const call of this.calls.values())
-      call.reject(new StateSyncError("CLOSED", "the log was closed"));
-    this.calls.clear();
+    this.calls.rejectAll(new StateSyncError("CLOSED", "the log was closed"));
     this.statusListeners.clear();
     this.channel.close();
   }
@@ -233,31 +227,9 @@ export class TabLog implements RevisionedLog {
     if (!h || !this.leadership.alive(h.tabId) || this.leaderOnline.get(h.tabId) === false) {
       return Promise.reject(notSent("no tab holds a connection to the server now"));
     }
-    const id = `${this.tabId}-${++this.counter}`;
-    return new Promise((resolve, reject) => {
-      const done = () => {
-        clearTimeout(timer);
-        signal?.removeEventListener("abort", abort);
-        this.calls.delete(id);
-      };
-      const fail = (why: string) => {
-        done();
-        reject(
-          new StateSyncError("UNAVAILABLE", `the leading tab ${why}`, {
-            details: { aborted: signal?.aborted },
-          }),
-        );
-      };
-      const timer = setTimeout(() => fail(`did not answer within ${timeoutMs} ms`), timeoutMs);
-      const abort = () => fail("was not waited for (aborted)");
-      signal?.addEventListener("abort", abort);
-      this.calls.set(id, {
-        to: h.tabId,
-        resolve: (v) => (done(), resolve(v)),
-        reject: (e) => (done(), reject(e)),
-      });
+    const send = (id: string) =>
       this.post({ t: "req", id, from: this.tabId, to: h.tabId, op, args });
-    });
+    return this.calls.start(h.tabId, send, timeoutMs, signal);
   }
 
   /** Runs `op` on `log` (this tab's own, while it leads), for this tab or for another's call. */
@@ -312,19 +284,16 @@ export class TabLog implements RevisionedLog {
       case "bye":
         this.leadership.left(m.from);
         this.updateStatus();
-        this.abandon(m.from);
+        this.calls.abandon(m.from);
         return;
       case "entry":
         this.leadership.beat(m.from);
         if (!this.lead) this.feed.push(m.entry, m.prev);
         return;
-      case "res": {
-        if (m.to !== this.tabId) return;
-        const call = this.calls.get(m.id);
-        if (m.error) call?.reject(errorFromWire(m.error));
-        else call?.resolve(m.value);
+      case "res":
+        if (m.to === this.tabId)
+          this.calls.settle(m.id, m.error && errorFromWire(m.error), m.value);
         return;
-      }
       case "req":
         if (m.to === this.tabId) void this.answer(m.id, m.from, m.op, m.args);
     }
@@ -340,20 +309,6 @@ export class TabLog implements RevisionedLog {
     }
   }
 
-  /**
-   * Fails the calls waiting for `tabId`, which stopped leading: `UNAVAILABLE`, outcome unknown
-   * (the engine re-sends an append with the same message id through the next leader).
-   */
-  private abandon(tabId: string): void {
-    for (const call of [...this.calls.values()]) {
-      if (call.to === tabId) {
-        call.reject(
-          new StateSyncError("UNAVAILABLE", "the leading tab went away before it answered"),
-        );
-      }
-    }
-  }
-
   private beat(): void {
     if (this.lead && this.leadership.stillLeads()) {
       this.post({
@@ -364,9 +319,7 @@ export class TabLog implements RevisionedLog {
       });
     }
     this.updateStatus();
-    for (const call of [...this.calls.values()]) {
-      if (!this.leadership.alive(call.to)) this.abandon(call.to);
-    }
+    this.calls.abandonUnless((tabId) => this.leadership.alive(tabId));
   }
 
   private startLeading(epoch: number): void {
@@ -431,16 +384,4 @@ export class TabLog implements RevisionedLog {
     this.current = next;
     for (const l of [...this.statusListeners]) l(next);
   }
-}
-
-function notSent(why: string): StateSyncError {
-  return new StateSyncError("UNAVAILABLE", why, { details: { notSent: true } });
-}
-
-/**
- * An entry as it is posted: its own copy of the bytes (a client's message may be a view of a
- * larger buffer, and a posted view copies the whole buffer).
- */
-function toWire(e: LogEntry): LogEntry {
-  return { revision: e.revision, data: e.data.slice(), messageId: e.messageId };
 }

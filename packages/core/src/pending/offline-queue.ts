@@ -11,6 +11,8 @@ import { OptimisticView } from "./optimistic.js";
 import {
   describeOp,
   opOfRecord,
+  queueFailed,
+  refusedError,
   refuses,
   type PendingOp,
   type PendingUpdate,
@@ -335,14 +337,9 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
       true,
     );
     for (const [op, cause] of refused) {
-      const update = describeOp(op);
-      const error = new StateSyncError(
-        "UPDATE_REFUSED",
-        `pending update ${op.seq}${update.command ? ` (${update.command})` : ""} was refused: ${cause instanceof Error ? cause.message : String(cause)}`,
-        { cause, details: { id: op.seq, command: update.command } },
-      );
+      const error = refusedError(op, cause);
       op.reject(error);
-      this.p.status.refused(error, update);
+      this.p.status.refused(error, describeOp(op));
     }
     this.drainedCheck();
   }
@@ -397,15 +394,4 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
     );
     return write;
   }
-}
-
-function queueFailed(e: unknown): StateSyncError {
-  if (e instanceof StateSyncError && (e.code === "QUEUE_FAILED" || e.code === "CLOSED")) return e;
-  return new StateSyncError(
-    "QUEUE_FAILED",
-    `the pending update could not be stored: ${String(e)}`,
-    {
-      cause: e,
-    },
-  );
 }

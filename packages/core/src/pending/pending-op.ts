@@ -161,6 +161,28 @@ export function refuses(error: unknown): boolean {
   );
 }
 
+/** Why a pending update left the queue refused (`UPDATE_REFUSED`, with what refused it). */
+export function refusedError(op: PendingOp, cause: unknown): StateSyncError {
+  const command = op.command?.name;
+  return new StateSyncError(
+    "UPDATE_REFUSED",
+    `pending update ${op.seq}${command ? ` (${command})` : ""} was refused: ${cause instanceof Error ? cause.message : String(cause)}`,
+    { cause, details: { id: op.seq, command } },
+  );
+}
+
+/** A failed store write as the queue reports it (`QUEUE_FAILED`; `CLOSED` as it is). */
+export function queueFailed(e: unknown): StateSyncError {
+  if (e instanceof StateSyncError && (e.code === "QUEUE_FAILED" || e.code === "CLOSED")) return e;
+  return new StateSyncError(
+    "QUEUE_FAILED",
+    `the pending update could not be stored: ${String(e)}`,
+    {
+      cause: e,
+    },
+  );
+}
+
 /** Not queued (no pending queue): held in memory, sent at once. */
 const NOT_QUEUED: QueuedInfo = Object.freeze({ id: undefined, durable: false });
 
