@@ -3,7 +3,7 @@
  * chunked snapshots' check and the browser's stored snapshots use. Written here rather than
  * taken from `@noble/hashes` because a browser bundle carried about 2.6 KiB gzipped of that
  * package's hashing framework for this one function (README, "Bundle size"); this is about
- * 0.8 KiB. Checked against Node's `crypto` in test/sha256.test.ts (every length across the
+ * 0.6 KiB. Checked against Node's `crypto` in test/sha256.test.ts (every length across the
  * padding boundaries, random inputs, inputs fed in random slices).
  *
  * The round constants are the first 32 bits of the fractional parts of the cube roots of the
