@@ -1,4 +1,6 @@
-import { Sha256, snapshotRecordSchema, StateSyncError, type SnapshotRecord } from "@statesync/core";
+import { sha256 } from "@noble/hashes/sha2.js";
+import { bytesToHex } from "@noble/hashes/utils.js";
+import { snapshotRecordSchema, StateSyncError, type SnapshotRecord } from "@statesync/core";
 import { z } from "zod/v4";
 import { encodeJsonInSlices, yieldToEventLoop, type SliceOptions } from "./sliced-json.js";
 
@@ -31,7 +33,7 @@ const storedSnapshotSchema = z.object({
  * of the event loop every 256 K. A piece never ends between the two halves of a surrogate pair.
  */
 async function checksumInSlices(text: string): Promise<string> {
-  const hash = new Sha256();
+  const hash = sha256.create();
   const utf8 = new TextEncoder();
   let sinceYield = 0;
   for (let at = 0; at < text.length;) {
@@ -46,7 +48,7 @@ async function checksumInSlices(text: string): Promise<string> {
       await yieldToEventLoop();
     }
   }
-  return hash.hex();
+  return bytesToHex(hash.digest());
 }
 
 /**
@@ -59,14 +61,14 @@ export async function encodeSnapshot(
   record: SnapshotRecord,
   options: SliceOptions = {},
 ): Promise<StoredSnapshot> {
-  const hash = new Sha256();
+  const hash = sha256.create();
   const utf8 = new TextEncoder();
   const body = await encodeJsonInSlices(record, (text) => hash.update(utf8.encode(text)), options);
   return {
     v: 1,
     revision: record.revision,
     logIdentity: record.logIdentity,
-    sha256: hash.hex(),
+    sha256: bytesToHex(hash.digest()),
     body,
   };
 }

@@ -6,7 +6,8 @@
  * against the snapshot entry (reader), and parsing the joined text with the checks
  * `decodeEntry` applies to one entry's text.
  */
-import { Sha256 } from "./sha256.js";
+import { sha256 } from "@noble/hashes/sha2.js";
+import { bytesToHex } from "@noble/hashes/utils.js";
 import {
   hasProtoKey,
   jsonNestingDepth,
@@ -30,7 +31,7 @@ export function sliceText(text: string, start: number, chars: number): string {
   return text.slice(start, end);
 }
 
-interface Digest {
+interface Sha256 {
   update(data: Uint8Array): void;
   hex(): string;
 }
@@ -38,9 +39,9 @@ interface Digest {
 /**
  * Node's native SHA-256 when the runtime offers it synchronously (`process.getBuiltinModule`,
  * Node 20.16+), about four times faster than the portable one on a 100 MB state; else
- * the portable `Sha256` (browsers, older Node). Both compute the same digest.
+ * `@noble/hashes` (browsers, older Node). Both compute the same digest.
  */
-function createSha256(): Digest {
+function createSha256(): Sha256 {
   const get = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process
     ?.getBuiltinModule;
   if (typeof get === "function") {
@@ -54,7 +55,8 @@ function createSha256(): Digest {
       // fall through to the portable one
     }
   }
-  return new Sha256();
+  const h = sha256.create();
+  return { update: (d) => void h.update(d), hex: () => bytesToHex(h.digest()) };
 }
 
 /** A running SHA-256 and byte count of UTF-8 text fed in slices. */

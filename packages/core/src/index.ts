@@ -71,7 +71,6 @@ export {
   type OriginRow,
 } from "./entry.js";
 export { stateHash, canonicalJson, findNonJson, type JsonValue } from "./json.js";
-export { Sha256 } from "./sha256.js";
 export type { Draft, Immutable } from "immer";
 export type {
   SynchronizerOf,

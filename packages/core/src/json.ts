@@ -1,5 +1,6 @@
+import { sha256 } from "@noble/hashes/sha2.js";
+import { bytesToHex } from "@noble/hashes/utils.js";
 import { StateSyncError } from "./errors.js";
-import { Sha256 } from "./sha256.js";
 
 /** A JSON value: what states, command arguments and patch values are restricted to. */
 export type JsonValue =
@@ -75,8 +76,9 @@ function canonical(v: unknown): string {
 }
 
 /**
- * SHA-256 (hex) of the canonical JSON of `value` (with `Sha256`, synchronous, any runtime). Use it to compare replicas: two replicas at one revision have the same `stateHash`.
+ * SHA-256 (hex) of the canonical JSON of `value` (with `@noble/hashes`, synchronous, any
+ * runtime). Use it to compare replicas: two replicas at one revision have the same `stateHash`.
  */
 export function stateHash(value: unknown): string {
-  return new Sha256().update(new TextEncoder().encode(canonicalJson(value))).hex();
+  return bytesToHex(sha256(new TextEncoder().encode(canonicalJson(value))));
 }
