@@ -21,6 +21,12 @@ export class TouchRecorder {
    * other, where a fresh draft per recipe would not. The batch must end after such a recipe.
    */
   aliased = false;
+  /**
+   * Set when a recipe was handed a draft without a view around it (the value of a property
+   * descriptor, `Object.getOwnPropertyDescriptor(view, key).value`, is the draft itself): writes
+   * through it are not recorded, so the touches are not every write.
+   */
+  escaped = false;
   private readonly views = new WeakMap<object, Map<string, object>>();
   private readonly targets = new WeakMap<object, object>();
 
@@ -76,6 +82,11 @@ export class TouchRecorder {
         }
         this.touches.push({ op: "replace", path: [...path, keyOf(target, key)] });
         return Reflect.set(target, key, this.unwrapDeep(value));
+      },
+      getOwnPropertyDescriptor: (target, key) => {
+        const desc = Reflect.getOwnPropertyDescriptor(target, key);
+        if (desc && isDraft(desc.value)) this.escaped = true;
+        return desc;
       },
       deleteProperty: (target, key) => {
         if (typeof key !== "symbol") this.touches.push({ op: "remove", path: [...path, key] });
