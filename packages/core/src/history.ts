@@ -1,7 +1,7 @@
 import type { Immutable } from "immer";
 import { decodeEntry } from "./entry.js";
 import { StateSyncError } from "./errors.js";
-import type { RevisionedLog } from "./log.js";
+import type { LogEntry, RevisionedLog } from "./log.js";
 import type { CommandMap, Model } from "./model.js";
 import { Replay } from "./replay.js";
 
@@ -50,57 +50,73 @@ function checkRange(n: number | undefined, what: string): void {
   }
 }
 
-/** Lists the retained entries of `log` in `[from, to]`. */
+/** Reads a history or a state again at most this many times when a compaction overtook it. */
+const MAX_OVERTAKEN = 4;
+
+/**
+ * Lists the retained entries of `log` in `[from, to]`, as they were at one moment. A compaction
+ * that truncates the log while it is read (a JetStream read pulls in batches) would leave a
+ * listing of entries that are gone, with a hole where the rest was (issue 10, case 1: every
+ * reading path survives a concurrent compaction). So the first retained revision is read again
+ * afterwards: when it moved past entries listed, the listing is read again (the default `to`
+ * then reaches the snapshot entry that replaced them), at most {@link MAX_OVERTAKEN} times, and
+ * what is no longer retained is left out.
+ */
 export async function readHistory(
   log: RevisionedLog,
   options: HistoryOptions = {},
 ): Promise<HistoryEntry[]> {
   checkRange(options.from, "from");
   checkRange(options.to, "to");
-  const info = await log.info();
-  const from = Math.max(1, options.from ?? info.firstRevision);
-  const to = Math.min(options.to ?? info.latestRevision, info.latestRevision);
-  const out: HistoryEntry[] = [];
-  for await (const e of log.read(from, to)) {
-    const d = decodeEntry(e.data);
-    const base = { revision: e.revision, messageId: e.messageId, bytes: e.data.byteLength };
-    if (!d.ok) {
-      out.push({
-        ...base,
-        kind: "malformed",
-        timestamp: undefined,
-        command: undefined,
-        args: undefined,
-        commands: [],
-        clientId: undefined,
-        modelVersion: undefined,
-      });
-      continue;
-    }
-    const x = d.entry;
-    const commands =
-      x.kind === "update"
-        ? (x.commands ?? [])
-        : x.kind === "command"
-          ? [{ name: x.name, args: x.args }]
-          : [];
-    out.push({
-      ...base,
-      kind: x.kind,
-      timestamp: x.ts,
-      command: commands[0]?.name,
-      args: commands[0]?.args,
-      commands,
-      clientId: x.client,
-      modelVersion:
-        x.kind === "command"
-          ? x.mv
-          : x.kind === "genesis" || x.kind === "snapshot" || x.kind === "switch"
-            ? x.version
-            : undefined,
-    });
+  for (let tries = 1; ; tries++) {
+    const info = await log.info();
+    const from = Math.max(1, options.from ?? info.firstRevision);
+    const to = Math.min(options.to ?? info.latestRevision, info.latestRevision);
+    const out: HistoryEntry[] = [];
+    for await (const e of log.read(from, to)) out.push(historyEntry(e));
+    const first = (await log.info()).firstRevision;
+    const kept = out.filter((e) => e.revision >= first);
+    if (kept.length === out.length || tries >= MAX_OVERTAKEN) return kept;
   }
-  return out;
+}
+
+function historyEntry(e: LogEntry): HistoryEntry {
+  const d = decodeEntry(e.data);
+  const base = { revision: e.revision, messageId: e.messageId, bytes: e.data.byteLength };
+  if (!d.ok) {
+    return {
+      ...base,
+      kind: "malformed",
+      timestamp: undefined,
+      command: undefined,
+      args: undefined,
+      commands: [],
+      clientId: undefined,
+      modelVersion: undefined,
+    };
+  }
+  const x = d.entry;
+  const commands =
+    x.kind === "update"
+      ? (x.commands ?? [])
+      : x.kind === "command"
+        ? [{ name: x.name, args: x.args }]
+        : [];
+  return {
+    ...base,
+    kind: x.kind,
+    timestamp: x.ts,
+    command: commands[0]?.name,
+    args: commands[0]?.args,
+    commands,
+    clientId: x.client,
+    modelVersion:
+      x.kind === "command"
+        ? x.mv
+        : x.kind === "genesis" || x.kind === "snapshot" || x.kind === "switch"
+          ? x.version
+          : undefined,
+  };
 }
 
 /**
@@ -108,6 +124,12 @@ export async function readHistory(
  * (genesis or a snapshot entry) up to `revision`. Throws `TRUNCATED` when `revision` is before the
  * retained history, `VALIDATION` when it is past the latest revision, and a stall error
  * (`UNKNOWN_COMMAND`, `UNSUPPORTED_FORMAT`, ...) when the replay cannot get there.
+ *
+ * A compaction that truncates the log while it is read can end the read early, leaving the
+ * state of an earlier revision (issue 10, case 1). So the first retained revision is read again
+ * afterwards: when it moved past where the replay stopped and the replay cannot show it reached
+ * `revision` (in a log of one state, its last entry is `revision`), the state is rebuilt again
+ * (at most {@link MAX_OVERTAKEN} times), then `TRUNCATED`: never the state of another revision.
  */
 export async function rebuildStateAt<S, C extends CommandMap<S>>(
   log: RevisionedLog,
@@ -117,22 +139,33 @@ export async function rebuildStateAt<S, C extends CommandMap<S>>(
   checkRange(revision, "revision");
   // Revision 0 (nothing consumed) is the model's initial state, whatever the log retains.
   if (revision === 0) return new Replay(model, log.contiguous).state as Immutable<S>;
-  const info = await log.info();
-  if (revision > info.latestRevision) {
-    throw new StateSyncError(
-      "VALIDATION",
-      `revision ${revision} is past the latest (${info.latestRevision})`,
-    );
+  for (let tries = 1; ; tries++) {
+    const info = await log.info();
+    if (revision > info.latestRevision) {
+      throw new StateSyncError(
+        "VALIDATION",
+        `revision ${revision} is past the latest (${info.latestRevision})`,
+      );
+    }
+    const replay = new Replay(model, log.contiguous);
+    let stall: StateSyncError | undefined;
+    for await (const e of log.read(1, revision)) {
+      const r = replay.step(e);
+      if (r.kind === "stall") {
+        stall = r.error;
+        break;
+      }
+    }
+    const reached = log.contiguous && stall === undefined && replay.revision === revision;
+    const first = reached ? 0 : (await log.info()).firstRevision;
+    const overtaken = first > info.firstRevision && first > replay.revision;
+    if (overtaken && tries < MAX_OVERTAKEN) continue;
+    if (stall && !overtaken) throw stall;
+    if (overtaken || !replay.anchored || replay.revision === 0) {
+      throw new StateSyncError("TRUNCATED", `revision ${revision} is before the retained history`, {
+        details: { revision, firstRevision: overtaken ? first : info.firstRevision },
+      });
+    }
+    return replay.state as Immutable<S>;
   }
-  const replay = new Replay(model, log.contiguous);
-  for await (const e of log.read(1, revision)) {
-    const r = replay.step(e);
-    if (r.kind === "stall") throw r.error;
-  }
-  if (!replay.anchored || replay.revision === 0) {
-    throw new StateSyncError("TRUNCATED", `revision ${revision} is before the retained history`, {
-      details: { revision, firstRevision: info.firstRevision },
-    });
-  }
-  return replay.state as Immutable<S>;
 }

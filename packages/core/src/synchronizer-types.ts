@@ -275,8 +275,10 @@ export interface StateSynchronizer<S, C extends CommandMap<S> = CommandMap<S>> {
   saveSnapshot(): Promise<void>;
   /**
    * Writes the snapshot, stops following, waits until the pending queue's writes are stored,
-   * releases what it owns; later calls reject `CLOSED`. Pending updates stay queued (their
-   * callers reject `CLOSED` with `details.queued`).
+   * releases what it owns; later calls reject `CLOSED`. Updates already sent to the log
+   * (conditional or not) are waited for and resolve with their outcome; those still queued
+   * reject `CLOSED` (nothing stored). Pending updates stay queued (their callers reject `CLOSED`
+   * with `details.queued`).
    */
   close(): Promise<void>;
 }

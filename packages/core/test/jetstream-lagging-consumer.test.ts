@@ -31,6 +31,8 @@ interface FakeOptions {
   failure?: (n: number) => Error | undefined;
   /** What a publish answers (default: refuses, the fake is read-only). */
   publish?: () => Promise<unknown>;
+  /** An error the creation of the n-th consumer throws. */
+  consumerError?: (n: number) => Error | undefined;
 }
 
 function message(seq: number, pending: number, deliverySequence: number): JsMsgLike {
@@ -90,6 +92,8 @@ function fakeConnection(options: FakeOptions) {
     consumers: {
       async get(_stream: string, o: { opt_start_seq?: number }): Promise<ConsumerLike> {
         const n = consumersCreated++;
+        const refused = options.consumerError?.(n);
+        if (refused) throw refused;
         const start = o.opt_start_seq ?? 1;
         const plan: Plan =
           options.plan?.(n, start, seqs) ?? seqs.filter((s) => s >= start).map((seq) => ({ seq }));
@@ -299,6 +303,37 @@ describe("JetStreamLog over a consumer whose replica lags the stream leader", ()
       message: expect.stringContaining("malformed"),
     });
     expect(await log.appendUnconditional(data, "m1")).toEqual({ revision: 11, duplicate: true });
+    await log.close();
+  });
+});
+
+describe("JetStreamLog: the stream deleted under a read or a follower (issue 10, case 3)", () => {
+  // Every call of a log whose stream was deleted after it opened fails LOG_REPLACED
+  // (docs/guarantees.md); reads and followers mapped the server's answer on their own (TRUNCATED).
+  const streamNotFound = () =>
+    Object.assign(new Error("stream not found"), {
+      api_error: { code: 404, err_code: 10059, description: "stream not found" },
+    });
+
+  it("read: a pull answered 'stream not found' fails LOG_REPLACED", async () => {
+    const fake = fakeConnection({
+      seqs: range(1, 10),
+      plan: (n) => (n === 0 ? [1, 2, 3].map((seq) => ({ seq, pending: 7 })) : undefined),
+      failure: (n) => (n === 0 ? streamNotFound() : undefined),
+    });
+    const log = await JetStreamLog.open({ connection: fake.nc, stream: "S" });
+    const error = await readAll(log, 1, 10).catch((e: unknown) => e);
+    expect(error).toMatchObject({ name: "StateSyncError", code: "LOG_REPLACED" });
+    await log.close();
+  });
+
+  it("follow: a consumer refused with 'stream not found' ends the follow with LOG_REPLACED", async () => {
+    const fake = fakeConnection({ seqs: range(1, 3), consumerError: () => streamNotFound() });
+    const log = await JetStreamLog.open({ connection: fake.nc, stream: "S" });
+    const error = await new Promise((resolve) => {
+      log.follow(4, { onEntry: () => undefined, onError: resolve });
+    });
+    expect(error).toMatchObject({ name: "StateSyncError", code: "LOG_REPLACED" });
     await log.close();
   });
 });

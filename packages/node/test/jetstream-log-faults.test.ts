@@ -180,6 +180,37 @@ describe.each(CLIENT_LINES)("JetStreamLog faults, nats.js $name", (line) => {
     });
   });
 
+  describe("a stream deleted and not created again", () => {
+    it("the follower, reads and appends report LOG_REPLACED, as the guarantees say (issue 10, case 3)", async () => {
+      const stream = uniqueStream();
+      const nc = await connect();
+      const log = await openOn({ connection: nc, stream });
+      await log.appendUnconditional(bytes("a"), "a");
+      const seen: LogEntry[] = [];
+      const errors: unknown[] = [];
+      log.follow(1, { onEntry: (e) => seen.push(e), onError: (e) => errors.push(e) });
+      // And one at the tail, with nothing to deliver yet (as `statesync tail` follows).
+      log.follow(2, { onEntry: (e) => seen.push(e), onError: (e) => errors.push(e) });
+      await until(() => (seen.length >= 1 ? true : undefined));
+      await new Promise((r) => setTimeout(r, 200)); // both consumers are in place
+      await (await line.admin(nc)).streams.delete(stream);
+      await until(() => (errors.length > 1 ? true : undefined), 30_000);
+      expect(
+        errors.every((e) => isStateSyncError(e, "LOG_REPLACED")),
+        String(errors),
+      ).toBe(true);
+      const read = await rejection(
+        (async () => {
+          for await (const _ of log.read(1, 1));
+        })(),
+      );
+      expect(isStateSyncError(read, "LOG_REPLACED"), String(read)).toBe(true);
+      const append = await log.appendUnconditional(bytes("late"), "late").catch((e) => e);
+      expect(isStateSyncError(append, "LOG_REPLACED"), String(append)).toBe(true);
+      await log.close();
+    });
+  });
+
   describe("a connection that is not there yet", () => {
     it("is offline, fails calls with UNAVAILABLE after requestTimeoutMs, and comes online", async () => {
       let resolve: (nc: Closable) => void = () => undefined;

@@ -348,7 +348,11 @@ export class JetStreamLog implements RevisionedLog {
         reconnectJitterMs: this.fanout.reconnectJitterMs,
       },
       Math.max(1, Math.ceil(fromRevision)),
-      handler,
+      // Errors mapped like every call's: a stream deleted once opened is LOG_REPLACED.
+      Object.assign(Object.create(handler) as LogFollowHandler, {
+        onError: (e: unknown) =>
+          handler.onError?.(e instanceof StateSyncError ? this.opener.failure(e, "follow") : e),
+      }),
     );
     this.lastFollower = follower;
     this.followers.add(follower);

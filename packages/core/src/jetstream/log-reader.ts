@@ -97,7 +97,26 @@ export class LogReader {
     start = Math.max(start, bounds.first);
     const end = Math.min(Math.floor(toRevision), bounds.last);
     if (bounds.first === 0 || start > end) return;
-    yield* readRange(this.rangeSource(s), start, end);
+    yield* this.range(s, start, end, Number.POSITIVE_INFINITY, "read");
+  }
+
+  /**
+   * {@link readRange}, its errors mapped by the opener like every other call's: a stream deleted
+   * once it was opened is `LOG_REPLACED` here too, not the `TRUNCATED` the server's "stream not
+   * found" maps to (issue 10, case 3).
+   */
+  private async *range(
+    s: StreamSession,
+    from: number,
+    to: number,
+    limit: number,
+    what: string,
+  ): AsyncGenerator<LogEntry> {
+    try {
+      yield* readRange(this.rangeSource(s), from, to, limit);
+    } catch (err) {
+      throw this.o.opener.failure(err, what);
+    }
   }
 
   /** A point read by sequence; undefined when absent or on another subject. */
@@ -174,7 +193,7 @@ export class LogReader {
       throw this.o.opener.failure(err, "findByMessageId");
     }
     const end = this.shared ? last : Math.min(last, from + scan - 1);
-    for await (const e of readRange(this.rangeSource(s), from, end, scan)) {
+    for await (const e of this.range(s, from, end, scan, "findByMessageId")) {
       if (e.messageId === messageId) return e.revision;
     }
     return undefined;

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startNatsServer, type NatsServer } from "@statesync/node";
 import { uniqueStream } from "../helpers.js";
-import { closeAtEnd, openLedger } from "../support/workload.js";
+import { classify, History, type LedgerSync } from "../support/checker.js";
+import { closeAtEnd, openLedger, verify } from "../support/workload.js";
 
 /**
  * Issue 10, case 6: against a server stopped with SIGSTOP, `outcomeTimeoutMs: 500` and a signal
@@ -27,21 +28,42 @@ const late = (ms: number) => new Promise<string>((r) => setTimeout(() => r("late
 
 describe("caller limits against a stopped server (SIGSTOP)", () => {
   it("outcomeTimeoutMs and signal end the attempt in flight, well before the request timeout", async () => {
+    const stream = uniqueStream("LIMITS");
     const sync = await openLedger({
       servers: server.url,
-      stream: uniqueStream("LIMITS"),
+      stream,
       clientId: "a",
       requestTimeoutMs: 20_000,
     });
     closeAtEnd(sync);
-    await sync.update("increment", { opId: "warm", by: 1 });
+    const history = new History();
+    history.watch("a", sync);
+    /** Records the op `opId` of `kind` and how `call` ended, for the history checker. */
+    const recorded = <T extends { revision: number }>(
+      opId: string,
+      kind: "conditional" | "unconditional",
+      call: () => Promise<T>,
+    ): Promise<T> => {
+      history.invoke({ opId, client: "a", kind, by: 1 });
+      const p = call();
+      p.then(
+        (r) => history.complete(opId, { status: "ok", revision: r.revision }),
+        (e: unknown) => history.complete(opId, classify(e)),
+      );
+      return p;
+    };
+    await recorded("warm", "conditional", () => sync.update("increment", { opId: "warm", by: 1 }));
     await server.kill("SIGSTOP");
     try {
-      const byTimeout = sync.update("increment", { opId: "t", by: 1 }, { outcomeTimeoutMs: 500 });
-      const bySignal = sync.updateUnconditionally(
-        "increment",
-        { opId: "s", by: 1 },
-        { signal: AbortSignal.timeout(500) },
+      const byTimeout = recorded("t", "conditional", () =>
+        sync.update("increment", { opId: "t", by: 1 }, { outcomeTimeoutMs: 500 }),
+      );
+      const bySignal = recorded("s", "unconditional", () =>
+        sync.updateUnconditionally(
+          "increment",
+          { opId: "s", by: 1 },
+          { signal: AbortSignal.timeout(500) },
+        ),
       );
       // The request timeout is 20 s: before the fix both waited for it.
       const deadline = late(8_000);
@@ -52,6 +74,12 @@ describe("caller limits against a stopped server (SIGSTOP)", () => {
     } finally {
       await server.kill("SIGCONT");
     }
-    await sync.close();
+    // Once the server resumes: each of the two landed at most once, everywhere.
+    const reader = await openLedger({ servers: server.url, stream, clientId: "reader" });
+    closeAtEnd(reader);
+    const replicas: Record<string, LedgerSync> = { a: sync, reader };
+    history.watch("reader", reader);
+    await verify(history, replicas);
+    await Promise.all([sync.close(), reader.close()]);
   });
 });

@@ -9,7 +9,8 @@ import {
 import { tcp, uniqueStream, until, useNatsServer } from "../helpers.js";
 import { CLIENT_LINES } from "../support/client-lines.js";
 import { credentials, documentedConfigs, tcpAs } from "../support/permissions.js";
-import { closeAtEnd, openLedger } from "../support/workload.js";
+import { History, type LedgerSync } from "../support/checker.js";
+import { closeAtEnd, openLedger, startWorkload, verify } from "../support/workload.js";
 
 /**
  * Issue 10, case 5: an operator set `max_msgs: 3` on the stream while a writer was live; 10
@@ -62,6 +63,44 @@ describe("a stream limit edited while replicas are live (real nats-server)", () 
     // Once per distinct problem, not once per check.
     await new Promise((r) => setTimeout(r, 1_000));
     expect(events.writer!.filter((e) => e.code === "STREAM_CONFIG")).toHaveLength(1);
+  });
+
+  it("edited and restored while a writer and a follower work: both report it, the history checks out", async () => {
+    const stream = uniqueStream("LIMITS_H");
+    const events: Record<string, string[]> = { writer: [], follower: [] };
+    const open = (clientId: "writer" | "follower") =>
+      openLedger({
+        servers: ctx.server.url,
+        stream,
+        clientId,
+        streamCheckIntervalMs: 300,
+        onError: (e) => events[clientId]!.push(e.code),
+      });
+    const replicas: Record<string, LedgerSync> = {
+      writer: await open("writer"),
+      follower: await open("follower"),
+    };
+    closeAtEnd(...Object.values(replicas));
+    const history = new History();
+    history.watchAll(replicas);
+    const workload = startWorkload(history, [
+      { name: "writer", sync: replicas.writer!, kind: "mixed", pauseMs: 5 },
+    ]);
+    const admin = await tcp(ctx.server.url);
+    try {
+      await workload.waitForOk(10);
+      // A limit that can drop history (none is dropped here: the checker needs the entries).
+      await limitStream(admin, stream, 1_000_000);
+      for (const name of ["writer", "follower"] as const) {
+        await until(() => (events[name]!.includes("STREAM_CONFIG") ? true : undefined));
+      }
+      await limitStream(admin, stream, -1); // the operator takes it back
+      await workload.waitForOk(10);
+    } finally {
+      await workload.stop();
+      await admin.close();
+    }
+    await verify(history, replicas);
   });
 
   it("the stream-update advisory tells replicas at once, their periodic check 10 minutes away (shared layout too)", async () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { uniqueStream, useNatsServer, tcp } from "../helpers.js";
-import { closeAtEnd, openLedger } from "../support/workload.js";
+import { uniqueStream, useNatsServer, tcp, until } from "../helpers.js";
+import { History, type LedgerSync } from "../support/checker.js";
+import { closeAtEnd, openLedger, startWorkload, verify } from "../support/workload.js";
 
 /**
  * Issue 10, case 3: A is live at revision 6; the stream is deleted and a new client creates it
@@ -43,5 +44,59 @@ describe("the stream deleted and re-created under a live replica (real nats-serv
     closeAtEnd(again);
     expect(again.status).toBe("live");
     expect(again.state).toEqual(b.state);
+  });
+
+  async function deleteStream(stream: string): Promise<void> {
+    const admin = await tcp(ctx.server.url);
+    try {
+      await (await admin.jetstreamManager()).streams.delete(stream);
+    } finally {
+      await admin.close();
+    }
+  }
+
+  it("a replica that only follows stalls with LOG_REPLACED, never following the new log's entries; the history checks out", async () => {
+    const stream = uniqueStream("REPLACED_F");
+    const replicas: Record<string, LedgerSync> = {
+      w: await openLedger({ servers: ctx.server.url, stream, clientId: "w" }),
+      follower: await openLedger({ servers: ctx.server.url, stream, clientId: "follower" }),
+    };
+    closeAtEnd(...Object.values(replicas));
+    const history = new History();
+    history.watchAll(replicas);
+    const workload = startWorkload(history, [{ name: "w", sync: replicas.w!, kind: "mixed" }]);
+    try {
+      await workload.waitForOk(10);
+    } finally {
+      await workload.stop();
+    }
+    await verify(history, replicas, { withLog: true });
+    const before = replicas.follower!.state;
+    await deleteStream(stream);
+    // A new log, longer than the old one: the old follower must not take its entries as its own.
+    const b = await openLedger({ servers: ctx.server.url, stream, clientId: "b" });
+    closeAtEnd(b);
+    for (let i = 0; i < before.ops.length + 5; i++) {
+      await b.update("increment", { opId: `b${i}`, by: 10 });
+    }
+    const follower = replicas.follower!;
+    await until(() => (follower.status === "stalled" ? true : undefined), 30_000);
+    expect(follower.stallReason?.code).toBe("LOG_REPLACED");
+    expect(follower.state).toEqual(before);
+    expect(follower.state.ops.some((op) => op.startsWith("b"))).toBe(false);
+  });
+
+  it("a live replica whose stream is deleted and not created again stalls with LOG_REPLACED", async () => {
+    const stream = uniqueStream("DELETED");
+    const a = await openLedger({ servers: ctx.server.url, stream, clientId: "a" });
+    closeAtEnd(a);
+    for (let i = 0; i < 3; i++) await a.update("increment", { opId: `a${i}`, by: 1 });
+    const before = a.state;
+    await deleteStream(stream);
+    await until(() => (a.status === "stalled" ? true : undefined), 30_000);
+    expect(a.stallReason?.code).toBe("LOG_REPLACED");
+    expect(a.state).toEqual(before);
+    const update = await a.update("increment", { opId: "late", by: 1 }).catch((e) => e);
+    expect(update.code).toBe("LOG_REPLACED");
   });
 });
