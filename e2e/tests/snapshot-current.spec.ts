@@ -61,7 +61,7 @@ test("a page that updated and idled restores its latest revision after a reload 
   await context.close();
 });
 
-for (const how of ["reload", "close the tab"] as const) {
+for (const how of ["reload", "navigate away", "close the tab"] as const) {
   test(`a page left (${how}) right after 50 awaited updates restores a recent revision`, async ({
     browser,
     natsServer,
@@ -75,16 +75,22 @@ for (const how of ["reload", "close the tab"] as const) {
     await holdWebSockets(context);
     let latest: number;
     let next: Page;
-    if (how === "reload") {
+    if (how !== "close the tab") {
       // Leave in the same turn as the last update resolves: no time for anything to settle.
-      latest = await page.evaluate(async () => {
+      latest = await page.evaluate(async (away) => {
         const { sync } = (globalThis as any).__statesync__.default;
         let revision = 0;
         for (let i = 0; i < 50; i++) revision = (await sync.update("add", { by: 1 })).revision;
         sessionStorage.setItem("latest", String(revision));
-        location.reload();
+        // Navigating at once would end this evaluation before it returns: the next task.
+        if (away) setTimeout(() => location.assign("about:blank"));
+        else location.reload();
         return revision;
-      });
+      }, how === "navigate away");
+      if (how === "navigate away") {
+        await page.waitForURL("about:blank");
+        await page.goto(path);
+      }
       next = page;
     } else {
       latest = await updates(page, 50);
