@@ -82,6 +82,40 @@ function duplicateWindowMs(si: StreamInfoLike): number {
   return typeof ns === "number" && ns > 0 ? ns / 1_000_000 : DEFAULT_DUPLICATE_WINDOW_MS;
 }
 
+/**
+ * The error of an opening that no JetStream answered: its stream-info request got `503` no
+ * responders, with the connection up. A client of a leaf node without JetStream whose hub holds
+ * the streams in a domain stays unanswered without the `domain` option (nats-server denies the
+ * plain `$JS.API.>` across a leaf connection), and so does a server or account without
+ * JetStream. Still `UNAVAILABLE` (the leaf's connection to the hub may come up; the replica
+ * keeps trying), with `details.persistent: true` (the log port's mark of a problem that lasts
+ * until the setup changes: the engine reports it) and `details.jetstream: "unreachable"`.
+ * Undefined for any other error.
+ */
+function jetStreamUnreachable(
+  err: unknown,
+  adapter: JetStreamAdapter,
+  stream: string,
+  domain: string | undefined,
+): StateSyncError | undefined {
+  if (!(err instanceof StateSyncError) || err.code !== "UNAVAILABLE") return undefined;
+  if (err.details.natsCode !== "503") return undefined;
+  const api = domain === undefined ? "$JS.API" : `$JS.${domain}.API`;
+  const info = adapter.info;
+  const server = info
+    ? ` (nats-server ${info.version}${info.jetstream ? "" : ", without JetStream of its own"})`
+    : "";
+  const hint =
+    domain === undefined
+      ? 'if the stream lives in another JetStream domain (a hub behind this leaf node), set the `domain` option (README "Beyond one server"); otherwise enable JetStream for this account'
+      : `check the domain's name and that this server reaches the server of domain "${domain}" (a leaf node's connection to its hub)`;
+  return new StateSyncError(
+    "UNAVAILABLE",
+    `JetStream is not reachable in this account${domain === undefined ? "" : ` and domain "${domain}"`}: nobody answered ${api}.STREAM.INFO.${stream} (503 no responders)${server}; ${hint}. Retrying.`,
+    { cause: err, details: { ...err.details, jetstream: "unreachable", domain, persistent: true } },
+  );
+}
+
 /** Opens and re-opens the stream of one log (see the module header). */
 export class StreamOpener {
   private session: Promise<StreamSession> | undefined;
@@ -222,7 +256,7 @@ export class StreamOpener {
       if (!first && err instanceof StateSyncError && err.code === "STREAM_CONFIG" && missing) {
         throw this.markReplaced(`stream ${this.o.layout.stream} was deleted`, err);
       }
-      throw err;
+      throw jetStreamUnreachable(err, adapter, this.o.layout.stream, this.o.domain) ?? err;
     }
     this.checkIncarnation(si.created);
     this.firstCreated ??= si.created;
