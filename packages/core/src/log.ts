@@ -9,6 +9,8 @@
  * one stream, one subject each) revisions of one state have gaps.
  */
 
+import type { StateSyncError } from "./errors.js";
+
 /** One stored entry. */
 export interface LogEntry {
   /** Revision of this entry (the stream sequence), >= 1. */
@@ -179,6 +181,15 @@ export interface RevisionedLog {
    * replica checks after every reconnection anyway.
    */
   watchConfig?(watcher: LogConfigWatcher): () => void;
+
+  /**
+   * Optional: warnings, things the log does otherwise than it was asked without failing a call
+   * (JetStream: `fanout: { enable: true }` on a server that refuses to add the republish rule,
+   * so live followers use consumers; docs/fanout.md). Each warning is given once; a listener
+   * added later hears the ones given already. Returns an unsubscribe function. The engine
+   * reports each as an `"error"` event.
+   */
+  watchWarnings?(listener: (warning: StateSyncError) => void): () => void;
 
   /** Subscribes to connection status changes; returns an unsubscribe function. */
   watchStatus(listener: (status: LogConnectionStatus) => void): () => void;

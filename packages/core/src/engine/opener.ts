@@ -60,7 +60,12 @@ export class Opener<S, C extends CommandMap<S>> {
   async start(waitFor: "synced" | "restored"): Promise<void> {
     // Before the first request: a notice subscription goes out ahead of the log's reads.
     this.config.start();
-    this.unwatch = this.log.watchStatus((s) => this.onLogStatus(s));
+    const unwatchStatus = this.log.watchStatus((s) => this.onLogStatus(s));
+    const unwatchWarnings = this.log.watchWarnings?.((w) => this.status.report(w));
+    this.unwatch = () => {
+      unwatchStatus();
+      unwatchWarnings?.();
+    };
     await this.snapshots.restore();
     const connecting = this.connect();
     if (waitFor === "restored") {

@@ -72,9 +72,11 @@ export interface StreamOpenerOptions {
   /**
    * Fan-out (docs/fanout.md): a created stream gets a republish rule under `prefix`; with
    * `enable`, an existing stream without a rule gets one by a stream update (where the server
-   * refuses, as 2.9.10 does, the log follows with consumers).
+   * refuses, as 2.9.10 does, the log follows with consumers, and says so: `onRepublishRefused`).
    */
   readonly fanout?: { readonly prefix: string; readonly enable: boolean } | undefined;
+  /** Called once when the server refuses to add the republish rule (`fanout.enable`). */
+  readonly onRepublishRefused?: (error: StateSyncError) => void;
 }
 
 function duplicateWindowMs(si: StreamInfoLike): number {
@@ -247,7 +249,13 @@ export class StreamOpener {
       if (fanout?.enable && !si.config.republish && this.republishRefused === undefined) {
         si = await enableRepublish(api, si, this.o.layout, fanout.prefix).catch((e: unknown) => {
           if (!(e instanceof StateSyncError) || e.code !== "STREAM_CONFIG") throw e;
-          this.republishRefused = e; // followers use consumers (docs/fanout.md)
+          // Followers use consumers (docs/fanout.md); said once, not in silence (issue 13).
+          this.republishRefused = new StateSyncError(
+            "STREAM_CONFIG",
+            `${e.message}; fan-out is off for this log: live followers use a consumer each (create the stream with fan-out, or use nats-server 2.10+)`,
+            { cause: e, details: { ...e.details, fanout: "consumers" } },
+          );
+          this.o.onRepublishRefused?.(this.republishRefused);
           return si;
         });
       }
