@@ -9,6 +9,8 @@
  * one stream, one subject each) revisions of one state have gaps.
  */
 
+import type { StateSyncError } from "./errors.js";
+
 /** One stored entry. */
 export interface LogEntry {
   /** Revision of this entry (the stream sequence), >= 1. */
@@ -104,7 +106,9 @@ export type LogConnectionStatus = "online" | "offline";
  * Errors: every method throws `StateSyncError`s: `CONFLICT` ({@link AppendConflictError}) from a
  * conditional append, `UNAVAILABLE` when the log cannot be reached (for an append: the outcome is
  * unknown, re-send the same bytes with the same message id; `details.notSent: true` when the
- * log knows nothing was sent, e.g. while disconnected), `PERMISSION_DENIED`,
+ * log knows nothing was sent, e.g. while disconnected; `details.persistent: true` when the log is
+ * connected but says it cannot serve until its setup changes, e.g. JetStream not reachable in
+ * the account or domain: the engine reports such an error, and keeps trying), `PERMISSION_DENIED`,
  * `PAYLOAD_TOO_LARGE` (before sending), `CLOSED` after `close()`.
  */
 export interface RevisionedLog {
@@ -177,6 +181,15 @@ export interface RevisionedLog {
    * replica checks after every reconnection anyway.
    */
   watchConfig?(watcher: LogConfigWatcher): () => void;
+
+  /**
+   * Optional: warnings, things the log does otherwise than it was asked without failing a call
+   * (JetStream: `fanout: { enable: true }` on a server that refuses to add the republish rule,
+   * so live followers use consumers; docs/fanout.md). Each warning is given once; a listener
+   * added later hears the ones given already. Returns an unsubscribe function. The engine
+   * reports each as an `"error"` event.
+   */
+  watchWarnings?(listener: (warning: StateSyncError) => void): () => void;
 
   /** Subscribes to connection status changes; returns an unsubscribe function. */
   watchStatus(listener: (status: LogConnectionStatus) => void): () => void;

@@ -4,11 +4,13 @@ import {
   openJetStreamSynchronizer,
   stateHash,
   type LogEntry,
+  type StateSyncError,
 } from "@statesync/node";
 import { connect, type NatsConnection } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { bytes, tcp, uniqueStream, until, useNatsServer } from "./helpers.js";
+import { counter } from "./support/models.js";
 import { TcpProxy } from "./support/tcp-proxy.js";
 
 // Fan-out followers (docs/fanout.md): entries republished on a core subject, gaps read back.
@@ -328,12 +330,59 @@ describe("fan-out on a stream created without it", () => {
     const v = nc.info!.version.split(".").map(Number);
     const canUpdate = v[0]! > 2 || (v[0] === 2 && v[1]! >= 10);
     expect(reader.liveVia).toBe(canUpdate ? "republish" : "consumer");
+    // The fallback is said, not silent (issue 13): a field, and a warning (once, also to a
+    // listener added after it was given).
+    const warnings: StateSyncError[] = [];
+    reader.watchWarnings((w) => warnings.push(w));
+    if (canUpdate) {
+      expect(reader.fanoutRefused).toBeUndefined();
+      expect(warnings).toEqual([]);
+    } else {
+      expect(reader.fanoutRefused?.code).toBe("STREAM_CONFIG");
+      expect(reader.fanoutRefused?.details.fanout).toBe("consumers");
+      expect(reader.fanoutRefused?.message).toMatch(
+        /refused to add a republish rule.*fan-out is off/,
+      );
+      expect(warnings).toEqual([reader.fanoutRefused]);
+    }
     await plain.appendUnconditional(bytes("after"), "a");
     await until(() => (got.length >= 2 ? true : undefined));
     expect(got.map((e) => e.messageId)).toEqual(["b", "a"]);
     expect(errors).toEqual([]);
     await follower.stop();
     await Promise.all([plain.close(), reader.close()]);
+  });
+
+  it("a replica opened with enable hears of a refusal as one STREAM_CONFIG error event (2.9), of none on 2.10", async () => {
+    const stream = uniqueStream("FANS");
+    const nc = await direct();
+    const plain = await JetStreamLog.open({ connection: nc, stream });
+    await plain.close();
+    const errors: StateSyncError[] = [];
+    const sync = await openJetStreamSynchronizer({
+      connection: await direct(),
+      stream,
+      model: counter,
+      snapshots: false,
+      fanout: { enable: true },
+      onError: (e) => errors.push(e),
+    });
+    try {
+      await sync.update("increment", { by: 1 });
+      const v = nc.info!.version.split(".").map(Number);
+      const canUpdate = v[0]! > 2 || (v[0] === 2 && v[1]! >= 10);
+      if (canUpdate) {
+        expect(errors).toEqual([]);
+      } else {
+        expect(errors.map((e) => [e.code, e.details.fanout])).toEqual([
+          ["STREAM_CONFIG", "consumers"],
+        ]);
+      }
+      expect(sync.status).toBe("live");
+      expect(sync.writable).toBe(true); // a warning, not a write failure
+    } finally {
+      await sync.close();
+    }
   });
 
   it("without enable, a stream that has no republish rule is followed with a consumer", async () => {

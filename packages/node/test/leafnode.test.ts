@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { getFreePort, startNatsServer, type NatsServer } from "@statesync/node";
-import { tcp, uniqueStream, websocket } from "./helpers.js";
+import { JetStreamLog, type StateSyncError } from "@statesync/core";
+import { getFreePort, openSynchronizer, startNatsServer, type NatsServer } from "@statesync/node";
+import { rejection, tcp, uniqueStream, until, websocket } from "./helpers.js";
 import { History, type LedgerSync } from "./support/checker.js";
 import { V3 } from "./support/client-lines.js";
+import { counter } from "./support/models.js";
 import { closeAtEnd, openLedger, startWorkload, verify } from "./support/workload.js";
 
 /**
@@ -87,4 +89,89 @@ describe("a leaf node in front of the hub", () => {
     const revisions = new Set(Object.values(replicas).map((r) => r.revision));
     expect(revisions.size).toBe(1);
   }, 60_000);
+});
+
+/**
+ * Issue 13 (fresh-eyes trial): a client of the leaf opened without `domain` stayed `offline`
+ * with no event at all (the hub's JetStream answers `$JS.API` only as `$JS.hub.API` there, so
+ * every request got 503 no responders). It now says why, once, and keeps trying.
+ */
+describe("a leaf client without the hub's domain", () => {
+  it("reports UNAVAILABLE naming the domain option, once, is not writable, and keeps trying", async () => {
+    const errors: StateSyncError[] = [];
+    const sync = await openSynchronizer({
+      servers: leaf.url,
+      stream: uniqueStream("NODOMAIN"),
+      model: counter,
+      snapshots: false,
+      onError: (e) => errors.push(e),
+    });
+    try {
+      expect(sync.status).toBe("offline");
+      const first = await until(() => errors[0]);
+      expect(first.code).toBe("UNAVAILABLE");
+      expect(first.message).toMatch(/JetStream is not reachable in this account/);
+      expect(first.message).toMatch(/`domain` option/);
+      expect(first.details).toMatchObject({ jetstream: "unreachable", persistent: true });
+      expect(sync.writable).toBe(false);
+      expect(sync.writeError).toBe(first);
+      // The same answer on every attempt: reported once.
+      await new Promise((r) => setTimeout(r, 1_500));
+      expect(sync.status).toBe("offline");
+      expect(errors).toHaveLength(1);
+      expect((await rejection(sync.update("increment", { by: 1 }))).code).toBe("UNAVAILABLE");
+      // It keeps trying: once the leaf forwards `$JS.API.>` to the hub's domain (a subject
+      // mapping done by hand here), the replica opens, goes live and writes.
+      const forwarder = await tcp(leaf.url);
+      try {
+        forwarder.subscribe("$JS.API.>", {
+          callback: (_e, m) =>
+            forwarder.publish(m.subject.replace(/^\$JS\.API\./, "$JS.hub.API."), m.data, {
+              reply: m.reply,
+              ...(m.headers ? { headers: m.headers } : {}),
+            }),
+        });
+        await forwarder.flush();
+        await until(() => (sync.status === "live" ? true : undefined), 20_000);
+        expect(sync.writable).toBe(true);
+        expect((await sync.update("increment", { by: 1 })).state.count).toBe(1);
+      } finally {
+        await forwarder.close();
+      }
+    } finally {
+      await sync.close();
+    }
+  });
+
+  it.each([
+    ["v2 TCP", () => tcp(leaf.url), {}],
+    ["v3 WebSocket", () => V3.websocket(leaf.wsUrl), V3.logOptions],
+  ] as const)(
+    "JetStreamLog.open over %s rejects with the same typed error",
+    async (_, connect, extra) => {
+      const nc = await connect();
+      try {
+        const error = await rejection(
+          JetStreamLog.open({ connection: nc, ...extra, stream: uniqueStream("NODOMAIN") }),
+        );
+        expect(error.code).toBe("UNAVAILABLE");
+        expect(error.message).toMatch(
+          /JetStream is not reachable in this account.*`domain` option/,
+        );
+        expect(error.details).toMatchObject({ jetstream: "unreachable", persistent: true });
+        // With a domain that does not exist the message names it.
+        const wrong = await rejection(
+          JetStreamLog.open({
+            connection: nc,
+            ...extra,
+            stream: uniqueStream("NODOMAIN"),
+            domain: "nohub",
+          }),
+        );
+        expect(wrong.message).toMatch(/domain "nohub"/);
+      } finally {
+        await nc.close();
+      }
+    },
+  );
 });

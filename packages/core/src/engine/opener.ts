@@ -21,7 +21,11 @@ import type { StatusHub } from "./status.js";
  *    snapshot (`anchor`): on an empty log an update would become the first entry, before the
  *    genesis, and no replica could ever open the log (found by the cluster fault test).
  * 2. An unreachable log is not fatal (`offline`, retried with backoff); anything else that stops
- *    the opening (another model, a truncated log, a denial) stalls the replica.
+ *    the opening (another model, a truncated log, a denial) stalls the replica. An unreachable
+ *    log that says why and that it lasts until the setup changes (`details.persistent`: JetStream
+ *    not reachable in the account or domain) is reported as an `"error"` event once per distinct
+ *    message, and makes the replica not writable with that error, until it opens (before, a
+ *    leaf-node client without `domain` stayed `offline` in silence: issue 13).
  * 3. The genesis entry passes the same checks as every other entry before it is sent.
  */
 export class Opener<S, C extends CommandMap<S>> {
@@ -32,6 +36,8 @@ export class Opener<S, C extends CommandMap<S>> {
   private connectionFailed = false;
   private onConnectionFailure: (() => void) | undefined;
   private unwatch: (() => void) | undefined;
+  /** The message of the lasting opening problem reported last (invariant 2). */
+  private lastingProblem: string | undefined;
 
   constructor(
     private readonly log: RevisionedLog,
@@ -54,7 +60,12 @@ export class Opener<S, C extends CommandMap<S>> {
   async start(waitFor: "synced" | "restored"): Promise<void> {
     // Before the first request: a notice subscription goes out ahead of the log's reads.
     this.config.start();
-    this.unwatch = this.log.watchStatus((s) => this.onLogStatus(s));
+    const unwatchStatus = this.log.watchStatus((s) => this.onLogStatus(s));
+    const unwatchWarnings = this.log.watchWarnings?.((w) => this.status.report(w));
+    this.unwatch = () => {
+      unwatchStatus();
+      unwatchWarnings?.();
+    };
     await this.snapshots.restore();
     const connecting = this.connect();
     if (waitFor === "restored") {
@@ -101,6 +112,7 @@ export class Opener<S, C extends CommandMap<S>> {
       if (this.status.stallReason) throw this.status.stallReason;
       if (!this.replica.anchored && latest > 0) await this.reanchor(latest);
       this.connected = true;
+      this.lastingProblem = undefined;
       if (this.live) this.reader.startFollowing();
       this.status.set(this.log.status === "online" ? "live" : "offline");
       this.status.reconnected();
@@ -109,6 +121,7 @@ export class Opener<S, C extends CommandMap<S>> {
       if (this.status.closed) return;
       if (isStateSyncError(e, "UNAVAILABLE")) {
         this.status.set("offline");
+        if (e.details.persistent === true) this.lasting(e);
         this.scheduleReconnect();
         return;
       }
@@ -119,6 +132,14 @@ export class Opener<S, C extends CommandMap<S>> {
       this.status.stall(error);
       throw error;
     }
+  }
+
+  /** Reports an opening problem that lasts until the setup changes, once (invariant 2). */
+  private lasting(error: StateSyncError): void {
+    if (this.lastingProblem === error.message) return;
+    this.lastingProblem = error.message;
+    this.status.report(error);
+    this.status.cannotWrite(error);
   }
 
   private scheduleReconnect(attempt = 0): void {
@@ -253,6 +274,7 @@ export class Opener<S, C extends CommandMap<S>> {
     this.status.assertUsable();
     if (!this.connected) {
       this.connected = true;
+      this.lastingProblem = undefined;
       if (this.live) this.reader.startFollowing();
       this.status.set("live");
     }

@@ -88,18 +88,28 @@ export class Reader<S, C extends CommandMap<S>> {
     return p;
   }
 
+  /**
+   * One range read into the replica, in batches. When the read fails midway, the entries it
+   * delivered are still applied before the error goes on (they are in order and each was
+   * checked like any other): the next read starts after them. Before, they were dropped, and a
+   * catch-up that a server cut at the same point each time (a low `max_pending`) started over
+   * from the same revision forever (issue 13).
+   */
   private async readOnce(target: number): Promise<void> {
     const batch: LogEntry[] = [];
     let bytes = 0;
-    for await (const entry of this.log.read(this.replica.readPosition + 1, target)) {
-      batch.push(entry);
-      bytes += entry.data.byteLength;
-      if (batch.length < READ_APPLY_BATCH && bytes < READ_APPLY_BYTES) continue;
-      bytes = 0;
-      this.replica.consume(batch.splice(0));
-      if (this.status.stopped) return;
+    try {
+      for await (const entry of this.log.read(this.replica.readPosition + 1, target)) {
+        batch.push(entry);
+        bytes += entry.data.byteLength;
+        if (batch.length < READ_APPLY_BATCH && bytes < READ_APPLY_BYTES) continue;
+        bytes = 0;
+        this.replica.consume(batch.splice(0));
+        if (this.status.stopped) return;
+      }
+    } finally {
+      if (batch.length > 0 && !this.status.stopped) this.replica.consume(batch);
     }
-    this.replica.consume(batch);
   }
 
   /**

@@ -2,6 +2,7 @@ import { StateSyncError } from "../errors.js";
 import type { LogConnectionStatus } from "../log.js";
 import type { JetStreamAdapter } from "./adapter.js";
 import { toStateSyncError } from "./nats-errors.js";
+import { PullBudget } from "./pull-budget.js";
 
 type PermissionListener = (context: { operation: string; subject: string }) => void;
 
@@ -20,6 +21,10 @@ export class ConnectionGate {
   private readonly statusListeners = new Set<(status: LogConnectionStatus) => void>();
   private readonly permissionListeners = new Set<PermissionListener>();
   private readonly pending: Promise<JetStreamAdapter>;
+  /** Times the connection was lost so far (a pull can tell whether it was cut meanwhile). */
+  private lost = 0;
+  /** How much a pull of this log may ask for (pull-budget.ts). */
+  readonly pulls = new PullBudget(() => this.nc?.info?.max_payload);
 
   constructor(connection: JetStreamAdapter | Promise<JetStreamAdapter>) {
     this.pending = Promise.resolve(connection);
@@ -90,6 +95,40 @@ export class ConnectionGate {
     return this.nc?.isClosed() ?? false;
   }
 
+  /** Times the connection was lost so far. */
+  get disconnects(): number {
+    return this.lost;
+  }
+
+  /**
+   * True when the connection was lost since {@link disconnects} read `since`, or is down now
+   * (the status event of a cut may come after a pull already ended for it).
+   */
+  lostSince(since: number): boolean {
+    return this.lost !== since || this.current === "offline" || this.connectionClosed;
+  }
+
+  /**
+   * Resolves once the connection is up (at once when it is); rejects with `error` when it is not
+   * within `timeoutMs`, or once the gate is closed.
+   */
+  online(timeoutMs: number, error: StateSyncError): Promise<void> {
+    if (this.current === "online") return Promise.resolve();
+    if (this.ended) return Promise.reject(error);
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        unwatch();
+        reject(error);
+      }, timeoutMs);
+      const unwatch = this.watchStatus((status) => {
+        if (status !== "online") return;
+        clearTimeout(timer);
+        unwatch();
+        resolve();
+      });
+    });
+  }
+
   /** Subscribes to status changes; returns an unsubscribe function. */
   watchStatus(listener: (status: LogConnectionStatus) => void): () => void {
     this.statusListeners.add(listener);
@@ -116,6 +155,7 @@ export class ConnectionGate {
 
   private set(status: LogConnectionStatus): void {
     if (this.current === status || this.ended) return;
+    if (status === "offline") this.lost += 1;
     this.current = status;
     for (const listener of [...this.statusListeners]) {
       try {

@@ -204,7 +204,9 @@ export class JetStreamFollower implements LogFollower {
         const messages = await withDeadline(
           this.track(
             consumer.consume({
-              max_messages: FOLLOW_BATCH,
+              // Sized like a range read's pulls (pull-budget.ts): a backlog after a
+              // reconnection comes in pulls the server does not cut as a slow consumer.
+              max_messages: this.source.gate.pulls.batch(FOLLOW_BATCH),
               expires: FOLLOW_EXPIRES_MS,
               callback: (m) => {
                 if (attempt === this.attempt) this.onMessage(m);

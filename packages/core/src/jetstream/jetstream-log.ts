@@ -99,7 +99,8 @@ export interface JetStreamLogOptions {
    * a core subject, instead of each creating a JetStream consumer; gaps are read from the log.
    * `true` for the defaults. A stream this log creates gets the republish rule; an existing
    * stream without one is followed with consumers, unless `enable` adds the rule (a stream
-   * update, which nats-server 2.9 refuses: consumers then).
+   * update, which nats-server 2.9 refuses: consumers then, said by {@link fanoutRefused} and a
+   * warning, see {@link watchWarnings}).
    */
   fanout?: boolean | FanoutOptions;
 }
@@ -185,6 +186,8 @@ export class JetStreamLog implements RevisionedLog {
   private readonly fanout: Required<FanoutOptions> | undefined;
   private readonly configWatches = new Set<() => void>();
   private lastFollower: LiveFollower | undefined;
+  private readonly warnings: StateSyncError[] = [];
+  private readonly warningListeners = new Set<(warning: StateSyncError) => void>();
 
   /** Validates `options` (throws `VALIDATION`); connects lazily. */
   constructor(options: JetStreamLogOptions) {
@@ -215,6 +218,7 @@ export class JetStreamLog implements RevisionedLog {
       timeoutMs: this.timeoutMs,
       domain: o.domain,
       assertOpen: () => this.assertOpen(),
+      onRepublishRefused: (e) => this.warn(e),
     });
     this.appender = new JetStreamAppender({
       opener: this.opener,
@@ -370,6 +374,36 @@ export class JetStreamLog implements RevisionedLog {
    */
   get liveVia(): LiveVia | undefined {
     return this.lastFollower?.via;
+  }
+
+  /**
+   * Why fan-out is off although `fanout: { enable: true }` asked for it: the server refused to
+   * add the republish rule to the existing stream (nats-server 2.9: 10052), a `STREAM_CONFIG`
+   * error with `details.fanout: "consumers"`; live followers then use a consumer each. Undefined
+   * otherwise. Also given once to {@link watchWarnings}.
+   */
+  get fanoutRefused(): StateSyncError | undefined {
+    return this.opener.republishRefused;
+  }
+
+  /** See {@link RevisionedLog.watchWarnings}: {@link fanoutRefused}, once. */
+  watchWarnings(listener: (warning: StateSyncError) => void): () => void {
+    this.warningListeners.add(listener);
+    for (const w of [...this.warnings]) listener(w);
+    return () => {
+      this.warningListeners.delete(listener);
+    };
+  }
+
+  private warn(warning: StateSyncError): void {
+    this.warnings.push(warning);
+    for (const l of [...this.warningListeners]) {
+      try {
+        l(warning);
+      } catch {
+        // a listener's failure is its own
+      }
+    }
   }
 
   /** A point read by sequence; undefined when absent or on another subject. */

@@ -8,18 +8,12 @@ import { entryFromJsMsg, randomToken, withDeadline, type MessageIdCodec } from "
 
 /** Most messages one pull asks for. */
 export const READ_BATCH = 256;
-/**
- * Bytes of entries one pull may bring, at most (roughly): the server delivers a pull as fast as
- * it can, and a client that falls 64 MiB behind (`max_pending`) is cut off as a slow consumer.
- * 256 entries of a chunked snapshot are 256 MiB (the benchmark's 100 MB cold start idled for
- * seconds in reconnects and pull expiries), so pulls are sized by the largest entry seen so far,
- * and the first one of a read asks for {@link FIRST_PULL} entries.
- */
-const PULL_BYTES = 16 * 1024 * 1024;
-/** Messages the first pull of a read asks for, before any entry's size is known. */
-const FIRST_PULL = 16;
+// How many bytes a pull may bring (the first pull of a log assumes entries of `max_payload`,
+// later ones the largest entry read, quartered after a pull the server cut): pull-budget.ts.
 /** Empty pulls in a row, while the stream says entries remain, after which a read fails. */
 const MAX_IDLE_PULLS = 3;
+/** Pulls of one read the connection may be lost under (then it goes on), before it fails. */
+const MAX_CUTS = 8;
 /** New consumers a read starts when one falls behind the stream, before it fails. */
 const MAX_RESTARTS = 8;
 
@@ -87,6 +81,11 @@ export async function* readRange(
   const expires = Math.max(1_000, Math.min(source.timeoutMs, 5_000));
   let consumer: ConsumerLike | undefined;
   let messages: ConsumerMessagesLike | undefined;
+  // A lost connection ends the pull at once (nats.js would re-create the ordered consumer and
+  // pull again after the reconnection, into the same cut, until the pull expires).
+  const unwatchLost = source.gate.watchStatus((status) => {
+    if (status === "offline") messages?.stop();
+  });
   const openConsumer = async (start: number): Promise<ConsumerLike> => {
     try {
       return await withDeadline(
@@ -117,11 +116,25 @@ export async function* readRange(
     let count = 0;
     let idleRounds = 0;
     let restarts = 0;
-    let largest = 0; // bytes of the largest entry read so far (0: none yet)
+    const budget = source.gate.pulls;
+    let cuts = 0;
     while (count < limit && next <= to) {
       const remaining = source.contiguous ? to - next + 1 : READ_BATCH;
-      const bySize = largest === 0 ? FIRST_PULL : Math.floor(PULL_BYTES / largest);
-      const batch = Math.max(1, Math.min(READ_BATCH, bySize, limit - count, remaining));
+      const batch = budget.batch(Math.min(READ_BATCH, limit - count, remaining));
+      const connection = source.gate.disconnects;
+      const wasOnline = source.gate.status === "online";
+      /** The error of a pull the connection was lost under, if it was (pull-budget.ts rule 2). */
+      const cut = (): StateSyncError | undefined => {
+        if (!wasOnline || !source.gate.lostSince(connection)) return undefined;
+        const requested = budget.bytes(batch);
+        const nextLimit = budget.cut(batch, requested);
+        return new StateSyncError(
+          "UNAVAILABLE",
+          `${what}: the connection was lost while a pull of ${batch} entries (about ${requested} bytes) was delivered; a server whose max_pending is below that cuts a slow consumer, so this log's pulls now ask for at most ${nextLimit} bytes (cut ${cuts + 1} of this read)`,
+          { details: { next, to, cut: true, pullBytes: requested, nextPullBytes: nextLimit } },
+        );
+      };
+      let lost: StateSyncError | undefined;
       try {
         messages = await withDeadline(
           consumer.fetch({ max_messages: batch, expires }),
@@ -130,7 +143,8 @@ export async function* readRange(
           { abort: denied, onLate: (m) => m.stop() },
         );
       } catch (err) {
-        throw toStateSyncError(err, what);
+        lost = cut();
+        if (!lost) throw toStateSyncError(err, what);
       }
       let got = 0;
       let finished = false;
@@ -140,7 +154,7 @@ export async function* readRange(
       // cluster elects a leader, a dropped connection): mapped like every other call's (found
       // by the cluster fault test, where a raw NatsError stalled an opening replica).
       try {
-        for await (const m of messages) {
+        for await (const m of lost ? [] : messages!) {
           if (m.seq < next) continue;
           got += 1;
           if (m.seq > to) {
@@ -157,7 +171,7 @@ export async function* readRange(
           next = m.seq + 1;
           count += 1;
           const entry = entryFromJsMsg(m, source.ids);
-          if (entry.data.byteLength > largest) largest = entry.data.byteLength;
+          budget.observe(entry.data.byteLength);
           yield entry;
           if (m.seq >= to || count >= limit) {
             finished = true;
@@ -171,10 +185,22 @@ export async function* readRange(
           }
         }
       } catch (err) {
-        throw isStateSyncError(err) ? err : toStateSyncError(err, what);
+        lost = cut();
+        if (!lost) throw isStateSyncError(err) ? err : toStateSyncError(err, what);
       }
-      messages.stop();
+      messages?.stop();
       messages = undefined;
+      if (!lost && !finished && !drained && !skipped) lost = cut();
+      if (lost) {
+        // The connection was lost under this pull (a slow-consumer cut, say): go on with a
+        // new consumer at `next` once it is back, pulling less (pull-budget.ts); a few times.
+        if (++cuts > MAX_CUTS) throw lost;
+        await source.gate.online(source.timeoutMs, lost);
+        consumer.delete().catch(() => undefined);
+        consumer = await openConsumer(next);
+        continue;
+      }
+      if (got > 0) budget.delivered();
       if (finished) break;
       if (got > 0 && !drained && !skipped) {
         idleRounds = 0;
@@ -201,6 +227,7 @@ export async function* readRange(
     }
   } finally {
     unwatch();
+    unwatchLost();
     messages?.stop();
     consumer?.delete().catch(() => undefined);
   }

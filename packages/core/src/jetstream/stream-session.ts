@@ -72,14 +72,50 @@ export interface StreamOpenerOptions {
   /**
    * Fan-out (docs/fanout.md): a created stream gets a republish rule under `prefix`; with
    * `enable`, an existing stream without a rule gets one by a stream update (where the server
-   * refuses, as 2.9.10 does, the log follows with consumers).
+   * refuses, as 2.9.10 does, the log follows with consumers, and says so: `onRepublishRefused`).
    */
   readonly fanout?: { readonly prefix: string; readonly enable: boolean } | undefined;
+  /** Called once when the server refuses to add the republish rule (`fanout.enable`). */
+  readonly onRepublishRefused?: (error: StateSyncError) => void;
 }
 
 function duplicateWindowMs(si: StreamInfoLike): number {
   const ns = si.config.duplicate_window;
   return typeof ns === "number" && ns > 0 ? ns / 1_000_000 : DEFAULT_DUPLICATE_WINDOW_MS;
+}
+
+/**
+ * The error of an opening that no JetStream answered: its stream-info request got `503` no
+ * responders, with the connection up. A client of a leaf node without JetStream whose hub holds
+ * the streams in a domain stays unanswered without the `domain` option (nats-server denies the
+ * plain `$JS.API.>` across a leaf connection), and so does a server or account without
+ * JetStream. Still `UNAVAILABLE` (the leaf's connection to the hub may come up; the replica
+ * keeps trying), with `details.persistent: true` (the log port's mark of a problem that lasts
+ * until the setup changes: the engine reports it) and `details.jetstream: "unreachable"`.
+ * Undefined for any other error.
+ */
+function jetStreamUnreachable(
+  err: unknown,
+  adapter: JetStreamAdapter,
+  stream: string,
+  domain: string | undefined,
+): StateSyncError | undefined {
+  if (!(err instanceof StateSyncError) || err.code !== "UNAVAILABLE") return undefined;
+  if (err.details.natsCode !== "503") return undefined;
+  const api = domain === undefined ? "$JS.API" : `$JS.${domain}.API`;
+  const info = adapter.info;
+  const server = info
+    ? ` (nats-server ${info.version}${info.jetstream ? "" : ", without JetStream of its own"})`
+    : "";
+  const hint =
+    domain === undefined
+      ? 'if the stream lives in another JetStream domain (a hub behind this leaf node), set the `domain` option (README "Beyond one server"); otherwise enable JetStream for this account'
+      : `check the domain's name and that this server reaches the server of domain "${domain}" (a leaf node's connection to its hub)`;
+  return new StateSyncError(
+    "UNAVAILABLE",
+    `JetStream is not reachable in this account${domain === undefined ? "" : ` and domain "${domain}"`}: nobody answered ${api}.STREAM.INFO.${stream} (503 no responders)${server}; ${hint}. Retrying.`,
+    { cause: err, details: { ...err.details, jetstream: "unreachable", domain, persistent: true } },
+  );
 }
 
 /** Opens and re-opens the stream of one log (see the module header). */
@@ -213,7 +249,13 @@ export class StreamOpener {
       if (fanout?.enable && !si.config.republish && this.republishRefused === undefined) {
         si = await enableRepublish(api, si, this.o.layout, fanout.prefix).catch((e: unknown) => {
           if (!(e instanceof StateSyncError) || e.code !== "STREAM_CONFIG") throw e;
-          this.republishRefused = e; // followers use consumers (docs/fanout.md)
+          // Followers use consumers (docs/fanout.md); said once, not in silence (issue 13).
+          this.republishRefused = new StateSyncError(
+            "STREAM_CONFIG",
+            `${e.message}; fan-out is off for this log: live followers use a consumer each (create the stream with fan-out, or use nats-server 2.10+)`,
+            { cause: e, details: { ...e.details, fanout: "consumers" } },
+          );
+          this.o.onRepublishRefused?.(this.republishRefused);
           return si;
         });
       }
@@ -222,7 +264,7 @@ export class StreamOpener {
       if (!first && err instanceof StateSyncError && err.code === "STREAM_CONFIG" && missing) {
         throw this.markReplaced(`stream ${this.o.layout.stream} was deleted`, err);
       }
-      throw err;
+      throw jetStreamUnreachable(err, adapter, this.o.layout.stream, this.o.domain) ?? err;
     }
     this.checkIncarnation(si.created);
     this.firstCreated ??= si.created;
