@@ -141,10 +141,11 @@ describe("soak", () => {
     }
     // Every "error" event is one the run expects: none but compaction hiccups reported as such.
     for (const code of reported.keys()) expect(["CONFLICT", "UNAVAILABLE"], code).toContain(code);
-    // A periodic compaction races 32 busy writers on 2 cores: it may lose every one of its
-    // attempts (RETRY_LIMIT, history kept, nothing lost), but compaction as a whole must work.
+    // A periodic compaction races 32 busy writers on 2 cores; after three lost races it
+    // announces itself like any writer and the others let it go first (issue 10, case 11), so
+    // every one completes (before that, 6 of 9 failed RETRY_LIMIT and the log grew unbounded).
     expect(compactions.filter((c) => c.startsWith("ok")).length).toBeGreaterThan(0);
-    expect(compactions.filter((c) => !c.startsWith("ok") && c !== "RETRY_LIMIT")).toEqual([]);
+    expect(compactions.filter((c) => !c.startsWith("ok"))).toEqual([]);
     for (const h of heaps) {
       expect(h.growth, `${h.id}: heap ${mb(h.base)} -> ${mb(h.last)} MB`).toBeLessThan(
         HEAP_GROWTH_LIMIT,
