@@ -34,6 +34,7 @@ const USAGE = `usage: npm run bench -- [names or numbers] [--quick] [--record] [
   --consumers M      fanout: followers of the consumer-per-follower comparison (default min(N, 500))
   --seconds S        fanout: seconds of writing (default 30, 10 with --quick)
   --ws-followers W   fanout: also W fan-out followers over WebSocket (nats.ws in Node; default 0)
+  --raw 0            fanout: leave out the raw reference (plain core subscribers; default 1: run it)
   --record           also copy the figures to bench/results/ and the README (committed)
   --cpu-prof <name>  profile the statesync side of one benchmark (${BENCHMARKS.filter(
     (b) => b.profile,
@@ -50,7 +51,7 @@ function pick(name: string): Benchmark | undefined {
 async function main(): Promise<number> {
   const args = process.argv.slice(2);
   const flags = new Set(["--quick", "--record", "--cpu-prof", "--help"]);
-  const valued = new Set(["--followers", "--consumers", "--seconds", "--ws-followers"]);
+  const valued = new Set(["--followers", "--consumers", "--seconds", "--ws-followers", "--raw"]);
   const numeric: Record<string, number | undefined> = {};
   const valueAt = new Set<number>();
   const bad: string[] = [];

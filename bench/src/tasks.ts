@@ -1,5 +1,6 @@
 import { traceProfileTask } from "./apply-trace.js";
 import { kvTask, writersTask } from "./contention-run.js";
+import { fanoutRawTask } from "./fanout-raw-run.js";
 import { fanoutFollowersTask } from "./fanout-run.js";
 import { largeStateProfileTask } from "./large-state.js";
 import type { Task } from "./lib/channel.js";
@@ -15,4 +16,5 @@ export const TASKS: Record<string, Task> = {
   "apply-trace-profile": traceProfileTask as Task,
   "large-state-profile": largeStateProfileTask as Task,
   "fanout-followers": fanoutFollowersTask as Task,
+  "fanout-raw": fanoutRawTask as Task,
 };

@@ -4,43 +4,82 @@
  * arrays so that recording an entry allocates nothing. A catch-up records every entry, and a
  * `[id, revision, ts]` tuple per entry (its timestamp a heap number) was a good part of what the
  * young generation had to copy in each scavenge (issue 8, "catch-up overhead").
+ *
+ * The arrays start small and double as entries arrive, up to `capacity` (then the ring wraps).
+ * Allocated at full size (8,000 slots, 192 KB a replica), a push touched cold memory in three
+ * arrays: with hundreds of followers in one process (the fan-out benchmark, issue 13) each push
+ * cost several cache misses, and each replica held 192 KB it mostly never used. The revision and
+ * timestamp of a slot sit side by side in one `Float64Array`, one cache line for both.
  */
 export class RecentIds {
-  private readonly ids: Array<string | undefined>;
-  private readonly revisions: Float64Array;
-  private readonly timestamps: Float64Array;
+  private ids: Array<string | undefined>;
+  /** `numbers[2i]`: revision of slot i; `numbers[2i + 1]`: its timestamp. */
+  private numbers: Float64Array;
+  /** Slots allocated now (≤ `capacity`). */
+  private allocated: number;
   /** Index of the next slot to write. */
   private next = 0;
   private size = 0;
 
-  constructor(private readonly capacity: number) {
-    this.ids = new Array<string | undefined>(capacity).fill(undefined);
-    this.revisions = new Float64Array(capacity);
-    this.timestamps = new Float64Array(capacity);
+  /**
+   * @param capacity entries kept (the newest).
+   * @param initial slots allocated at first (doubled as needed, up to `capacity`).
+   */
+  constructor(
+    private readonly capacity: number,
+    private readonly initial = 64,
+  ) {
+    this.allocated = Math.max(1, Math.min(capacity, initial));
+    this.ids = new Array<string | undefined>(this.allocated).fill(undefined);
+    this.numbers = new Float64Array(2 * this.allocated);
   }
 
   /** Records an entry; the oldest is dropped when full. */
   push(messageId: string, revision: number, ts: number): void {
+    if (this.size === this.allocated && this.allocated < this.capacity) this.grow();
     const i = this.next;
     this.ids[i] = messageId;
-    this.revisions[i] = revision;
-    this.timestamps[i] = ts;
-    this.next = i + 1 === this.capacity ? 0 : i + 1;
-    if (this.size < this.capacity) this.size += 1;
+    this.numbers[2 * i] = revision;
+    this.numbers[2 * i + 1] = ts;
+    this.next = i + 1 === this.allocated ? 0 : i + 1;
+    if (this.size < this.allocated) this.size += 1;
   }
 
-  /** Forgets every entry. */
+  /**
+   * Doubles the slots (up to `capacity`). Only while the ring has not wrapped: full and below
+   * `capacity`, so its entries sit in slots 0..size-1, oldest first.
+   */
+  private grow(): void {
+    const allocated = Math.min(this.capacity, 2 * this.allocated);
+    const ids = new Array<string | undefined>(allocated).fill(undefined);
+    for (let i = 0; i < this.size; i++) ids[i] = this.ids[i];
+    const numbers = new Float64Array(2 * allocated);
+    numbers.set(this.numbers);
+    this.ids = ids;
+    this.numbers = numbers;
+    this.allocated = allocated;
+    this.next = this.size;
+  }
+
+  /** Forgets every entry (and gives back the memory of a grown ring). */
   clear(): void {
-    this.ids.fill(undefined);
+    this.allocated = Math.max(1, Math.min(this.capacity, this.initial));
+    this.ids = new Array<string | undefined>(this.allocated).fill(undefined);
+    this.numbers = new Float64Array(2 * this.allocated);
     this.next = 0;
     this.size = 0;
+  }
+
+  /** The slot of the `k`-th newest entry (1: the newest). */
+  private slot(k: number): number {
+    return (this.next - k + this.allocated) % this.allocated;
   }
 
   /** The revision of the newest recorded entry with `messageId`, if one is recorded. */
   revisionOf(messageId: string): number | undefined {
     for (let k = 1; k <= this.size; k++) {
-      const i = (this.next - k + this.capacity) % this.capacity;
-      if (this.ids[i] === messageId) return this.revisions[i];
+      const i = this.slot(k);
+      if (this.ids[i] === messageId) return this.numbers[2 * i];
     }
     return undefined;
   }
@@ -50,8 +89,8 @@ export class RecentIds {
     const n = Math.min(count, this.size);
     const out: Array<[string, number, number]> = [];
     for (let k = n; k >= 1; k--) {
-      const i = (this.next - k + this.capacity) % this.capacity;
-      out.push([this.ids[i]!, this.revisions[i]!, this.timestamps[i]!]);
+      const i = this.slot(k);
+      out.push([this.ids[i]!, this.numbers[2 * i]!, this.numbers[2 * i + 1]!]);
     }
     return out;
   }

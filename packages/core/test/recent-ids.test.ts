@@ -11,8 +11,10 @@ describe("RecentIds", () => {
           maxLength: 60,
         }),
         fc.integer({ min: 0, max: 25 }),
-        (capacity, ids, count) => {
-          const ring = new RecentIds(capacity);
+        fc.integer({ min: 1, max: 24 }),
+        (capacity, ids, count, initial) => {
+          // `initial` below `capacity`: the ring grows while entries arrive, then wraps.
+          const ring = new RecentIds(capacity, initial);
           const list: Array<[string, number, number]> = [];
           ids.forEach(([id, ts], i) => {
             ring.push(id, i + 1, ts);
@@ -27,6 +29,9 @@ describe("RecentIds", () => {
           ring.clear();
           expect(ring.last(capacity)).toEqual([]);
           expect(ring.revisionOf("a")).toBeUndefined();
+          // After a clear it starts small again and answers alike.
+          ids.forEach(([id, ts], i) => ring.push(id, i + 1, ts));
+          expect(ring.last(capacity)).toEqual(kept);
         },
       ),
     );

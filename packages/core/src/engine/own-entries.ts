@@ -38,7 +38,8 @@ export class OwnEntries {
 
   /** `entry` as this replica prepared it, if it is one of ours (same id, same bytes); forgets it. */
   take(entry: LogEntry): OwnEntry | undefined {
-    if (entry.messageId === undefined) return undefined;
+    // A pure follower has none: no hashing of each entry's id then.
+    if (entry.messageId === undefined || this.byId.size === 0) return undefined;
     const own = this.byId.get(entry.messageId);
     if (own === undefined || !sameBytes(own.data, entry.data)) return undefined;
     this.byId.delete(entry.messageId);

@@ -183,10 +183,12 @@ export class Replica<S, C extends CommandMap<S>> {
     }
     const consumed = stall ? results.length - 1 : results.length;
     if (consumed > 0) {
+      // Copies only after a stall: this runs per entry for a live follower.
+      const all = consumed === fresh.length;
       this.announce({
-        entries: fresh.slice(0, consumed),
+        entries: all ? fresh : fresh.slice(0, consumed),
         results: stall ? results.slice(0, consumed) : results,
-        mine: mine.slice(0, consumed),
+        mine: all ? mine : mine.slice(0, consumed),
       });
     }
     if (stall) return this.status.stall(stall);
