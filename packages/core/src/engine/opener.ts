@@ -109,6 +109,8 @@ export class Opener<S, C extends CommandMap<S>> {
       let latest = info.latestRevision;
       if (latest === 0 && this.replica.revision === 0) latest = await this.appendGenesis();
       await this.reader.readRange(latest);
+      // Closed while reading: the read ended early, which is no sign of an unusable log.
+      if (this.status.closed) return;
       if (this.status.stallReason) throw this.status.stallReason;
       if (!this.replica.anchored && latest > 0) await this.reanchor(latest);
       this.connected = true;
