@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import {
   JetStreamLog,
   type ConsumerLike,
@@ -31,6 +31,10 @@ interface FakeOptions {
   failure?: (n: number) => Error | undefined;
   /** What a publish answers (default: refuses, the fake is read-only). */
   publish?: () => Promise<unknown>;
+  /** An error the n-th stream info (0: the one that opens the stream) throws instead. */
+  infoError?: (n: number) => Error | undefined;
+  /** The cluster the server says it is in (`info.cluster`); none by default. */
+  cluster?: string;
 }
 
 function message(seq: number, pending: number, deliverySequence: number): JsMsgLike {
@@ -137,9 +141,14 @@ function fakeConnection(options: FakeOptions) {
     },
     state: { messages: seqs.length, first_seq: seqs[0] ?? 0, last_seq: seqs.at(-1) ?? 0 },
   });
+  let infos = 0;
   const jsm = {
     streams: {
-      info: async () => info(),
+      info: async () => {
+        const error = options.infoError?.(infos++);
+        if (error) throw error;
+        return info();
+      },
       add: async () => info(),
       delete: async () => true,
       purge: async () => ({ purged: 0 }),
@@ -160,7 +169,7 @@ function fakeConnection(options: FakeOptions) {
     consumers: { add: async () => ({ name: "x", num_pending: 0 }), delete: async () => true },
   };
   const nc: NatsConnectionLike = {
-    info: { version: "2.9.10", max_payload: 1024 * 1024 },
+    info: { version: "2.9.10", max_payload: 1024 * 1024, cluster: options.cluster },
     status: () => ({
       [Symbol.asyncIterator]: () => ({
         next: async () => ({ done: true as const, value: undefined as never }),
@@ -301,4 +310,48 @@ describe("JetStreamLog over a consumer whose replica lags the stream leader", ()
     expect(await log.appendUnconditional(data, "m1")).toEqual({ revision: 11, duplicate: true });
     await log.close();
   });
+
+  it("info: a cluster's 'stream not found' just after the open is UNAVAILABLE (retried), later a deletion", async () => {
+    // Found by the cluster fault test on 2.10.27 under load (docs/servers.md): right after an R3
+    // stream was created, stream info answered 10059 on every node for a while, and replicas
+    // that had just opened the stream took it for deleted and stalled. The clock is faked.
+    vi.useFakeTimers({ toFake: ["Date"] });
+    let known = true;
+    const fake = fakeConnection({
+      seqs: range(1, 3),
+      cluster: "c",
+      infoError: () => (known ? undefined : streamNotFound()),
+    });
+    const log = await JetStreamLog.open({ connection: fake.nc, stream: "S" });
+    known = false; // the answering node does not know the new stream yet
+    await expect(log.info()).rejects.toMatchObject({ code: "UNAVAILABLE" });
+    await expect(log.info()).rejects.toMatchObject({ code: "UNAVAILABLE" });
+    known = true;
+    expect((await log.info()).latestRevision).toBe(3);
+    vi.setSystemTime(Date.now() + 11_000); // past the 10 s a cluster gets to settle
+    known = false;
+    await expect(log.info()).rejects.toMatchObject({ code: "LOG_REPLACED" });
+    await log.close();
+  });
+
+  it("info: a single server's 'stream not found' after the open is a deletion at once", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    const fake = fakeConnection({
+      seqs: range(1, 3),
+      infoError: (n) => (n === 1 ? streamNotFound() : undefined),
+    });
+    const log = await JetStreamLog.open({ connection: fake.nc, stream: "S" });
+    await expect(log.info()).rejects.toMatchObject({ code: "LOG_REPLACED" });
+    await log.close();
+  });
 });
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+function streamNotFound(): Error {
+  return Object.assign(new Error("stream not found"), {
+    api_error: { code: 404, err_code: 10059, description: "stream not found" },
+  });
+}
