@@ -33,6 +33,8 @@ interface FakeOptions {
   publish?: () => Promise<unknown>;
   /** An error the n-th stream info (0: the one that opens the stream) throws instead. */
   infoError?: (n: number) => Error | undefined;
+  /** An error creating the stream throws instead. */
+  addError?: () => Error | undefined;
   /** The cluster the server says it is in (`info.cluster`); none by default. */
   cluster?: string;
 }
@@ -149,7 +151,11 @@ function fakeConnection(options: FakeOptions) {
         if (error) throw error;
         return info();
       },
-      add: async () => info(),
+      add: async () => {
+        const error = options.addError?.();
+        if (error) throw error;
+        return info();
+      },
       delete: async () => true,
       purge: async () => ({ purged: 0 }),
       getMessage: async (
@@ -331,6 +337,26 @@ describe("JetStreamLog over a consumer whose replica lags the stream leader", ()
     vi.setSystemTime(Date.now() + 11_000); // past the 10 s a cluster gets to settle
     known = false;
     await expect(log.info()).rejects.toMatchObject({ code: "LOG_REPLACED" });
+    await log.close();
+  });
+
+  it("open: a create that another replica won (10058), then 'stream not found' on the read-back, is UNAVAILABLE", async () => {
+    // The same race at the first open: the stream exists (the create says its name is in use),
+    // the answering node does not know it yet. Not a deleted stream (TRUNCATED).
+    let known = false;
+    const fake = fakeConnection({
+      seqs: range(1, 3),
+      cluster: "c",
+      infoError: () => (known ? undefined : streamNotFound()),
+      addError: () =>
+        Object.assign(new Error("stream name already in use"), {
+          api_error: { code: 400, err_code: 10058, description: "stream name already in use" },
+        }),
+    });
+    const log = new JetStreamLog({ connection: fake.nc, stream: "S" });
+    await expect(log.info()).rejects.toMatchObject({ code: "UNAVAILABLE" });
+    known = true;
+    expect((await log.info()).latestRevision).toBe(3);
     await log.close();
   });
 
