@@ -5,8 +5,9 @@
  *
  * Stopping: Ctrl-C, SIGTERM or SIGHUP stop the preview and the server and exit 0. When the
  * nats-server dies on its own, the demo says so on stderr, stops and exits 1. When the process
- * that started the demo goes away (npm killed, which does not always pass the signal on through
- * its `sh -c`), the demo stops too, so no server is left behind.
+ * that started the demo goes away without passing a signal on (npm SIGKILLed), the demo stops
+ * too, so no server is left behind. The npm scripts `exec` this file (`demo:web`, the
+ * workspace's `demo`), so npm's signals reach it directly, not a `sh -c` that waits.
  */
 import { fileURLToPath } from "node:url";
 import { startNatsServer } from "@statesync/node";

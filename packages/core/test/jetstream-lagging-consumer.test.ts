@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import {
   JetStreamLog,
   type ConsumerLike,
@@ -33,6 +33,12 @@ interface FakeOptions {
   publish?: () => Promise<unknown>;
   /** An error the creation of the n-th consumer throws. */
   consumerError?: (n: number) => Error | undefined;
+  /** An error the n-th stream info (0: the one that opens the stream) throws instead. */
+  infoError?: (n: number) => Error | undefined;
+  /** An error creating the stream throws instead. */
+  addError?: () => Error | undefined;
+  /** The cluster the server says it is in (`info.cluster`); none by default. */
+  cluster?: string;
 }
 
 function message(seq: number, pending: number, deliverySequence: number): JsMsgLike {
@@ -141,10 +147,19 @@ function fakeConnection(options: FakeOptions) {
     },
     state: { messages: seqs.length, first_seq: seqs[0] ?? 0, last_seq: seqs.at(-1) ?? 0 },
   });
+  let infos = 0;
   const jsm = {
     streams: {
-      info: async () => info(),
-      add: async () => info(),
+      info: async () => {
+        const error = options.infoError?.(infos++);
+        if (error) throw error;
+        return info();
+      },
+      add: async () => {
+        const error = options.addError?.();
+        if (error) throw error;
+        return info();
+      },
       delete: async () => true,
       purge: async () => ({ purged: 0 }),
       getMessage: async (
@@ -164,7 +179,7 @@ function fakeConnection(options: FakeOptions) {
     consumers: { add: async () => ({ name: "x", num_pending: 0 }), delete: async () => true },
   };
   const nc: NatsConnectionLike = {
-    info: { version: "2.9.10", max_payload: 1024 * 1024 },
+    info: { version: "2.9.10", max_payload: 1024 * 1024, cluster: options.cluster },
     status: () => ({
       [Symbol.asyncIterator]: () => ({
         next: async () => ({ done: true as const, value: undefined as never }),
@@ -305,16 +320,75 @@ describe("JetStreamLog over a consumer whose replica lags the stream leader", ()
     expect(await log.appendUnconditional(data, "m1")).toEqual({ revision: 11, duplicate: true });
     await log.close();
   });
+
+  it("info: a cluster's 'stream not found' just after the open is UNAVAILABLE (retried), later a deletion", async () => {
+    // Found by the cluster fault test on 2.10.27 under load (docs/servers.md): right after an R3
+    // stream was created, stream info answered 10059 on every node for a while, and replicas
+    // that had just opened the stream took it for deleted and stalled. The clock is faked.
+    vi.useFakeTimers({ toFake: ["Date"] });
+    let known = true;
+    const fake = fakeConnection({
+      seqs: range(1, 3),
+      cluster: "c",
+      infoError: () => (known ? undefined : streamNotFound()),
+    });
+    const log = await JetStreamLog.open({ connection: fake.nc, stream: "S" });
+    known = false; // the answering node does not know the new stream yet
+    await expect(log.info()).rejects.toMatchObject({ code: "UNAVAILABLE" });
+    await expect(log.info()).rejects.toMatchObject({ code: "UNAVAILABLE" });
+    known = true;
+    expect((await log.info()).latestRevision).toBe(3);
+    vi.setSystemTime(Date.now() + 11_000); // past the 10 s a cluster gets to settle
+    known = false;
+    await expect(log.info()).rejects.toMatchObject({ code: "LOG_REPLACED" });
+    await log.close();
+  });
+
+  it("open: a create that another replica won (10058), then 'stream not found' on the read-back, is UNAVAILABLE", async () => {
+    // The same race at the first open: the stream exists (the create says its name is in use),
+    // the answering node does not know it yet. Not a deleted stream (TRUNCATED).
+    let known = false;
+    const fake = fakeConnection({
+      seqs: range(1, 3),
+      cluster: "c",
+      infoError: () => (known ? undefined : streamNotFound()),
+      addError: () =>
+        Object.assign(new Error("stream name already in use"), {
+          api_error: { code: 400, err_code: 10058, description: "stream name already in use" },
+        }),
+    });
+    const log = new JetStreamLog({ connection: fake.nc, stream: "S" });
+    await expect(log.info()).rejects.toMatchObject({ code: "UNAVAILABLE" });
+    known = true;
+    expect((await log.info()).latestRevision).toBe(3);
+    await log.close();
+  });
+
+  it("info: a single server's 'stream not found' after the open is a deletion at once", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    const fake = fakeConnection({
+      seqs: range(1, 3),
+      infoError: (n) => (n === 1 ? streamNotFound() : undefined),
+    });
+    const log = await JetStreamLog.open({ connection: fake.nc, stream: "S" });
+    await expect(log.info()).rejects.toMatchObject({ code: "LOG_REPLACED" });
+    await log.close();
+  });
 });
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+function streamNotFound(): Error {
+  return Object.assign(new Error("stream not found"), {
+    api_error: { code: 404, err_code: 10059, description: "stream not found" },
+  });
+}
 
 describe("JetStreamLog: the stream deleted under a read or a follower (issue 10, case 3)", () => {
   // Every call of a log whose stream was deleted after it opened fails LOG_REPLACED
   // (docs/guarantees.md); reads and followers mapped the server's answer on their own (TRUNCATED).
-  const streamNotFound = () =>
-    Object.assign(new Error("stream not found"), {
-      api_error: { code: 404, err_code: 10059, description: "stream not found" },
-    });
-
   it("read: a pull answered 'stream not found' fails LOG_REPLACED", async () => {
     const fake = fakeConnection({
       seqs: range(1, 10),

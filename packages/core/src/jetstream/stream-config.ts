@@ -134,6 +134,15 @@ export async function ensureStream(
       try {
         info = await jsm.streams.info(layout.stream);
       } catch (again) {
+        // The create said the stream exists: a "not found" now is a cluster node that does not
+        // know it yet (seen on 2.10 with R3 streams, docs/servers.md), not a deletion. Retried.
+        if (apiErrorCode(again) === JS_ERR.STREAM_NOT_FOUND) {
+          throw new StateSyncError(
+            "UNAVAILABLE",
+            `stream info ${layout.stream}: stream not found right after its create answered that it exists; taken as not known to the answering server yet`,
+            { cause: again, details: { notSent: true } },
+          );
+        }
         throw toStateSyncError(again, `stream info ${layout.stream}`);
       }
     }

@@ -183,19 +183,27 @@ export class StreamOpener {
     // that answers (seen on 2.10 with R3 streams: "stream not found" right after the creation,
     // and every other replica stalled). Not a deletion: the caller retries, and the next call
     // opens the stream again.
-    const age = Date.now() - this.openedAt;
     const deleted = error.code === "TRUNCATED" && error.details.errCode === JS_ERR.STREAM_NOT_FOUND;
-    if (deleted && this.firstCreated !== undefined && !(this.clustered && age < STREAM_SETTLE_MS)) {
+    if (deleted && this.firstCreated !== undefined && !this.settling()) {
       return this.markReplaced(`stream ${this.o.layout.stream} was deleted`, error);
     }
-    if (error.code === "TRUNCATED" && this.clustered && age < STREAM_SETTLE_MS) {
-      return new StateSyncError(
-        "UNAVAILABLE",
-        `${error.message}; the stream was opened ${age} ms ago on a cluster: taken as not known to the answering server yet`,
-        { cause: error, details: { ...error.details, notSent: true } }, // nothing was stored
-      );
-    }
+    if (error.code === "TRUNCATED" && this.settling()) return this.notKnownYet(error);
     return error;
+  }
+
+  /** Whether the stream was opened on a cluster less than {@link STREAM_SETTLE_MS} ago. */
+  private settling(): boolean {
+    return this.clustered && Date.now() - this.openedAt < STREAM_SETTLE_MS;
+  }
+
+  /** `error` (a "stream not found") as `UNAVAILABLE`: the answering node does not know it yet. */
+  private notKnownYet(error: StateSyncError): StateSyncError {
+    const age = Date.now() - this.openedAt;
+    return new StateSyncError(
+      "UNAVAILABLE",
+      `${error.message}; the stream was opened ${age} ms ago on a cluster: taken as not known to the answering server yet`,
+      { cause: error, details: { ...error.details, notSent: true } }, // nothing was stored
+    );
   }
 
   /**
@@ -262,6 +270,9 @@ export class StreamOpener {
     } catch (err) {
       const missing = apiErrorCode((err as { cause?: unknown }).cause) === JS_ERR.STREAM_NOT_FOUND;
       if (!first && err instanceof StateSyncError && err.code === "STREAM_CONFIG" && missing) {
+        // The re-open after a cluster's transient "stream not found" (see failure) may meet it
+        // again: still transient within the settling time, else a deletion.
+        if (this.settling()) throw this.notKnownYet(err);
         throw this.markReplaced(`stream ${this.o.layout.stream} was deleted`, err);
       }
       throw jetStreamUnreachable(err, adapter, this.o.layout.stream, this.o.domain) ?? err;
