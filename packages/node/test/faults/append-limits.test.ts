@@ -82,4 +82,42 @@ describe("caller limits against a stopped server (SIGSTOP)", () => {
     await verify(history, replicas);
     await Promise.all([sync.close(), reader.close()]);
   });
+  it("close() with an unconditional append in flight to a stopped server ends within the request timeout (issue 10, case 8)", async () => {
+    const stream = uniqueStream("CLOSESTOP");
+    const sync = await openLedger({
+      servers: server.url,
+      stream,
+      clientId: "c",
+      requestTimeoutMs: 1_500,
+    });
+    const history = new History();
+    history.watch("c", sync);
+    history.invoke({ opId: "warm", client: "c", kind: "conditional", by: 1 });
+    const warm = await sync.update("increment", { opId: "warm", by: 1 });
+    history.complete("warm", { status: "ok", revision: warm.revision });
+    await server.kill("SIGSTOP");
+    let code: string;
+    try {
+      history.invoke({ opId: "x", client: "c", kind: "unconditional", by: 1 });
+      const sent = sync.updateUnconditionally("increment", { opId: "x", by: 1 });
+      sent.then(
+        (r) => history.complete("x", { status: "ok", revision: r.revision }),
+        (e: unknown) => history.complete("x", classify(e)),
+      );
+      // close() waits for the append already sent, but only as long as the append may take:
+      // the server stays stopped, so close() ends when the append's own timeout ends it.
+      const closing = sync.close().then(() => "closed");
+      expect(await Promise.race([closing, late(12_000)])).toBe("closed");
+      code = await codeOf(sent);
+    } finally {
+      await server.kill("SIGCONT");
+    }
+    // The caller learns that the outcome is unknown (the server may store it when it resumes).
+    expect(["UNKNOWN_OUTCOME", "UNAVAILABLE"]).toContain(code);
+    const reader = await openLedger({ servers: server.url, stream, clientId: "reader" });
+    closeAtEnd(reader);
+    history.watch("reader", reader);
+    await verify(history, { reader });
+    await reader.close();
+  });
 });
