@@ -119,7 +119,12 @@ describe("a leaf client without the hub's domain", () => {
       await new Promise((r) => setTimeout(r, 1_500));
       expect(sync.status).toBe("offline");
       expect(errors).toHaveLength(1);
-      expect((await rejection(sync.update("increment", { by: 1 }))).code).toBe("UNAVAILABLE");
+      // An update fails at once, and says why and what to change (before: only "could not be
+      // written or read yet", the hint was in the event alone; fresh-eyes trial).
+      const refused = await rejection(sync.update("increment", { by: 1 }));
+      expect(refused.code).toBe("UNAVAILABLE");
+      expect(refused.message).toMatch(/`domain` option/);
+      expect(refused.details).toMatchObject({ jetstream: "unreachable", persistent: true });
       // It keeps trying: once the leaf forwards `$JS.API.>` to the hub's domain (a subject
       // mapping done by hand here), the replica opens, goes live and writes.
       const forwarder = await tcp(leaf.url);

@@ -38,8 +38,8 @@ export class Opener<S, C extends CommandMap<S>> {
   private connectionFailed = false;
   private onConnectionFailure: (() => void) | undefined;
   private unwatch: (() => void) | undefined;
-  /** The message of the lasting opening problem reported last (invariant 2). */
-  private lastingProblem: string | undefined;
+  /** The lasting opening problem reported last (invariant 2). */
+  private lastingProblem: StateSyncError | undefined;
 
   constructor(
     private readonly log: RevisionedLog,
@@ -141,8 +141,8 @@ export class Opener<S, C extends CommandMap<S>> {
 
   /** Reports an opening problem that lasts until the setup changes, once (invariant 2). */
   private lasting(error: StateSyncError): void {
-    if (this.lastingProblem === error.message) return;
-    this.lastingProblem = error.message;
+    if (this.lastingProblem?.message === error.message) return;
+    this.lastingProblem = error;
     this.status.report(error);
     this.status.cannotWrite(error);
   }
@@ -264,9 +264,11 @@ export class Opener<S, C extends CommandMap<S>> {
     await this.anchoring;
     this.status.assertUsable();
     if (!this.replica.anchored) {
+      // A lasting problem (no JetStream in the account or domain) says why and what to change.
       const error = new StateSyncError(
         "UNAVAILABLE",
-        "the log's first entry could not be written or read yet; nothing was appended",
+        `the log's first entry could not be written or read yet; nothing was appended${this.lastingProblem ? `: ${this.lastingProblem.message}` : ""}`,
+        { details: { ...this.lastingProblem?.details } },
       );
       this.status.cannotWrite(error); // until a (re)connection stands on the log
       throw error;
