@@ -61,6 +61,7 @@ describe("statesync verify and compact", () => {
     expect(report).toEqual({
       ok: true,
       revision: 4,
+      stoppedAt: null,
       firstRevision: 1,
       snapshotsChecked: 1,
       switchesChecked: 0,
@@ -97,7 +98,7 @@ describe("statesync verify and compact", () => {
     expect(r.stderr).toMatch(
       /^statesync: CORRUPT_ENTRY: revision 3: malformed entry: invalid JSON/,
     );
-    expect(r.stderr).toContain("(1 more after it)");
+    expect(r.stderr).toContain("(1 more: --json)");
 
     const only = await seeded([command("boom", {})]);
     const boom = await runCli(["verify", ...where(only)]);
@@ -111,6 +112,25 @@ describe("statesync verify and compact", () => {
     const r = await runCli(["verify", ...where(stream)]);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/^statesync: UNKNOWN_COMMAND: revision 4: /);
+  });
+
+  it("names the stop first and says where the replay ended, also with skipped entries before it and more after (fresh-eyes trial)", async () => {
+    const stream = await seeded([
+      new TextEncoder().encode("[1,2"), // 3: malformed, skipped by every replica
+      command("unknown", {}), // 4: every replica stops here
+      command("increment", { by: 1 }), // 5, 6: never reached
+      command("increment", { by: 1 }),
+    ]);
+    const json = await runCli(["verify", ...where(stream), "--json"]);
+    expect(json.code).toBe(1);
+    const report = JSON.parse(json.stdout);
+    // Before: revision 6 ("replayed revisions 1 to 6") and the skipped entry as the divergence.
+    expect(report).toMatchObject({ stoppedAt: 4, revision: 3, divergences: 2 });
+    expect(report.divergence).toMatchObject({ revision: 4, code: "UNKNOWN_COMMAND" });
+    const text = await runCli(["verify", ...where(stream)]);
+    expect(text.stdout).toMatch(/result\s+STOPS at revision 4/);
+    expect(text.stdout).toMatch(/replayed\s+revisions 1 to 3/);
+    expect(text.stderr).toMatch(/^statesync: UNKNOWN_COMMAND: revision 4: .*\(1 more: --json\)/);
   });
 
   it("compacts: the log starts at the snapshot entry, replicas and verify agree", async () => {

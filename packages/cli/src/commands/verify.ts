@@ -4,8 +4,8 @@
  * and that every snapshot entry after the first retained one holds the state the replay reaches
  * at its base, and every switch entry the state the model's migrate makes of it; finally that
  * the replayed state passes the model's schema. Exit 0 when all hold;
- * otherwise exit 1 with the first divergence by revision: its revision, its code and what
- * differs.
+ * otherwise exit 1 with where the replay stops (it stops every replica there), or else the first
+ * divergence by revision: its revision, its code and what differs.
  */
 import type { Command } from "commander";
 import {
@@ -35,15 +35,23 @@ export interface Divergence {
 /** The `--json` output of `verify`. */
 export interface VerifyReport {
   ok: boolean;
-  /** The latest revision replayed. */
+  /** The latest revision replayed (the one before `stoppedAt` when the replay stopped). */
   revision: number;
+  /**
+   * The revision of the entry where the replay stopped (every replica stops there too: an
+   * unknown command, a newer format, a newer model version), or null.
+   */
+  stoppedAt: number | null;
   /** First retained revision (the replay starts there). */
   firstRevision: number;
   /** Snapshot entries compared with the replay. */
   snapshotsChecked: number;
   /** Switch entries compared with the model's migration of the replay. */
   switchesChecked: number;
-  /** The first divergence by revision (null when ok), and how many were found. */
+  /**
+   * The stop when the replay stopped (it halts every replica), else the first divergence by
+   * revision; null when ok. `divergences` counts all that were found.
+   */
   divergence: Divergence | null;
   divergences: number;
 }
@@ -124,6 +132,7 @@ export async function verifyLog(log: JetStreamLog, open: OpenReplica): Promise<V
   const report: VerifyReport = {
     ok: true,
     revision: info.latestRevision,
+    stoppedAt: null,
     firstRevision: info.firstRevision,
     snapshotsChecked: 0,
     switchesChecked: 0,
@@ -151,15 +160,20 @@ export async function verifyLog(log: JetStreamLog, open: OpenReplica): Promise<V
   } catch (err) {
     // The replay stopped (an unknown command, a newer format, a gap, another model).
     if (!isStateSyncError(err) || NOT_A_DIVERGENCE.has(err.code)) throw err;
-    found.push({
-      revision: revisionOf(err, info.firstRevision),
-      code: err.code,
-      problem: err.message,
-    });
+    const at = revisionOf(err, info.firstRevision);
+    // The stall may have been reported as an "error" event already: count it once.
+    if (!found.some((f) => f.revision === at && f.code === err.code)) {
+      found.push({ revision: at, code: err.code, problem: err.message });
+    }
+    report.stoppedAt = at;
+    report.revision = Math.max(info.firstRevision, at - 1);
   }
   found.sort((a, b) => a.revision - b.revision);
   report.ok = found.length === 0;
-  report.divergence = found[0] ?? null;
+  report.divergence =
+    (report.stoppedAt === null ? undefined : found.find((f) => f.revision === report.stoppedAt)) ??
+    found[0] ??
+    null;
   report.divergences = found.length;
   return report;
 }
@@ -193,7 +207,14 @@ export function registerVerify(program: Command): void {
       else {
         printLines(
           block([
-            ["result", report.ok ? "ok" : "DIVERGES"],
+            [
+              "result",
+              report.ok
+                ? "ok"
+                : report.stoppedAt !== null
+                  ? `STOPS at revision ${report.stoppedAt}`
+                  : "DIVERGES",
+            ],
             ["replayed", `revisions ${report.firstRevision} to ${report.revision}`],
             ["snapshot entries", `${report.snapshotsChecked} checked against the replay`],
             ...(report.switchesChecked > 0
@@ -209,7 +230,7 @@ export function registerVerify(program: Command): void {
       }
       const d = report.divergence;
       if (d) {
-        const more = report.divergences > 1 ? ` (${report.divergences - 1} more after it)` : "";
+        const more = report.divergences > 1 ? ` (${report.divergences - 1} more: --json)` : "";
         throw new StateSyncError(
           d.code as StateSyncError["code"],
           `revision ${d.revision}: ${d.problem}${more}`,
