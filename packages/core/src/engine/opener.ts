@@ -32,8 +32,6 @@ export class Opener<S, C extends CommandMap<S>> {
   /** True once the replica has caught up with the log since it was opened. */
   connected = false;
   private reconnectTimer: ReturnType<typeof setTimeout> | undefined;
-  /** Failed openings in a row: the next retry waits 100 ms · 2^n, at most 5 s (jittered). */
-  private reconnectAttempts = 0;
   private anchoring: Promise<void> | undefined;
   private connectionFailed = false;
   private onConnectionFailure: (() => void) | undefined;
@@ -117,7 +115,6 @@ export class Opener<S, C extends CommandMap<S>> {
       if (!this.replica.anchored && latest > 0) await this.reanchor(latest);
       this.connected = true;
       this.lastingProblem = undefined;
-      this.reconnectAttempts = 0;
       if (this.live) this.reader.startFollowing();
       this.status.set(this.log.status === "online" ? "live" : "offline");
       this.status.reconnected();
@@ -147,21 +144,15 @@ export class Opener<S, C extends CommandMap<S>> {
     this.status.cannotWrite(error);
   }
 
-  /**
-   * Opens again after a backoff that grows with each failure in a row (before, the failed
-   * opening scheduled its own retry at the first step, so a replica whose log failed at once
-   * retried every 50-100 ms for as long as it was down).
-   */
-  private scheduleReconnect(): void {
+  private scheduleReconnect(attempt = 0): void {
     if (this.status.closed || this.reconnectTimer) return;
-    const step = Math.min(this.reconnectAttempts++, 6);
-    const delay = Math.min(5_000, 100 * 2 ** step) * (0.5 + Math.random() / 2);
+    const delay = Math.min(5_000, 100 * 2 ** attempt) * (0.5 + Math.random() / 2);
     this.reconnectTimer = setTimeout(() => {
       this.reconnectTimer = undefined;
       if (this.status.closed || this.connected) return;
       this.connect().then(
         () => {
-          if (!this.connected && !this.status.stopped) this.scheduleReconnect();
+          if (!this.connected && !this.status.stopped) this.scheduleReconnect(attempt + 1);
         },
         () => undefined,
       );
@@ -236,10 +227,6 @@ export class Opener<S, C extends CommandMap<S>> {
       return;
     }
     if (!this.connected) {
-      // The log is back: open now rather than at the end of a long backoff.
-      if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
-      this.reconnectTimer = undefined;
-      this.reconnectAttempts = 0;
       this.scheduleReconnect();
       return;
     }
