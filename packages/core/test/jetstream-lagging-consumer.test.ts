@@ -35,6 +35,8 @@ interface FakeOptions {
   consumerError?: (n: number) => Error | undefined;
   /** An error the n-th stream info (0: the one that opens the stream) throws instead. */
   infoError?: (n: number) => Error | undefined;
+  /** The creation time the n-th stream info reports (default a fixed one). */
+  created?: (n: number) => string;
   /** An error creating the stream throws instead. */
   addError?: () => Error | undefined;
   /** The cluster the server says it is in (`info.cluster`); none by default. */
@@ -151,9 +153,10 @@ function fakeConnection(options: FakeOptions) {
   const jsm = {
     streams: {
       info: async () => {
-        const error = options.infoError?.(infos++);
+        const n = infos++;
+        const error = options.infoError?.(n);
         if (error) throw error;
-        return info();
+        return { ...info(), created: options.created?.(n) ?? info().created };
       },
       add: async () => {
         const error = options.addError?.();
@@ -360,6 +363,20 @@ describe("JetStreamLog over a consumer whose replica lags the stream leader", ()
     const log = new JetStreamLog({ connection: fake.nc, stream: "S" });
     await expect(log.info()).rejects.toMatchObject({ code: "UNAVAILABLE" });
     known = true;
+    expect((await log.info()).latestRevision).toBe(3);
+    await log.close();
+  });
+
+  it("info: a creation time of Go's zero (a server recovering its store after a restart) is no new stream", async () => {
+    // Seen in CI: right after a SIGKILL and restart on the same store, nats-server answered stream
+    // info with created 0001-01-01T00:00:00Z; the replica took it as another stream and stopped
+    // LOG_REPLACED for good.
+    const fake = fakeConnection({
+      seqs: range(1, 3),
+      created: (n) => (n === 0 ? "0001-01-01T00:00:00Z" : "2026-01-01T00:00:00Z"),
+    });
+    const log = await JetStreamLog.open({ connection: fake.nc, stream: "S" });
+    expect((await log.info()).latestRevision).toBe(3);
     expect((await log.info()).latestRevision).toBe(3);
     await log.close();
   });

@@ -220,9 +220,12 @@ export class StreamOpener {
    * Throws `LOG_REPLACED` (and keeps throwing it) when `created` is not the creation time of the
    * stream as first opened: the stream was deleted and created again (issue 10, case 3).
    */
-  checkIncarnation(created: string): void {
+  checkIncarnation(reported: string): void {
     if (this.replaced) throw this.replaced;
-    if (this.firstCreated === undefined || created === this.firstCreated) return;
+    const created = knownCreated(reported);
+    if (created === undefined) return; // nothing to tell one stream from another by
+    this.firstCreated ??= created;
+    if (created === this.firstCreated) return;
     throw this.markReplaced(
       `stream ${this.o.layout.stream} was deleted and created again (created ${created}, opened as ${this.firstCreated})`,
     );
@@ -278,7 +281,6 @@ export class StreamOpener {
       throw jetStreamUnreachable(err, adapter, this.o.layout.stream, this.o.domain) ?? err;
     }
     this.checkIncarnation(si.created);
-    this.firstCreated ??= si.created;
     this.openedAt = Date.now();
     this.clustered = adapter.info?.cluster !== undefined && adapter.info.cluster !== "";
     return {
@@ -291,4 +293,15 @@ export class StreamOpener {
       allowDirect: si.config.allow_direct === true,
     };
   }
+}
+
+/**
+ * A stream's creation time as its identity, or undefined when the server does not know it: Go's
+ * zero time (`0001-01-01T00:00:00Z`), which nats-server reported right after a restart on the
+ * same store while it recovered the stream (seen in CI; the replica stopped `LOG_REPLACED`).
+ */
+function knownCreated(created: string | undefined): string | undefined {
+  return created === undefined || created === "" || created.startsWith("0001-01-01")
+    ? undefined
+    : created;
 }
