@@ -45,3 +45,18 @@ export function wakeableSleep(
     .finally(() => signal.removeEventListener("abort", onAbort));
   return { done, wake: onAbort };
 }
+
+/**
+ * Resolves when `work` settles or after `ms`, whichever comes first (true when it settled), and
+ * leaves no timer behind. For waits on a local store that may be held up without end (an
+ * IndexedDB write behind another tab's transaction that never finishes).
+ */
+export function settledWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  const settled = work.then(
+    () => true,
+    () => true,
+  );
+  return Promise.race([settled, late]).finally(() => clearTimeout(timer));
+}

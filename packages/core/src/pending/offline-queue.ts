@@ -1,4 +1,4 @@
-import { wakeableSleep } from "../backoff.js";
+import { settledWithin, wakeableSleep } from "../backoff.js";
 import { StateSyncError } from "../errors.js";
 import type { CommandMap, Model } from "../model.js";
 import type { RecipeRun } from "../engine/recipes.js";
@@ -24,6 +24,8 @@ import type { PendingQueue, PendingStore } from "./pending-store.js";
 const CHUNK = 64;
 /** Longest wait between pushes while appends fail (ms); a reconnection ends a wait at once. */
 const MAX_BACKOFF_MS = 30_000;
+/** How long anything waits for a store write before going on without it, ms (invariant 5). */
+const STORE_WAIT_MS = 2_000;
 
 /** What the queue needs of the other parts. */
 export interface OfflineQueueParts<S, C extends CommandMap<S>> {
@@ -52,6 +54,11 @@ export interface OfflineQueueParts<S, C extends CommandMap<S>> {
  *    retried), or when it is discarded. Any other failure leaves it queued, tried again after a
  *    backoff or at once when the replica is live again: no `outcomeTimeoutMs` failure.
  * 4. Writes to the store are one record per change; `close()` waits for those in flight.
+ * 5. A store write that does not finish (another tab holds the database: IndexedDB runs it after
+ *    every earlier transaction over its stores, and a frozen or hung tab's never ends; seen in
+ *    e2e) holds nothing up for more than `STORE_WAIT_MS`: the push sends an update whose record
+ *    is on its way (`queued` waits for it), a commit resolves before its record's delete got
+ *    through (a restart drops an applied record), `close()` goes on. Writes run in order.
  */
 export class OfflineQueue<S, C extends CommandMap<S>> {
   readonly view: OptimisticView<S>;
@@ -175,12 +182,12 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
       () => ({ id: seq, durable: persisted && this.durable }),
       (e: unknown) => {
         const error = queueFailed(e);
-        if (op.state === "queued") {
-          void this.remove([op], true).then(
-            () => this.drainedCheck(),
-            () => undefined,
-          );
-        }
+        // Sent already (invariant 5): the log decides its outcome, it is only not durable.
+        if (op.attempts > 0 || op.state !== "queued") throw error;
+        void this.remove([op], true).then(
+          () => this.drainedCheck(),
+          () => undefined,
+        );
         op.reject(error);
         throw error;
       },
@@ -234,7 +241,10 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
   async close(error: StateSyncError): Promise<void> {
     this.wake?.();
     await this.pushing;
-    while (this.writes.size > 0) await Promise.allSettled([...this.writes]);
+    const until = Date.now() + STORE_WAIT_MS;
+    while (this.writes.size > 0 && Date.now() < until) {
+      await settledWithin(Promise.allSettled([...this.writes]), until - Date.now());
+    }
     for (const op of this.ops) {
       op.reject(
         new StateSyncError(error.code, `${error.message}; the update stays queued`, {
@@ -274,7 +284,7 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
         continue;
       }
       const chunk = this.chunkAt(head);
-      await Promise.allSettled(chunk.map((op) => op.stored));
+      await settledWithin(Promise.allSettled(chunk.map((op) => op.stored)), STORE_WAIT_MS);
       const ready = chunk.filter((op) => op.state === "queued");
       if (ready.length === 0) continue;
       for (const op of ready) op.state = "sending";
@@ -354,10 +364,11 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
     else this.view.changed();
     const seqs = ops.filter((op) => op.persisted).map((op) => op.seq);
     if (seqs.length > 0 && this.queue) {
-      await this.track(this.queue.delete(seqs)).catch((e: unknown) => {
+      const deleted = this.track(this.queue.delete(seqs)).catch((e: unknown) => {
         // The record stays; a restart drops it as applied (or it was refused: pushed again).
         if (!this.p.status.closed) this.p.status.report(queueFailed(e));
       });
+      await settledWithin(deleted, STORE_WAIT_MS);
     }
   }
 
