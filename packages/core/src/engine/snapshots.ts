@@ -1,3 +1,4 @@
+import { settledWithin } from "../backoff.js";
 import { deepFreeze } from "../freeze.js";
 import { isStateSyncError, StateSyncError } from "../errors.js";
 import { findNonJson } from "../json.js";
@@ -17,6 +18,13 @@ const AUTO_SAVE_MIN_MS = 250;
  * or more to write) is then saved every ten seconds or so, not four times a second.
  */
 const AUTO_SAVE_SHARE = 0.1;
+/**
+ * How long opening waits for the stored snapshot, and `close()` for the saves, ms: another tab
+ * may hold the database (IndexedDB runs a read after every earlier write to the same store, and
+ * a frozen or hung tab's never finishes). Past it the replica opens from the log (a
+ * `SNAPSHOT_FAILED` event says so) and `close()` goes on.
+ */
+export const STORE_WAIT_MS = 10_000;
 
 /**
  * The local snapshot of a replica: restoring it at open, checking it against the log, and saving
@@ -65,8 +73,14 @@ export class Snapshots<S, C extends CommandMap<S>> {
   async restore(): Promise<void> {
     if (!this.store) return;
     let record: SnapshotRecord | undefined;
+    const loading = this.store.load(this.key);
     try {
-      record = await this.store.load(this.key);
+      if (!(await settledWithin(loading, STORE_WAIT_MS))) {
+        loading.catch(() => undefined);
+        const why = `the snapshot store did not answer within ${STORE_WAIT_MS} ms (another tab may hold its database); opening from the log`;
+        return this.status.report(new StateSyncError("SNAPSHOT_FAILED", why));
+      }
+      record = await loading;
     } catch (e) {
       return this.discard(e instanceof Error ? e.message : String(e));
     }
@@ -159,8 +173,9 @@ export class Snapshots<S, C extends CommandMap<S>> {
   async close(): Promise<void> {
     if (this.autoSaveTimer) clearTimeout(this.autoSaveTimer);
     this.autoSaveTimer = undefined;
-    await this.saving;
-    await this.save().catch(() => undefined);
+    const until = Date.now() + STORE_WAIT_MS;
+    if (!(await settledWithin(this.saving, STORE_WAIT_MS))) return;
+    await settledWithin(this.save(), Math.max(0, until - Date.now()));
   }
 
   private autoSave(): void {
