@@ -116,6 +116,10 @@ test("a frozen leading tab is replaced; thawed, it steps down and every edit lan
   // Chromium accepts CDP's Page.setWebLifecycleState "frozen" for a visible page but keeps its
   // timers running (checked: an interval went on ticking), so the freeze here is
   // Debugger.pause: no timer, message handler or promise of the page runs until resumed.
+  // It is frozen in the middle of a transaction over the queues (as when the freeze caught its
+  // scan of them, which failed this test in CI): IndexedDB runs every later write to them, the
+  // other tab's records too, only after that transaction, which does not end while frozen.
+  await leader.page.evaluate(holdPendingDatabase);
   const devtools = await profile.newCDPSession(leader.page);
   await devtools.send("Debugger.enable");
   await devtools.send("Debugger.pause");
@@ -125,6 +129,7 @@ test("a frozen leading tab is replaced; thawed, it steps down and every edit lan
   await node.update("addCard", { id: "n", listId: "doing", title: "from Node" });
 
   await devtools.send("Debugger.resume");
+  await leader.page.evaluate(() => ((globalThis as any).__holdEnds = true)); // the transaction ends
   await startCards(leader.page, "l", 3);
   expect(await settleStarted(leader.page)).toBe(3);
   const converged = await waitForConvergence([leader.page, follower.page, node]);
@@ -136,3 +141,22 @@ test("a frozen leading tab is replaced; thawed, it steps down and every edit lan
   expect(converged.revision).toBeGreaterThan(0);
   await profile.close();
 });
+
+/** In the page: opens a transaction over the queues' stores that goes on until `__holdEnds`. */
+async function holdPendingDatabase(): Promise<void> {
+  const db = await new Promise<IDBDatabase>((resolve, reject) => {
+    const open = indexedDB.open("statesync-pending");
+    open.onsuccess = () => resolve(open.result);
+    open.onerror = () => reject(open.error);
+  });
+  const tx = db.transaction(["records", "queues"], "readwrite");
+  const spin = () => {
+    if (!(globalThis as any).__holdEnds) tx.objectStore("records").count().onsuccess = spin;
+  };
+  await new Promise<void>((resolve) => {
+    tx.objectStore("records").count().onsuccess = () => {
+      resolve();
+      spin();
+    };
+  });
+}
