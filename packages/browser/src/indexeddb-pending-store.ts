@@ -1,12 +1,18 @@
 import {
   pendingOwnerSchema,
-  pendingRecordSchema,
   StateSyncError,
   type PendingQueue,
-  type PendingRecord,
   type PendingStore,
 } from "@statesync/core";
 import { openDB, type IDBPDatabase } from "idb";
+import {
+  answerWithin,
+  IdbQueue,
+  QUEUES,
+  randomOrigin,
+  RECORDS,
+  type QueueRow,
+} from "./indexeddb-pending-queue.js";
 import type { LockManagerLike } from "./tabs/leadership.js";
 
 /** Options of {@link IndexedDbPendingStore}. */
@@ -18,24 +24,6 @@ export interface IndexedDbPendingStoreOptions {
    * in memory, `durable: false` (so `update(...).queued` says an update is not stored).
    */
   onWarning?: (error: unknown) => void;
-}
-
-const RECORDS = "records";
-const QUEUES = "queues";
-
-interface QueueRow {
-  key: string;
-  owner: string;
-  origin: string;
-  /** The highest seq ever deleted or cleared (what `nextSeq` must stay above). */
-  highSeq: number;
-}
-
-interface RecordRow {
-  key: string;
-  owner: string;
-  seq: number;
-  record: unknown;
 }
 
 type Locks = LockManagerLike & {
@@ -99,22 +87,20 @@ export class IndexedDbPendingStore implements PendingStore {
       });
     }
     try {
-      const tx = db.transaction(QUEUES, "readwrite");
-      let row = (await tx.store.get([key, owner])) as QueueRow | undefined;
-      if (!row) {
-        row = { key, owner, origin: randomOrigin(), highSeq: 0 };
-        await tx.store.put(row);
-      }
-      await tx.done;
+      const row = await answerWithin(queueRow(db, key, owner), `open the queue ${key} / ${owner}`);
+      const unlock = () => {
+        release();
+        this.held.delete(name);
+      };
       const queue = new IdbQueue(
         db,
         key,
         owner,
         row.origin,
         (e) => this.warn(e),
+        unlock,
         () => {
-          release();
-          this.held.delete(name);
+          unlock();
           this.queues.delete(queue);
         },
       );
@@ -146,6 +132,7 @@ export class IndexedDbPendingStore implements PendingStore {
       key,
       owner,
       randomOrigin(),
+      () => undefined,
       () => undefined,
       () => {
         this.held.delete(name);
@@ -218,146 +205,14 @@ function webLocks(): Locks | undefined {
   return (globalThis as { navigator?: { locks?: Locks } }).navigator?.locks;
 }
 
-/**
- * One open queue: its records in IndexedDB, or in memory (not durable) from the start when
- * there is no database (`db` undefined), or from the first write that failed.
- */
-class IdbQueue implements PendingQueue {
-  private closed = false;
-  /** Set when the queue runs in memory (not durable). */
-  private memory: Map<number, PendingRecord> | undefined;
-  private memoryHigh = 0;
-
-  constructor(
-    private readonly db: IDBPDatabase | undefined,
-    private readonly key: string,
-    private readonly owner: string,
-    readonly origin: string,
-    private readonly warn: (e: unknown) => void,
-    private readonly onClose: () => void,
-  ) {
-    if (!db) this.memory = new Map();
+/** The row of a queue, created (with a new origin) when there is none. */
+async function queueRow(db: IDBPDatabase, key: string, owner: string): Promise<QueueRow> {
+  const tx = db.transaction(QUEUES, "readwrite");
+  let row = (await tx.store.get([key, owner])) as QueueRow | undefined;
+  if (!row) {
+    row = { key, owner, origin: randomOrigin(), highSeq: 0 };
+    await tx.store.put(row);
   }
-
-  get durable(): boolean {
-    return this.memory === undefined;
-  }
-
-  private check(): void {
-    if (this.closed) throw new StateSyncError("CLOSED", "the pending queue was closed");
-  }
-
-  private range(): IDBKeyRange {
-    return IDBKeyRange.bound([this.key, this.owner, 0], [this.key, this.owner, Infinity]);
-  }
-
-  async load(): Promise<{ records: PendingRecord[]; nextSeq: number }> {
-    this.check();
-    const records: PendingRecord[] = [];
-    let high = this.memoryHigh;
-    if (this.db) {
-      const tx = this.db.transaction([RECORDS, QUEUES], "readwrite");
-      const rows = (await tx.objectStore(RECORDS).getAll(this.range())) as RecordRow[];
-      const queue = (await tx.objectStore(QUEUES).get([this.key, this.owner])) as QueueRow;
-      high = Math.max(queue?.highSeq ?? 0, high);
-      for (const row of rows) {
-        high = Math.max(high, row.seq);
-        const parsed = pendingRecordSchema.safeParse(row.record);
-        if (parsed.success && parsed.data.seq === row.seq) {
-          records.push(parsed.data as PendingRecord);
-        } else await tx.objectStore(RECORDS).delete([this.key, this.owner, row.seq]);
-      }
-      await tx.done;
-    }
-    for (const r of this.memory?.values() ?? []) {
-      if (!records.some((x) => x.seq === r.seq)) records.push(r);
-    }
-    records.sort((a, b) => a.seq - b.seq);
-    return { records, nextSeq: high + 1 };
-  }
-
-  async put(record: PendingRecord): Promise<void> {
-    this.check();
-    const parsed = pendingRecordSchema.safeParse(record);
-    if (!parsed.success) {
-      throw new StateSyncError("VALIDATION", "invalid pending record", { cause: parsed.error });
-    }
-    const copy = structuredClone(record);
-    if (!this.memory) {
-      try {
-        await this.db!.put(RECORDS, {
-          key: this.key,
-          owner: this.owner,
-          seq: record.seq,
-          record: copy,
-        });
-        return;
-      } catch (e) {
-        this.warn(e); // quota, or the database went away: memory from now on
-        this.memory = new Map();
-      }
-    }
-    this.memory.set(record.seq, copy);
-    this.memoryHigh = Math.max(this.memoryHigh, record.seq);
-  }
-
-  async delete(seqs: readonly number[]): Promise<void> {
-    this.check();
-    for (const seq of seqs) this.memory?.delete(seq);
-    await this.remove(seqs);
-  }
-
-  async clear(): Promise<void> {
-    this.check();
-    this.memory?.clear();
-    await this.remove(undefined);
-  }
-
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    this.onClose();
-  }
-
-  /** Deletes `seqs` (all when undefined), keeping `highSeq` above them, in one transaction. */
-  private async remove(seqs: readonly number[] | undefined): Promise<void> {
-    if (!this.db) return; // in memory from the start: removed there
-    try {
-      const tx = this.db.transaction([RECORDS, QUEUES], "readwrite");
-      const records = tx.objectStore(RECORDS);
-      const queues = tx.objectStore(QUEUES);
-      const row = (await queues.get([this.key, this.owner])) as QueueRow;
-      let high = row.highSeq;
-      if (seqs === undefined) {
-        for (const k of (await records.getAllKeys(this.range())) as number[][]) {
-          high = Math.max(high, k[2]!);
-        }
-        await records.delete(this.range());
-      } else {
-        for (const seq of seqs) {
-          const k = [this.key, this.owner, seq];
-          if ((await records.getKey(k)) === undefined) continue; // absent: ignored
-          high = Math.max(high, seq);
-          await records.delete(k);
-        }
-      }
-      if (high !== row.highSeq) await queues.put({ ...row, highSeq: high });
-      await tx.done;
-    } catch (e) {
-      if (this.memory) return; // already degraded: the records in memory were removed
-      throw failed("delete pending records", e);
-    }
-  }
-}
-
-function failed(what: string, cause: unknown): StateSyncError {
-  return new StateSyncError("QUEUE_FAILED", `could not ${what} in IndexedDB: ${String(cause)}`, {
-    cause,
-  });
-}
-
-/** A queue origin: 16 random base-36 characters (originSchema: printable, at most 64). */
-function randomOrigin(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(16));
-  return Array.from(bytes, (b) => (b % 36).toString(36)).join("");
+  await tx.done;
+  return row;
 }

@@ -80,3 +80,57 @@ it("a tab holding the queue's database keeps no update of another from committin
   await again.close();
   await dropDatabase(databaseName);
 });
+
+it("opening a queue while another tab holds the database: in memory after 5 s, nothing lost", async () => {
+  const databaseName = uniqueDatabase("held-open");
+  const warnings: unknown[] = [];
+  const first = new IndexedDbPendingStore({ databaseName });
+  const stored = await first.open("k", "tab-0");
+  await stored.load();
+  const record = { format: 1, seq: 1, kind: "command", name: "inc", args: {}, queuedAt: 1, mv: 1 };
+  await stored.put(record as never);
+  await stored.close();
+
+  const release = await holdRecords(databaseName);
+  const store = new IndexedDbPendingStore({ databaseName, onWarning: (w) => warnings.push(w) });
+  // The opening transaction waits behind the held one: the queue runs in memory.
+  const a = await store.open("k", "tab-0");
+  expect(a.durable).toBe(false);
+  expect(await a.load()).toEqual({ records: [], nextSeq: 1 });
+  // The slot was left free: another opener takes the stored queue once the database answers.
+  const b = await store.open("k", "tab-1"); // another slot, also in memory while held
+  expect(b.durable).toBe(false);
+  expect(String(warnings[0])).toMatch(/did not answer within 5000 ms/);
+  await release();
+  const later = new IndexedDbPendingStore({ databaseName });
+  const c = await later.open("k", "tab-0");
+  expect(c.durable).toBe(true);
+  expect(c.origin).toBe(stored.origin);
+  expect((await c.load()).records).toEqual([record]);
+  for (const q of [a, b, c]) await q.close();
+  await store.close();
+  await later.close();
+  await first.close();
+  await dropDatabase(databaseName);
+}, 30_000);
+
+it("loading a queue while another tab holds the database: a new origin, the lock left", async () => {
+  const databaseName = uniqueDatabase("held-load");
+  const store = new IndexedDbPendingStore({ databaseName, onWarning: () => undefined });
+  const opened = await store.open("k", "tab-0");
+  const release = await holdRecords(databaseName);
+  const loaded = await opened.load();
+  expect(loaded).toEqual({ records: [], nextSeq: 1 });
+  expect(opened.durable).toBe(false);
+  await release();
+  // The slot's lock was released with the stored queue: another store opens it, stored origin.
+  const other = new IndexedDbPendingStore({ databaseName });
+  const again = await other.open("k", "tab-0");
+  expect(again.durable).toBe(true);
+  expect(again.origin).not.toBe(opened.origin);
+  await again.close();
+  await opened.close();
+  await other.close();
+  await store.close();
+  await dropDatabase(databaseName);
+}, 30_000);

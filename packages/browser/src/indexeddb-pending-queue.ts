@@ -1,0 +1,231 @@
+import {
+  isStateSyncError,
+  pendingRecordSchema,
+  StateSyncError,
+  type PendingQueue,
+  type PendingRecord,
+} from "@statesync/core";
+import type { IDBPDatabase } from "idb";
+
+// The IndexedDB side of one open pending queue (IndexedDbPendingStore opens it): its records,
+// its row, and the bounded waits for a database another tab may hold.
+
+/** Object stores: one record per pending update, one row per queue. */
+export const RECORDS = "records";
+export const QUEUES = "queues";
+/**
+ * How long opening or loading a queue waits for IndexedDB, ms: another tab frozen or hung in a
+ * transaction over these stores holds every later one (docs/offline.md, "Tabs"). Past it the
+ * queue runs in memory under a new origin, and the slot is left to the next opener.
+ */
+export const OPEN_WAIT_MS = 5_000;
+
+/** A queue's row: its origin and the highest seq it ever removed. */
+export interface QueueRow {
+  key: string;
+  owner: string;
+  origin: string;
+  /** The highest seq ever deleted or cleared (what `nextSeq` must stay above). */
+  highSeq: number;
+}
+
+/** One stored pending update. */
+export interface RecordRow {
+  key: string;
+  owner: string;
+  seq: number;
+  record: unknown;
+}
+
+/**
+ * One open queue: its records in IndexedDB, or in memory (not durable) from the start when
+ * there is no database (`db` undefined), from the first write that failed, or from a load that
+ * did not answer within `OPEN_WAIT_MS` (then under a new origin, with the lock released).
+ */
+export class IdbQueue implements PendingQueue {
+  private closed = false;
+  /** Set when the queue runs in memory (not durable). */
+  private memory: Map<number, PendingRecord> | undefined;
+  private memoryHigh = 0;
+
+  constructor(
+    private readonly db: IDBPDatabase | undefined,
+    private readonly key: string,
+    private readonly owner: string,
+    private stored: string,
+    private readonly warn: (e: unknown) => void,
+    /** Releases the queue's lock (when the load gives the stored queue up). */
+    private readonly unlock: () => void,
+    private readonly onClose: () => void,
+  ) {
+    if (!db) this.memory = new Map();
+  }
+
+  /** Set when the load gave the stored queue up (it did not answer in time). */
+  private givenUp = false;
+
+  get origin(): string {
+    return this.stored;
+  }
+
+  get durable(): boolean {
+    return this.memory === undefined;
+  }
+
+  private check(): void {
+    if (this.closed) throw new StateSyncError("CLOSED", "the pending queue was closed");
+  }
+
+  private range(): IDBKeyRange {
+    return IDBKeyRange.bound([this.key, this.owner, 0], [this.key, this.owner, Infinity]);
+  }
+
+  async load(): Promise<{ records: PendingRecord[]; nextSeq: number }> {
+    this.check();
+    const records: PendingRecord[] = [];
+    let high = this.memoryHigh;
+    if (this.db && !this.givenUp) {
+      let loaded;
+      try {
+        loaded = await answerWithin(
+          this.loadStored(),
+          `load the queue ${this.key} / ${this.owner}`,
+        );
+      } catch (e) {
+        if (!isStateSyncError(e, "QUEUE_FAILED") || !e.details?.timedOut) throw e;
+        // Held by another tab: in memory under a new origin (so no seq of the stored queue is
+        // handed out again), and the stored records are left to the next opener of the slot.
+        this.warn(e);
+        this.givenUp = true;
+        this.memory = new Map();
+        this.stored = randomOrigin();
+        this.unlock();
+        return { records: [], nextSeq: 1 };
+      }
+      records.push(...loaded.records);
+      high = Math.max(high, loaded.high);
+    }
+    for (const r of this.memory?.values() ?? []) {
+      if (!records.some((x) => x.seq === r.seq)) records.push(r);
+    }
+    records.sort((a, b) => a.seq - b.seq);
+    return { records, nextSeq: high + 1 };
+  }
+
+  /** The stored records (damaged ones deleted) and the highest seq ever used. */
+  private async loadStored(): Promise<{ records: PendingRecord[]; high: number }> {
+    const records: PendingRecord[] = [];
+    let high = 0;
+    const tx = this.db!.transaction([RECORDS, QUEUES], "readwrite");
+    const rows = (await tx.objectStore(RECORDS).getAll(this.range())) as RecordRow[];
+    const queue = (await tx.objectStore(QUEUES).get([this.key, this.owner])) as QueueRow;
+    high = Math.max(queue?.highSeq ?? 0, high);
+    for (const row of rows) {
+      high = Math.max(high, row.seq);
+      const parsed = pendingRecordSchema.safeParse(row.record);
+      if (parsed.success && parsed.data.seq === row.seq) {
+        records.push(parsed.data as PendingRecord);
+      } else await tx.objectStore(RECORDS).delete([this.key, this.owner, row.seq]);
+    }
+    await tx.done;
+    return { records, high };
+  }
+
+  async put(record: PendingRecord): Promise<void> {
+    this.check();
+    const parsed = pendingRecordSchema.safeParse(record);
+    if (!parsed.success) {
+      throw new StateSyncError("VALIDATION", "invalid pending record", { cause: parsed.error });
+    }
+    const copy = structuredClone(record);
+    if (!this.memory) {
+      try {
+        await this.db!.put(RECORDS, {
+          key: this.key,
+          owner: this.owner,
+          seq: record.seq,
+          record: copy,
+        });
+        return;
+      } catch (e) {
+        this.warn(e); // quota, or the database went away: memory from now on
+        this.memory = new Map();
+      }
+    }
+    this.memory.set(record.seq, copy);
+    this.memoryHigh = Math.max(this.memoryHigh, record.seq);
+  }
+
+  async delete(seqs: readonly number[]): Promise<void> {
+    this.check();
+    for (const seq of seqs) this.memory?.delete(seq);
+    await this.remove(seqs);
+  }
+
+  async clear(): Promise<void> {
+    this.check();
+    this.memory?.clear();
+    await this.remove(undefined);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.onClose();
+  }
+
+  /** Deletes `seqs` (all when undefined), keeping `highSeq` above them, in one transaction. */
+  private async remove(seqs: readonly number[] | undefined): Promise<void> {
+    if (!this.db) return; // in memory from the start: removed there
+    try {
+      const tx = this.db.transaction([RECORDS, QUEUES], "readwrite");
+      const records = tx.objectStore(RECORDS);
+      const queues = tx.objectStore(QUEUES);
+      const row = (await queues.get([this.key, this.owner])) as QueueRow;
+      let high = row.highSeq;
+      if (seqs === undefined) {
+        for (const k of (await records.getAllKeys(this.range())) as number[][]) {
+          high = Math.max(high, k[2]!);
+        }
+        await records.delete(this.range());
+      } else {
+        for (const seq of seqs) {
+          const k = [this.key, this.owner, seq];
+          if ((await records.getKey(k)) === undefined) continue; // absent: ignored
+          high = Math.max(high, seq);
+          await records.delete(k);
+        }
+      }
+      if (high !== row.highSeq) await queues.put({ ...row, highSeq: high });
+      await tx.done;
+    } catch (e) {
+      if (this.memory) return; // already degraded: the records in memory were removed
+      throw failed("delete pending records", e);
+    }
+  }
+}
+
+function failed(what: string, cause: unknown): StateSyncError {
+  return new StateSyncError("QUEUE_FAILED", `could not ${what} in IndexedDB: ${String(cause)}`, {
+    cause,
+  });
+}
+
+/** `work`, or `QUEUE_FAILED` (`details.timedOut`) when it has not settled in `OPEN_WAIT_MS`. */
+export function answerWithin<T>(work: Promise<T>, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const why = `IndexedDB did not answer within ${OPEN_WAIT_MS} ms to ${what} (another tab may hold the database)`;
+      reject(new StateSyncError("QUEUE_FAILED", why, { details: { timedOut: true } }));
+    }, OPEN_WAIT_MS);
+  });
+  work.catch(() => undefined);
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}
+
+/** A queue origin: 16 random base-36 characters (originSchema: printable, at most 64). */
+export function randomOrigin(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (b) => (b % 36).toString(36)).join("");
+}
