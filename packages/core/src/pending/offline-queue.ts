@@ -183,7 +183,10 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
       (e: unknown) => {
         const error = queueFailed(e);
         // Sent already (invariant 5): the log decides its outcome, it is only not durable.
-        if (op.attempts > 0 || op.state !== "queued") throw error;
+        if (op.attempts > 0 || op.state !== "queued") {
+          op.persisted = false; // not stored: close() must not say it stays queued
+          throw error;
+        }
         void this.remove([op], true).then(
           () => this.drainedCheck(),
           () => undefined,
@@ -364,6 +367,9 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
     else this.view.changed();
     const seqs = ops.filter((op) => op.persisted).map((op) => op.seq);
     if (seqs.length > 0 && this.queue) {
+      // A delete before its put finished would find nothing, and the put would then store the
+      // record again (a discarded update came back after a reopen: fresh-eyes trial).
+      await settledWithin(Promise.allSettled(ops.map((op) => op.stored)), STORE_WAIT_MS);
       const deleted = this.track(this.queue.delete(seqs)).catch((e: unknown) => {
         // The record stays; a restart drops it as applied (or it was refused: pushed again).
         if (!this.p.status.closed) this.p.status.report(queueFailed(e));

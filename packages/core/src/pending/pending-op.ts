@@ -44,7 +44,7 @@ export interface PendingOp extends RecipeRun {
   readonly kind: "update" | "command";
   readonly args: unknown;
   readonly queuedAt: number;
-  readonly persisted: boolean;
+  persisted: boolean;
   attempts: number;
   /** `queued`: waiting; `sending`: handed to the writer; `done`: committed, refused, discarded. */
   state: "queued" | "sending" | "done";
