@@ -18,7 +18,7 @@ import {
   type PendingUpdate,
   type QueuedInfo,
 } from "./pending-op.js";
-import type { PendingQueue, PendingStore } from "./pending-store.js";
+import { firstSeq, type PendingQueue, type PendingStore } from "./pending-store.js";
 
 /** Queued updates one conditional append carries at most (as the writer's batches). */
 const CHUNK = 64;
@@ -109,7 +109,7 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
       // app rolled back) is refused when the push reaches it, with an event. Left stored, its
       // seq would count as applied once a later one of this queue is.
       this.ops = records.map((r) => opOfRecord(model, r));
-      this.nextSeq = nextSeq;
+      this.nextSeq = firstSeq(nextSeq, Date.now());
       this.queue = queue;
     } catch (e) {
       await queue.close().catch(() => undefined);

@@ -9,7 +9,11 @@ import type { PendingRecord } from "./pending-store.js";
 
 /** One pending update as the application sees it (`StateSynchronizer.pending`). */
 export interface PendingUpdate {
-  /** Its place in the queue (the `seq` of its identity in the log, docs/offline.md). */
+  /**
+   * Its place in the queue (the `seq` of its identity in the log, docs/offline.md): a safe
+   * integer, larger for later updates of the queue but not consecutive across restarts (a
+   * queue starts above its clock × 1,024 at every open).
+   */
   readonly id: number;
   /** `"update"`: conditional (`update`); `"command"`: unconditional (`updateUnconditionally`). */
   readonly kind: "update" | "command";

@@ -51,6 +51,8 @@ export interface PendingQueue {
    * seq still counts for `nextSeq`.
    */
   load(): Promise<{ records: PendingRecord[]; nextSeq: number }>;
+  // The engine starts new updates above `nextSeq` and above the clock (`firstSeq`), since a seq
+  // sent while its record was on its way, whose write then never happened, is in the log only.
   /**
    * Stores one record (a write of that record alone). Resolves once it is as durable as the
    * store gets. A `seq` already present is replaced. Rejects `QUEUE_FAILED` when it could not
@@ -102,3 +104,19 @@ export const ownerSchema = z
 
 /** Origins: what `PendingQueue.origin` may be (and what an entry's `origin` may hold). */
 export const originSchema = z.string().regex(/^[!-~]{1,64}$/);
+
+/** Seqs per millisecond of the clock that {@link firstSeq} reserves for one session. */
+const SEQS_PER_MS = 1_024;
+
+/**
+ * The first seq a queue opened at `now` (ms since the epoch) hands out: above `nextSeq` (what the
+ * store holds) and above `now × 1,024`, so that a seq a session sent whose record never reached
+ * the store (the write failed, or was still held up behind another tab's transaction when the
+ * tab died) is not handed out by a later session: the log would take the new update for a re-send
+ * and skip it. A later session starts above such a seq unless its clock is behind the earlier
+ * one's by more than the seqs it handed out / 1,024 ms (it was set back), or it handed out over
+ * 1,024 per ms on average. Safe integers last until the year 2248.
+ */
+export function firstSeq(nextSeq: number, now: number): number {
+  return Math.max(nextSeq, Math.floor(now) * SEQS_PER_MS);
+}

@@ -71,10 +71,11 @@ describe("the offline queue", () => {
     expect(b.state.cards).toEqual(["one", "two", "three"]);
     expect(drained).toBe(1);
     const written = (await entries(log)).filter((e) => e.origin);
-    expect(written.map((e) => [e.kind, e.origin![1], e.v])).toEqual([
-      ["update", 1, 2],
-      ["command", 2, 2],
-      ["update", 3, 2],
+    const { id } = await first.queued;
+    expect(written.map((e) => [e.kind, e.origin![1] - id, e.v])).toEqual([
+      ["update", 0, 2],
+      ["command", 1, 2],
+      ["update", 2, 2],
     ]);
     await b.close();
   });
@@ -91,11 +92,12 @@ describe("the offline queue", () => {
     const events: unknown[] = [];
     a.on("refused", (error, update) => events.push([error.code, update.id, update.command]));
     log.setOffline(false);
+    const id = (await take.queued).id;
     const refused = await take.catch((e: unknown) => e);
-    expect(refused).toMatchObject({ code: "UPDATE_REFUSED", details: { id: 2 } });
+    expect(refused).toMatchObject({ code: "UPDATE_REFUSED", details: { id } });
     expect((refused as Error).cause).toBeInstanceOf(Error);
     expect((await add).state.cards).toEqual(["y"]);
-    expect(events).toEqual([["UPDATE_REFUSED", 2, "take"]]);
+    expect(events).toEqual([["UPDATE_REFUSED", id, "take"]]);
     expect(a.pendingCount).toBe(0);
     await a.close();
   });
@@ -108,8 +110,9 @@ describe("the offline queue", () => {
       draft.n += 5;
       return "five";
     });
-    expect(await p.queued).toEqual({ id: 1, durable: false });
-    expect(a.pending).toMatchObject([{ id: 1, command: undefined, durable: false }]);
+    const { id } = await p.queued;
+    expect(await p.queued).toEqual({ id, durable: false });
+    expect(a.pending).toMatchObject([{ id, command: undefined, durable: false }]);
     expect(a.optimisticState.n).toBe(5);
     log.setOffline(false);
     expect(await p).toMatchObject({ result: "five", state: { n: 5 } });
@@ -174,9 +177,10 @@ describe("the offline queue", () => {
     log.setOffline(true);
     const ps = ["a", "b", "c", "d"].map((card) => a.update("add", { card }));
     const codes = ps.map((p) => codeOf(p));
-    await Promise.all(ps.map((p) => p.queued));
-    expect(await a.discard(2)).toBe(true);
-    expect(await a.discard(2)).toBe(false);
+    const ids = (await Promise.all(ps.map((p) => p.queued))).map((q) => q.id);
+    expect(ids.map((id) => id - ids[0]!)).toEqual([0, 1, 2, 3]);
+    expect(await a.discard(ids[1]!)).toBe(true);
+    expect(await a.discard(ids[1]!)).toBe(false);
     expect(await codes[1]).toBe("ABORTED");
     expect(a.optimisticState.cards).toEqual(["a", "c", "d"]);
     expect(a.pendingCount).toBe(3);
