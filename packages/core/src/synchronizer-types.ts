@@ -56,7 +56,9 @@ export interface UpdateResult<S, R = void> {
  * What `update` and `updateUnconditionally` return: the promise of the outcome (committed, or
  * rejected when refused), and `queued`, which resolves once the update is safely queued (a
  * named command stored in the pending store, docs/offline.md) and says whether durably; it
- * rejects `QUEUE_FAILED` (then so does the outcome) when it could not be stored.
+ * rejects `QUEUE_FAILED` (then so does the outcome) when it could not be stored before it was
+ * sent. One sent already (its record was late, docs/offline.md "Tabs") whose write then fails
+ * resolves `{ durable: false }` instead (a `QUEUE_FAILED` event): the log decides its outcome.
  */
 export type QueuedPromise<T> = Promise<T> & { readonly queued: Promise<QueuedInfo> };
 

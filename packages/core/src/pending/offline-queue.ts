@@ -1,4 +1,4 @@
-import { settledWithin, wakeableSleep } from "../backoff.js";
+import { wakeableSleep } from "../backoff.js";
 import { StateSyncError } from "../errors.js";
 import type { CommandMap, Model } from "../model.js";
 import type { RecipeRun } from "../engine/recipes.js";
@@ -19,13 +19,12 @@ import {
   type QueuedInfo,
 } from "./pending-op.js";
 import { firstSeq, type PendingQueue, type PendingStore } from "./pending-store.js";
+import { StoreWrites } from "./store-writes.js";
 
 /** Queued updates one conditional append carries at most (as the writer's batches). */
 const CHUNK = 64;
 /** Longest wait between pushes while appends fail (ms); a reconnection ends a wait at once. */
 const MAX_BACKOFF_MS = 30_000;
-/** How long anything waits for a store write before going on without it, ms (invariant 5). */
-const STORE_WAIT_MS = 2_000;
 
 /** What the queue needs of the other parts. */
 export interface OfflineQueueParts<S, C extends CommandMap<S>> {
@@ -56,9 +55,10 @@ export interface OfflineQueueParts<S, C extends CommandMap<S>> {
  * 4. Writes to the store are one record per change; `close()` waits for those in flight.
  * 5. A store write that does not finish (another tab holds the database: IndexedDB runs it after
  *    every earlier transaction over its stores, and a frozen or hung tab's never ends; seen in
- *    e2e) holds nothing up for more than `STORE_WAIT_MS`: the push sends an update whose record
+ *    e2e) holds nothing up for long ({@link StoreWrites}): the push sends an update whose record
  *    is on its way (`queued` waits for it), a commit resolves before its record's delete got
- *    through (a restart drops an applied record), `close()` goes on. Writes run in order.
+ *    through (a restart drops an applied record), `close()` goes on. A record's delete goes
+ *    after its put, however late.
  */
 export class OfflineQueue<S, C extends CommandMap<S>> {
   readonly view: OptimisticView<S>;
@@ -67,7 +67,7 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
   private ops: PendingOp[] = [];
   private pushing: Promise<void> | undefined;
   private wake: (() => void) | undefined;
-  private readonly writes = new Set<Promise<unknown>>();
+  private readonly writes = new StoreWrites();
   private readonly drainWaiters = new Set<{ resolve(): void; reject(e: unknown): void }>();
 
   private readonly sender: ChunkSender<S, C>;
@@ -163,7 +163,7 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
       reject,
     };
     if (persisted) {
-      op.stored = this.track(
+      op.stored = this.writes.track(
         this.queue!.put({
           format: 1,
           seq,
@@ -185,7 +185,8 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
         // Sent already (invariant 5): the log decides its outcome, it is only not durable.
         if (op.attempts > 0 || op.state !== "queued") {
           op.persisted = false; // not stored: close() must not say it stays queued
-          throw error;
+          this.p.status.report(error);
+          return { id: seq, durable: false };
         }
         void this.remove([op], true).then(
           () => this.drainedCheck(),
@@ -244,10 +245,7 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
   async close(error: StateSyncError): Promise<void> {
     this.wake?.();
     await this.pushing;
-    const until = Date.now() + STORE_WAIT_MS;
-    while (this.writes.size > 0 && Date.now() < until) {
-      await settledWithin(Promise.allSettled([...this.writes]), until - Date.now());
-    }
+    await this.writes.settle();
     for (const op of this.ops) {
       op.reject(
         new StateSyncError(error.code, `${error.message}; the update stays queued`, {
@@ -287,7 +285,7 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
         continue;
       }
       const chunk = this.chunkAt(head);
-      await settledWithin(Promise.allSettled(chunk.map((op) => op.stored)), STORE_WAIT_MS);
+      await this.writes.wait(Promise.allSettled(chunk.map((op) => op.stored)));
       const ready = chunk.filter((op) => op.state === "queued");
       if (ready.length === 0) continue;
       for (const op of ready) op.state = "sending";
@@ -366,15 +364,17 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
     if (unconfirmed) this.view.invalidate();
     else this.view.changed();
     const seqs = ops.filter((op) => op.persisted).map((op) => op.seq);
-    if (seqs.length > 0 && this.queue) {
-      // A delete before its put finished would find nothing, and the put would then store the
-      // record again (a discarded update came back after a reopen: fresh-eyes trial).
-      await settledWithin(Promise.allSettled(ops.map((op) => op.stored)), STORE_WAIT_MS);
-      const deleted = this.track(this.queue.delete(seqs)).catch((e: unknown) => {
-        // The record stays; a restart drops it as applied (or it was refused: pushed again).
-        if (!this.p.status.closed) this.p.status.report(queueFailed(e));
-      });
-      await settledWithin(deleted, STORE_WAIT_MS);
+    const queue = this.queue;
+    if (seqs.length > 0 && queue) {
+      // After the puts, however late (StoreWrites, invariant 2).
+      const stored = Promise.allSettled(ops.map((op) => op.stored));
+      const deleted = this.writes
+        .track(stored.then(() => queue.delete(seqs)))
+        .catch((e: unknown) => {
+          // The record stays; a restart drops it as applied (or it was refused: pushed again).
+          if (!this.p.status.closed) this.p.status.report(queueFailed(e));
+        });
+      await this.writes.wait(deleted);
     }
   }
 
@@ -401,14 +401,5 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
     this.wake = wait.wake;
     await wait.done;
     this.wake = undefined;
-  }
-
-  private track<T>(write: Promise<T>): Promise<T> {
-    this.writes.add(write);
-    void write.then(
-      () => this.writes.delete(write),
-      () => this.writes.delete(write),
-    );
-    return write;
   }
 }

@@ -16,7 +16,7 @@ import { openQueued } from "./fixtures.js";
  * leading tab was frozen during its scan of the queues).
  */
 function holdableStore(inner: PendingStore = new MemoryPendingStore()) {
-  let held = false;
+  let held: false | "writes" | "puts" = false;
   const waiting: Array<{ go(): void; fail(): void }> = [];
   const gate = async <T>(write: () => Promise<T>): Promise<T> => {
     if (held)
@@ -37,8 +37,8 @@ function holdableStore(inner: PendingStore = new MemoryPendingStore()) {
         },
         load: () => q.load(),
         put: (record: PendingRecord) => gate(() => q.put(record)),
-        delete: (seqs) => gate(() => q.delete(seqs)),
-        clear: () => gate(() => q.clear()),
+        delete: (seqs) => (held === "puts" ? q.delete(seqs) : gate(() => q.delete(seqs))),
+        clear: () => (held === "puts" ? q.clear() : gate(() => q.clear())),
         close: () => q.close(),
       };
       return queue;
@@ -47,7 +47,9 @@ function holdableStore(inner: PendingStore = new MemoryPendingStore()) {
   return {
     store,
     inner,
-    hold: () => void (held = true),
+    hold: () => void (held = "writes"),
+    /** Holds puts only: a slow put that a delete of the same record may overtake. */
+    holdPuts: () => void (held = "puts"),
     release: () => {
       held = false;
       for (const w of waiting.splice(0)) w.go();
@@ -116,5 +118,64 @@ describe("a pending store whose writes do not finish (another tab holds the data
     const c = await openQueued(log.handle(), new MemoryPendingStore(), { owner: "device-2" });
     expect(c.state.cards).toEqual(["one", "two"]);
     await Promise.all([b.close(), c.close()]);
+  });
+
+  it(
+    "waits for a held store once, not once per update (the 2 s count from the oldest write)",
+    {
+      timeout: 12_000,
+    },
+    async () => {
+      // Before: each awaited update waited 2 s for its put before the push, 2 s more for it before
+      // its delete and 2 s for the delete: 30 s for these five, while a frozen tab held the store.
+      const log = new MemoryLog();
+      const held = holdableStore();
+      const a = await openQueued(log, held.store);
+      held.hold();
+      for (const card of ["a", "b", "c", "d", "e"]) await a.update("add", { card });
+      expect(a.state.cards).toEqual(["a", "b", "c", "d", "e"]);
+      const late = a.update("add", { card: "f" });
+      held.release();
+      await late;
+      expect((await late.queued).durable).toBe(false); // MemoryPendingStore
+      await a.close();
+      const b = await openQueued(log.handle(), held.inner);
+      expect(b.pendingCount).toBe(0); // every delete went after its put
+      await b.close();
+    },
+  );
+
+  it("deletes a discarded update's record after its put, however late (it does not come back)", async () => {
+    const log = new MemoryLog();
+    const held = holdableStore();
+    const a = await openQueued(log, held.store);
+    log.setOffline(true);
+    await until(() => a.status !== "live");
+    held.holdPuts();
+    const p = a.update("add", { card: "x" });
+    const code = p.catch((e: { code?: string }) => e.code);
+    expect(a.pending).toHaveLength(1);
+    expect(await a.discard(a.pending[0]!.id)).toBe(true);
+    expect(await code).toBe("ABORTED");
+    held.release(); // the put lands now, after the delete was asked for
+    await p.queued.catch(() => undefined);
+    await a.close();
+    const b = await openQueued(log.handle(), held.inner);
+    expect(b.pending).toEqual([]);
+    await b.close();
+  });
+
+  it("a record that fails to store after its update was sent: `queued` says not durable, the update commits", async () => {
+    const log = new MemoryLog();
+    const held = holdableStore();
+    const a = await openQueued(log, held.store);
+    held.hold();
+    const p = a.update("add", { card: "x" });
+    await p; // sent after the wait, committed
+    held.abandon(); // the put fails
+    expect(await p.queued).toMatchObject({ durable: false });
+    expect(a.errors.map((e) => e.code)).toContain("QUEUE_FAILED");
+    expect(a.state.cards).toEqual(["x"]);
+    await a.close();
   });
 });
