@@ -20,19 +20,28 @@ import type { StatusHub } from "./status.js";
  * 1. Nothing is appended before the replica stands on the log's first entry (genesis) or a
  *    snapshot (`anchor`): on an empty log an update would become the first entry, before the
  *    genesis, and no replica could ever open the log (found by the cluster fault test).
- * 2. An unreachable log is not fatal (`offline`, retried with backoff); anything else that stops
+ * 2. An unreachable log is not fatal (`offline`, retried with a backoff that grows with each
+ *    failure in a row, 100 ms doubling to 3 s, jittered, and cut short when the log says it is
+ *    back: 10,000 replicas opening against a server that is restarting must not ask it 10 to 20
+ *    times a second each, as they did); anything else that stops
  *    the opening (another model, a truncated log, a denial) stalls the replica. An unreachable
  *    log that says why and that it lasts until the setup changes (`details.persistent`: JetStream
  *    not reachable in the account or domain) is reported as an `"error"` event once per distinct
  *    message, and makes the replica not writable with that error, until it opens (before, a
  *    leaf-node client without `domain` stayed `offline` in silence: issue 13).
  * 3. The genesis entry passes the same checks as every other entry before it is sent.
+ * 4. One opening at a time: `start`, the reconnect timer, the log's "online" and `anchor` share
+ *    the one in flight (before, a timer or an "online" could start a second opening, with its
+ *    own catch-up, while the first was still reading).
  */
 export class Opener<S, C extends CommandMap<S>> {
   /** True once the replica has caught up with the log since it was opened. */
   connected = false;
   private reconnectTimer: ReturnType<typeof setTimeout> | undefined;
-  private anchoring: Promise<void> | undefined;
+  /** Failed openings in a row (the backoff's step, invariant 2). */
+  private failures = 0;
+  /** The opening in flight: there is at most one (invariant 4). */
+  private opening: Promise<void> | undefined;
   private connectionFailed = false;
   private onConnectionFailure: (() => void) | undefined;
   private unwatch: (() => void) | undefined;
@@ -99,8 +108,14 @@ export class Opener<S, C extends CommandMap<S>> {
     this.onConnectionFailure?.();
   }
 
+  /** Opens the log, or joins the opening in flight (invariant 4). */
+  private connect(): Promise<void> {
+    this.opening ??= this.open().finally(() => (this.opening = undefined));
+    return this.opening;
+  }
+
   /** Checks the snapshot against the log, writes genesis, catches up, follows (invariant 2). */
-  private async connect(): Promise<void> {
+  private async open(): Promise<void> {
     try {
       const info = await this.log.info();
       this.appender.learn(info);
@@ -114,6 +129,7 @@ export class Opener<S, C extends CommandMap<S>> {
       if (this.status.stallReason) throw this.status.stallReason;
       if (!this.replica.anchored && latest > 0) await this.reanchor(latest);
       this.connected = true;
+      this.failures = 0;
       this.lastingProblem = undefined;
       if (this.live) this.reader.startFollowing();
       this.status.set(this.log.status === "online" ? "live" : "offline");
@@ -124,6 +140,7 @@ export class Opener<S, C extends CommandMap<S>> {
       if (isStateSyncError(e, "UNAVAILABLE")) {
         this.status.set("offline");
         if (e.details.persistent === true) this.lasting(e);
+        this.failures += 1;
         this.scheduleReconnect();
         return;
       }
@@ -144,15 +161,29 @@ export class Opener<S, C extends CommandMap<S>> {
     this.status.cannotWrite(error);
   }
 
-  private scheduleReconnect(attempt = 0): void {
-    if (this.status.closed || this.reconnectTimer) return;
-    const delay = Math.min(5_000, 100 * 2 ** attempt) * (0.5 + Math.random() / 2);
+  /**
+   * Opens again after the backoff of invariant 2 (before, each failed opening scheduled its
+   * retry at the first step: a replica retried every 50-100 ms for as long as it was down).
+   * `now`: the log says it is back, so within 0-100 ms (jittered: the clients' reconnections
+   * are), and the backoff starts again from its first step.
+   */
+  private scheduleReconnect(now = false): void {
+    if (this.status.closed) return;
+    if (now) {
+      if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+      this.reconnectTimer = undefined;
+      this.failures = 0;
+    } else if (this.reconnectTimer) return;
+    const step = Math.min(Math.max(this.failures - 1, 0), 5);
+    const delay = now
+      ? Math.random() * 100
+      : Math.min(3_000, 100 * 2 ** step) * (0.5 + Math.random() / 2);
     this.reconnectTimer = setTimeout(() => {
       this.reconnectTimer = undefined;
       if (this.status.closed || this.connected) return;
       this.connect().then(
         () => {
-          if (!this.connected && !this.status.stopped) this.scheduleReconnect(attempt + 1);
+          if (!this.connected && !this.status.stopped) this.scheduleReconnect();
         },
         () => undefined,
       );
@@ -227,7 +258,7 @@ export class Opener<S, C extends CommandMap<S>> {
       return;
     }
     if (!this.connected) {
-      this.scheduleReconnect();
+      this.scheduleReconnect(true);
       return;
     }
     this.status.set("live");
@@ -245,10 +276,7 @@ export class Opener<S, C extends CommandMap<S>> {
    */
   async anchor(): Promise<void> {
     if (this.replica.anchored) return;
-    this.anchoring ??= this.connect().finally(() => {
-      this.anchoring = undefined;
-    });
-    await this.anchoring;
+    await this.connect();
     this.status.assertUsable();
     if (!this.replica.anchored) {
       // A lasting problem (no JetStream in the account or domain) says why and what to change.
