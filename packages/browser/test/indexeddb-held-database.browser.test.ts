@@ -134,3 +134,43 @@ it("loading a queue while another tab holds the database: a new origin, the lock
   await store.close();
   await dropDatabase(databaseName);
 }, 30_000);
+
+for (const how of ["discard", "clearPending"] as const) {
+  it(`a ${how}ed update whose record another tab held up across close() does not come back`, async () => {
+    // Found by a fresh-eyes trial: with the delete chained after the held put, it reached a
+    // queue closed meanwhile, the put landed when the other tab let go, and the next opener
+    // pushed the update the user had discarded (or cleared at logout).
+    const databaseName = uniqueDatabase("held");
+    const store = new IndexedDbPendingStore({ databaseName });
+    const log = new MemoryLog();
+    const sync = await createSynchronizer({
+      log,
+      model: counter,
+      pending: pendingQueue({ store, owner: "tab-0" }),
+    });
+    log.setOffline(true);
+    while (sync.status === "live") await new Promise((r) => setTimeout(r, 10));
+    const release = await holdRecords(databaseName);
+    const p = sync.update("inc", {});
+    const code = p.catch((e: { code?: string }) => e.code);
+    if (how === "discard") expect(await sync.discard(sync.pending[0]!.id)).toBe(true);
+    else expect(await sync.clearPending()).toBe(1);
+    expect(await code).toBe("ABORTED");
+    await sync.close();
+    await store.close();
+    await release(); // the other tab's transaction ends: the put lands, then the delete
+    log.setOffline(false);
+    const again = new IndexedDbPendingStore({ databaseName });
+    const reopened = await createSynchronizer({
+      log: log.handle(),
+      model: counter,
+      pending: pendingQueue({ store: again, owner: "tab-0" }),
+    });
+    expect(reopened.pendingCount).toBe(0);
+    await reopened.flush();
+    expect(reopened.state.n).toBe(0);
+    await reopened.close();
+    await again.close();
+    await dropDatabase(databaseName);
+  }, 30_000);
+}

@@ -95,6 +95,8 @@ class FilePendingQueue implements PendingQueue {
   private closed = false;
   private highSeq: number;
   private writing = 0;
+  /** The last write called on each record's file, settled or not (`inOrder`). */
+  private readonly perRecord = new Map<number, Promise<void>>();
   private readonly waiting: Array<() => void> = [];
 
   constructor(
@@ -158,8 +160,9 @@ class FilePendingQueue implements PendingQueue {
       throw new StateSyncError("VALIDATION", "invalid pending record", { cause: parsed.error });
     }
     const body = JSON.stringify(record);
+    this.highSeq = Math.max(this.highSeq, record.seq);
     try {
-      await this.limited(() =>
+      await this.inOrder(record.seq, () =>
         writeFileAtomically(
           this.folder,
           this.pathOf(record.seq),
@@ -169,17 +172,38 @@ class FilePendingQueue implements PendingQueue {
     } catch (cause) {
       throw failed(`cannot store pending update ${record.seq}`, cause);
     }
-    this.highSeq = Math.max(this.highSeq, record.seq);
   }
 
   async delete(seqs: readonly number[]): Promise<void> {
     this.check();
     await this.keepHighSeq(seqs);
     try {
-      await Promise.all(seqs.map((seq) => this.limited(() => unlinkIfThere(this.pathOf(seq)))));
+      await Promise.all(
+        seqs.map((seq) => this.inOrder(seq, () => unlinkIfThere(this.pathOf(seq)))),
+      );
     } catch (cause) {
       throw failed("cannot remove pending updates", cause);
     }
+  }
+
+  /**
+   * Runs `task` on the file of `seq` after the writes to it called before (the port's order: a
+   * delete called while the put was still writing found no file, and the put then stored the
+   * record again), when fewer than {@link MAX_WRITES} file writes are in flight.
+   */
+  private inOrder<T>(seq: number, task: () => Promise<T>): Promise<T> {
+    const before = this.perRecord.get(seq);
+    const run = () => this.limited(task);
+    const next = before ? before.then(run, run) : run();
+    const settled = next.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.perRecord.set(seq, settled);
+    void settled.then(() => {
+      if (this.perRecord.get(seq) === settled) this.perRecord.delete(seq);
+    });
+    return next;
   }
 
   async clear(): Promise<void> {

@@ -57,8 +57,8 @@ export interface OfflineQueueParts<S, C extends CommandMap<S>> {
  *    every earlier transaction over its stores, and a frozen or hung tab's never ends; seen in
  *    e2e) holds nothing up for long ({@link StoreWrites}): the push sends an update whose record
  *    is on its way (`queued` waits for it), a commit resolves before its record's delete got
- *    through (a restart drops an applied record), `close()` goes on. A record's delete goes
- *    after its put, however late.
+ *    through (a restart drops an applied record), `close()` goes on. A record's delete is
+ *    issued at once: the store orders one record's writes (`PendingQueue`).
  */
 export class OfflineQueue<S, C extends CommandMap<S>> {
   readonly view: OptimisticView<S>;
@@ -183,11 +183,12 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
       (e: unknown) => {
         const error = queueFailed(e);
         // Sent already (invariant 5): the log decides its outcome, it is only not durable.
-        if (op.attempts > 0 || op.state !== "queued") {
+        if (op.attempts > 0 || op.state === "sending") {
           op.persisted = false; // not stored: close() must not say it stays queued
-          this.p.status.report(error);
+          if (!this.p.status.closed) this.p.status.report(error);
           return { id: seq, durable: false };
         }
+        if (op.state === "done") throw error; // discarded or cleared meanwhile
         void this.remove([op], true).then(
           () => this.drainedCheck(),
           () => undefined,
@@ -364,16 +365,13 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
     if (unconfirmed) this.view.invalidate();
     else this.view.changed();
     const seqs = ops.filter((op) => op.persisted).map((op) => op.seq);
-    const queue = this.queue;
-    if (seqs.length > 0 && queue) {
-      // After the puts, however late (StoreWrites, invariant 2).
-      const stored = Promise.allSettled(ops.map((op) => op.stored));
-      const deleted = this.writes
-        .track(stored.then(() => queue.delete(seqs)))
-        .catch((e: unknown) => {
-          // The record stays; a restart drops it as applied (or it was refused: pushed again).
-          if (!this.p.status.closed) this.p.status.report(queueFailed(e));
-        });
+    if (seqs.length > 0 && this.queue) {
+      // At once, even while a put is held up: the store applies a record's writes in the order
+      // they were called (the PendingQueue contract), also after close().
+      const deleted = this.writes.track(this.queue.delete(seqs)).catch((e: unknown) => {
+        // The record stays; a restart drops it as applied (or it was refused: pushed again).
+        if (!this.p.status.closed) this.p.status.report(queueFailed(e));
+      });
       await this.writes.wait(deleted);
     }
   }

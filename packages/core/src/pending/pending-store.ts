@@ -28,9 +28,12 @@ export interface PendingStore {
 }
 
 /**
- * One owner's queue of one state, held under the lock until `close()`. Calls are serialized by
- * the caller (the engine awaits each write before the next one of the same seq), but writes of
- * different seqs may overlap.
+ * One owner's queue of one state, held under the lock until `close()`. Writes of different seqs
+ * may overlap. Writes of one seq take effect in the order they were called, also when the
+ * caller does not wait for the first: a `delete` called while that record's `put` is still
+ * running removes what the put stores (the engine issues a discarded or committed update's
+ * delete without waiting for a put held up behind another tab's transaction). A write called
+ * before `close()` still takes effect, or fails, as it would have.
  */
 export interface PendingQueue {
   /**

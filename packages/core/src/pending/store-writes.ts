@@ -12,9 +12,10 @@ export const STORE_WAIT_MS = 2_000;
  *    run writes in order (IndexedDB behind every earlier transaction over its stores, the file
  *    store one record at a time), so once that write is late every later one is too, and waiting
  *    for each in turn cost about 4 s per update while a frozen tab held the database.
- * 2. A write that depends on another (the delete of a record after its put) is chained after it,
- *    not issued after a wait: a delete that ran before its put had finished found nothing, and
- *    the put then stored the record again (a discarded update came back after a reopen).
+ * 2. Waiting orders nothing: a store applies one record's writes in the order they were called
+ *    (`PendingQueue`), so a delete is issued at once, never after a wait that may run out (a
+ *    delete issued after a 2 s wait overtook a slower put in `FilePendingStore`, and a delete
+ *    chained after the put reached a queue closed meanwhile: a discarded update came back).
  */
 export class StoreWrites {
   /** Unfinished writes and when each started (ms), oldest first. */

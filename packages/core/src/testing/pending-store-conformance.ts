@@ -126,6 +126,29 @@ export function runPendingStoreConformance(
         await other.close?.();
       }));
 
+    it("applies one record's writes in the order they were called, also when not awaited, also past close", () =>
+      withStore(async ({ store, reopen }) => {
+        // The engine deletes a discarded update's record without waiting for a put that another
+        // tab's transaction holds up; before, FilePendingStore's delete found no file yet and
+        // the put then stored the record again (a discarded update came back after a reopen).
+        const q = await store.open("s/k", "app");
+        const writes = [q.put(record(1)), q.delete([1]), q.put(record(2)), q.put(record(3))];
+        writes.push(q.delete([3]));
+        await Promise.all(writes);
+        expect((await q.load()).records).toEqual([record(2)]);
+        const late = [q.put(record(4)), q.delete([4, 2])];
+        await q.close();
+        await Promise.allSettled(late);
+        const other = await reopen();
+        const q2 = await other.open("s/k", "app");
+        const { records } = await q2.load();
+        // Each write called before close() took effect, or failed as a whole: never a put after
+        // the delete that followed it.
+        expect(records.filter((r) => r.seq === 4)).toEqual([]);
+        await q2.close();
+        await other.close?.();
+      }));
+
     it("replaces a record put again under the same seq", () =>
       withStore(async ({ store }) => {
         const q = await store.open("k", "app");
