@@ -174,6 +174,10 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
           mv: this.p.model.version,
         }),
       );
+      op.stored.then(
+        () => (op.recorded = true),
+        () => undefined,
+      );
     }
     this.ops.push(op);
     this.view.changed();
@@ -248,10 +252,22 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
     await this.pushing;
     await this.writes.settle();
     for (const op of this.ops) {
+      // A record still on its way may yet be stored, or not: say so rather than "queued".
+      const storing = op.persisted && op.recorded !== true;
+      const what = !op.persisted
+        ? "the update was held in memory only and is dropped"
+        : storing
+          ? "the update's record was still being stored: it stays queued if that write completes"
+          : "the update stays queued";
       op.reject(
-        new StateSyncError(error.code, `${error.message}; the update stays queued`, {
+        new StateSyncError(error.code, `${error.message}; ${what}`, {
           cause: error,
-          details: { id: op.seq, queued: op.persisted, durable: op.persisted && this.durable },
+          details: {
+            id: op.seq,
+            queued: op.persisted && !storing,
+            storing,
+            durable: op.persisted && !storing && this.durable,
+          },
         }),
       );
     }

@@ -54,6 +54,8 @@ export interface PendingOp extends RecipeRun {
   state: "queued" | "sending" | "done";
   /** Settles once its record is stored (at once for one kept in memory). */
   stored: Promise<void>;
+  /** True once its record's put has succeeded (a record loaded from the store: at once). */
+  recorded?: boolean;
   /** Why it must be refused before any attempt (a stored record this model cannot run). */
   invalid?: StateSyncError | undefined;
   resolve(value: unknown): void;
@@ -87,6 +89,7 @@ export function opOfRecord<S>(model: Model<S, CommandMap<S>>, record: PendingRec
     args: record.args,
     queuedAt: record.queuedAt,
     persisted: true,
+    recorded: true,
     attempts: 0,
     state: "queued" as const,
     stored: Promise.resolve(),

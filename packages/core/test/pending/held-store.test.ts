@@ -108,6 +108,23 @@ describe("a pending store whose writes do not finish (another tab holds the data
     await b.close();
   });
 
+  it("close() says when an update's record was still on its way (not that it stays queued)", async () => {
+    // Before: `details.queued: true`, "the update stays queued", and the put then failed.
+    const log = new MemoryLog();
+    const held = holdableStore();
+    const a = await openQueued(log, held.store);
+    log.setOffline(true);
+    await until(() => a.status !== "live");
+    held.hold();
+    const p = a.update("add", { card: "x" }).catch((e: unknown) => e);
+    await a.close();
+    expect(await p).toMatchObject({
+      code: "CLOSED",
+      details: { queued: false, storing: true, durable: false },
+    });
+    await held.abandon();
+  });
+
   it("close() does not wait for ever for a write that does not finish", async () => {
     const log = new MemoryLog();
     const held = holdableStore();
