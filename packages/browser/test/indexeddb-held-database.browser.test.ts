@@ -47,15 +47,28 @@ async function holdRecords(databaseName: string): Promise<() => Promise<void>> {
   };
 }
 
-it("a tab holding the queue's database keeps no update of another from committing", async () => {
-  const databaseName = uniqueDatabase("held");
+/**
+ * A replica of `counter` with its queue (owner "tab-0") in IndexedDB: on a new log and database,
+ * or (a reopened page) on `log` and `databaseName`.
+ */
+async function openCounter(
+  at: { log: MemoryLog; databaseName: string } = {
+    log: new MemoryLog(),
+    databaseName: uniqueDatabase("held"),
+  },
+) {
+  const { log, databaseName } = at;
   const store = new IndexedDbPendingStore({ databaseName });
-  const log = new MemoryLog();
   const sync = await createSynchronizer({
     log,
     model: counter,
     pending: pendingQueue({ store, owner: "tab-0" }),
   });
+  return { databaseName, store, log, sync };
+}
+
+it("a tab holding the queue's database keeps no update of another from committing", async () => {
+  const { databaseName, log, sync } = await openCounter();
   const release = await holdRecords(databaseName);
   const first = sync.update("inc", {});
   const second = sync.update("inc", {});
@@ -68,16 +81,11 @@ it("a tab holding the queue's database keeps no update of another from committin
   expect((await second.queued).durable).toBe(true);
   await sync.close();
   // The records were deleted once the database was free: a new opener has nothing to push.
-  const again = new IndexedDbPendingStore({ databaseName });
-  const reopened = await createSynchronizer({
-    log: log.handle(),
-    model: counter,
-    pending: pendingQueue({ store: again, owner: "tab-0" }),
-  });
-  expect(reopened.pendingCount).toBe(0);
-  expect(reopened.state.n).toBe(2);
-  await reopened.close();
-  await again.close();
+  const reopened = await openCounter({ log: log.handle(), databaseName });
+  expect(reopened.sync.pendingCount).toBe(0);
+  expect(reopened.sync.state.n).toBe(2);
+  await reopened.sync.close();
+  await reopened.store.close();
   await dropDatabase(databaseName);
 });
 
@@ -140,14 +148,7 @@ for (const how of ["discard", "clearPending"] as const) {
     // Found by a fresh-eyes trial: with the delete chained after the held put, it reached a
     // queue closed meanwhile, the put landed when the other tab let go, and the next opener
     // pushed the update the user had discarded (or cleared at logout).
-    const databaseName = uniqueDatabase("held");
-    const store = new IndexedDbPendingStore({ databaseName });
-    const log = new MemoryLog();
-    const sync = await createSynchronizer({
-      log,
-      model: counter,
-      pending: pendingQueue({ store, owner: "tab-0" }),
-    });
+    const { databaseName, store, log, sync } = await openCounter();
     log.setOffline(true);
     while (sync.status === "live") await new Promise((r) => setTimeout(r, 10));
     const release = await holdRecords(databaseName);
@@ -160,17 +161,12 @@ for (const how of ["discard", "clearPending"] as const) {
     await store.close();
     await release(); // the other tab's transaction ends: the put lands, then the delete
     log.setOffline(false);
-    const again = new IndexedDbPendingStore({ databaseName });
-    const reopened = await createSynchronizer({
-      log: log.handle(),
-      model: counter,
-      pending: pendingQueue({ store: again, owner: "tab-0" }),
-    });
-    expect(reopened.pendingCount).toBe(0);
-    await reopened.flush();
-    expect(reopened.state.n).toBe(0);
-    await reopened.close();
-    await again.close();
+    const reopened = await openCounter({ log: log.handle(), databaseName });
+    expect(reopened.sync.pendingCount).toBe(0);
+    await reopened.sync.flush();
+    expect(reopened.sync.state.n).toBe(0);
+    await reopened.sync.close();
+    await reopened.store.close();
     await dropDatabase(databaseName);
   }, 30_000);
 }

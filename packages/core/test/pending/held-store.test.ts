@@ -82,12 +82,25 @@ function holdableStore(inner: PendingStore = new MemoryPendingStore()) {
   };
 }
 
+/**
+ * A replica of `board` on a new log and a {@link holdableStore} whose writes are held from now
+ * on; with `offline`, the log is unreachable first (its updates stay queued).
+ */
+async function openHeld(options: { offline?: boolean } = {}) {
+  const log = new MemoryLog();
+  const held = holdableStore();
+  const a = await openQueued(log, held.store);
+  if (options.offline) {
+    log.setOffline(true);
+    await until(() => a.status !== "live");
+  }
+  held.hold();
+  return { log, held, a };
+}
+
 describe("a pending store whose writes do not finish (another tab holds the database)", () => {
   it("holds up neither the push nor the callers; `queued` waits for the write", async () => {
-    const log = new MemoryLog();
-    const held = holdableStore();
-    const a = await openQueued(log, held.store);
-    held.hold();
+    const { log, held, a } = await openHeld();
     const first = a.update("add", { card: "one" });
     const second = a.updateUnconditionally("add", { card: "two" });
     let queued = false;
@@ -110,12 +123,7 @@ describe("a pending store whose writes do not finish (another tab holds the data
 
   it("close() says when an update's record was still on its way (not that it stays queued)", async () => {
     // Before: `details.queued: true`, "the update stays queued", and the put then failed.
-    const log = new MemoryLog();
-    const held = holdableStore();
-    const a = await openQueued(log, held.store);
-    log.setOffline(true);
-    await until(() => a.status !== "live");
-    held.hold();
+    const { held, a } = await openHeld({ offline: true });
     const p = a.update("add", { card: "x" }).catch((e: unknown) => e);
     await a.close();
     expect(await p).toMatchObject({
@@ -126,12 +134,7 @@ describe("a pending store whose writes do not finish (another tab holds the data
   });
 
   it("close() does not wait for ever for a write that does not finish", async () => {
-    const log = new MemoryLog();
-    const held = holdableStore();
-    const a = await openQueued(log, held.store);
-    log.setOffline(true);
-    await until(() => a.status !== "live");
-    held.hold();
+    const { held, a } = await openHeld({ offline: true });
     const p = a.update("add", { card: "x" }).catch((e: unknown) => e);
     await a.close();
     expect(await p).toMatchObject({ code: "CLOSED" });
@@ -141,10 +144,7 @@ describe("a pending store whose writes do not finish (another tab holds the data
   it("never hands out again a seq that was sent without its record (a reopened queue's update is not taken for a duplicate)", async () => {
     // The kind: a queue learns its next seq from what its store holds, and a seq sent while its
     // record was on its way, whose write then never happened, is in the log but not in the store.
-    const log = new MemoryLog();
-    const held = holdableStore();
-    const a = await openQueued(log, held.store);
-    held.hold();
+    const { log, held, a } = await openHeld();
     await a.update("add", { card: "one" }); // sent after the wait, committed
     await a.close();
     await held.abandon(); // the tab died: its put and delete never got through
@@ -165,10 +165,7 @@ describe("a pending store whose writes do not finish (another tab holds the data
     async () => {
       // Before: each awaited update waited 2 s for its put before the push, 2 s more for it before
       // its delete and 2 s for the delete: 30 s for these five, while a frozen tab held the store.
-      const log = new MemoryLog();
-      const held = holdableStore();
-      const a = await openQueued(log, held.store);
-      held.hold();
+      const { log, held, a } = await openHeld();
       for (const card of ["a", "b", "c", "d", "e"]) await a.update("add", { card });
       expect(a.state.cards).toEqual(["a", "b", "c", "d", "e"]);
       const late = a.update("add", { card: "f" });
@@ -186,12 +183,7 @@ describe("a pending store whose writes do not finish (another tab holds the data
     it(`a ${how}ed update whose put is held across close() does not come back`, async () => {
       // Found by a fresh-eyes trial (also in Chromium's IndexedDB): with the delete chained
       // after the held put, it reached a queue closed meanwhile, and the put then landed.
-      const log = new MemoryLog();
-      const held = holdableStore();
-      const a = await openQueued(log, held.store);
-      log.setOffline(true);
-      await until(() => a.status !== "live");
-      held.hold();
+      const { log, held, a } = await openHeld({ offline: true });
       const p = a.update("add", { card: "x" });
       const code = p.catch((e: { code?: string }) => e.code);
       if (how === "discard") expect(await a.discard(a.pending[0]!.id)).toBe(true);
@@ -210,12 +202,7 @@ describe("a pending store whose writes do not finish (another tab holds the data
   }
 
   it("a discarded update whose put then fails: `queued` rejects (it was never sent)", async () => {
-    const log = new MemoryLog();
-    const held = holdableStore();
-    const a = await openQueued(log, held.store);
-    log.setOffline(true);
-    await until(() => a.status !== "live");
-    held.hold();
+    const { held, a } = await openHeld({ offline: true });
     const p = a.update("add", { card: "x" });
     void p.catch(() => undefined);
     expect(await a.discard(a.pending[0]!.id)).toBe(true);
@@ -225,10 +212,7 @@ describe("a pending store whose writes do not finish (another tab holds the data
   });
 
   it("a record that fails to store after its update was sent: `queued` says not durable, the update commits", async () => {
-    const log = new MemoryLog();
-    const held = holdableStore();
-    const a = await openQueued(log, held.store);
-    held.hold();
+    const { held, a } = await openHeld();
     const p = a.update("add", { card: "x" });
     await p; // sent after the wait, committed
     await held.abandon(); // the put fails
