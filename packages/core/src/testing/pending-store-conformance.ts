@@ -149,6 +149,36 @@ export function runPendingStoreConformance(
         await other.close?.();
       }));
 
+    it("orders a put after a delete called before it, and a clear between the writes around it", () =>
+      withStore(async ({ store }) => {
+        const q = await store.open("s/k", "app");
+        await q.put(record(1, { v: "a" }));
+        await Promise.all([q.delete([1]), q.put(record(1, { v: "b" }))]);
+        expect((await q.load()).records).toEqual([record(1, { v: "b" })]);
+        // A put still being written when clear() is called is cleared; one called after is kept.
+        await Promise.all([q.put(record(5)), q.clear(), q.put(record(6))]);
+        expect((await q.load()).records).toEqual([record(6)]);
+        await q.close();
+      }));
+
+    it("never lets nextSeq go back under overlapping deletes", () =>
+      withStore(async ({ store, reopen }) => {
+        const q = await store.open("s/k", "app");
+        const writes: Array<Promise<void>> = [];
+        for (let seq = 1; seq <= 60; seq++) {
+          writes.push(q.put(record(seq)));
+          if (seq % 3 === 0) writes.push(q.delete([seq - 2, seq - 1, seq]));
+        }
+        await Promise.all(writes);
+        expect(await q.load()).toEqual({ records: [], nextSeq: 61 });
+        await q.close();
+        const other = await reopen();
+        const q2 = await other.open("s/k", "app");
+        expect((await q2.load()).nextSeq).toBe(61);
+        await q2.close();
+        await other.close?.();
+      }));
+
     it("replaces a record put again under the same seq", () =>
       withStore(async ({ store }) => {
         const q = await store.open("k", "app");
