@@ -74,4 +74,49 @@ describe("reopening an unreachable log", () => {
     vi.useRealTimers();
     await sync.close();
   });
+
+  it("paces the openings of callers too: ten synced() callers do not open ten times as often", async () => {
+    // Before: each caller's own retries (50 ms doubling to 2 s) started openings of their own,
+    // 118 in 15 s with ten callers against 11 for a replica left alone (fresh-eyes trial).
+    vi.useFakeTimers();
+    const log = new MemoryLog();
+    log.setOffline(true);
+    const { handle, calls } = counted(log);
+    const sync = await open(handle, { clientId: "r", waitFor: "restored", compaction: false });
+    const waits = Array.from({ length: 10 }, () => sync.synced());
+    await vi.advanceTimersByTimeAsync(15_000);
+    expect(calls.total).toBeLessThan(25);
+    log.setOffline(false);
+    await vi.advanceTimersByTimeAsync(3_000);
+    expect(await Promise.all(waits)).toEqual(Array(10).fill(sync.revision));
+    vi.useRealTimers();
+    await sync.close();
+  });
+
+  it("an update made before the log could be opened waits for it (up to outcomeTimeoutMs)", async () => {
+    // Before: it failed at once, UNAVAILABLE "the log's first entry could not be written or
+    // read yet", whatever its outcomeTimeoutMs (fresh-eyes trial).
+    vi.useFakeTimers();
+    const log = new MemoryLog();
+    log.setOffline(true);
+    const sync = await open(log.handle(), {
+      clientId: "r",
+      waitFor: "restored",
+      compaction: false,
+    });
+    const update = sync.update("increment", { by: 1 }, { outcomeTimeoutMs: 60_000 });
+    const settled = update.then(
+      () => "committed",
+      (e: { code?: string }) => e.code,
+    );
+    await vi.advanceTimersByTimeAsync(5_000);
+    log.setOffline(false);
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(await settled).toBe("committed");
+    expect(sync.state.count).toBe(1);
+    const late = sync.update("increment", { by: 1 }, { outcomeTimeoutMs: 1_000 });
+    expect((await late).revision).toBeGreaterThan(0);
+    vi.useRealTimers();
+    await sync.close();
+  });
 });

@@ -199,7 +199,10 @@ export class Writer<S, C extends CommandMap<S>> {
 
   /** One round: run the recipes on the current state and append their entry conditionally. */
   private async attempt(batch: Batch<S>): Promise<Attempt<S>> {
-    if (!this.p.replica.anchored) await this.p.opener.anchor();
+    if (!this.p.replica.anchored) {
+      const { timeoutMs, signal } = limitsOf(batch.ops);
+      await this.p.opener.anchor(Date.now() + timeoutMs, signal);
+    }
     if (this.p.replica.legacy) await this.p.upgrader.ensure();
     if (this.p.contention.mayWait) await this.p.contention.beforeAttempt(batch);
     const base = this.p.replica.revision;
@@ -271,7 +274,9 @@ export class Writer<S, C extends CommandMap<S>> {
     origin?: EntryOrigin,
   ): Promise<{ readonly revision: number }> {
     if (options.signal?.aborted) throw abortError(options.signal);
-    if (!this.p.replica.anchored) await this.p.opener.anchor();
+    if (!this.p.replica.anchored) {
+      await this.p.opener.anchor(Date.now() + options.outcomeTimeoutMs, options.signal);
+    }
     if (this.p.replica.legacy) await this.p.upgrader.ensure();
     if (this.p.contention.mayWait) await this.p.contention.deferToIntents();
     const entry: CommandEntry = {
