@@ -28,6 +28,17 @@ function counted(log: MemoryLog, delayMs = 0) {
   return { handle, calls };
 }
 
+/** With fake timers: a replica opened (`"restored"`) on a log that cannot be reached yet. */
+async function openUnreachable(delayMs = 0, notReady = false) {
+  vi.useFakeTimers();
+  const log = new MemoryLog();
+  log.setOffline(true);
+  const { handle, calls } = counted(log, delayMs);
+  calls.notReady = notReady;
+  const sync = await open(handle, { clientId: "r", waitFor: "restored", compaction: false });
+  return { log, calls, sync };
+}
+
 /**
  * A replica whose log cannot be reached when it opens tries again with a backoff that grows
  * (100 ms doubling to 3 s, jittered), and at once when the log says it is back. Before, each
@@ -36,11 +47,7 @@ function counted(log: MemoryLog, delayMs = 0) {
  */
 describe("reopening an unreachable log", () => {
   it("backs off while the log is down and opens as soon as it is back", async () => {
-    vi.useFakeTimers();
-    const log = new MemoryLog();
-    log.setOffline(true);
-    const { handle, calls } = counted(log);
-    const sync = await open(handle, { clientId: "r", waitFor: "restored", compaction: false });
+    const { log, calls, sync } = await openUnreachable();
     await vi.advanceTimersByTimeAsync(30_000);
     expect(calls.total).toBeGreaterThan(5);
     expect(calls.total).toBeLessThan(30);
@@ -53,14 +60,9 @@ describe("reopening an unreachable log", () => {
   });
 
   it("opens once at a time: a retry or the log's 'online' joins the opening in flight", async () => {
-    vi.useFakeTimers();
-    const log = new MemoryLog();
-    log.setOffline(true);
     // Slow openings that fail while the connection is up (a server still recovering JetStream),
     // and a connection that flaps: "online" arrives while an opening is in flight.
-    const { handle, calls } = counted(log, 400);
-    calls.notReady = true;
-    const sync = await open(handle, { clientId: "r", waitFor: "restored", compaction: false });
+    const { log, calls, sync } = await openUnreachable(400, true);
     for (let i = 0; i < 20; i++) {
       log.setOffline(i % 2 === 1);
       await vi.advanceTimersByTimeAsync(150);
@@ -78,11 +80,7 @@ describe("reopening an unreachable log", () => {
   it("paces the openings of callers too: ten synced() callers do not open ten times as often", async () => {
     // Before: each caller's own retries (50 ms doubling to 2 s) started openings of their own,
     // 118 in 15 s with ten callers against 11 for a replica left alone (fresh-eyes trial).
-    vi.useFakeTimers();
-    const log = new MemoryLog();
-    log.setOffline(true);
-    const { handle, calls } = counted(log);
-    const sync = await open(handle, { clientId: "r", waitFor: "restored", compaction: false });
+    const { log, calls, sync } = await openUnreachable();
     const waits = Array.from({ length: 10 }, () => sync.synced());
     await vi.advanceTimersByTimeAsync(15_000);
     expect(calls.total).toBeLessThan(25);
@@ -96,14 +94,7 @@ describe("reopening an unreachable log", () => {
   it("an update made before the log could be opened waits for it (up to outcomeTimeoutMs)", async () => {
     // Before: it failed at once, UNAVAILABLE "the log's first entry could not be written or
     // read yet", whatever its outcomeTimeoutMs (fresh-eyes trial).
-    vi.useFakeTimers();
-    const log = new MemoryLog();
-    log.setOffline(true);
-    const sync = await open(log.handle(), {
-      clientId: "r",
-      waitFor: "restored",
-      compaction: false,
-    });
+    const { log, sync } = await openUnreachable();
     const update = sync.update("increment", { by: 1 }, { outcomeTimeoutMs: 60_000 });
     const settled = update.then(
       () => "committed",
