@@ -9,6 +9,7 @@ import type { Writer } from "../engine/writer.js";
 import { ChunkSender } from "./chunk-sender.js";
 import { OptimisticView } from "./optimistic.js";
 import {
+  closedWhileQueued,
   describeOp,
   opOfRecord,
   queueFailed,
@@ -251,26 +252,7 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
     this.wake?.();
     await this.pushing;
     await this.writes.settle();
-    for (const op of this.ops) {
-      // A record still on its way may yet be stored, or not: say so rather than "queued".
-      const storing = op.persisted && op.recorded !== true;
-      const what = !op.persisted
-        ? "the update was held in memory only and is dropped"
-        : storing
-          ? "the update's record was still being stored: it stays queued if that write completes"
-          : "the update stays queued";
-      op.reject(
-        new StateSyncError(error.code, `${error.message}; ${what}`, {
-          cause: error,
-          details: {
-            id: op.seq,
-            queued: op.persisted && !storing,
-            storing,
-            durable: op.persisted && !storing && this.durable,
-          },
-        }),
-      );
-    }
+    for (const op of this.ops) op.reject(closedWhileQueued(op, error, this.durable));
     for (const w of this.drainWaiters) w.reject(error);
     this.drainWaiters.clear();
     await this.queue?.close();

@@ -168,6 +168,29 @@ export function refuses(error: unknown): boolean {
   );
 }
 
+/**
+ * What the caller of an update still queued at `close()` gets: `error` (`CLOSED`) saying whether
+ * the update stays queued (`details.queued`), its record was still being stored and stays
+ * queued only if that write completes (`details.storing`), or it was held in memory only.
+ */
+export function closedWhileQueued(
+  op: PendingOp,
+  error: StateSyncError,
+  durableQueue: boolean,
+): StateSyncError {
+  const storing = op.persisted && op.recorded !== true;
+  const what = !op.persisted
+    ? "the update was held in memory only and is dropped"
+    : storing
+      ? "the update's record was still being stored: it stays queued if that write completes"
+      : "the update stays queued";
+  const queued = op.persisted && !storing;
+  return new StateSyncError(error.code, `${error.message}; ${what}`, {
+    cause: error,
+    details: { id: op.seq, queued, storing, durable: queued && durableQueue },
+  });
+}
+
 /** Why a pending update left the queue refused (`UPDATE_REFUSED`, with what refused it). */
 export function refusedError(op: PendingOp, cause: unknown): StateSyncError {
   const command = op.command?.name;
