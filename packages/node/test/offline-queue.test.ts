@@ -101,7 +101,7 @@ describe("the offline queue on nats-server", () => {
       ];
       const outcomes = queued.map((p) => p.catch((e: unknown) => e));
       const infos = await Promise.all(queued.map((p) => p.queued));
-      expect(infos.map((q) => [q.id - infos[0]!.id, q.durable])).toEqual([
+      expect(infos.map((q) => [q.id! - infos[0]!.id!, q.durable])).toEqual([
         [0, true],
         [1, true],
         [2, true],

@@ -71,7 +71,7 @@ describe("the offline queue", () => {
     expect(b.state.cards).toEqual(["one", "two", "three"]);
     expect(drained).toBe(1);
     const written = (await entries(log)).filter((e) => e.origin);
-    const { id } = await first.queued;
+    const id = (await first.queued).id!;
     expect(written.map((e) => [e.kind, e.origin![1] - id, e.v])).toEqual([
       ["update", 0, 2],
       ["command", 1, 2],
@@ -177,7 +177,7 @@ describe("the offline queue", () => {
     log.setOffline(true);
     const ps = ["a", "b", "c", "d"].map((card) => a.update("add", { card }));
     const codes = ps.map((p) => codeOf(p));
-    const ids = (await Promise.all(ps.map((p) => p.queued))).map((q) => q.id);
+    const ids = (await Promise.all(ps.map((p) => p.queued))).map((q) => q.id!);
     expect(ids.map((id) => id - ids[0]!)).toEqual([0, 1, 2, 3]);
     expect(await a.discard(ids[1]!)).toBe(true);
     expect(await a.discard(ids[1]!)).toBe(false);
