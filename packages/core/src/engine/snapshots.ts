@@ -124,6 +124,7 @@ export class Snapshots<S, C extends CommandMap<S>> {
       problem = `it is ahead of the log (revision ${record.revision} > ${info.latestRevision})`;
     } else if (record.revision > 0) {
       const entry = await log.entryAt(record.revision);
+      if (this.status.closed) return; // closed meanwhile: nothing to report or discard
       // Purged since (a compaction, or an operator's purge of the whole stream): the snapshot of
       // this same log is still good when nothing after it is missing (issue 10, case 4), and
       // otherwise the catch-up jumps onto the snapshot entry the log now starts with. Only an
