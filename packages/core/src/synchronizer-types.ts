@@ -279,8 +279,10 @@ export interface StateSynchronizer<S, C extends CommandMap<S> = CommandMap<S>> {
    * Writes the snapshot, stops following, waits until the pending queue's writes are stored,
    * releases what it owns; later calls reject `CLOSED`. Updates already sent to the log
    * (conditional or not) are waited for and resolve with their outcome; those still queued
-   * reject `CLOSED` (nothing stored). Pending updates stay queued (their callers reject `CLOSED`
-   * with `details.queued`).
+   * reject `CLOSED` (nothing stored), and so do those still waiting for the log to be opened or
+   * caught up with, `synced()` and `fetchUpdates()`: at once, without waiting for a log that does
+   * not answer (a stopped server) until its request timeout. Pending updates stay queued (their
+   * callers reject `CLOSED` with `details.queued`).
    */
   close(): Promise<void>;
 }
