@@ -273,14 +273,25 @@ export interface StateSynchronizer<S, C extends CommandMap<S> = CommandMap<S>> {
   /**
    * Writes the local snapshot now (no-op without a snapshot store). Throws `SNAPSHOT_FAILED` when
    * the store cannot write (also reported as an `"error"` event), `CLOSED` after `close()`.
+   *
+   * Never waits for the store without end: when it has not answered within 10 s (another tab
+   * holding the IndexedDB database, a hung disk) the call throws `SNAPSHOT_FAILED` with
+   * `details: { timedOut: true, timeoutMs }` (one `"error"` event); the write may still land
+   * later. A save queued behind it throws the same once the wait is over. Until the store
+   * answers that write, saves are not sent to it (it would only queue them behind the one that
+   * hangs) and throw at once, `details: { timedOut: true, timeoutMs, skipped: true }`, with no
+   * further event. Once it answers, the replica saves its current state by itself (unless it
+   * is closed) and saves work as before.
    */
   saveSnapshot(): Promise<void>;
   /**
    * Writes the snapshot, stops following, waits until the pending queue's writes are stored,
    * releases what it owns; later calls reject `CLOSED`. Updates already sent to the log
    * (conditional or not) are waited for and resolve with their outcome; those still queued
-   * reject `CLOSED` (nothing stored). Pending updates stay queued (their callers reject `CLOSED`
-   * with `details.queued`).
+   * reject `CLOSED` (nothing stored), and so do those still waiting for the log to be opened or
+   * caught up with, `synced()` and `fetchUpdates()`: at once, without waiting for a log that does
+   * not answer (a stopped server) until its request timeout. Pending updates stay queued (their
+   * callers reject `CLOSED` with `details.queued`).
    */
   close(): Promise<void>;
 }

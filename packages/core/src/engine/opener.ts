@@ -35,6 +35,12 @@ import type { StatusHub } from "./status.js";
  *    own catch-up, while the first was still reading). While an opening is scheduled, `anchor`
  *    (an update, `synced()`, `fetchUpdates()`) waits for it instead of starting one: each
  *    caller's retries started openings of their own, 118 in 15 s with ten `synced()` callers.
+ * 5. `close()` ends every wait on an opening at once, with `CLOSED` (`anchor`: updates,
+ *    `synced()`, `fetchUpdates()`, and so `close()` itself, which waits for the batch being
+ *    written). The opening's own call to the log goes on until the log answers or fails (a
+ *    closed `JetStreamLog` ends its waits for a connection), but nothing it learns then is used,
+ *    reported or appended. Before, all of them waited for the log's request timeout against a
+ *    server that had stopped answering.
  */
 export class Opener<S, C extends CommandMap<S>> {
   /** True once the replica has caught up with the log since it was opened. */
@@ -122,8 +128,10 @@ export class Opener<S, C extends CommandMap<S>> {
   private async open(): Promise<void> {
     try {
       const info = await this.log.info();
+      if (this.status.closed) return; // invariant 5: nothing learned after close() is used
       this.appender.learn(info);
       await this.snapshots.checkAgainstLog(this.log, info);
+      if (this.status.closed) return;
       this.snapshots.logIdentity = info.identity;
       let latest = info.latestRevision;
       if (latest === 0 && this.replica.revision === 0) latest = await this.appendGenesis();
@@ -307,10 +315,10 @@ export class Opener<S, C extends CommandMap<S>> {
     for (let first = true; !this.replica.anchored; first = false) {
       const over = until === undefined || Date.now() >= until || signal?.aborted === true;
       if (!first && (over || this.lastingProblem || this.status.closed)) break;
-      if (this.opening) await this.opening;
+      if (this.opening) await this.status.untilClosed(this.opening);
       else if (this.reconnectTimer && !this.lastingProblem) {
         await this.nextOpening(until === undefined ? Infinity : until - Date.now(), signal);
-      } else await this.connect();
+      } else await this.status.untilClosed(this.connect());
       this.status.assertUsable();
       if (signal?.aborted) throw abortError(signal);
     }

@@ -27,6 +27,10 @@ const RESTART_MAX_MS = 30_000;
  *    longer holds what it needs and no snapshot entry followed); it never skips a gap.
  * 3. At most one follower runs; it starts at the replica's revision + 1 and stops when the
  *    replica stalls or closes. A follower that fails is reported and started again.
+ * 4. `close()` ends every wait for a catch-up at once (`CLOSED`): `fetchUpdates()`, `synced()`,
+ *    a writer's catch-up after a conflict (which `close()` waits for) do not wait for a read that
+ *    a server which stopped answering would end only at the request timeout. The read itself
+ *    goes on; what it delivers after `close()` is dropped by the replica.
  */
 export class Reader<S, C extends CommandMap<S>> {
   private reading: Promise<void> = Promise.resolve();
@@ -115,8 +119,13 @@ export class Reader<S, C extends CommandMap<S>> {
   /**
    * Catches up with `target` (default: the log's latest revision): lets a live follower deliver
    * for a moment first (it usually has the entries already), then reads what is still missing.
+   * Throws what the log throws, or `CLOSED` as soon as the replica closes (invariant 4).
    */
-  async catchUp(target?: number): Promise<void> {
+  catchUp(target?: number): Promise<void> {
+    return this.status.untilClosed(this.catchUpNow(target));
+  }
+
+  private async catchUpNow(target: number | undefined): Promise<void> {
     const latest = target ?? (await this.log.info()).latestRevision;
     if (this.replica.revision >= latest) return;
     if (this.follower && this.log.status === "online") {

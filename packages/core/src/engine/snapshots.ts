@@ -19,10 +19,11 @@ const AUTO_SAVE_MIN_MS = 250;
  */
 const AUTO_SAVE_SHARE = 0.1;
 /**
- * How long opening waits for the stored snapshot, and `close()` for the saves, ms: another tab
- * may hold the database (IndexedDB runs a read after every earlier write to the same store, and
- * a frozen or hung tab's never finishes). Past it the replica opens from the log (a
- * `SNAPSHOT_FAILED` event says so) and `close()` goes on.
+ * How long anything waits for the snapshot store, ms: opening for the stored snapshot (or its
+ * deletion), a save for the store's answer, `close()` for the saves: another tab may hold the
+ * database (IndexedDB runs a read after every earlier write to the same store, and a frozen or
+ * hung tab's never finishes). Past it the replica opens from the log, the save rejects (a
+ * `SNAPSHOT_FAILED` event says so either way) and `close()` goes on.
  */
 export const STORE_WAIT_MS = 10_000;
 
@@ -38,6 +39,14 @@ export const STORE_WAIT_MS = 10_000;
  * 2. Saves run one at a time, each recording the state as it is when it starts. At most two are
  *    outstanding: a request while one runs and another waits joins the waiting one.
  * 3. Nothing is saved before the replica stands on the log (identity known, anchored).
+ * 4. No wait on the store lasts past {@link STORE_WAIT_MS} (stop 13): a save whose store has not
+ *    answered by then rejects `SNAPSHOT_FAILED` (`details.timedOut`, one `"error"` event), and so
+ *    does a save queued behind it. Until the store answers that write, saves are not sent to it
+ *    (it runs writes in order: they would only queue behind the one that hangs) and reject at
+ *    once, `details.skipped`, without another event (a save per applied batch would otherwise
+ *    be an event per batch). Once it answers, one save of the current state follows, unless
+ *    the replica closed meanwhile, and saving goes on as before. `close()` waits at most
+ *    {@link STORE_WAIT_MS} in all, and no event of a save comes after it.
  */
 export class Snapshots<S, C extends CommandMap<S>> {
   /** Identity of the log the replica's state comes from (set when the log is opened). */
@@ -53,6 +62,10 @@ export class Snapshots<S, C extends CommandMap<S>> {
   /** Least time between automatic saves now, ms (scales with how long a save takes). */
   private autoSaveGapMs = AUTO_SAVE_MIN_MS;
   private autoSaveTimer: ReturnType<typeof setTimeout> | undefined;
+  /** A write the store did not answer within the wait, until it does (invariant 4). */
+  private unanswered: Promise<void> | undefined;
+  /** No save waits past this time (ms since the epoch): set by `close()` (invariant 4). */
+  private closeBy = Infinity;
 
   constructor(
     private readonly store: SnapshotStore | undefined,
@@ -124,6 +137,7 @@ export class Snapshots<S, C extends CommandMap<S>> {
       problem = `it is ahead of the log (revision ${record.revision} > ${info.latestRevision})`;
     } else if (record.revision > 0) {
       const entry = await log.entryAt(record.revision);
+      if (this.status.closed) return; // closed meanwhile: nothing to report or discard
       // Purged since (a compaction, or an operator's purge of the whole stream): the snapshot of
       // this same log is still good when nothing after it is missing (issue 10, case 4), and
       // otherwise the catch-up jumps onto the snapshot entry the log now starts with. Only an
@@ -145,10 +159,18 @@ export class Snapshots<S, C extends CommandMap<S>> {
     this.status.report(
       new StateSyncError("CORRUPT_SNAPSHOT", `discarding the local snapshot: ${problem}`),
     );
-    await this.store?.delete(this.key).catch(() => undefined);
+    const store = this.store;
+    if (!store) return;
+    // Bounded like every wait on the store (invariant 4); a failed delete changes nothing here.
+    const deleting = (async () => store.delete(this.key))();
+    deleting.catch(() => undefined);
+    await settledWithin(deleting, STORE_WAIT_MS);
   }
 
-  /** Saves now (invariant 2); rejects `SNAPSHOT_FAILED` when the store cannot write. */
+  /**
+   * Saves now (invariant 2); rejects `SNAPSHOT_FAILED` when the store cannot write or does not
+   * answer within {@link STORE_WAIT_MS} (invariant 4).
+   */
   save(): Promise<void> {
     const store = this.store;
     if (!store || !this.due()) return this.saving;
@@ -169,13 +191,17 @@ export class Snapshots<S, C extends CommandMap<S>> {
     return p;
   }
 
-  /** Stops automatic saves, waits for the running ones, and saves the final state. */
+  /**
+   * Stops automatic saves, waits for the running ones, and saves the final state: at most
+   * {@link STORE_WAIT_MS} in all (invariant 4). Never rejects.
+   */
   async close(): Promise<void> {
     if (this.autoSaveTimer) clearTimeout(this.autoSaveTimer);
     this.autoSaveTimer = undefined;
-    const until = Date.now() + STORE_WAIT_MS;
-    if (!(await settledWithin(this.saving, STORE_WAIT_MS))) return;
-    await settledWithin(this.save(), Math.max(0, until - Date.now()));
+    this.closeBy = Date.now() + STORE_WAIT_MS;
+    // Each save ends by `closeBy` on its own, so its event (if any) comes before close() ends.
+    await this.saving;
+    await this.save().catch(() => undefined);
   }
 
   private autoSave(): void {
@@ -183,7 +209,7 @@ export class Snapshots<S, C extends CommandMap<S>> {
     // Never queued behind a running save: the gap is known only once it is done (a 100 MB
     // state's saves ran back to back and the replica fell behind the log, found by the chunked
     // benchmark). The save that ends starts the wait for the next one.
-    if (this.outstanding > 0) {
+    if (this.outstanding > 0 || this.unanswered) {
       this.autoSaveAfterRun = true;
       return;
     }
@@ -206,6 +232,15 @@ export class Snapshots<S, C extends CommandMap<S>> {
 
   private async write(store: SnapshotStore): Promise<void> {
     if (!this.due()) return;
+    if (this.unanswered) {
+      // Not sent: it would queue behind the write that hangs (invariant 4). No second event.
+      this.autoSaveAfterRun = true;
+      throw new StateSyncError(
+        "SNAPSHOT_FAILED",
+        `the snapshot store did not answer an earlier save within ${STORE_WAIT_MS} ms and has not answered since (another tab may hold its database); not saving until it does`,
+        { details: { timedOut: true, timeoutMs: STORE_WAIT_MS, skipped: true } },
+      );
+    }
     const record: SnapshotRecord = {
       format: 1,
       revision: this.replica.revision,
@@ -222,8 +257,11 @@ export class Snapshots<S, C extends CommandMap<S>> {
       savedAt: Date.now(),
     };
     const started = Date.now();
+    const writing = (async () => store.save(this.key, record))();
+    const waitMs = Math.max(0, Math.min(STORE_WAIT_MS, this.closeBy - started));
+    if (!(await settledWithin(writing, waitMs))) throw this.timedOut(writing, waitMs);
     try {
-      await store.save(this.key, record);
+      await writing;
       this.stats.snapshotsSaved += 1;
       const took = Date.now() - started;
       this.autoSaveGapMs = Math.max(AUTO_SAVE_MIN_MS, took / AUTO_SAVE_SHARE);
@@ -236,6 +274,34 @@ export class Snapshots<S, C extends CommandMap<S>> {
       this.status.report(error);
       throw error;
     }
+  }
+
+  /**
+   * A write the store did not answer within `waitMs`: reported and returned as the save's error.
+   * Until the store answers it, saves are skipped; then one save follows (invariant 4).
+   */
+  private timedOut(writing: Promise<void>, waitMs: number): StateSyncError {
+    this.unanswered = writing;
+    this.autoSaveAfterRun = true;
+    const answered = () => {
+      this.unanswered = undefined;
+      if (this.status.closed || !this.autoSaveAfterRun) return;
+      this.autoSaveAfterRun = false;
+      this.autoSave();
+    };
+    void writing
+      .then(
+        () => (this.stats.snapshotsSaved += 1),
+        () => undefined,
+      )
+      .then(answered);
+    const error = new StateSyncError(
+      "SNAPSHOT_FAILED",
+      `the snapshot store did not answer within ${waitMs} ms (another tab may hold its database); the save may still land, later saves fail at once until the store answers, then saving resumes`,
+      { details: { timedOut: true, timeoutMs: waitMs } },
+    );
+    this.status.report(error);
+    return error;
   }
 
   private due(): boolean {

@@ -10,7 +10,8 @@ import type { SyncEvents, SyncStats, SyncStatus } from "../synchronizer-types.js
  * Invariants:
  * 1. `stalled` and `closed` are final: once stalled only `closed` follows; once closed nothing.
  * 2. A status change is announced once (transitions are deduplicated).
- * 3. `signal` aborts exactly when `close()` is called, so parts that wait can end at once.
+ * 3. `signal` aborts exactly when `close()` is called, so parts that wait can end at once
+ *    (`untilClosed`).
  * 4. Internal stall listeners run before users hear of the stall, so that waiters are rejected
  *    and the follower is stopped by the time a user reacts.
  * 5. `writable` (issue 10, case 10) is false exactly while the last thing learned about writing
@@ -66,6 +67,27 @@ export class StatusHub {
   /** Aborts when the replica closes. */
   get signal(): AbortSignal {
     return this.closing.signal;
+  }
+
+  /**
+   * `work`'s outcome, or {@link endError} as soon as the replica closes (invariant 3): a wait on
+   * the log (an opening, a catch-up) then ends at once rather than at the log's request timeout.
+   * `work` goes on; its outcome is then ignored, never an unhandled rejection.
+   */
+  untilClosed<T>(work: Promise<T>): Promise<T> {
+    const closing = this.closing.signal;
+    if (closing.aborted) {
+      work.catch(() => undefined);
+      return Promise.reject(this.endError());
+    }
+    return new Promise<T>((resolve, reject) => {
+      const onClose = () => reject(this.endError());
+      closing.addEventListener("abort", onClose, { once: true });
+      work.then(
+        (value) => (closing.removeEventListener("abort", onClose), resolve(value)),
+        (e: unknown) => (closing.removeEventListener("abort", onClose), reject(e)),
+      );
+    });
   }
 
   /** Throws `CLOSED` after `close()`, or the stall error. */

@@ -21,6 +21,8 @@ export class ConnectionGate {
   private readonly statusListeners = new Set<(status: LogConnectionStatus) => void>();
   private readonly permissionListeners = new Set<PermissionListener>();
   private readonly pending: Promise<JetStreamAdapter>;
+  /** Ends each wait for the pending connection (`close()`). */
+  private readonly waits = new Set<(error: StateSyncError) => void>();
   /** Times the connection was lost so far (a pull can tell whether it was cut meanwhile). */
   private lost = 0;
   /** How much a pull of this log may ask for (pull-budget.ts). */
@@ -62,10 +64,19 @@ export class ConnectionGate {
     return nc;
   }
 
+  /**
+   * Waits at most `timeoutMs` for the pending connection, and no longer than the gate is open:
+   * `close()` ends the wait with `CLOSED` (before, a closed log's wait and its timer lasted the
+   * full request timeout against a server that did not answer).
+   */
   private async wait(timeoutMs: number): Promise<JetStreamAdapter> {
     if (this.hasFailed) throw toStateSyncError(this.failure, "connect to NATS");
+    if (this.ended) throw closedGateError();
     let timer: unknown;
+    let end: ((error: StateSyncError) => void) | undefined;
     const timeout = new Promise<never>((_, reject) => {
+      end = reject;
+      this.waits.add(reject);
       timer = setTimeout(
         () =>
           reject(
@@ -82,6 +93,7 @@ export class ConnectionGate {
       throw toStateSyncError(err, "connect to NATS");
     } finally {
       clearTimeout(timer);
+      if (end) this.waits.delete(end);
     }
   }
 
@@ -145,9 +157,11 @@ export class ConnectionGate {
     };
   }
 
-  /** Stops watching the connection (leaves it open). */
+  /** Stops watching the connection (leaves it open) and ends the waits for it (`CLOSED`). */
   close(): void {
     this.ended = true;
+    for (const end of [...this.waits]) end(closedGateError());
+    this.waits.clear();
     this.iterator?.stop?.();
     this.statusListeners.clear();
     this.permissionListeners.clear();
@@ -189,4 +203,9 @@ export class ConnectionGate {
       }
     })();
   }
+}
+
+/** The error of a wait for the connection that the log's `close()` ended. */
+function closedGateError(): StateSyncError {
+  return new StateSyncError("CLOSED", "the JetStreamLog is closed");
 }
