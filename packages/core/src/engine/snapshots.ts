@@ -33,11 +33,20 @@ export const STORE_WAIT_MS = 10_000;
  *
  * Invariants:
  * 1. A restored snapshot is used only if it belongs to this model, passes the schema, is JSON,
- *    and the log it came from (same identity) still agrees with it at its revision; otherwise it
- *    is discarded with a `CORRUPT_SNAPSHOT` event and the replica starts from the log.
+ *    and the log it came from (same identity) still agrees with it at its revision; otherwise a
+ *    `CORRUPT_SNAPSHOT` event says why and the replica starts from the log. The snapshot is then
+ *    discarded, unless invariant 4 keeps it.
  * 2. Saves run one at a time, each recording the state as it is when it starts. At most two are
  *    outstanding: a request while one runs and another waits joins the waiting one.
- * 3. Nothing is saved before the replica stands on the log (identity known, anchored).
+ * 3. Nothing is saved before the replica stands on the log (identity known, anchored), and
+ *    nothing once it stopped because the log switched to a newer model version than its own
+ *    (`MODEL_UPGRADED`): its state is one the log has left, and the key belongs to the newer app.
+ * 4. A stored snapshot is deleted only when it is damaged or the log shows it stale. One of
+ *    another model or of a version this model cannot read (a newer one: this app is a rollback
+ *    or a stale tab) is neither used nor deleted. Within one log, a newer version's snapshot is
+ *    at a higher revision than any state an older replica reaches (it stops before the switch),
+ *    so the store's revision rule keeps it from being replaced; only a replica standing on a
+ *    recreated log (another identity, a snapshot no version can use) replaces it.
  */
 export class Snapshots<S, C extends CommandMap<S>> {
   /** Identity of the log the replica's state comes from (set when the log is opened). */
@@ -86,18 +95,33 @@ export class Snapshots<S, C extends CommandMap<S>> {
     }
     if (record === undefined) return;
     // A snapshot of an older version of the model resumes the log at that version (its state is
-    // then migrated up like the log's); one of a version this model cannot read is discarded.
-    const model = modelOfVersion(this.model, record.modelVersion);
-    const problem =
-      record.model !== this.model.name
-        ? `it belongs to model ${record.model}`
-        : model === undefined
-          ? `it was saved by ${record.model} v${record.modelVersion}, which v${this.model.version} cannot read`
-          : !model.state.safeParse(record.state).success
-            ? "its state fails the model's schema"
-            : findNonJson(record.state) !== undefined
-              ? "its state is not JSON"
-              : undefined;
+    // then migrated up like the log's). One of another model or of a version this model cannot
+    // read (newer, or outside its chain) is not ours to judge: it is kept for the app that wrote
+    // it (invariant 4).
+    const model =
+      record.model === this.model.name
+        ? modelOfVersion(this.model, record.modelVersion)
+        : undefined;
+    if (model === undefined) {
+      const whose =
+        record.model !== this.model.name
+          ? `it belongs to model ${record.model}`
+          : `it was saved by ${record.model} v${record.modelVersion}, which v${this.model.version} cannot read`;
+      return this.status.report(
+        new StateSyncError(
+          "CORRUPT_SNAPSHOT",
+          `not using the local snapshot: ${whose}; it is kept`,
+          {
+            details: { kept: true, model: record.model, modelVersion: record.modelVersion },
+          },
+        ),
+      );
+    }
+    const problem = !model.state.safeParse(record.state).success
+      ? "its state fails the model's schema"
+      : findNonJson(record.state) !== undefined
+        ? "its state is not JSON"
+        : undefined;
     if (problem !== undefined) return this.discard(problem);
     this.replica.reset({
       state: deepFreeze(record.state),
@@ -148,9 +172,13 @@ export class Snapshots<S, C extends CommandMap<S>> {
     await this.store?.delete(this.key).catch(() => undefined);
   }
 
-  /** Saves now (invariant 2); rejects `SNAPSHOT_FAILED` when the store cannot write. */
+  /**
+   * Saves now (invariant 2); rejects `SNAPSHOT_FAILED` when the store cannot write, and with the
+   * stall error once the log switched past this model (invariant 3: nothing is written).
+   */
   save(): Promise<void> {
     const store = this.store;
+    if (store && this.upgradedPast()) return Promise.reject(this.status.stallReason);
     if (!store || !this.due()) return this.saving;
     this.consumedSinceSave = 0;
     if (this.nextSave && this.outstanding >= 2) return this.nextSave;
@@ -239,6 +267,16 @@ export class Snapshots<S, C extends CommandMap<S>> {
   }
 
   private due(): boolean {
-    return this.logIdentity !== undefined && this.replica.revision > 0 && this.replica.anchored;
+    return (
+      this.logIdentity !== undefined &&
+      this.replica.revision > 0 &&
+      this.replica.anchored &&
+      !this.upgradedPast()
+    );
+  }
+
+  /** The replica stopped because the log switched to a newer model version (invariant 3). */
+  private upgradedPast(): boolean {
+    return this.status.stallReason?.code === "MODEL_UPGRADED";
   }
 }
