@@ -186,4 +186,35 @@ describe("statesync and model versions", () => {
     const latest = await runCli(["state", ...where(stream), "--model", MODEL]);
     expect(latest.stderr).toMatch(/^statesync: MODEL_UPGRADED: /);
   });
+
+  it("import restores a switched log with the snapshot entry's from: a command without mv reads the same on both", async () => {
+    // Before, the restore's snapshot entry had no `from`: an old SDK's command (no `mv`) landing
+    // after it was read as version 2's and applied there, while the original log skips it.
+    const stream = uniqueStream("FROM");
+    const a = await openCounter(ctx.server.url, stream);
+    await a.update("increment", { by: 3 }); // 2
+    await a.close();
+    expect((await runCli(["migrate", ...where(stream), "--model", MODEL_V2])).code).toBe(0); // 3
+    const file = path.join(ctx.dir, `${stream}.json`);
+    await runJson(["export", ...where(stream), "--model", MODEL_V2, file]);
+    expect(JSON.parse(await readFile(file, "utf8"))).toMatchObject({ from: 1, revision: 3 });
+    const restored = uniqueStream("FROMR");
+    await runJson(["import", file, ...where(restored), "--model", MODEL_V2]);
+    const rows = await runJson(["history", ...where(restored)]);
+    expect(rows).toMatchObject([{ kind: "snapshot", model: { version: 2, from: 1 } }]);
+    // The same command, as an SDK from before model versions writes it, lands on both logs.
+    const nc = await tcp(ctx.server.url);
+    for (const s of [stream, restored]) {
+      const log = new JetStreamLog({ connection: nc, stream: s });
+      const old = { v: 1, kind: "command", ts: Date.now(), client: "old-sdk", seed: 1 } as const;
+      const entry = encodeEntry({ ...old, name: "tag", args: { tag: "x" } });
+      await log.appendUnconditional(entry, `old-sdk-${s}`);
+      await log.close();
+    }
+    await nc.close();
+    const original = await runJson(["state", ...where(stream), "--model", MODEL_V2]);
+    const copy = await runJson(["state", ...where(restored), "--model", MODEL_V2]);
+    expect(original.state).toEqual({ count: 3, notes: [], tags: [] }); // skipped: a v1 command
+    expect(copy.state).toEqual(original.state);
+  });
 });
