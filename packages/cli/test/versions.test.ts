@@ -217,4 +217,24 @@ describe("statesync and model versions", () => {
     expect(original.state).toEqual({ count: 3, notes: [], tags: [] }); // skipped: a v1 command
     expect(copy.state).toEqual(original.state);
   });
+
+  it("migrate with a model older than the log names the log's version and latest revision", async () => {
+    // Before: "the log switched to counter v2; this client runs v1: upgrade it (entry at
+    // revision 1)", the genesis of a log created at version 2, whatever its revision.
+    const stream = uniqueStream("MIGOLD");
+    const v2Model = (await import(MODEL_V2)).default;
+    const b = await openSynchronizer<any, any>({
+      servers: ctx.server.url,
+      stream,
+      model: v2Model,
+      snapshots: false,
+    });
+    for (const tag of ["a", "b", "c"]) await b.updateUnconditionally("tag", { tag }); // 2-4
+    await b.close();
+    const r = await runCli(["migrate", ...where(stream), "--model", MODEL]);
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim()).toBe(
+      "statesync: MODEL_UPGRADED: the log is at counter v2 (latest revision 4, since its genesis entry at revision 1), newer than --model v1: migrate only switches a log to a newer version",
+    );
+  });
 });
