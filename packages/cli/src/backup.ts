@@ -10,6 +10,8 @@
  *   "model": { "name": "counter", "version": 1, "initialHash": "3b1f…" },
  *   "revision": 42, "state": { … }, "checksum": "sha256:9c4e…" }
  * ```
+ * A backup of a log that switched model versions also holds `"from"`: the version before the
+ * switch (an older CLI refuses such a file rather than restore it without).
  */
 import { createHash } from "node:crypto";
 import { canonicalJson, findNonJson, StateSyncError } from "@statesync/node";
@@ -36,6 +38,12 @@ const contentSchema = z.strictObject({
     subjectPrefix: z.string().nullable(),
   }),
   model: modelIdentitySchema,
+  /**
+   * The version the log was at before its last switch, when it switched (a snapshot entry's
+   * `from`, docs/format.md): the restore's snapshot entry carries it, so that a command written
+   * without `mv` reads the same on the restored log as on the original. Absent: none.
+   */
+  from: z.number().int().nonnegative().optional(),
   revision: z.number().int().nonnegative(),
   state: z.unknown().refine((v) => v !== undefined, "is missing"),
 });

@@ -26,7 +26,7 @@ export interface EntryRow {
   readonly base?: number;
   /**
    * The model a genesis, snapshot or switch entry puts the log at (`from`: the version a switch
-   * leaves).
+   * leaves; on a snapshot entry, the version before the log's last switch, when it records it).
    */
   readonly model?: { readonly name: string; readonly version: number; readonly from?: number };
   /**
@@ -96,7 +96,7 @@ export function entryRow(e: LogEntry): EntryRow {
         ...row,
         commands: [],
         base: x.base,
-        model: { name: x.model, version: x.version },
+        model: { name: x.model, version: x.version, ...(x.from !== undefined && { from: x.from }) },
         ...("parts" in x && {
           parts: { id: x.parts.id, count: x.parts.count, bytes: x.parts.bytes },
         }),

@@ -4,9 +4,14 @@
  * {@link withSession}, which closes the connection whatever happens.
  */
 import { access, readFile } from "node:fs/promises";
-import { JetStreamLog, resolveLayout, StateSyncError, type JetStreamLayout } from "@statesync/node";
 import {
-  connect,
+  connectNats,
+  JetStreamLog,
+  resolveLayout,
+  StateSyncError,
+  type JetStreamLayout,
+} from "@statesync/node";
+import {
   credsAuthenticator,
   type ConnectionOptions,
   type NatsConnection,
@@ -22,14 +27,6 @@ export interface Session {
   /** The server's version, from its INFO. */
   readonly serverVersion: string;
 }
-
-/** nats.js error codes that mean the server refused who we are. */
-const AUTH_CODES = new Set([
-  "AUTHORIZATION_VIOLATION",
-  "AUTHENTICATION_EXPIRED",
-  "BAD_AUTHENTICATION",
-  "PERMISSIONS_VIOLATION",
-]);
 
 async function readable(path: string, flag: string): Promise<string> {
   try {
@@ -73,8 +70,9 @@ export async function connectOptionsOf(
 }
 
 /**
- * Connects with the common options, runs `use` and closes the connection. Throws
- * `UNAVAILABLE` when no server answers, `PERMISSION_DENIED` when it refuses the credentials.
+ * Connects with the common options, runs `use` and closes the connection. Throws (see
+ * `connectNats`) `UNAVAILABLE` when no server answers, `PERMISSION_DENIED` when it refuses the
+ * credentials or the TLS client certificate.
  */
 export async function withSession<R>(
   o: CommonOptions,
@@ -83,17 +81,7 @@ export async function withSession<R>(
 ): Promise<R> {
   const layout = resolveLayout(o.stream, o.key, o.subjectPrefix);
   const options = await connectOptionsOf(o, follow);
-  let nc: NatsConnection;
-  try {
-    nc = await connect(options);
-  } catch (cause) {
-    const code = (cause as { code?: unknown }).code;
-    throw new StateSyncError(
-      typeof code === "string" && AUTH_CODES.has(code) ? "PERMISSION_DENIED" : "UNAVAILABLE",
-      `cannot connect to ${o.server}: ${(cause as Error).message}`,
-      { cause },
-    );
-  }
+  const nc: NatsConnection = await connectNats(options);
   try {
     return await use({ nc, options: o, layout, serverVersion: nc.info?.version ?? "unknown" });
   } finally {

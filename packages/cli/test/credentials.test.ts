@@ -1,12 +1,11 @@
-import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { writeFileSync } from "node:fs";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { startNatsServer, type NatsServer } from "@statesync/node";
 import { credsAuthenticator, nkeys } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { makeCertificates, tlsServerConfig } from "../../node/test/support/certificates.js";
 import { openCounter, runCli, runJson, uniqueStream } from "./helpers.js";
 
 /** An nkey pair of the `nats` client (operator, account or user). */
@@ -76,61 +75,6 @@ function operatorSetup(): { config: string; creds: string } {
   return { config, creds };
 }
 
-/** A CA, and a server and a client certificate it signed (for 127.0.0.1), in `dir`. */
-function makeCertificates(dir: string): void {
-  const openssl = (...args: string[]) =>
-    execFileSync("openssl", args, { cwd: dir, stdio: ["ignore", "ignore", "pipe"] });
-  const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
-  for (const ca of ["ca", "other-ca"]) {
-    const subject = ["-subj", `/CN=statesync test ${ca}`];
-    openssl(
-      "req",
-      "-x509",
-      ...ec,
-      "-keyout",
-      `${ca}-key.pem`,
-      "-out",
-      `${ca}.pem`,
-      "-days",
-      "2",
-      ...subject,
-    );
-  }
-  for (const name of ["server", "client"]) {
-    openssl(
-      "req",
-      ...ec,
-      "-keyout",
-      `${name}-key.pem`,
-      "-out",
-      `${name}.csr`,
-      "-subj",
-      `/CN=${name}`,
-    );
-    writeFileSync(
-      path.join(dir, `${name}.ext`),
-      "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth,clientAuth\n",
-    );
-    openssl(
-      "x509",
-      "-req",
-      "-in",
-      `${name}.csr`,
-      "-CA",
-      "ca.pem",
-      "-CAkey",
-      "ca-key.pem",
-      "-CAcreateserial",
-      "-out",
-      `${name}.pem`,
-      "-days",
-      "2",
-      "-extfile",
-      `${name}.ext`,
-    );
-  }
-}
-
 describe("statesync credentials: --creds and --tls-*", () => {
   let dir: string;
   let operator: NatsServer;
@@ -145,9 +89,7 @@ describe("statesync credentials: --creds and --tls-*", () => {
     await writeFile(creds, setup.creds);
     operator = await startNatsServer({ extraConfig: setup.config });
     makeCertificates(dir);
-    tls = await startNatsServer({
-      extraConfig: `tls { cert_file: "${file("server.pem")}", key_file: "${file("server-key.pem")}", ca_file: "${file("ca.pem")}", verify: true }`,
-    });
+    tls = await startNatsServer({ extraConfig: tlsServerConfig(dir) });
   });
   afterAll(async () => {
     await operator?.stop();
@@ -191,10 +133,14 @@ describe("statesync credentials: --creds and --tls-*", () => {
     // The server's certificate is checked against --tls-ca: another CA is refused...
     const otherCa = await runCli(["info", ...at, "--tls-ca", file("other-ca.pem"), ...certificate]);
     expect(otherCa.code).toBe(1);
-    expect(otherCa.stderr).toMatch(/^statesync: UNAVAILABLE: cannot connect to /);
-    // ...and the server refuses a client without a certificate.
+    expect(otherCa.stderr).toMatch(
+      /^statesync: UNAVAILABLE: cannot connect to tls:\S+: TLS handshake failed: this client does not trust the server's certificate \(UNABLE_TO_VERIFY_LEAF_SIGNATURE: /,
+    );
+    // ...and the server refuses a client without a certificate: said so, not TIMEOUT.
     const noCertificate = await runCli(["info", ...at, "--tls-ca", file("ca.pem")]);
     expect(noCertificate.code).toBe(1);
-    expect(noCertificate.stderr).toMatch(/^statesync: UNAVAILABLE: cannot connect to /);
+    expect(noCertificate.stderr).toMatch(
+      /^statesync: PERMISSION_DENIED: cannot connect to tls:\S+: TLS refused by the server: it did not accept this client's certificate \(.*alert.*\)/,
+    );
   });
 });

@@ -186,4 +186,55 @@ describe("statesync and model versions", () => {
     const latest = await runCli(["state", ...where(stream), "--model", MODEL]);
     expect(latest.stderr).toMatch(/^statesync: MODEL_UPGRADED: /);
   });
+
+  it("import restores a switched log with the snapshot entry's from: a command without mv reads the same on both", async () => {
+    // Before, the restore's snapshot entry had no `from`: an old SDK's command (no `mv`) landing
+    // after it was read as version 2's and applied there, while the original log skips it.
+    const stream = uniqueStream("FROM");
+    const a = await openCounter(ctx.server.url, stream);
+    await a.update("increment", { by: 3 }); // 2
+    await a.close();
+    expect((await runCli(["migrate", ...where(stream), "--model", MODEL_V2])).code).toBe(0); // 3
+    const file = path.join(ctx.dir, `${stream}.json`);
+    await runJson(["export", ...where(stream), "--model", MODEL_V2, file]);
+    expect(JSON.parse(await readFile(file, "utf8"))).toMatchObject({ from: 1, revision: 3 });
+    const restored = uniqueStream("FROMR");
+    await runJson(["import", file, ...where(restored), "--model", MODEL_V2]);
+    const rows = await runJson(["history", ...where(restored)]);
+    expect(rows).toMatchObject([{ kind: "snapshot", model: { version: 2, from: 1 } }]);
+    // The same command, as an SDK from before model versions writes it, lands on both logs.
+    const nc = await tcp(ctx.server.url);
+    for (const s of [stream, restored]) {
+      const log = new JetStreamLog({ connection: nc, stream: s });
+      const old = { v: 1, kind: "command", ts: Date.now(), client: "old-sdk", seed: 1 } as const;
+      const entry = encodeEntry({ ...old, name: "tag", args: { tag: "x" } });
+      await log.appendUnconditional(entry, `old-sdk-${s}`);
+      await log.close();
+    }
+    await nc.close();
+    const original = await runJson(["state", ...where(stream), "--model", MODEL_V2]);
+    const copy = await runJson(["state", ...where(restored), "--model", MODEL_V2]);
+    expect(original.state).toEqual({ count: 3, notes: [], tags: [] }); // skipped: a v1 command
+    expect(copy.state).toEqual(original.state);
+  });
+
+  it("migrate with a model older than the log names the log's version and latest revision", async () => {
+    // Before: "the log switched to counter v2; this client runs v1: upgrade it (entry at
+    // revision 1)", the genesis of a log created at version 2, whatever its revision.
+    const stream = uniqueStream("MIGOLD");
+    const v2Model = (await import(MODEL_V2)).default;
+    const b = await openSynchronizer<any, any>({
+      servers: ctx.server.url,
+      stream,
+      model: v2Model,
+      snapshots: false,
+    });
+    for (const tag of ["a", "b", "c"]) await b.updateUnconditionally("tag", { tag }); // 2-4
+    await b.close();
+    const r = await runCli(["migrate", ...where(stream), "--model", MODEL]);
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim()).toBe(
+      "statesync: MODEL_UPGRADED: the log is at counter v2 (latest revision 4, since its genesis entry at revision 1), newer than --model v1: migrate only switches a log to a newer version",
+    );
+  });
 });

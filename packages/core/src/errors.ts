@@ -35,7 +35,11 @@ export const ERROR_CODES = [
   "CLOSED",
   /** Internal to the log port: a conditional append found the log past the expected revision. */
   "CONFLICT",
-  /** A stored snapshot failed validation (checksum, schema, log identity); it is discarded. */
+  /**
+   * A stored snapshot failed validation (checksum, schema, log identity); it is discarded. Also
+   * reported (`details.kept: true`) for a snapshot of another model or of a version this model
+   * cannot read, which is not used and left in place (docs/versions.md).
+   */
   "CORRUPT_SNAPSHOT",
   /** The operation was aborted through an `AbortSignal`. */
   "ABORTED",

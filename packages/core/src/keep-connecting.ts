@@ -1,3 +1,4 @@
+import { connectFailure } from "./connect-failure.js";
 import { StateSyncError } from "./errors.js";
 
 /** A connection being made in the background (see {@link keepConnecting}). */
@@ -14,24 +15,14 @@ export interface BackgroundConnection<N> {
   errors(listener: (error: StateSyncError) => void): () => void;
 }
 
-/** Connect errors that retrying will not fix (nats.js `ErrorCode`). */
-const FATAL = new Set([
-  "AUTHORIZATION_VIOLATION",
-  "AUTHENTICATION_EXPIRED",
-  "AUTHENTICATION_TIMEOUT",
-  "ACCOUNT_EXPIRED",
-  "BAD_AUTHENTICATION",
-  "BAD_CREDS",
-  "INVALID_OPTION",
-  "PERMISSIONS_VIOLATION",
-]);
-
 /**
  * Calls `connect` until it resolves (jetstream-notes: nats.js `connect()` rejects when no server
  * answers, so a replica that must start offline needs its own loop): backoff 250 ms doubling to
  * 5 s, with jitter. `wake(retry)` may start the next attempt early (the browser's `online` event)
- * and returns an unsubscribe function. Authentication and option errors are final. The runtime
- * packages' `connectInBackground` wrap this with their client.
+ * and returns an unsubscribe function. Each failure is typed by `connectFailure`: an
+ * `UNAVAILABLE` one is retried and reported, any other (credentials or a TLS certificate the
+ * server refused: `PERMISSION_DENIED`; unusable options: `VALIDATION`) is final and rejects
+ * `connection` with it. The runtime packages' `connectInBackground` wrap this with their client.
  */
 export function keepConnecting<N extends { close(): Promise<void>; isClosed(): boolean }>(
   connect: () => Promise<N>,
@@ -48,14 +39,9 @@ export function keepConnecting<N extends { close(): Promise<void>; isClosed(): b
   const unsubscribe = options.wake?.(() => wake?.());
   const listeners = new Set<(error: StateSyncError) => void>();
   let lastError: StateSyncError | undefined;
-  const failed = (err: unknown) => {
-    const why = describe(err);
-    if (lastError && lastError.message.endsWith(`: ${why}`)) return;
-    const target = typeof options.target === "string" ? options.target : options.target?.join(", ");
-    const to = target ? ` ${target}` : " the server";
-    lastError = new StateSyncError("UNAVAILABLE", `cannot connect to${to}: ${why}`, {
-      cause: err,
-    });
+  const failed = (error: StateSyncError) => {
+    if (lastError?.message === error.message) return;
+    lastError = error;
     for (const l of [...listeners]) l(lastError);
   };
 
@@ -73,8 +59,9 @@ export function keepConnecting<N extends { close(): Promise<void>; isClosed(): b
         return nc;
       } catch (err) {
         if (cancelled) throw cancelledError();
-        if (FATAL.has((err as { code?: string }).code ?? "")) throw err;
-        failed(err);
+        const error = connectFailure(err, options.target);
+        if (error.code !== "UNAVAILABLE") throw error;
+        failed(error);
         const ms = Math.min(5_000, 250 * 2 ** Math.min(attempt, 5)) * (0.75 + Math.random() / 4);
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, ms);
@@ -103,16 +90,4 @@ export function keepConnecting<N extends { close(): Promise<void>; isClosed(): b
       if (made && !made.isClosed()) await made.close();
     },
   };
-}
-
-/**
- * A connect error in words: its message, else its code, else its text. (nats.ws in a browser
- * rejects with an error whose `message` is undefined: a WebSocket error event says no more.)
- */
-function describe(err: unknown): string {
-  const e = err as { message?: unknown; code?: unknown } | null;
-  if (typeof e?.message === "string" && e.message !== "") return e.message;
-  if (typeof e?.code === "string" && e.code !== "") return e.code;
-  const text = String(err);
-  return text === "[object Object]" || text === "" ? "the connection failed" : text;
 }

@@ -272,7 +272,9 @@ export interface StateSynchronizer<S, C extends CommandMap<S> = CommandMap<S>> {
 
   /**
    * Writes the local snapshot now (no-op without a snapshot store). Throws `SNAPSHOT_FAILED` when
-   * the store cannot write (also reported as an `"error"` event), `CLOSED` after `close()`.
+   * the store cannot write (also reported as an `"error"` event), `CLOSED` after `close()`, and
+   * the stall error `MODEL_UPGRADED` once the log switched past this model (a replica stopped so
+   * writes no snapshot, docs/versions.md).
    *
    * Never waits for the store without end: when it has not answered within 10 s (another tab
    * holding the IndexedDB database, a hung disk) the call throws `SNAPSHOT_FAILED` with

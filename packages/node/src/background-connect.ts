@@ -1,9 +1,10 @@
 import { keepConnecting, type BackgroundConnection } from "@statesync/core";
-import { connect, type ConnectionOptions, type NatsConnection } from "nats";
+import type { ConnectionOptions, NatsConnection } from "nats";
+import { connectNats } from "./connect-nats.js";
 
 /**
- * Connects with `nats` over TCP and keeps trying while no server answers (core's
- * `keepConnecting`); once connected, nats.js reconnects by itself (`maxReconnectAttempts: -1`
+ * Connects with `nats` over TCP ({@link connectNats}: a refused TLS handshake says so) and keeps
+ * trying while no server answers (core's `keepConnecting`); once connected, nats.js reconnects by itself (`maxReconnectAttempts: -1`
  * unless given). `noAsyncTraces: true` unless given: nats.js otherwise captures two stack traces
  * per request (an `Error` for the request's context and one for its timeout), a large share of
  * a publish's client CPU; statesync reports its own typed errors, so the traces add nothing.
@@ -16,7 +17,7 @@ export function connectInBackground(
 ): BackgroundConnection<NatsConnection> {
   return keepConnecting(
     () =>
-      connect({
+      connectNats({
         maxReconnectAttempts: -1,
         noAsyncTraces: true,
         ...options,

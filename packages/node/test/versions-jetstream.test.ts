@@ -1,7 +1,8 @@
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { defineModel } from "@statesync/core";
-import { openSynchronizer } from "@statesync/node";
+import { FileSnapshotStore, openSynchronizer } from "@statesync/node";
 import { codeOf, uniqueStream, useNatsServer } from "./helpers.js";
 import { counter } from "./support/models.js";
 
@@ -64,3 +65,33 @@ for (const layout of layouts) {
     });
   });
 }
+
+describe("model versions and the local snapshot (FileSnapshotStore, nats-server)", () => {
+  it("an older client refused at open keeps the newer client's snapshot; the newer one replays only the tail", async () => {
+    const stream = uniqueStream("VERSNAP");
+    const snapshotDir = path.join(ctx.dir, stream);
+    const base = { servers: ctx.server.url, stream, snapshotKey: "app" };
+    const a1 = await openSynchronizer({ ...base, model: counter, snapshots: false });
+    await a1.update("increment", { by: 1 });
+    const b2 = await openSynchronizer({ ...base, model: counterV2, snapshotDir });
+    for (let i = 0; i < 4; i++) await b2.update("increment", { by: 1 });
+    await b2.close(); // the version-2 snapshot
+    const files = new FileSnapshotStore(snapshotDir);
+    const saved = await files.load("app");
+    expect(saved).toMatchObject({ modelVersion: 2, revision: b2.revision });
+    // A rollback or a stale copy of the version-1 app opens with the same directory and key.
+    expect(await codeOf(openSynchronizer({ ...base, model: counter, snapshotDir }))).toBe(
+      "MODEL_UPGRADED",
+    );
+    expect(await files.load("app")).toEqual(saved);
+    // Another version-2 writer appends three entries; the version-2 app restores its snapshot and
+    // fetches only those.
+    const other = await openSynchronizer({ ...base, model: counterV2, snapshots: false });
+    for (let i = 0; i < 3; i++) await other.update("increment", { by: 1 });
+    const again = await openSynchronizer({ ...base, model: counterV2, snapshotDir });
+    expect(again.stats.snapshotsRestored).toBe(1);
+    expect(again.stats.entriesFetched).toBe(3);
+    expect(again.state).toEqual(other.state);
+    await Promise.all([a1, other, again].map((r) => r.close()));
+  });
+});

@@ -20,7 +20,8 @@ import {
 import { loadModel } from "../model-file.js";
 import { addCommonOptions, parseCommon, parseWith, revisionSchema } from "../options.js";
 import { printJson, printLines } from "../output.js";
-import { withSession } from "../session.js";
+import { readLogVersion, type LogVersion } from "../log-version.js";
+import { withLog, withSession } from "../session.js";
 import { MODEL_OPTION, readState } from "./state.js";
 
 const exportSchema = z.object({
@@ -59,6 +60,17 @@ async function writeNew(path: string, text: string, force: boolean): Promise<voi
   }
 }
 
+/**
+ * The version before the last switch of a log whose state at some revision is backed up under
+ * model version `version`, with `at` the log's version there: the log's own `from`, or, when the
+ * model is newer than the log (the backup holds the state migrated up, like a switch would),
+ * the log's version itself.
+ */
+function switchedFrom(version: number, at: LogVersion | undefined): number | undefined {
+  if (at === undefined) return undefined;
+  return version > at.version ? at.version : at.from;
+}
+
 /** Adds `export` to `program`. */
 export function registerExport(program: Command): void {
   addCommonOptions(
@@ -74,7 +86,11 @@ export function registerExport(program: Command): void {
       const o = parseCommon(raw);
       const args = parseWith(exportSchema, { ...raw, file });
       const model = await loadModel(args.model);
-      const { revision, state } = await withSession(o, (s) => readState(s, model, args.at));
+      const { revision, state, from } = await withSession(o, async (s) => {
+        const read = await readState(s, model, args.at);
+        const at = await withLog(s, (log) => readLogVersion(log, read.revision));
+        return { ...read, from: switchedFrom(model.version, at) };
+      });
       const valid = model.state.safeParse(state);
       if (!valid.success) {
         throw new StateSyncError(
@@ -89,6 +105,7 @@ export function registerExport(program: Command): void {
         created: new Date().toISOString(),
         source: { stream: o.stream, key: o.key ?? null, subjectPrefix: o.subjectPrefix ?? null },
         model: { name: model.name, version: model.version, initialHash: model.initialHash },
+        ...(from !== undefined ? { from } : {}),
         revision,
         state: state as BackupContent["state"],
       });

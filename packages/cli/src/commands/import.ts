@@ -5,7 +5,8 @@
  * A log that already holds entries is refused.
  *
  * What is written (with the core's own entry encoder): a genesis entry naming the backup's
- * model, then a snapshot entry of the backed-up state based on it, each appended conditionally
+ * model, then a snapshot entry of the backed-up state based on it (with the backup's `from`,
+ * the version before the source log's last switch, as compaction writes it), each appended conditionally
  * (so a concurrent writer makes the import fail, never interleave), then the genesis is
  * truncated away. The restored log thus has the shape of a compacted one: replicas of that model
  * open it and start from the state, and `verify` takes the snapshot entry as its starting point
@@ -109,6 +110,8 @@ export async function writeRestore(log: JetStreamLog, backup: Backup): Promise<n
     version,
     initialHash,
     state: backup.state,
+    // As a compaction's snapshot entry does: the version before the log's last switch.
+    ...(backup.from !== undefined ? { from: backup.from } : {}),
   });
   let revision: number;
   try {

@@ -6,10 +6,11 @@
  * switch would carry. Exit 0 also when the log is already at the model's version (nothing to do).
  */
 import type { Command } from "commander";
-import { StateSyncError } from "@statesync/node";
+import { isStateSyncError, StateSyncError, type JetStreamLog } from "@statesync/node";
 import { z } from "zod";
 import { action } from "../action.js";
-import { loadModel } from "../model-file.js";
+import { readLogVersion } from "../log-version.js";
+import { loadModel, type AnyModel } from "../model-file.js";
 import { addCommonOptions, parseCommon, parseWith } from "../options.js";
 import { block, printJson, printLines, shortJson } from "../output.js";
 import { withReplica } from "../replica.js";
@@ -59,7 +60,7 @@ export function registerMigrate(program: Command): void {
               const base = { ...common, from: model.version, revision: replica.revision };
               return { ...base, outcome: "up-to-date", state: replica.state };
             }
-            const logVersion = await logVersionOf(replica);
+            const logVersion = (await readLogVersion(log))?.version ?? 0;
             if (args.dryRun) {
               const revision = replica.revision;
               return {
@@ -78,7 +79,7 @@ export function registerMigrate(program: Command): void {
               revision,
               state: replica.state,
             };
-          }),
+          }).catch((e: unknown) => refusal(e, log, model)),
         ),
       );
       if (o.json) return printJson(result);
@@ -93,21 +94,21 @@ export function registerMigrate(program: Command): void {
   );
 }
 
-/** The model version the log is at: that of its last genesis, snapshot or switch entry. */
-async function logVersionOf(replica: {
-  history(o: {
-    from?: number;
-  }): Promise<ReadonlyArray<{ kind: string; modelVersion?: number | undefined }>>;
-}): Promise<number> {
-  const entries = await replica.history({});
-  let version = 0;
-  for (const e of entries) {
-    if (
-      (e.kind === "genesis" || e.kind === "snapshot" || e.kind === "switch") &&
-      e.modelVersion !== undefined
-    ) {
-      version = e.modelVersion;
-    }
-  }
-  return version;
+/**
+ * A model older than the log: `MODEL_UPGRADED` naming the version the log is at and its latest
+ * revision (the replica's own refusal names only the first entry it could not read, often the
+ * genesis at revision 1, whatever the log's revision). Anything else is rethrown as it is.
+ */
+async function refusal(e: unknown, log: JetStreamLog, model: AnyModel): Promise<never> {
+  if (!isStateSyncError(e, "MODEL_UPGRADED")) throw e;
+  const [info, at] = await Promise.all([log.info(), readLogVersion(log)]).catch(() => {
+    throw e;
+  });
+  const version = at?.version ?? e.details.needed;
+  const since = at ? `, since its ${at.kind} entry at revision ${at.revision}` : "";
+  throw new StateSyncError(
+    "MODEL_UPGRADED",
+    `the log is at ${model.name} v${String(version)} (latest revision ${info.latestRevision}${since}), newer than --model v${model.version}: migrate only switches a log to a newer version`,
+    { cause: e, details: { ...e.details, needed: version, latest: info.latestRevision } },
+  );
 }

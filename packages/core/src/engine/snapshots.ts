@@ -34,12 +34,21 @@ export const STORE_WAIT_MS = 10_000;
  *
  * Invariants:
  * 1. A restored snapshot is used only if it belongs to this model, passes the schema, is JSON,
- *    and the log it came from (same identity) still agrees with it at its revision; otherwise it
- *    is discarded with a `CORRUPT_SNAPSHOT` event and the replica starts from the log.
+ *    and the log it came from (same identity) still agrees with it at its revision; otherwise a
+ *    `CORRUPT_SNAPSHOT` event says why and the replica starts from the log. The snapshot is then
+ *    discarded, unless invariant 4 keeps it.
  * 2. Saves run one at a time, each recording the state as it is when it starts. At most two are
  *    outstanding: a request while one runs and another waits joins the waiting one.
- * 3. Nothing is saved before the replica stands on the log (identity known, anchored).
- * 4. No wait on the store lasts past {@link STORE_WAIT_MS} (stop 13): a save whose store has not
+ * 3. Nothing is saved before the replica stands on the log (identity known, anchored), and
+ *    nothing once it stopped because the log switched to a newer model version than its own
+ *    (`MODEL_UPGRADED`): its state is one the log has left, and the key belongs to the newer app.
+ * 4. A stored snapshot is deleted only when it is damaged or the log shows it stale. One of
+ *    another model or of a version this model cannot read (a newer one: this app is a rollback
+ *    or a stale tab) is neither used nor deleted. Within one log, a newer version's snapshot is
+ *    at a higher revision than any state an older replica reaches (it stops before the switch),
+ *    so the store's revision rule keeps it from being replaced; only a replica standing on a
+ *    recreated log (another identity, a snapshot no version can use) replaces it.
+ * 5. No wait on the store lasts past {@link STORE_WAIT_MS} (stop 13): a save whose store has not
  *    answered by then rejects `SNAPSHOT_FAILED` (`details.timedOut`, one `"error"` event), and so
  *    does a save queued behind it. Until the store answers that write, saves are not sent to it
  *    (it runs writes in order: they would only queue behind the one that hangs) and reject at
@@ -62,9 +71,9 @@ export class Snapshots<S, C extends CommandMap<S>> {
   /** Least time between automatic saves now, ms (scales with how long a save takes). */
   private autoSaveGapMs = AUTO_SAVE_MIN_MS;
   private autoSaveTimer: ReturnType<typeof setTimeout> | undefined;
-  /** A write the store did not answer within the wait, until it does (invariant 4). */
+  /** A write the store did not answer within the wait, until it does (invariant 5). */
   private unanswered: Promise<void> | undefined;
-  /** No save waits past this time (ms since the epoch): set by `close()` (invariant 4). */
+  /** No save waits past this time (ms since the epoch): set by `close()` (invariant 5). */
   private closeBy = Infinity;
 
   constructor(
@@ -99,18 +108,33 @@ export class Snapshots<S, C extends CommandMap<S>> {
     }
     if (record === undefined) return;
     // A snapshot of an older version of the model resumes the log at that version (its state is
-    // then migrated up like the log's); one of a version this model cannot read is discarded.
-    const model = modelOfVersion(this.model, record.modelVersion);
-    const problem =
-      record.model !== this.model.name
-        ? `it belongs to model ${record.model}`
-        : model === undefined
-          ? `it was saved by ${record.model} v${record.modelVersion}, which v${this.model.version} cannot read`
-          : !model.state.safeParse(record.state).success
-            ? "its state fails the model's schema"
-            : findNonJson(record.state) !== undefined
-              ? "its state is not JSON"
-              : undefined;
+    // then migrated up like the log's). One of another model or of a version this model cannot
+    // read (newer, or outside its chain) is not ours to judge: it is kept for the app that wrote
+    // it (invariant 4).
+    const model =
+      record.model === this.model.name
+        ? modelOfVersion(this.model, record.modelVersion)
+        : undefined;
+    if (model === undefined) {
+      const whose =
+        record.model !== this.model.name
+          ? `it belongs to model ${record.model}`
+          : `it was saved by ${record.model} v${record.modelVersion}, which v${this.model.version} cannot read`;
+      return this.status.report(
+        new StateSyncError(
+          "CORRUPT_SNAPSHOT",
+          `not using the local snapshot: ${whose}; it is kept`,
+          {
+            details: { kept: true, model: record.model, modelVersion: record.modelVersion },
+          },
+        ),
+      );
+    }
+    const problem = !model.state.safeParse(record.state).success
+      ? "its state fails the model's schema"
+      : findNonJson(record.state) !== undefined
+        ? "its state is not JSON"
+        : undefined;
     if (problem !== undefined) return this.discard(problem);
     this.replica.reset({
       state: deepFreeze(record.state),
@@ -161,7 +185,7 @@ export class Snapshots<S, C extends CommandMap<S>> {
     );
     const store = this.store;
     if (!store) return;
-    // Bounded like every wait on the store (invariant 4); a failed delete changes nothing here.
+    // Bounded like every wait on the store (invariant 5); a failed delete changes nothing here.
     const deleting = (async () => store.delete(this.key))();
     deleting.catch(() => undefined);
     await settledWithin(deleting, STORE_WAIT_MS);
@@ -169,10 +193,12 @@ export class Snapshots<S, C extends CommandMap<S>> {
 
   /**
    * Saves now (invariant 2); rejects `SNAPSHOT_FAILED` when the store cannot write or does not
-   * answer within {@link STORE_WAIT_MS} (invariant 4).
+   * answer within {@link STORE_WAIT_MS} (invariant 5), and with the stall error once the log
+   * switched past this model (invariant 3: nothing is written).
    */
   save(): Promise<void> {
     const store = this.store;
+    if (store && this.upgradedPast()) return Promise.reject(this.status.stallReason);
     if (!store || !this.due()) return this.saving;
     this.consumedSinceSave = 0;
     if (this.nextSave && this.outstanding >= 2) return this.nextSave;
@@ -193,7 +219,7 @@ export class Snapshots<S, C extends CommandMap<S>> {
 
   /**
    * Stops automatic saves, waits for the running ones, and saves the final state: at most
-   * {@link STORE_WAIT_MS} in all (invariant 4). Never rejects.
+   * {@link STORE_WAIT_MS} in all (invariant 5). Never rejects.
    */
   async close(): Promise<void> {
     if (this.autoSaveTimer) clearTimeout(this.autoSaveTimer);
@@ -233,7 +259,7 @@ export class Snapshots<S, C extends CommandMap<S>> {
   private async write(store: SnapshotStore): Promise<void> {
     if (!this.due()) return;
     if (this.unanswered) {
-      // Not sent: it would queue behind the write that hangs (invariant 4). No second event.
+      // Not sent: it would queue behind the write that hangs (invariant 5). No second event.
       this.autoSaveAfterRun = true;
       throw new StateSyncError(
         "SNAPSHOT_FAILED",
@@ -278,7 +304,7 @@ export class Snapshots<S, C extends CommandMap<S>> {
 
   /**
    * A write the store did not answer within `waitMs`: reported and returned as the save's error.
-   * Until the store answers it, saves are skipped; then one save follows (invariant 4).
+   * Until the store answers it, saves are skipped; then one save follows (invariant 5).
    */
   private timedOut(writing: Promise<void>, waitMs: number): StateSyncError {
     this.unanswered = writing;
@@ -305,6 +331,16 @@ export class Snapshots<S, C extends CommandMap<S>> {
   }
 
   private due(): boolean {
-    return this.logIdentity !== undefined && this.replica.revision > 0 && this.replica.anchored;
+    return (
+      this.logIdentity !== undefined &&
+      this.replica.revision > 0 &&
+      this.replica.anchored &&
+      !this.upgradedPast()
+    );
+  }
+
+  /** The replica stopped because the log switched to a newer model version (invariant 3). */
+  private upgradedPast(): boolean {
+    return this.status.stallReason?.code === "MODEL_UPGRADED";
   }
 }

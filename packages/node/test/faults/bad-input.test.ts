@@ -156,7 +156,7 @@ describe("damaged or invalid local snapshots", () => {
     await b.close();
   });
 
-  it("a snapshot of another model in the same place: discarded", async () => {
+  it("a snapshot of another model in the same place: not used (kept for its app until this one saves over it)", async () => {
     const s = await withSnapshot("MODEL");
     const record = (await s.store.load(s.key))!;
     await s.store.delete(s.key);

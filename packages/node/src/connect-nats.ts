@@ -1,0 +1,71 @@
+import { connectFailure, tlsFailure } from "@statesync/core";
+import { connect, type ConnectionOptions, type NatsConnection } from "nats";
+
+/** nats.js's `timeout` default: how long one connection attempt may take, ms. */
+const NATS_CONNECT_TIMEOUT_MS = 20_000;
+/**
+ * A probe starts once an attempt has taken this long (ms), or a quarter of its `timeout` if less:
+ * well within the 5 s a replica's first request waits for the connection, so that the opening
+ * fails with the refusal rather than reading `offline`; and longer than a healthy connection
+ * takes (TCP, TLS 1.3 and CONNECT/PONG are about four round trips), so that it rarely runs.
+ */
+const PROBE_AFTER_MAX_MS = 1_500;
+
+/**
+ * `connect` of `nats` (TCP) that says why a TLS handshake failed instead of `TIMEOUT`, typed.
+ *
+ * Why: with TLS 1.3 a server that refuses the client's certificate (none given, signed by a CA
+ * it does not trust) says so only after the client's side of the handshake is done, and
+ * nats.js, when it may reconnect (`reconnect`, the default), takes that closed socket for a
+ * lost connection and waits out its whole `timeout` (20 s by default) before rejecting
+ * `TIMEOUT`: the refusal itself is lost. So when an attempt has not settled after a quarter of
+ * its `timeout` (at most 1.5 s), one probe connects with the same options and `reconnect: false`,
+ * which rejects with the server's alert at once. If the probe reads a failed TLS handshake
+ * (`tlsFailure`), the attempt rejects with it (and a connection it still makes is closed);
+ * otherwise the probe is closed or ignored and the attempt goes on. A healthy server answers
+ * before the probe starts, so it costs nothing then.
+ *
+ * Resolves to the connection; rejects with `connectFailure`'s `StateSyncError`
+ * (`cannot connect to <servers>: …`, `cause` the error of nats.js or Node): `PERMISSION_DENIED`
+ * for refused credentials or a client certificate the server refused (`details.tls: "server"`),
+ * `VALIDATION` for unusable options, `UNAVAILABLE` for the rest (a server certificate this client
+ * does not trust: `details.tls: "client"`; refused, unreachable, `TIMEOUT`).
+ */
+export async function connectNats(options: ConnectionOptions): Promise<NatsConnection> {
+  const attempt = connect(options);
+  const probeAfter = Math.min(PROBE_AFTER_MAX_MS, (options.timeout ?? NATS_CONNECT_TIMEOUT_MS) / 4);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const refused = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => void probe(options).then((err) => err !== undefined && reject(err)),
+      probeAfter,
+    );
+    timer.unref?.();
+  });
+  refused.catch(() => undefined);
+  try {
+    return await Promise.race([attempt, refused]);
+  } catch (err) {
+    // The probe won: the attempt may still connect (it never does when the server refused TLS).
+    attempt
+      .then(
+        (nc) => nc.close(),
+        () => undefined,
+      )
+      .catch(() => undefined);
+    throw connectFailure(err, options.servers);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** One attempt that does not reconnect: the error of a failed TLS handshake, else undefined. */
+async function probe(options: ConnectionOptions): Promise<unknown> {
+  try {
+    const nc = await connect({ ...options, reconnect: false, waitOnFirstConnect: false });
+    await nc.close().catch(() => undefined);
+    return undefined;
+  } catch (err) {
+    return tlsFailure(err) === undefined ? undefined : err;
+  }
+}
