@@ -16,7 +16,7 @@ export interface BackgroundConnection<N> {
 }
 
 /**
- * Calls `connect` until it resolves (jetstream-notes: nats.js `connect()` rejects when no server
+ * Calls `connect` until it resolves, passing a signal aborted by `cancel()` (jetstream-notes: nats.js `connect()` rejects when no server
  * answers, so a replica that must start offline needs its own loop): backoff 250 ms doubling to
  * 5 s, with jitter. `wake(retry)` may start the next attempt early (the browser's `online` event)
  * and returns an unsubscribe function. Each failure is typed by `connectFailure`: an
@@ -25,7 +25,7 @@ export interface BackgroundConnection<N> {
  * `connection` with it. The runtime packages' `connectInBackground` wrap this with their client.
  */
 export function keepConnecting<N extends { close(): Promise<void>; isClosed(): boolean }>(
-  connect: () => Promise<N>,
+  connect: (signal: AbortSignal) => Promise<N>,
   options: {
     wake?: (retry: () => void) => () => void;
     /** What is being connected to, for error messages: the server URL(s). */
@@ -33,6 +33,8 @@ export function keepConnecting<N extends { close(): Promise<void>; isClosed(): b
   } = {},
 ): BackgroundConnection<N> {
   let cancelled = false;
+  /** Aborted on cancel: an attempt in flight may stop what it can (timers of its own). */
+  const aborter = new AbortController();
   let wake: (() => void) | undefined;
   let made: N | undefined;
   const cancelledError = () => new StateSyncError("CLOSED", "connecting was cancelled");
@@ -49,7 +51,7 @@ export function keepConnecting<N extends { close(): Promise<void>; isClosed(): b
     for (let attempt = 0; ; attempt++) {
       if (cancelled) throw cancelledError();
       try {
-        const nc = await connect();
+        const nc = await connect(aborter.signal);
         if (cancelled) {
           await nc.close().catch(() => undefined);
           throw cancelledError();
@@ -86,6 +88,7 @@ export function keepConnecting<N extends { close(): Promise<void>; isClosed(): b
     },
     async cancel() {
       cancelled = true;
+      aborter.abort();
       wake?.();
       if (made && !made.isClosed()) await made.close();
     },

@@ -16,13 +16,16 @@ export function connectInBackground(
   options: ConnectionOptions,
 ): BackgroundConnection<NatsConnection> {
   return keepConnecting(
-    () =>
-      connectNats({
-        maxReconnectAttempts: -1,
-        noAsyncTraces: true,
-        ...options,
-        waitOnFirstConnect: false,
-      }),
+    (signal) =>
+      connectNats(
+        {
+          maxReconnectAttempts: -1,
+          noAsyncTraces: true,
+          ...options,
+          waitOnFirstConnect: false,
+        },
+        signal,
+      ),
     { target: options.servers },
   );
 }

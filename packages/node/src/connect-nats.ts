@@ -25,13 +25,19 @@ const PROBE_AFTER_MAX_MS = 1_500;
  * otherwise the probe is closed or ignored and the attempt goes on. A healthy server answers
  * before the probe starts, so it costs nothing then.
  *
+ * `signal` (aborted when the caller gives up, e.g. `keepConnecting`'s cancel): no probe starts
+ * after it; the attempt in flight is nats.js's and cannot be cancelled.
+ *
  * Resolves to the connection; rejects with `connectFailure`'s `StateSyncError`
  * (`cannot connect to <servers>: …`, `cause` the error of nats.js or Node): `PERMISSION_DENIED`
  * for refused credentials or a client certificate the server refused (`details.tls: "server"`),
  * `VALIDATION` for unusable options, `UNAVAILABLE` for the rest (a server certificate this client
  * does not trust: `details.tls: "client"`; refused, unreachable, `TIMEOUT`).
  */
-export async function connectNats(options: ConnectionOptions): Promise<NatsConnection> {
+export async function connectNats(
+  options: ConnectionOptions,
+  signal?: AbortSignal,
+): Promise<NatsConnection> {
   const attempt = connect(options);
   const probeAfter = Math.min(PROBE_AFTER_MAX_MS, (options.timeout ?? NATS_CONNECT_TIMEOUT_MS) / 4);
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -42,6 +48,10 @@ export async function connectNats(options: ConnectionOptions): Promise<NatsConne
     );
     timer.unref?.();
   });
+  // Cancelled (the replica closed): no probe; the attempt itself is nats.js's and runs out alone.
+  const noProbe = () => clearTimeout(timer);
+  if (signal?.aborted) noProbe();
+  signal?.addEventListener("abort", noProbe, { once: true });
   refused.catch(() => undefined);
   try {
     return await Promise.race([attempt, refused]);
@@ -56,6 +66,7 @@ export async function connectNats(options: ConnectionOptions): Promise<NatsConne
     throw connectFailure(err, options.servers);
   } finally {
     clearTimeout(timer);
+    signal?.removeEventListener("abort", noProbe);
   }
 }
 
