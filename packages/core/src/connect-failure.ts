@@ -2,8 +2,9 @@ import { StateSyncError } from "./errors.js";
 
 /**
  * What a failed connection attempt means, typed. Shared by `keepConnecting` (every runtime's
- * background connection), `toStateSyncError` and the Node package's `connectNats` (the
- * `statesync` CLI too), so that one failure reads the same wherever it surfaces.
+ * background connection) and the Node package's `connectNats` (the `statesync` CLI too, which
+ * reads failed TLS handshakes first: `tlsFailure` there), so that one failure reads the same
+ * wherever it surfaces.
  */
 
 /** nats.js error codes of a server that refused who the client is: retrying will not help. */
@@ -17,138 +18,9 @@ export const NATS_DENIED: ReadonlySet<string> = new Set([
   "BAD_CREDS",
 ]);
 
-/**
- * TLS alerts (OpenSSL's names, as in Node's `ERR_SSL_<version>_ALERT_<name>` codes) a server
- * sends when it does not accept the client's certificate: none given, signed by a CA it does not
- * trust, expired, revoked.
- */
-const CERTIFICATE_ALERTS =
-  /ALERT_(BAD_CERTIFICATE|CERTIFICATE_REQUIRED|UNKNOWN_CA|CERTIFICATE_EXPIRED|CERTIFICATE_REVOKED|CERTIFICATE_UNKNOWN|UNSUPPORTED_CERTIFICATE|ACCESS_DENIED)$/;
-
-/** Node's codes of a server certificate the client does not trust (X.509 checks, host name). */
-const UNTRUSTED_SERVER = new Set([
-  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
-  "UNABLE_TO_GET_ISSUER_CERT",
-  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
-  "DEPTH_ZERO_SELF_SIGNED_CERT",
-  "SELF_SIGNED_CERT_IN_CHAIN",
-  "CERT_HAS_EXPIRED",
-  "CERT_NOT_YET_VALID",
-  "CERT_REVOKED",
-  "CERT_UNTRUSTED",
-  "CERT_REJECTED",
-  "CERT_SIGNATURE_FAILURE",
-  "INVALID_CA",
-  "HOSTNAME_MISMATCH",
-  "ERR_TLS_CERT_ALTNAME_INVALID",
-]);
-
-/** A failed TLS handshake, in words (see {@link tlsFailure}). */
-export interface TlsFailure {
-  /**
-   * `PERMISSION_DENIED`: the server refused the client's certificate (retrying will not help);
-   * `VALIDATION`: the client's TLS options cannot be used (a certificate file that cannot be
-   * read); `UNAVAILABLE`: any other failed handshake (the client does not trust the server's
-   * certificate, the server offers no TLS, another alert).
-   */
-  readonly code: "PERMISSION_DENIED" | "VALIDATION" | "UNAVAILABLE";
-  /** Who refused: `server`, `client`, or `options` for unusable TLS options. */
-  readonly refusedBy: "server" | "client" | "options";
-  /** What happened, e.g. "TLS refused by the server: it did not accept this client's certificate (…)". */
-  readonly text: string;
-  /** The code it was read from (`ERR_SSL_SSLV3_ALERT_BAD_CERTIFICATE`, `CERT_HAS_EXPIRED`…). */
-  readonly errorCode: string;
-}
-
 interface ErrorLike {
   readonly code?: unknown;
   readonly message?: unknown;
-  readonly chainedError?: unknown;
-  readonly cause?: unknown;
-}
-
-/** The error and the ones it wraps (nats.js `chainedError`, `cause`), outermost first. */
-function chain(err: unknown): ErrorLike[] {
-  const out: ErrorLike[] = [];
-  for (let e = err; typeof e === "object" && e !== null && out.length < 4;) {
-    const like = e as ErrorLike;
-    out.push(like);
-    e = like.chainedError ?? like.cause;
-  }
-  return out;
-}
-
-const codeOf = (e: ErrorLike): string => (typeof e.code === "string" ? e.code : "");
-const messageOf = (e: ErrorLike): string => (typeof e.message === "string" ? e.message : "");
-
-/** "sslv3 alert bad certificate" out of OpenSSL's long message, else the code. */
-function alertOf(e: ErrorLike): string {
-  const alert = /:([a-z0-9 ]*alert [a-z0-9 ]+)(?::|$)/i.exec(messageOf(e))?.[1];
-  return alert ?? codeOf(e);
-}
-
-/**
- * Reads a failed TLS handshake out of what nats.js (`nats`, over Node's `tls`) rejects with, or
- * returns undefined for any other error. Looks at the error's `code` and those it wraps:
- * - `ERR_SSL_…_ALERT_…` of a certificate (bad, required, unknown CA, expired…): the server
- *   refused this client's certificate → `PERMISSION_DENIED`; any other alert → `UNAVAILABLE`;
- * - Node's certificate checks (`UNABLE_TO_VERIFY_LEAF_SIGNATURE`, `CERT_HAS_EXPIRED`,
- *   `ERR_TLS_CERT_ALTNAME_INVALID`…): this client does not trust the server's certificate →
- *   `UNAVAILABLE` (the server's certificate may be replaced while the client waits);
- * - other `ERR_SSL_…` codes, nats.js `SERVER_OPT_NA` for `tls` → `UNAVAILABLE`;
- * - nats.js `TLS` (its TLS options failed to load) → `VALIDATION`.
- */
-export function tlsFailure(err: unknown): TlsFailure | undefined {
-  const errors = chain(err);
-  // nats.js's own `TLS` code wraps Node's error when there is one: that one says more.
-  for (const e of [...errors.filter((e) => codeOf(e) !== "TLS"), ...errors]) {
-    const found = readTls(e);
-    if (found) return { ...found, errorCode: codeOf(e) };
-  }
-  return undefined;
-}
-
-/** One error of the chain read as a failed TLS handshake (see {@link tlsFailure}). */
-function readTls(e: ErrorLike): Omit<TlsFailure, "errorCode"> | undefined {
-  const code = codeOf(e);
-  if (code.startsWith("ERR_SSL_") && code.includes("_ALERT_")) {
-    return CERTIFICATE_ALERTS.test(code)
-      ? {
-          code: "PERMISSION_DENIED",
-          refusedBy: "server",
-          text: `TLS refused by the server: it did not accept this client's certificate (${alertOf(e)})`,
-        }
-      : {
-          code: "UNAVAILABLE",
-          refusedBy: "server",
-          text: `TLS refused by the server (${alertOf(e)})`,
-        };
-  }
-  if (UNTRUSTED_SERVER.has(code)) {
-    return {
-      code: "UNAVAILABLE",
-      refusedBy: "client",
-      text: `TLS handshake failed: this client does not trust the server's certificate (${code}: ${messageOf(e)})`,
-    };
-  }
-  if (code.startsWith("ERR_SSL_")) {
-    return { code: "UNAVAILABLE", refusedBy: "client", text: `TLS handshake failed (${code})` };
-  }
-  if (code === "SERVER_OPT_NA" && messageOf(e) === "tls") {
-    return {
-      code: "UNAVAILABLE",
-      refusedBy: "client",
-      text: "TLS handshake failed: the server does not offer TLS, which this client asks for",
-    };
-  }
-  if (code === "TLS") {
-    return {
-      code: "VALIDATION",
-      refusedBy: "options",
-      text: `the TLS options cannot be used: ${messageOf(e) || code}`,
-    };
-  }
-  return undefined;
 }
 
 /**
@@ -166,22 +38,15 @@ function describe(err: unknown): string {
 /**
  * The `StateSyncError` of a failed connection attempt to `target` (the server URL(s); "the
  * server" when not given), message `cannot connect to <target>: <why>`, `cause` the error:
- * a failed TLS handshake as {@link tlsFailure} reads it (`details.tls`: who refused); a server
- * that refused the credentials (`AUTHORIZATION_VIOLATION`, `BAD_CREDS`…) → `PERMISSION_DENIED`;
+ * a server that refused the credentials (`AUTHORIZATION_VIOLATION`, `BAD_CREDS`…) → `PERMISSION_DENIED`;
  * nats.js `INVALID_OPTION` → `VALIDATION`; anything else (refused, unreachable, `TIMEOUT`) →
  * `UNAVAILABLE`. Only `UNAVAILABLE` is worth retrying. A `StateSyncError` passes unchanged.
  */
 export function connectFailure(err: unknown, target?: string | readonly string[]): StateSyncError {
   if (err instanceof StateSyncError) return err;
   const to = typeof target === "string" ? target : target?.join(", ") || "the server";
-  const code = codeOf((err ?? {}) as ErrorLike);
-  const tls = tlsFailure(err);
-  if (tls) {
-    return new StateSyncError(tls.code, `cannot connect to ${to}: ${tls.text}`, {
-      cause: err,
-      details: { tls: tls.refusedBy, natsCode: tls.errorCode },
-    });
-  }
+  const e = (err ?? {}) as ErrorLike;
+  const code = typeof e.code === "string" ? e.code : "";
   const typed = NATS_DENIED.has(code)
     ? "PERMISSION_DENIED"
     : code === "INVALID_OPTION"

@@ -91,7 +91,7 @@ export type { HistoryEntry, HistoryOptions } from "./history.js";
 export { rebuildStateAt } from "./history.js";
 export { createSynchronizer } from "./synchronizer.js";
 export { keepConnecting, type BackgroundConnection } from "./keep-connecting.js";
-export { connectFailure, tlsFailure, type TlsFailure } from "./connect-failure.js";
+export { connectFailure } from "./connect-failure.js";
 export * from "./jetstream/index.js";
 export {
   openJetStreamSynchronizer,

@@ -1,5 +1,5 @@
-import { connectFailure, tlsFailure } from "@statesync/core";
 import { connect, type ConnectionOptions, type NatsConnection } from "nats";
+import { connectFailureOf, tlsFailure } from "./tls-failure.js";
 
 /** nats.js's `timeout` default: how long one connection attempt may take, ms. */
 const NATS_CONNECT_TIMEOUT_MS = 20_000;
@@ -28,7 +28,7 @@ const PROBE_AFTER_MAX_MS = 1_500;
  * `signal` (aborted when the caller gives up, e.g. `keepConnecting`'s cancel): no probe starts
  * after it; the attempt in flight is nats.js's and cannot be cancelled.
  *
- * Resolves to the connection; rejects with `connectFailure`'s `StateSyncError`
+ * Resolves to the connection; rejects with {@link connectFailureOf}'s `StateSyncError`
  * (`cannot connect to <servers>: …`, `cause` the error of nats.js or Node): `PERMISSION_DENIED`
  * for refused credentials or a client certificate the server refused (`details.tls: "server"`),
  * `VALIDATION` for unusable options, `UNAVAILABLE` for the rest (a server certificate this client
@@ -63,7 +63,7 @@ export async function connectNats(
         () => undefined,
       )
       .catch(() => undefined);
-    throw connectFailure(err, options.servers);
+    throw connectFailureOf(err, options.servers);
   } finally {
     clearTimeout(timer);
     signal?.removeEventListener("abort", noProbe);

@@ -13,6 +13,7 @@ export { FileSnapshotStore, snapshotFileName } from "./file-snapshot-store.js";
 export { FilePendingStore, pendingQueueFolder } from "./file-pending-store.js";
 export { connectInBackground, type BackgroundConnection } from "./background-connect.js";
 export { connectNats } from "./connect-nats.js";
+export { connectFailureOf, tlsFailure, type TlsFailure } from "./tls-failure.js";
 export { findNatsServer, getFreePort, NatsServerNotFoundError } from "./find-nats-server.js";
 export {
   startNatsServer,

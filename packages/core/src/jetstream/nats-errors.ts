@@ -1,4 +1,4 @@
-import { NATS_DENIED, tlsFailure } from "../connect-failure.js";
+import { NATS_DENIED } from "../connect-failure.js";
 import { AppendConflictError, StateSyncError } from "../errors.js";
 import { natsV3ErrorInfo } from "./adapter-v3.js";
 import type { NatsErrorLike } from "./nats-types.js";
@@ -36,8 +36,6 @@ export function apiErrorCode(err: unknown): number | undefined {
  * message):
  * - 10071 with an `expectedRevision` → {@link AppendConflictError} (the latest revision parsed
  *   from the description as optional detail);
- * - a failed TLS handshake as `tlsFailure` reads it (a client certificate the server refused →
- *   `PERMISSION_DENIED`);
  * - `PERMISSIONS_VIOLATION` and authentication failures → `PERMISSION_DENIED`;
  * - `MAX_PAYLOAD_EXCEEDED`, 10054 → `PAYLOAD_TOO_LARGE`;
  * - 10059 (stream not found) → `TRUNCATED` (the log was deleted);
@@ -59,13 +57,6 @@ export function toStateSyncError(
     return new AppendConflictError(expectedRevision, m ? Number(m[1]) : undefined, err);
   }
   const details = { natsCode: e.code, errCode };
-  const tls = tlsFailure(err);
-  if (tls) {
-    return new StateSyncError(tls.code, `${what}: ${tls.text}`, {
-      cause: err,
-      details: { ...details, tls: tls.refusedBy, natsCode: tls.errorCode },
-    });
-  }
   if (e.code !== undefined && NATS_DENIED.has(e.code)) {
     return new StateSyncError("PERMISSION_DENIED", text, { cause: err, details });
   }
