@@ -1,4 +1,5 @@
 import { enablePatches, Immer, type Patch } from "immer";
+import { applyCheckedPatches } from "./array-patches.js";
 import type { CommandEntry, Entry, UpdateEntry } from "./entry.js";
 import { StateSyncError } from "./errors.js";
 import { deepFreeze } from "./freeze.js";
@@ -34,7 +35,23 @@ export function entryContext(
 
 function applyUpdate<S>(state: S, entry: UpdateEntry): ApplyOutcome<S> {
   try {
-    const next = immer.applyPatches(state as object, entry.patches as Patch[]) as S;
+    // As Immer's applyPatches: a replace of the root starts over from its value.
+    let base = state as object;
+    let patches = entry.patches as Patch[];
+    for (let i = patches.length - 1; i >= 0; i--) {
+      if (patches[i]!.path.length === 0 && patches[i]!.op === "replace") {
+        base = patches[i]!.value as object;
+        patches = patches.slice(i + 1);
+        break;
+      }
+    }
+    const next = (
+      patches.length === 0
+        ? base
+        : immer.produce(base, (draft) => {
+            applyCheckedPatches(immer, draft, patches);
+          })
+    ) as S;
     return { kind: "applied", state: deepFreeze(next) };
   } catch (cause) {
     return {
@@ -164,7 +181,7 @@ export function applyBatch<S, C extends CommandMap<S>>(
       for (const item of items) {
         const e = item.entry;
         if (e.kind === "update") {
-          immer.applyPatches(draft as object, e.patches as Patch[]);
+          applyCheckedPatches(immer, draft as object, e.patches as Patch[]);
         } else {
           const ctx = entryContext(before, e.ts, e.seed, e.client);
           const r: unknown = model.commands[e.name]!.apply(

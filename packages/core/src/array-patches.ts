@@ -1,0 +1,51 @@
+import type { Immer, Patch } from "immer";
+
+/** An array index as a patch path holds it: a number, or its decimal text. */
+function indexOf(key: unknown): number | undefined {
+  if (typeof key === "number") return Number.isSafeInteger(key) && key >= 0 ? key : undefined;
+  return typeof key === "string" && /^(0|[1-9]\d{0,15})$/.test(key) ? Number(key) : undefined;
+}
+
+/**
+ * Why `patch` may not be applied to `root` (a state or an Immer draft of one), or undefined when it
+ * may. Checks only patches whose parent container is an array: they must address an element
+ * that exists (`replace`, `remove`: index below the length) or the end (`add`: index at most the
+ * length, or `-`). Immer writes any other key of an array as it is, so one hostile entry of a few
+ * bytes (`replace` of `["items", "length"]` with 4294967295, or of `["items", 1e9]`) made every
+ * replica's array huge and sparse: the freeze walk and `JSON.stringify` then ran for minutes or
+ * ran out of memory (a fresh-eyes trial). Patches Immer produces never do this.
+ */
+export function arrayPatchProblem(root: unknown, patch: Patch): string | undefined {
+  const { path } = patch;
+  if (path.length === 0) return undefined;
+  let parent: unknown = root;
+  for (let i = 0; i < path.length - 1; i++) {
+    if (typeof parent !== "object" || parent === null) return undefined; // Immer refuses it
+    parent = (parent as Record<string | number, unknown>)[path[i]!];
+  }
+  if (!Array.isArray(parent)) return undefined;
+  const key = path[path.length - 1];
+  if (patch.op === "add" && key === "-") return undefined;
+  const index = indexOf(key);
+  const length = parent.length;
+  if (index === undefined)
+    return `path ${JSON.stringify(path)}: an array has no key ${JSON.stringify(key)}`;
+  if (patch.op === "add" ? index > length : index >= length) {
+    return `path ${JSON.stringify(path)}: index ${index} is past the array's end (length ${length})`;
+  }
+  return undefined;
+}
+
+/**
+ * Applies `patches` in order to `draft` (a draft of `immer`), each checked first by
+ * {@link arrayPatchProblem} against the state the patches before it left. Throws an `Error` naming
+ * the first patch refused (nothing of the caller's draft is kept then: the caller's `produce`
+ * throws too).
+ */
+export function applyCheckedPatches(immer: Immer, draft: object, patches: readonly Patch[]): void {
+  for (const patch of patches) {
+    const problem = arrayPatchProblem(draft, patch);
+    if (problem !== undefined) throw new Error(problem);
+    immer.applyPatches(draft, [patch]);
+  }
+}
