@@ -91,6 +91,14 @@ describe("JetStreamLog stream configuration", () => {
     }
   });
 
+  it("replicas: 3 on a server without a cluster: STREAM_CONFIG saying so, not UNAVAILABLE (retried in silence)", async () => {
+    const stream = uniqueStream();
+    const err = await rejection(JetStreamLog.open({ connection: nc, stream, replicas: 3 }));
+    expect(isStateSyncError(err, "STREAM_CONFIG"), String(err)).toBe(true);
+    expect(err.message).toMatch(/3 replicas: the server runs JetStream without a cluster/);
+    expect(err.details).toMatchObject({ stream, replicas: 3 });
+  });
+
   it("refuses subjects that do not match the layout, retention other than limits, memory storage", async () => {
     const cases: Array<{ cfg: Record<string, unknown>; key?: string }> = [
       { cfg: { subjects: ["elsewhere.>"] }, key: "k" },

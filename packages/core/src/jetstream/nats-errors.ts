@@ -15,6 +15,8 @@ export const JS_ERR = {
   STREAM_NAME_IN_USE: 10058,
   /** "message size exceeds maximum allowed" (stream `max_msg_size`). */
   MESSAGE_TOO_LARGE: 10054,
+  /** "replicas > 1 not supported in non-clustered mode" (a stream create). */
+  REPLICAS_NOT_SUPPORTED: 10074,
 } as const;
 
 /**

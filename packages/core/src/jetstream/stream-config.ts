@@ -128,6 +128,15 @@ export async function ensureStream(
     try {
       info = await jsm.streams.add(createdStreamConfig(layout, replicas, republish));
     } catch (addErr) {
+      if (apiErrorCode(addErr) === JS_ERR.REPLICAS_NOT_SUPPORTED) {
+        // Lasting until the setup changes: not a server that is down (fresh-eyes trial: the
+        // replica read `offline` and its updates failed much later with an unrelated reason).
+        throw new StateSyncError(
+          "STREAM_CONFIG",
+          `cannot create stream ${layout.stream} with ${replicas} replicas: the server runs JetStream without a cluster, where a stream has 1 replica (use replicas: 1, or a JetStream cluster)`,
+          { cause: addErr, details: { stream: layout.stream, replicas } },
+        );
+      }
       if (apiErrorCode(addErr) !== JS_ERR.STREAM_NAME_IN_USE) {
         throw toStateSyncError(addErr, `create stream ${layout.stream}`);
       }
