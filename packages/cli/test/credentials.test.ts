@@ -127,7 +127,9 @@ describe("statesync credentials: --creds and --tls-*", () => {
     await a.update("increment", { by: 4 });
     await a.close();
     const certificate = ["--tls-cert", file("client.pem"), "--tls-key", file("client-key.pem")];
-    const at = ["--server", url, "--stream", stream];
+    // --timeout: room for the refusal to be read on a loaded machine (the probe starts after a
+    // quarter of it, at most 1.5 s); the outcome asserted stays the same.
+    const at = ["--server", url, "--stream", stream, "--timeout", "20000"];
     const info = await runJson(["info", ...at, "--tls-ca", file("ca.pem"), ...certificate]);
     expect(info).toMatchObject({ revision: 2, model: { name: "counter" } });
     // The server's certificate is checked against --tls-ca: another CA is refused...

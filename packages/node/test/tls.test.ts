@@ -43,6 +43,9 @@ describe("TLS refused (nats-server requiring client certificates)", () => {
       stream: uniqueStream("TLS"),
       model: counter,
       snapshots: false,
+      // Room for the refusal to be read on a loaded machine (the probe starts after 1.5 s, and
+      // the open waits this long for the connection): the outcome asserted stays the same.
+      requestTimeoutMs: 20_000,
       connectOptions,
     });
 

@@ -14,7 +14,7 @@ export const DEFAULT_OUTCOME_TIMEOUT_MS = 30_000;
 const fn = z.custom<(...args: never[]) => unknown>((v) => typeof v === "function");
 
 /** zod schema of `createSynchronizer`'s options (the functions and ports checked by shape). */
-export const optionsSchema = z.object({
+export const optionsSchema = z.strictObject({
   log: z.custom<RevisionedLog>(
     (v) => typeof v === "object" && v !== null && typeof (v as RevisionedLog).read === "function",
     "log must be a RevisionedLog",
