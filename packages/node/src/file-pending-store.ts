@@ -55,6 +55,7 @@ export function pendingQueueFolder(key: string, owner: string): string {
  * file per pending update (`<seq>.pending.json`: `{ sha256, body }`, the record's JSON text and
  * its checksum), and `lock` while a synchronizer holds it. Every write is atomic (temporary
  * file, fsync, rename, fsync of the folder): one file per put, one unlink per removed record.
+ * A record file that cannot be read is renamed `<seq>.pending.json.damaged` (see `load`).
  *
  * The lock: `open` creates `lock` exclusively (`{ pid, host, token }`); a second holder, in
  * this process or another sharing the directory, gets `QUEUE_LOCKED` at once (it does not
