@@ -1,7 +1,11 @@
 import {
+  DAMAGED_CONTENT_CHARS,
   isStateSyncError,
   pendingRecordSchema,
+  readPendingRecord,
   StateSyncError,
+  type DamagedPendingRecord,
+  type PendingLoad,
   type PendingQueue,
   type PendingRecord,
 } from "@statesync/core";
@@ -80,9 +84,11 @@ export class IdbQueue implements PendingQueue {
     return IDBKeyRange.bound([this.key, this.owner, 0], [this.key, this.owner, Infinity]);
   }
 
-  async load(): Promise<{ records: PendingRecord[]; nextSeq: number }> {
+  /** Damaged records are deleted (their seq kept in the queue's row), handed back with `content`. */
+  async load(): Promise<PendingLoad> {
     this.check();
     const records: PendingRecord[] = [];
+    let damaged: DamagedPendingRecord[] = [];
     let high = this.memoryHigh;
     if (this.db && !this.givenUp) {
       let loaded;
@@ -103,32 +109,47 @@ export class IdbQueue implements PendingQueue {
         return { records: [], nextSeq: 1 };
       }
       records.push(...loaded.records);
+      damaged = loaded.damaged;
       high = Math.max(high, loaded.high);
     }
     for (const r of this.memory?.values() ?? []) {
       if (!records.some((x) => x.seq === r.seq)) records.push(r);
     }
     records.sort((a, b) => a.seq - b.seq);
-    return { records, nextSeq: high + 1 };
+    const nextSeq = high + 1;
+    return damaged.length > 0 ? { records, nextSeq, damaged } : { records, nextSeq };
   }
 
-  /** The stored records (damaged ones deleted) and the highest seq ever used. */
-  private async loadStored(): Promise<{ records: PendingRecord[]; high: number }> {
+  /**
+   * The stored records, the damaged ones (deleted in the same transaction, their seqs kept in
+   * the queue's row so `nextSeq` never goes back), and the highest seq ever used.
+   */
+  private async loadStored(): Promise<{
+    records: PendingRecord[];
+    damaged: DamagedPendingRecord[];
+    high: number;
+  }> {
     const records: PendingRecord[] = [];
-    let high = 0;
+    const damaged: DamagedPendingRecord[] = [];
     const tx = this.db!.transaction([RECORDS, QUEUES], "readwrite");
     const rows = (await tx.objectStore(RECORDS).getAll(this.range())) as RecordRow[];
     const queue = (await tx.objectStore(QUEUES).get([this.key, this.owner])) as QueueRow;
-    high = Math.max(queue?.highSeq ?? 0, high);
+    let high = queue?.highSeq ?? 0;
     for (const row of rows) {
       high = Math.max(high, row.seq);
-      const parsed = pendingRecordSchema.safeParse(row.record);
-      if (parsed.success && parsed.data.seq === row.seq) {
-        records.push(parsed.data as PendingRecord);
-      } else await tx.objectStore(RECORDS).delete([this.key, this.owner, row.seq]);
+      const read = readPendingRecord(row.record, row.seq);
+      if ("record" in read) {
+        records.push(read.record);
+        continue;
+      }
+      damaged.push({ seq: row.seq, reason: read.reason, content: contentOf(row.record) });
+      await tx.objectStore(RECORDS).delete([this.key, this.owner, row.seq]);
+    }
+    if (damaged.length > 0 && queue && high > queue.highSeq) {
+      await tx.objectStore(QUEUES).put({ ...queue, highSeq: high });
     }
     await tx.done;
-    return { records, high };
+    return { records, damaged, high };
   }
 
   async put(record: PendingRecord): Promise<void> {
@@ -203,6 +224,17 @@ export class IdbQueue implements PendingQueue {
       throw failed("delete pending records", e);
     }
   }
+}
+
+/** A damaged record's value as text, for the report (it is deleted). */
+function contentOf(value: unknown): string {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(value);
+  } catch {
+    // a cycle, a BigInt: fall back to its String()
+  }
+  return (text ?? String(value)).slice(0, DAMAGED_CONTENT_CHARS);
 }
 
 function failed(what: string, cause: unknown): StateSyncError {

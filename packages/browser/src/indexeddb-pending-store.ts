@@ -42,7 +42,8 @@ type Locks = LockManagerLike & {
  * holds against every tab of the origin, and the browser releases it when the tab that held it
  * dies. Without Web Locks a queue cannot be locked against other tabs (two tabs would hand out
  * the same seqs), so it runs in memory, as below. Records are checked with
- * `pendingRecordSchema` when loaded; a damaged one is left out and deleted.
+ * `pendingRecordSchema` when loaded; a damaged one is deleted and handed back in `damaged`
+ * (reported as `CORRUPT_PENDING`).
  *
  * Where IndexedDB cannot be opened, or a write fails (quota), the store warns once
  * (`onWarning`) and keeps the queue in memory: `durable` turns false. Passes

@@ -239,6 +239,11 @@ export async function openSynchronizer<S, C extends CommandMap<S>>(
                 compaction: false,
                 waitFor: "synced",
                 pending: p,
+                // Quiet but for the one thing only this replica can tell: a dead tab's queued
+                // edits that could not be read (docs/offline.md, "Damaged records").
+                onError: (e) => {
+                  if (e.code === "CORRUPT_PENDING") engine.onError?.(e);
+                },
               }),
           }),
         );

@@ -87,6 +87,14 @@ export const ERROR_CODES = [
    */
   "QUEUE_FAILED",
   /**
+   * Stored pending updates could not be read when the queue was opened (a damaged file, a record
+   * that fails its schema): they are left out of the queue, never sent, and reported once.
+   * `details`: `key`, `owner`, `origin`, `count`, `seqs` (their identities in the queue) and
+   * `records` (`DamagedPendingRecord`: seq, reason, where the store kept it or what it held).
+   * The other pending updates are pushed as usual (docs/offline.md, "Damaged records").
+   */
+  "CORRUPT_PENDING",
+  /**
    * A pending update was refused when it was re-run on the latest confirmed state: its command
    * threw, or its result failed the state's schema (`cause` holds why). It is dropped from the
    * queue, never appended, never retried (docs/offline.md).

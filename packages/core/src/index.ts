@@ -30,7 +30,11 @@ export {
 export { MemorySnapshotStore } from "./memory-snapshot-store.js";
 export {
   pendingRecordSchema,
+  readPendingRecord,
   ownerSchema as pendingOwnerSchema,
+  DAMAGED_CONTENT_CHARS,
+  type DamagedPendingRecord,
+  type PendingLoad,
   type PendingStore,
   type PendingQueue,
   type PendingRecord,

@@ -1,13 +1,16 @@
 import { createHash, randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { mkdir, readdir, readFile, stat, unlink } from "node:fs/promises";
+import { mkdir, readdir, readFile, rename, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { writeFileAtomically } from "./atomic-file.js";
 import { LOCK, releaseToken, takeLock, UNREADABLE_LOCK_MS } from "./queue-lock.js";
 import {
   pendingOwnerSchema,
   pendingRecordSchema,
+  readPendingRecord,
   StateSyncError,
+  type DamagedPendingRecord,
+  type PendingLoad,
   type PendingQueue,
   type PendingRecord,
   type PendingStore,
@@ -20,6 +23,8 @@ const readable = (s: string) => s.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 48);
 const QUEUE_KIND = "statesync-pending-queue";
 const RECORD = /^(\d{1,16})\.pending\.json$/;
 const META = "queue.json";
+/** What a damaged record's file is renamed to end with: kept for inspection, never loaded. */
+const DAMAGED = ".damaged";
 /** Record files `load` reads between two yields to the event loop. */
 const READ_BATCH = 500;
 /** File writes (puts, removals) of one queue in flight at once; more wait their turn (EMFILE). */
@@ -50,6 +55,7 @@ export function pendingQueueFolder(key: string, owner: string): string {
  * file per pending update (`<seq>.pending.json`: `{ sha256, body }`, the record's JSON text and
  * its checksum), and `lock` while a synchronizer holds it. Every write is atomic (temporary
  * file, fsync, rename, fsync of the folder): one file per put, one unlink per removed record.
+ * A record file that cannot be read is renamed `<seq>.pending.json.damaged` (see `load`).
  *
  * The lock: `open` creates `lock` exclusively (`{ pid, host, token }`); a second holder, in
  * this process or another sharing the directory, gets `QUEUE_LOCKED` at once (it does not
@@ -119,14 +125,19 @@ class FilePendingQueue implements PendingQueue {
     if (this.closed) throw new StateSyncError("CLOSED", "the pending queue was closed");
   }
 
-  async load(): Promise<{ records: PendingRecord[]; nextSeq: number }> {
+  /**
+   * A damaged record file is renamed `<seq>.pending.json.damaged` (kept for inspection, never
+   * loaded again; `keptAs`) once `queue.json` holds its seq. One that cannot be moved stays and
+   * is handed back again by the next load.
+   */
+  async load(): Promise<PendingLoad> {
     this.check();
     const seqs = (await readdir(this.folder))
       .map((name) => Number(RECORD.exec(name)?.[1] ?? Number.NaN))
       .filter((seq) => Number.isSafeInteger(seq) && seq > 0)
       .sort((a, b) => a - b);
     const records: PendingRecord[] = [];
-    const damaged: number[] = [];
+    const damaged: Array<{ seq: number; reason: string }> = [];
     for (let i = 0; i < seqs.length; i += READ_BATCH) {
       // Synchronous reads, a batch at a time with a yield between batches: five times faster
       // than the thread pool's for thousands of small files (20,000 in about 0.2 s), and the
@@ -134,26 +145,60 @@ class FilePendingQueue implements PendingQueue {
       if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve));
       for (const seq of seqs.slice(i, i + READ_BATCH)) {
         this.highSeq = Math.max(this.highSeq, seq);
-        const record = this.read(seq);
-        if (record) records.push(record);
-        else damaged.push(seq);
+        const read = this.read(seq);
+        if (read === undefined) continue; // gone since the listing
+        if ("record" in read) records.push(read.record);
+        else damaged.push({ seq, reason: read.reason });
       }
     }
-    if (damaged.length > 0) await this.delete(damaged).catch(() => undefined); // dropped
-    return { records, nextSeq: this.highSeq + 1 };
+    const nextSeq = this.highSeq + 1;
+    if (damaged.length === 0) return { records, nextSeq };
+    return { records, nextSeq, damaged: await this.keepAside(damaged) };
   }
 
-  private read(seq: number): PendingRecord | undefined {
+  /** Moves damaged record files aside, after `queue.json` holds their seqs (nextSeq). */
+  private async keepAside(
+    damaged: ReadonlyArray<{ seq: number; reason: string }>,
+  ): Promise<DamagedPendingRecord[]> {
+    const seqs = damaged.map((d) => d.seq);
+    const counted = await this.keepHighSeq(seqs).then(
+      () => true,
+      () => false, // left in place: the next load finds them again
+    );
+    return Promise.all(
+      damaged.map(async (d) => {
+        if (!counted) return d;
+        const path = this.pathOf(d.seq);
+        const moved = await this.inOrder(d.seq, () => rename(path, path + DAMAGED)).then(
+          () => true,
+          () => false,
+        );
+        return moved ? { ...d, keptAs: path + DAMAGED } : d;
+      }),
+    );
+  }
+
+  /** The record of `seq`, why it is damaged, or undefined when its file is gone. */
+  private read(seq: number): { record: PendingRecord } | { reason: string } | undefined {
+    let text: string;
     try {
-      const file = JSON.parse(readFileSync(this.pathOf(seq), "utf8")) as {
-        sha256?: unknown;
-        body?: unknown;
-      };
-      if (typeof file.body !== "string" || sha256(file.body) !== file.sha256) return undefined;
-      const parsed = pendingRecordSchema.safeParse(JSON.parse(file.body));
-      return parsed.success && parsed.data.seq === seq ? (parsed.data as PendingRecord) : undefined;
+      text = readFileSync(this.pathOf(seq), "utf8");
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      return code === "ENOENT" ? undefined : { reason: `unreadable: ${code ?? String(err)}` };
+    }
+    let file: { sha256?: unknown; body?: unknown } | null;
+    try {
+      file = JSON.parse(text) as typeof file;
     } catch {
-      return undefined;
+      return { reason: "not JSON" };
+    }
+    if (typeof file?.body !== "string") return { reason: "no record body" };
+    if (sha256(file.body) !== file.sha256) return { reason: "checksum mismatch" };
+    try {
+      return readPendingRecord(JSON.parse(file.body), seq);
+    } catch {
+      return { reason: "body not JSON" };
     }
   }
 

@@ -1,6 +1,8 @@
 import {
   isStateSyncError,
   pendingQueue,
+  type PendingLoad,
+  type PendingQueue,
   type PendingQueueSetup,
   type PendingStore,
   type StateSynchronizer,
@@ -50,11 +52,16 @@ export function drainOrphanedSlots(o: OrphanDrainOptions): () => void {
           if (isStateSyncError(e, "QUEUE_LOCKED")) continue;
           return;
         }
-        if ((await queue.load()).records.length === 0 || stopped || !queue.durable) {
+        const loaded = await queue.load();
+        const damaged = (loaded.damaged?.length ?? 0) > 0;
+        if ((loaded.records.length === 0 && !damaged) || stopped || !queue.durable) {
           await queue.close();
           continue;
         }
-        const sync = await o.open(pendingQueue({ owner, store: { open: async () => queue } }));
+        // The replica gets this load, damaged records included (it reports them): a second
+        // load would not hand those back.
+        const store = { open: async () => loadedOnce(queue, loaded) };
+        const sync = await o.open(pendingQueue({ owner, store }));
         current = sync;
         try {
           await sync.flush();
@@ -77,5 +84,27 @@ export function drainOrphanedSlots(o: OrphanDrainOptions): () => void {
     clearTimeout(first);
     clearInterval(timer);
     void current?.close();
+  };
+}
+
+/** `queue`, whose first `load()` answers `loaded` (what the drain loaded already). */
+function loadedOnce(queue: PendingQueue, loaded: PendingLoad): PendingQueue {
+  let first: PendingLoad | undefined = loaded;
+  return {
+    get durable() {
+      return queue.durable;
+    },
+    get origin() {
+      return queue.origin;
+    },
+    load() {
+      const answer = first;
+      first = undefined;
+      return answer ? Promise.resolve(answer) : queue.load();
+    },
+    put: (record) => queue.put(record),
+    delete: (seqs) => queue.delete(seqs),
+    clear: () => queue.clear(),
+    close: () => queue.close(),
   };
 }

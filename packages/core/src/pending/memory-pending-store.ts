@@ -1,8 +1,12 @@
 import { StateSyncError } from "../errors.js";
 import { randomId } from "../prng.js";
 import {
+  DAMAGED_CONTENT_CHARS,
   ownerSchema,
   pendingRecordSchema,
+  readPendingRecord,
+  type DamagedPendingRecord,
+  type PendingLoad,
   type PendingQueue,
   type PendingRecord,
   type PendingStore,
@@ -93,21 +97,27 @@ class MemoryPendingQueue implements PendingQueue {
     if (this.closed) throw new StateSyncError("CLOSED", "the pending queue was closed");
   }
 
-  async load(): Promise<{ records: PendingRecord[]; nextSeq: number }> {
+  /** Damaged records are deleted and handed back with their text (`content`). */
+  async load(): Promise<PendingLoad> {
     this.check();
     const records: PendingRecord[] = [];
+    const damaged: DamagedPendingRecord[] = [];
     for (const [seq, text] of [...this.data.records].sort((a, b) => a[0] - b[0])) {
-      let parsed: unknown;
+      let read: ReturnType<typeof readPendingRecord>;
       try {
-        parsed = JSON.parse(text);
+        read = readPendingRecord(JSON.parse(text), seq);
       } catch {
-        parsed = undefined;
+        read = { reason: "not JSON" };
       }
-      const result = pendingRecordSchema.safeParse(parsed);
-      if (result.success && result.data.seq === seq) records.push(result.data as PendingRecord);
-      else this.data.records.delete(seq);
+      if ("record" in read) {
+        records.push(read.record);
+        continue;
+      }
+      this.data.records.delete(seq);
+      damaged.push({ seq, reason: read.reason, content: text.slice(0, DAMAGED_CONTENT_CHARS) });
     }
-    return { records, nextSeq: this.data.highSeq + 1 };
+    const nextSeq = this.data.highSeq + 1;
+    return damaged.length > 0 ? { records, nextSeq, damaged } : { records, nextSeq };
   }
 
   async put(record: PendingRecord): Promise<void> {

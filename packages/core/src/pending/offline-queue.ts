@@ -10,6 +10,7 @@ import { ChunkSender } from "./chunk-sender.js";
 import { OptimisticView } from "./optimistic.js";
 import {
   closedWhileQueued,
+  damagedError,
   describeOp,
   opOfRecord,
   queueFailed,
@@ -66,6 +67,8 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
   private queue: PendingQueue | undefined;
   private nextSeq = 1;
   private ops: PendingOp[] = [];
+  /** What the load could not read, reported once by `start()`. */
+  private damaged: StateSyncError | undefined;
   private pushing: Promise<void> | undefined;
   private wake: (() => void) | undefined;
   private readonly writes = new StoreWrites();
@@ -104,7 +107,9 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
   async open(store: PendingStore, key: string, owner: string): Promise<void> {
     const queue = await store.open(key, owner);
     try {
-      const { records, nextSeq } = await queue.load();
+      const { records, nextSeq, damaged = [] } = await queue.load();
+      const where = { key, owner, origin: queue.origin };
+      if (damaged.length > 0) this.damaged = damagedError(where, damaged); // reported by start()
       const model = this.p.model as unknown as Model<S, CommandMap<S>>;
       // A record this model cannot run (of an older version not upgraded, or of a newer one: an
       // app rolled back) is refused when the push reaches it, with an event. Left stored, its
@@ -118,9 +123,15 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
     }
   }
 
-  /** Starts pushing what was loaded (after a macrotask, so `on` listeners are in place). */
+  /** Reports damaged records, pushes what was loaded: after a macrotask (`on` listeners set). */
   start(): void {
-    if (this.ops.length > 0) setTimeout(() => this.kick(), 0);
+    const [damaged, push] = [this.damaged, this.ops.length > 0];
+    this.damaged = undefined;
+    if (!damaged && !push) return;
+    setTimeout(() => {
+      if (damaged) this.p.status.report(damaged);
+      if (push) this.kick();
+    }, 0);
   }
 
   /** The pending updates, in queue order. */

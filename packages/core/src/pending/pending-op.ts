@@ -5,7 +5,7 @@ import type { RecipeRun } from "../engine/recipes.js";
 import { parseCommand } from "../engine/options.js";
 import { commandForLog } from "../versions.js";
 import type { QueuedPromise } from "../synchronizer-types.js";
-import type { PendingRecord } from "./pending-store.js";
+import type { DamagedPendingRecord, PendingRecord } from "./pending-store.js";
 
 /** One pending update as the application sees it (`StateSynchronizer.pending`). */
 export interface PendingUpdate {
@@ -202,6 +202,25 @@ export function refusedError(op: PendingOp, cause: unknown): StateSyncError {
 }
 
 /** A failed store write as the queue reports it (`QUEUE_FAILED`; `CLOSED` as it is). */
+/**
+ * The `CORRUPT_PENDING` report of the records a queue's load could not read (docs/offline.md,
+ * "Damaged records"): which queue, how many, their seqs, and what the store says of each.
+ */
+export function damagedError(
+  queue: { key: string; owner: string; origin: string },
+  damaged: readonly DamagedPendingRecord[],
+): StateSyncError {
+  const seqs = damaged.map((d) => d.seq);
+  const kept = damaged.filter((d) => d.keptAs !== undefined).length;
+  return new StateSyncError(
+    "CORRUPT_PENDING",
+    `${damaged.length} pending update(s) of the queue ${queue.key} / ${queue.owner} could not be ` +
+      `read and were dropped, never sent (seqs ${seqs.join(", ")}; ` +
+      `${kept > 0 ? `${kept} kept aside` : "deleted"}): ${damaged[0]!.reason}`,
+    { details: { ...queue, count: damaged.length, seqs, records: [...damaged] } },
+  );
+}
+
 export function queueFailed(e: unknown): StateSyncError {
   if (e instanceof StateSyncError && (e.code === "QUEUE_FAILED" || e.code === "CLOSED")) return e;
   return new StateSyncError(

@@ -19,8 +19,8 @@ export interface PendingStore {
    * owners of one key are different queues. `owner` is a stable name the app chooses (1-64
    * printable ASCII characters, no `/`): client ids are random, an owner name is not.
    *
-   * Rejects `VALIDATION` for a bad key or owner, `QUEUE_FAILED` when the storage cannot be used,
-   * `CORRUPT_SNAPSHOT` never (a damaged record is dropped at `load`, see there).
+   * Rejects `VALIDATION` for a bad key or owner, `QUEUE_FAILED` when the storage cannot be used;
+   * never for a damaged record (`load` hands those back apart, see there).
    */
   open(key: string, owner: string): Promise<PendingQueue>;
   /** Releases resources (open queues stay usable until closed). Optional. */
@@ -50,10 +50,15 @@ export interface PendingQueue {
   /**
    * The records, by ascending `seq`, and the next sequence number: greater than every `seq`
    * ever put in this queue (deleted and cleared ones included), so an identity is never reused.
-   * A record that fails validation is left out (and deleted) rather than failing the load; its
-   * seq still counts for `nextSeq`.
+   *
+   * A record that cannot be read (damaged storage, not JSON, a checksum or `pendingRecordSchema`
+   * that fails, a seq other than the one it is filed under) never fails the load and is never in
+   * `records`: it is listed in `damaged` (absent when there is none), by ascending seq, and taken
+   * out of the queue in the same call (deleted, or kept aside where `load` never reads it
+   * again), so it is handed back once. Its seq still counts for `nextSeq`, after a reopen too.
+   * The engine reports them as one `CORRUPT_PENDING` event.
    */
-  load(): Promise<{ records: PendingRecord[]; nextSeq: number }>;
+  load(): Promise<PendingLoad>;
   // The engine starts new updates above `nextSeq` and above the clock (`firstSeq`), since a seq
   // sent while its record was on its way, whose write then never happened, is in the log only.
   /**
@@ -68,6 +73,50 @@ export interface PendingQueue {
   clear(): Promise<void>;
   /** Releases the lock. Later calls reject `CLOSED`. Idempotent. */
   close(): Promise<void>;
+}
+
+/** What {@link PendingQueue.load} returns. */
+export interface PendingLoad {
+  records: PendingRecord[];
+  nextSeq: number;
+  /** The records that could not be read, taken out of the queue by this load; absent if none. */
+  damaged?: DamagedPendingRecord[];
+}
+
+/** A stored pending update that could not be read (see {@link PendingQueue.load}). */
+export interface DamagedPendingRecord {
+  /** The seq it was filed under (its file name, its key): what is left of its identity. */
+  readonly seq: number;
+  /** Why it could not be read, e.g. "not JSON", "checksum mismatch", "fails the schema: ...". */
+  readonly reason: string;
+  /** Where the store kept it for inspection (a file path), when it kept it aside. */
+  readonly keptAs?: string;
+  /** What was stored, as text, at most {@link DAMAGED_CONTENT_CHARS} characters, when deleted. */
+  readonly content?: string;
+}
+
+/** How much of a deleted damaged record {@link DamagedPendingRecord.content} holds. */
+export const DAMAGED_CONTENT_CHARS = 1_024;
+
+/**
+ * `value` (a record read from a store, filed under `seq`) as a valid {@link PendingRecord}, or
+ * why it is not one (stores use it, so that reasons read alike). Never throws.
+ */
+export function readPendingRecord(
+  value: unknown,
+  seq: number,
+): { record: PendingRecord } | { reason: string } {
+  const parsed = pendingRecordSchema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return {
+      reason: `fails the record schema: ${issue?.path.join(".") || "record"}: ${issue?.message ?? ""}`,
+    };
+  }
+  if (parsed.data.seq !== seq) {
+    return { reason: `holds seq ${parsed.data.seq}, filed under ${seq}` };
+  }
+  return { record: parsed.data as PendingRecord };
 }
 
 /**
