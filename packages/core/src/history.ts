@@ -68,6 +68,10 @@ export async function readHistory(
 ): Promise<HistoryEntry[]> {
   checkRange(options.from, "from");
   checkRange(options.to, "to");
+  if (options.from !== undefined && options.to !== undefined && options.from > options.to) {
+    // An empty listing would read as "nothing happened there" (the CLI refuses it too).
+    throw new StateSyncError("VALIDATION", `from (${options.from}) is after to (${options.to})`);
+  }
   for (let tries = 1; ; tries++) {
     const info = await log.info();
     const from = Math.max(1, options.from ?? info.firstRevision);

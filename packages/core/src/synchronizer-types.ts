@@ -262,7 +262,10 @@ export interface StateSynchronizer<S, C extends CommandMap<S> = CommandMap<S>> {
    * `UPGRADE_PENDING`).
    */
   readonly upgradePending: boolean;
-  /** The retained entries in `[from, to]` (revision, time, kind, command and args, client). */
+  /**
+   * The retained entries in `[from, to]` (revision, time, kind, command and args, client). Throws
+   * `VALIDATION` for a bound that is not a non-negative integer, or `from` after `to`.
+   */
   history(options?: HistoryOptions): Promise<HistoryEntry[]>;
   /**
    * Rebuilds the state at a retained revision by replaying the log from its first entry; 0 is the
