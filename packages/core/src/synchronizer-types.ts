@@ -297,6 +297,12 @@ export interface StateSynchronizer<S, C extends CommandMap<S> = CommandMap<S>> {
    * caught up with, `synced()` and `fetchUpdates()`: at once, without waiting for a log that does
    * not answer (a stopped server) until its request timeout. Pending updates stay queued (their
    * callers reject `CLOSED` with `details.queued`).
+   *
+   * What `close()` itself may still wait for, at most one request timeout (`requestTimeoutMs`),
+   * against a server that stopped answering: an append already sent (its outcome), and the live
+   * follower's consumer creation if one is in flight (right after opening, or after a
+   * reconnection): nats.js cannot cancel it, and a connection closed under it makes nats.js
+   * retry it on a timer that keeps the process alive for minutes.
    */
   close(): Promise<void>;
 }

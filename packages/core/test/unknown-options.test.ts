@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { createSynchronizer, MemoryLog, type StateSyncError } from "@statesync/core";
+import {
+  createSynchronizer,
+  MemoryLog,
+  MemoryPendingStore,
+  pendingQueue,
+  type StateSyncError,
+} from "@statesync/core";
 import { counterModel } from "./fixtures.js";
 
 /**
@@ -16,6 +22,32 @@ describe("createSynchronizer options", () => {
     } as never).catch((e: unknown) => e)) as StateSyncError;
     expect(error.code).toBe("VALIDATION");
     expect(error.message).toMatch(/Unrecognized key: "snapshotz"/);
+  });
+
+  it("refuses unknown keys inside options too: compaction, update options, pendingQueue", async () => {
+    const log = new MemoryLog();
+    const nested = (await createSynchronizer({
+      log,
+      model: counterModel,
+      compaction: { everyEntry: 5 },
+    } as never).catch((e: unknown) => e)) as StateSyncError;
+    expect([nested.code, nested.message]).toEqual([
+      "VALIDATION",
+      expect.stringMatching(/Unrecognized key: "everyEntry"/),
+    ]);
+    const sync = await createSynchronizer({ log, model: counterModel });
+    for (const options of [{ outcomeTimeoutMS: 1000 }, { maxAttempt: 3 }]) {
+      const error = (await sync
+        .update("increment", { by: 1 }, options as never)
+        .catch((e: unknown) => e)) as StateSyncError;
+      expect(error.code).toBe("VALIDATION");
+      expect(error.message).toMatch(/Unrecognized key/);
+    }
+    expect(sync.revision).toBe(1); // nothing appended
+    expect(() =>
+      pendingQueue({ store: new MemoryPendingStore(), owner: "a", onwer: "b" } as never),
+    ).toThrow(/Unrecognized key: "onwer"/);
+    await sync.close();
   });
 
   it("takes every documented key", async () => {

@@ -23,7 +23,9 @@ const PROBE_AFTER_MAX_MS = 1_500;
  * which rejects with the server's alert at once. If the probe reads a failed TLS handshake
  * (`tlsFailure`), the attempt rejects with it (and a connection it still makes is closed);
  * otherwise the probe is closed or ignored and the attempt goes on. A healthy server answers
- * before the probe starts, so it costs nothing then.
+ * before the probe starts, so it costs nothing then. Best effort: on a loaded machine an attempt
+ * was seen to end `TIMEOUT` (`UNAVAILABLE`, retried) without the probe reading the refusal, in
+ * about one full test-suite run of two; the next attempt reads it.
  *
  * `signal` (aborted when the caller gives up, e.g. `keepConnecting`'s cancel): no probe starts
  * after it; the attempt in flight is nats.js's and cannot be cancelled.
@@ -70,13 +72,25 @@ export async function connectNats(
   }
 }
 
-/** One attempt that does not reconnect: the error of a failed TLS handshake, else undefined. */
+/** Probes at most this many times while one fails without a TLS reason (see {@link probe}). */
+const PROBES = 3;
+
+/**
+ * Attempts that do not reconnect: the error of a failed TLS handshake, else undefined. A server
+ * that refuses the certificate sends its alert and closes; when the client's CONNECT reaches the
+ * closed socket first, the reset can discard the alert unread (the client reads `ECONNRESET`),
+ * which a full-suite run on a loaded machine met. So a probe that fails for another reason is
+ * tried again, up to {@link PROBES} times (a server that is down fails each one at once).
+ */
 async function probe(options: ConnectionOptions): Promise<unknown> {
-  try {
-    const nc = await connect({ ...options, reconnect: false, waitOnFirstConnect: false });
-    await nc.close().catch(() => undefined);
-    return undefined;
-  } catch (err) {
-    return tlsFailure(err) === undefined ? undefined : err;
+  for (let i = 0; i < PROBES; i++) {
+    try {
+      const nc = await connect({ ...options, reconnect: false, waitOnFirstConnect: false });
+      await nc.close().catch(() => undefined);
+      return undefined;
+    } catch (err) {
+      if (tlsFailure(err) !== undefined) return err;
+    }
   }
+  return undefined;
 }

@@ -50,7 +50,7 @@ export const optionsSchema = z.strictObject({
   compaction: z
     .union([
       z.literal(false),
-      z.object({
+      z.strictObject({
         everyEntries: z.number().int().positive().optional(),
         everyBytes: z.number().int().positive().optional(),
         jitter: z.number().min(0).max(10).optional(),
@@ -76,7 +76,7 @@ export const optionsSchema = z.strictObject({
 });
 
 const updateOptionsSchema = z
-  .object({
+  .strictObject({
     maxAttempts: z.number().int().positive().optional(),
     signal: z.custom<AbortSignal>((v) => v === undefined || v instanceof AbortSignal).optional(),
     outcomeTimeoutMs: z.number().positive().optional(),

@@ -43,7 +43,7 @@ export interface PendingQueueSetup {
   ) => PendingPart<S, C>;
 }
 
-const setupSchema = z.object({
+const setupSchema = z.strictObject({
   store: z.custom<PendingStore>(
     (v) => typeof v === "object" && v !== null && typeof (v as PendingStore).open === "function",
     "store must be a PendingStore",
