@@ -10,7 +10,8 @@ export {
   type OpenSynchronizerOptions,
 } from "./open-synchronizer.js";
 export { FileSnapshotStore, snapshotFileName } from "./file-snapshot-store.js";
-export { FilePendingStore, pendingQueueFolder } from "./file-pending-store.js";
+export { FilePendingStore } from "./file-pending-store.js";
+export { pendingQueueFolder } from "./queue-folder.js";
 export { connectInBackground, type BackgroundConnection } from "./background-connect.js";
 export { connectNats } from "./connect-nats.js";
 export { connectFailureOf, tlsFailure, type TlsFailure } from "./tls-failure.js";

@@ -73,7 +73,8 @@ export async function codeOf(p: Promise<unknown>): Promise<string | undefined> {
 
 /**
  * Starts a throwaway nats-server and a temporary directory for the current test file
- * (beforeAll) and removes both afterwards (afterAll). Read `ctx.server` and `ctx.dir` in tests.
+ * (beforeAll) and removes both afterwards (afterAll; a server a test SIGSTOPped is resumed
+ * first). Read `ctx.server` and `ctx.dir` in tests.
  */
 export function useNatsServer(): { server: NatsServer; dir: string } {
   const ctx = {} as { server: NatsServer; dir: string };
@@ -82,6 +83,7 @@ export function useNatsServer(): { server: NatsServer; dir: string } {
     ctx.dir = await mkdtemp(path.join(tmpdir(), "statesync-test-"));
   });
   afterAll(async () => {
+    await ctx.server?.kill("SIGCONT").catch(() => undefined); // a test may have stopped it
     await ctx.server?.stop();
     if (ctx.dir) await rm(ctx.dir, { recursive: true, force: true });
   });

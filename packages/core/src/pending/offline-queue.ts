@@ -9,6 +9,7 @@ import type { Writer } from "../engine/writer.js";
 import { ChunkSender } from "./chunk-sender.js";
 import { OptimisticView } from "./optimistic.js";
 import {
+  chunkAt,
   closedWhileQueued,
   damagedError,
   describeOp,
@@ -23,8 +24,6 @@ import {
 import { firstSeq, type PendingQueue, type PendingStore } from "./pending-store.js";
 import { StoreWrites } from "./store-writes.js";
 
-/** Queued updates one conditional append carries at most (as the writer's batches). */
-const CHUNK = 64;
 /** Longest wait between pushes while appends fail (ms); a reconnection ends a wait at once. */
 const MAX_BACKOFF_MS = 30_000;
 
@@ -294,7 +293,7 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
         await this.pause(MAX_BACKOFF_MS);
         continue;
       }
-      const chunk = this.chunkAt(head);
+      const chunk = chunkAt(this.ops, head);
       await this.writes.wait(Promise.allSettled(chunk.map((op) => op.stored)));
       const ready = chunk.filter((op) => op.state === "queued");
       if (ready.length === 0) continue;
@@ -321,18 +320,6 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
       if (retry) await this.pause(Math.min(MAX_BACKOFF_MS, 250 * 2 ** Math.min(failures, 7)));
     }
     this.stopped();
-  }
-
-  /** The head and, for a conditional update, the conditional updates right after it. */
-  private chunkAt(head: PendingOp): PendingOp[] {
-    if (head.kind === "command") return [head];
-    const chunk: PendingOp[] = [];
-    for (let i = this.ops.indexOf(head); i < this.ops.length && chunk.length < CHUNK; i++) {
-      const op = this.ops[i]!;
-      if (op.kind !== "update" || op.state !== "queued" || op.invalid) break;
-      chunk.push(op);
-    }
-    return chunk;
   }
 
   /** Drops the queued updates the confirmed state already holds (a restart after a crash). */

@@ -243,3 +243,22 @@ export function withQueued<T>(
   queued.catch(() => undefined); // for those who ask; the outcome rejects too
   return Object.assign(promise, { queued });
 }
+
+/** Queued updates one conditional append carries at most (as the writer's batches). */
+const CHUNK = 64;
+
+/**
+ * What one push of `ops` (the queue, in order) sends from `head`: a command alone; for a
+ * conditional update, it and the queued, valid conditional updates right after it, at most `max`
+ * (they share one entry, as the writer's batches do).
+ */
+export function chunkAt(ops: readonly PendingOp[], head: PendingOp, max = CHUNK): PendingOp[] {
+  if (head.kind === "command") return [head];
+  const chunk: PendingOp[] = [];
+  for (let i = ops.indexOf(head); i < ops.length && chunk.length < max; i++) {
+    const op = ops[i]!;
+    if (op.kind !== "update" || op.state !== "queued" || op.invalid) break;
+    chunk.push(op);
+  }
+  return chunk;
+}

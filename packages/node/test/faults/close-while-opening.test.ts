@@ -1,7 +1,7 @@
-import { openSynchronizer, startNatsServer, type NatsServer } from "@statesync/node";
+import { openSynchronizer } from "@statesync/node";
 import type { NatsConnection } from "nats";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { codeOf, tcp, uniqueStream } from "../helpers.js";
+import { describe, expect, it } from "vitest";
+import { codeOf, tcp, uniqueStream, useNatsServer } from "../helpers.js";
 import { counter } from "../support/models.js";
 
 /**
@@ -11,14 +11,7 @@ import { counter } from "../support/models.js";
  * timeout here (10 min) is far longer than the test's timeout: `close()` resolving at all, and
  * the waiters rejecting `CLOSED` before the server resumes, prove nobody waited for a request.
  */
-let server: NatsServer;
-beforeAll(async () => {
-  server = await startNatsServer();
-});
-afterAll(async () => {
-  await server?.kill("SIGCONT").catch(() => undefined);
-  await server?.stop();
-});
+const ctx = useNatsServer();
 
 const REQUEST_TIMEOUT_MS = 600_000;
 
@@ -68,14 +61,14 @@ describe("close() while the first opening waits on a stopped server", () => {
     async (_, how) => {
       const stream = uniqueStream("CLOSEOPEN");
       let nc: NatsConnection | undefined;
-      if (how === "given") nc = await tcp(server.url);
+      if (how === "given") nc = await tcp(ctx.server.url);
       const timers = statesyncTimers();
-      await server.kill("SIGSTOP");
+      await ctx.server.kill("SIGSTOP");
       const events: string[] = [];
       let closed = false;
       try {
         const sync = await openSynchronizer({
-          ...(nc ? { connection: nc } : { servers: server.url }),
+          ...(nc ? { connection: nc } : { servers: ctx.server.url }),
           stream,
           model: counter,
           snapshots: false,
@@ -99,10 +92,10 @@ describe("close() while the first opening waits on a stopped server", () => {
         expect(timers.pending()).toEqual([]);
       } finally {
         timers.restore();
-        await server.kill("SIGCONT");
+        await ctx.server.kill("SIGCONT");
       }
       // The server answers again: what it now answers reaches nobody, and nothing was appended.
-      const check = await tcp(server.url);
+      const check = await tcp(ctx.server.url);
       try {
         // After this round trip the answers to what the replica asked before SIGCONT are in;
         // the pause lets anything they could set off run.
