@@ -1,4 +1,8 @@
-import { keepConnecting, type BackgroundConnection } from "@statesync/core";
+import {
+  DEFAULT_PING_INTERVAL_MS,
+  keepConnecting,
+  type BackgroundConnection,
+} from "@statesync/core";
 import { connect, type ConnectionOptions, type NatsConnection } from "nats.ws";
 
 /**
@@ -7,7 +11,9 @@ import { connect, type ConnectionOptions, type NatsConnection } from "nats.ws";
  * connected, nats.ws reconnects by itself: defaults `maxReconnectAttempts: -1` and
  * `ignoreClusterUpdates: true` (do not try cluster URLs the server gossips; jetstream-notes
  * calls it `ignoreServerUpdates`, nats.ws 1.30 names it so) and `noAsyncTraces: true` (no
- * stack trace captured per request; statesync reports its own typed errors), unless given.
+ * stack trace captured per request; statesync reports its own typed errors) and `pingInterval`
+ * {@link DEFAULT_PING_INTERVAL_MS} (10 s: a server that stops answering without closing the
+ * connection turns the replica `offline` in 20-30 s, not nats.js's 4-6 min), unless given.
  */
 export function connectInBackground(
   options: ConnectionOptions,
@@ -18,6 +24,7 @@ export function connectInBackground(
         maxReconnectAttempts: -1,
         ignoreClusterUpdates: true,
         noAsyncTraces: true,
+        pingInterval: DEFAULT_PING_INTERVAL_MS,
         ...options,
         waitOnFirstConnect: false,
       }),

@@ -6,6 +6,7 @@
 import { access, readFile } from "node:fs/promises";
 import {
   connectNats,
+  DEFAULT_PING_INTERVAL_MS,
   JetStreamLog,
   resolveLayout,
   StateSyncError,
@@ -49,6 +50,8 @@ export async function connectOptionsOf(
     // A one-shot command fails rather than waits; `tail` rides out server restarts.
     maxReconnectAttempts: follow ? -1 : 2,
     reconnectTimeWait: 500,
+    // A server that stops answering is noticed after 20-30 s, not nats.js's 4-6 min.
+    pingInterval: DEFAULT_PING_INTERVAL_MS,
   };
   if (o.creds !== undefined) {
     const creds = await readFile(await readable(o.creds, "--creds"));

@@ -94,7 +94,11 @@ export type { CompactionOptions } from "./compaction-policy.js";
 export type { HistoryEntry, HistoryOptions } from "./history.js";
 export { rebuildStateAt } from "./history.js";
 export { createSynchronizer } from "./synchronizer.js";
-export { keepConnecting, type BackgroundConnection } from "./keep-connecting.js";
+export {
+  DEFAULT_PING_INTERVAL_MS,
+  keepConnecting,
+  type BackgroundConnection,
+} from "./keep-connecting.js";
 export { connectFailure } from "./connect-failure.js";
 export * from "./jetstream/index.js";
 export {

@@ -1,6 +1,16 @@
 import { connectFailure } from "./connect-failure.js";
 import { StateSyncError } from "./errors.js";
 
+/**
+ * How often, in ms, the connections statesync makes itself (`servers` in the runtime packages)
+ * PING the server unless given `pingInterval`: nats.js's default is 2 min, and a connection is
+ * stale after 2 PINGs without answer (`maxPingOut`), so a server that stops answering without
+ * closing the socket (a frozen VM, a half-open TCP connection after a NAT timeout or a laptop's
+ * sleep) left a replica `live` for 4 to 6 minutes, its writes failing with timeouts. At 10 s it
+ * says `offline` after 20 to 30 s, for one PING of a few bytes per 10 s per connection.
+ */
+export const DEFAULT_PING_INTERVAL_MS = 10_000;
+
 /** A connection being made in the background (see {@link keepConnecting}). */
 export interface BackgroundConnection<N> {
   /** Resolves once connected; rejects on an error retrying cannot fix, or `CLOSED` on cancel. */

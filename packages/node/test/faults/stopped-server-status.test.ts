@@ -1,0 +1,55 @@
+import { openSynchronizer, type SyncStatus } from "@statesync/node";
+import { describe, expect, it } from "vitest";
+import { uniqueStream, useNatsServer } from "../helpers.js";
+import { counter } from "../support/models.js";
+
+/**
+ * A server that stops answering without closing the connection (SIGSTOP here; in the field a
+ * frozen VM, a half-open TCP connection after a NAT or laptop sleep) is noticed by PINGs only.
+ * With nats.js's defaults (a PING every 2 min, stale after 2 unanswered) a replica opened with
+ * `servers` and nothing else stayed `live` for 4 to 6 minutes. The replica must say `offline`
+ * well within the test's 90 s, with the default options, and be `live` again once the server
+ * answers. (Outcome, not timing: the test's timeout only bounds how long it may take.)
+ */
+const ctx = useNatsServer();
+
+function nextStatus(
+  sync: { status: SyncStatus; on(event: "status", fn: (s: SyncStatus) => void): () => void },
+  wanted: SyncStatus,
+): Promise<void> {
+  return new Promise((resolve) => {
+    if (sync.status === wanted) return resolve();
+    const off = sync.on("status", (s) => {
+      if (s === wanted) {
+        off();
+        resolve();
+      }
+    });
+  });
+}
+
+describe("a server that stops answering", () => {
+  it("turns a replica opened with default options offline, then live once it answers", async () => {
+    const sync = await openSynchronizer({
+      servers: ctx.server.url,
+      stream: uniqueStream("STOPPED"),
+      model: counter,
+      snapshots: false,
+    });
+    try {
+      expect(sync.status).toBe("live");
+      const offline = nextStatus(sync, "offline");
+      await ctx.server.kill("SIGSTOP");
+      try {
+        await offline;
+      } finally {
+        await ctx.server.kill("SIGCONT");
+      }
+      await nextStatus(sync, "live");
+      await sync.update("increment", { by: 1 });
+      expect(sync.state.count).toBe(1);
+    } finally {
+      await sync.close();
+    }
+  }, 90_000);
+});
