@@ -87,7 +87,7 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
     this.sender = new ChunkSender(p);
     this.view = new OptimisticView(
       p.replica,
-      (origin) => this.origins.has(origin),
+      () => this.origins,
       () => this.ops,
       p.clientId,
       p.status,

@@ -57,8 +57,8 @@ export class OptimisticView<S> {
 
   constructor(
     private readonly source: ViewSource<S>,
-    /** Whether entries of `origin` are this queue's own (invariant 2). */
-    private readonly own: (origin: string) => boolean,
+    /** The origins of this queue's updates, this session's and its records' (invariant 2). */
+    private readonly origins: () => ReadonlySet<string>,
     private readonly ops: () => readonly ViewOp[],
     private readonly clientId: string,
     private readonly status: StatusHub,
@@ -76,7 +76,7 @@ export class OptimisticView<S> {
         (r.entry.kind === "intent" ||
           ((r.entry.kind === "update" || r.entry.kind === "command") &&
             r.entry.origin !== undefined &&
-            this.own(r.entry.origin[0]))),
+            this.origins().has(r.entry.origin[0]))),
     );
     if (own && c.revision === this.seen) {
       c.base = this.source.state;
@@ -112,8 +112,15 @@ export class OptimisticView<S> {
   /** The pending updates the confirmed state does not hold yet, in order. */
   unconfirmed(): readonly ViewOp[] {
     const ops = this.ops();
-    // Ops of one origin are consecutive (a session's follow its earlier sessions' records):
-    // one look-up per run of them. The array itself when none is confirmed.
+    if (ops.length === 0) return ops;
+    // The array itself when none is confirmed: at once when the queue holds one origin only (a
+    // session that loaded no earlier session's records) and its first op is not confirmed.
+    const first = ops[0]!;
+    if (this.origins().size === 1) {
+      if (first.seq > (this.source.origins.get(first.origin)?.seq ?? 0)) return ops;
+    }
+    // Otherwise one look-up per run of ops of one origin (a session's follow its earlier
+    // sessions' records, so there are few).
     let origin: string | undefined;
     let applied = 0;
     let out: ViewOp[] | undefined;
