@@ -98,7 +98,7 @@ describe("copies of one queue's storage", () => {
       }),
     );
     const a = await openQueued(log.handle(), store);
-    await until(() => (a.pendingCount === 1 ? true : undefined));
+    await until(() => a.pendingCount === 1);
     expect(a.pending.map((u) => u.id)).toEqual([6]);
     await a.flush();
     expect(a.state).toEqual({ cards: ["sent", "not sent"], n: 0 });
