@@ -14,14 +14,13 @@ import type { PendingOp, SendOutcome } from "./pending-op.js";
  * holds it. An unconditional command goes alone.
  */
 export class ChunkSender<S, C extends CommandMap<S>> {
-  constructor(
-    private readonly p: OfflineQueueParts<S, C>,
-    private readonly origin: () => string,
-  ) {}
+  constructor(private readonly p: OfflineQueueParts<S, C>) {}
 
-  /** Hands a chunk to the writer; each outcome is the writer's answer, or "applied already". */
+  /**
+   * Hands a chunk to the writer; each outcome is the writer's answer, or "applied already". The
+   * ops of a chunk share one origin (`chunkAt`).
+   */
   send(chunk: readonly PendingOp[]): Promise<SendOutcome[]> {
-    const origin = this.origin();
     if (chunk[0]!.kind === "command") {
       const op = chunk[0]!;
       op.attempts += 1;
@@ -30,7 +29,8 @@ export class ChunkSender<S, C extends CommandMap<S>> {
         outcomeTimeoutMs: DEFAULT_OUTCOME_TIMEOUT_MS,
         signal: undefined,
       };
-      return this.p.writer.unconditional(op.command!.name, op.args, options, [origin, op.seq]).then(
+      const origin: [string, number] = [op.origin, op.seq];
+      return this.p.writer.unconditional(op.command!.name, op.args, options, origin).then(
         async ({ revision }) => [{ ok: true, value: await this.unconditionalResult(op, revision) }],
         (error: unknown) => [{ ok: false, error }],
       );
@@ -39,7 +39,7 @@ export class ChunkSender<S, C extends CommandMap<S>> {
     const queued: QueuedUpdate<S>[] = [];
     for (const op of chunk) {
       outcomes.push(
-        new Promise<SendOutcome>((settle) => queued.push(this.queuedUpdate(op, origin, settle))),
+        new Promise<SendOutcome>((settle) => queued.push(this.queuedUpdate(op, settle))),
       );
     }
     this.p.writer.enqueue(...queued); // one call: the chunk shares the writer's batch
@@ -47,11 +47,7 @@ export class ChunkSender<S, C extends CommandMap<S>> {
   }
 
   /** A pending conditional update as the writer's queue takes it. */
-  private queuedUpdate(
-    op: PendingOp,
-    origin: string,
-    settle: (outcome: SendOutcome) => void,
-  ): QueuedUpdate<S> {
+  private queuedUpdate(op: PendingOp, settle: (outcome: SendOutcome) => void): QueuedUpdate<S> {
     let attempts = 0;
     return {
       run: op.run,
@@ -66,9 +62,9 @@ export class ChunkSender<S, C extends CommandMap<S>> {
         op.attempts += n - attempts;
         attempts = n;
       },
-      origin: [origin, op.seq],
+      origin: [op.origin, op.seq],
       applied: () => {
-        if (!this.isApplied(op.seq)) return false;
+        if (!this.isApplied(op)) return false;
         settle({ ok: true, value: this.confirmedResult(op) });
         return true;
       },
@@ -85,17 +81,18 @@ export class ChunkSender<S, C extends CommandMap<S>> {
     // The replica consumes the entry before the update leaves the queue, so the view never
     // loses it in between (the follower's, or a read when it does not follow).
     await this.p.reader.catchUp(revision).catch(() => undefined);
-    const row = this.p.replica.origins.get(this.origin());
+    const row = this.p.replica.origins.get(op.origin);
     return { revision: row && row.seq === op.seq ? row.revision : revision };
   }
 
-  isApplied(seq: number): boolean {
-    return seq <= (this.p.replica.origins.get(this.origin())?.seq ?? 0);
+  /** Whether the confirmed state holds `op` (the table of applied origins, invariant 1). */
+  isApplied(op: PendingOp): boolean {
+    return op.seq <= (this.p.replica.origins.get(op.origin)?.seq ?? 0);
   }
 
   /** The result of an update found in the confirmed state (its own answer was lost). */
   confirmedResult(op: PendingOp): unknown {
-    const row = this.p.replica.origins.get(this.origin());
+    const row = this.p.replica.origins.get(op.origin);
     const revision = row?.revision ?? this.p.replica.revision;
     if (op.kind === "command") return { revision };
     const result: UpdateResult<S, unknown> = {

@@ -27,8 +27,9 @@ interface QueueData {
  *
  * Test hooks: `sibling()` returns another store over the same records and locks (another process
  * sharing the storage); `crashed()` returns a store over the same records with every lock released, as a
- * process that restarts after being killed finds its storage; `corrupt(key, owner, seq)`
- * damages one stored record.
+ * process that restarts after being killed finds its storage; `copy()` returns a store over a
+ * copy of the records, the original going on (a copied folder or volume);
+ * `corrupt(key, owner, seq)` damages one stored record.
  */
 export class MemoryPendingStore implements PendingStore {
   constructor(private readonly queues = new Map<string, QueueData>()) {}
@@ -67,6 +68,15 @@ export class MemoryPendingStore implements PendingStore {
     for (const [id, data] of this.queues) {
       data.holder?.fence();
       copy.set(id, { ...data, holder: undefined });
+    }
+    return new MemoryPendingStore(copy);
+  }
+
+  /** Test hook: a store over a copy of the records, unlocked; this one goes on (`cp -r`). */
+  copy(): MemoryPendingStore {
+    const copy = new Map<string, QueueData>();
+    for (const [id, data] of this.queues) {
+      copy.set(id, { ...data, records: new Map(data.records), holder: undefined });
     }
     return new MemoryPendingStore(copy);
   }

@@ -1,5 +1,6 @@
 import { wakeableSleep } from "../backoff.js";
 import { StateSyncError } from "../errors.js";
+import { randomId } from "../prng.js";
 import type { CommandMap, Model } from "../model.js";
 import type { RecipeRun } from "../engine/recipes.js";
 import type { Replica } from "../engine/replica.js";
@@ -15,6 +16,7 @@ import {
   describeOp,
   opOfRecord,
   queueFailed,
+  recordOf,
   refusedError,
   refuses,
   type PendingOp,
@@ -43,9 +45,11 @@ export interface OfflineQueueParts<S, C extends CommandMap<S>> {
  * log can be reached, each re-run on the latest confirmed state (a rebase) by the writer.
  *
  * Invariants:
- * 1. Identity: an update's `(origin, seq)` is fixed when it is queued; every entry carrying it
- *    says so (format 2), and replicas skip a seq of this origin they applied. So a re-send after
- *    an unknown outcome, a crash between append and removal, or a restart counts once.
+ * 1. Identity: an update's `(origin, seq)` is fixed when it is queued and stored with it; every
+ *    entry carrying it says so (format 2), and replicas skip a seq of an origin they applied. So
+ *    a re-send after an unknown outcome, a crash between append and removal, or a restart counts
+ *    once. Each session queues under an origin drawn at `open` (never the store's, which a copy
+ *    of the storage carries too): no two live queues push new updates under one origin.
  * 2. Order: one chunk at a time, in seq order (consecutive conditional updates share an entry,
  *    an unconditional command goes alone); the next chunk is sent once the one before is known
  *    committed, refused or found applied.
@@ -64,6 +68,10 @@ export interface OfflineQueueParts<S, C extends CommandMap<S>> {
 export class OfflineQueue<S, C extends CommandMap<S>> {
   readonly view: OptimisticView<S>;
   private queue: PendingQueue | undefined;
+  /** The origin this session queues new updates under (invariant 1). */
+  private origin = "";
+  /** Every origin of the ops this session held: entries of them are its own (the view). */
+  private readonly origins = new Set<string>();
   private nextSeq = 1;
   private ops: PendingOp[] = [];
   /** What the load could not read, reported once by `start()`. */
@@ -76,10 +84,10 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
   private readonly sender: ChunkSender<S, C>;
 
   constructor(private readonly p: OfflineQueueParts<S, C>) {
-    this.sender = new ChunkSender(p, () => this.queue!.origin);
+    this.sender = new ChunkSender(p);
     this.view = new OptimisticView(
       p.replica,
-      () => this.queue?.origin,
+      () => this.origins,
       () => this.ops,
       p.clientId,
       p.status,
@@ -113,7 +121,9 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
       // A record this model cannot run (of an older version not upgraded, or of a newer one: an
       // app rolled back) is refused when the push reaches it, with an event. Left stored, its
       // seq would count as applied once a later one of this queue is.
-      this.ops = records.map((r) => opOfRecord(model, r));
+      this.ops = records.map((r) => opOfRecord(model, r, queue.origin));
+      this.origin = randomId(12);
+      for (const op of [...this.ops, { origin: this.origin }]) this.origins.add(op.origin);
       this.nextSeq = firstSeq(nextSeq, Date.now());
       this.queue = queue;
     } catch (e) {
@@ -162,6 +172,7 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
     const result = new Promise<unknown>((res, rej) => ((resolve = res), (reject = rej)));
     const op: PendingOp = {
       ...run,
+      origin: this.origin,
       seq,
       kind,
       args: run.command?.args,
@@ -174,17 +185,7 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
       reject,
     };
     if (persisted) {
-      op.stored = this.writes.track(
-        this.queue!.put({
-          format: 1,
-          seq,
-          kind,
-          name: run.command!.name,
-          args: run.command!.args,
-          queuedAt: op.queuedAt,
-          mv: this.p.model.version,
-        }),
-      );
+      op.stored = this.writes.track(this.queue!.put(recordOf(op, this.p.model.version)));
       op.stored.then(
         () => (op.recorded = true),
         () => undefined,
@@ -309,8 +310,7 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
         // applied one of its batch then counts as applied in the table, but it was not.
         if (outcome.ok) committed.push([op, outcome.value]);
         else if (refuses(outcome.error)) refused.push([op, outcome.error]);
-        else if (this.sender.isApplied(op.seq))
-          committed.push([op, this.sender.confirmedResult(op)]);
+        else if (this.sender.isApplied(op)) committed.push([op, this.sender.confirmedResult(op)]);
         else retry = true;
       });
       await this.commit(committed);
@@ -324,7 +324,7 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
 
   /** Drops the queued updates the confirmed state already holds (a restart after a crash). */
   private async dropApplied(): Promise<void> {
-    const done = this.ops.filter((op) => op.state === "queued" && this.sender.isApplied(op.seq));
+    const done = this.ops.filter((op) => op.state === "queued" && this.sender.isApplied(op));
     if (done.length > 0) await this.commit(done.map((op) => [op, this.sender.confirmedResult(op)]));
   }
 

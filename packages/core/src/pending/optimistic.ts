@@ -7,6 +7,8 @@ import type { Origins } from "./origins.js";
 
 /** What the view needs of one pending update. */
 export interface ViewOp {
+  /** With `seq`, its identity in the log: confirmed once the table holds `seq` for `origin`. */
+  readonly origin: string;
   readonly seq: number;
   readonly queuedAt: number;
   run(draft: unknown, ctx: ReturnType<typeof entryContext>): unknown;
@@ -55,7 +57,8 @@ export class OptimisticView<S> {
 
   constructor(
     private readonly source: ViewSource<S>,
-    private readonly origin: () => string | undefined,
+    /** The origins of this queue's updates, this session's and its records' (invariant 2). */
+    private readonly origins: () => ReadonlySet<string>,
     private readonly ops: () => readonly ViewOp[],
     private readonly clientId: string,
     private readonly status: StatusHub,
@@ -67,13 +70,13 @@ export class OptimisticView<S> {
   private applied(results: readonly StepResult[]): void {
     const c = this.cached;
     if (c === undefined) return;
-    const origin = this.origin();
     const own = results.every(
       (r) =>
         r.kind === "applied" &&
         (r.entry.kind === "intent" ||
           ((r.entry.kind === "update" || r.entry.kind === "command") &&
-            r.entry.origin?.[0] === origin)),
+            r.entry.origin !== undefined &&
+            this.origins().has(r.entry.origin[0]))),
     );
     if (own && c.revision === this.seen) {
       c.base = this.source.state;
@@ -109,10 +112,28 @@ export class OptimisticView<S> {
   /** The pending updates the confirmed state does not hold yet, in order. */
   unconfirmed(): readonly ViewOp[] {
     const ops = this.ops();
-    const origin = this.origin();
-    const applied = origin === undefined ? 0 : (this.source.origins.get(origin)?.seq ?? 0);
-    if (ops.length === 0 || ops[0]!.seq > applied) return ops;
-    return ops.filter((op) => op.seq > applied);
+    if (ops.length === 0) return ops;
+    // The array itself when none is confirmed: at once when the queue holds one origin only (a
+    // session that loaded no earlier session's records) and its first op is not confirmed.
+    const first = ops[0]!;
+    if (this.origins().size === 1) {
+      if (first.seq > (this.source.origins.get(first.origin)?.seq ?? 0)) return ops;
+    }
+    // Otherwise one look-up per run of ops of one origin (a session's follow its earlier
+    // sessions' records, so there are few).
+    let origin: string | undefined;
+    let applied = 0;
+    let out: ViewOp[] | undefined;
+    for (let i = 0; i < ops.length; i++) {
+      const op = ops[i]!;
+      if (op.origin !== origin) {
+        origin = op.origin;
+        applied = this.source.origins.get(origin)?.seq ?? 0;
+      }
+      if (op.seq > applied) out?.push(op);
+      else out ??= ops.slice(0, i);
+    }
+    return out ?? ops;
   }
 
   /** An update left the queue unconfirmed (refused, discarded): the view is computed afresh. */

@@ -1,13 +1,16 @@
 /**
- * The table of applied origins (docs/offline.md, docs/format.md "origin"): for each origin (a
- * pending queue's stable identity) the highest `seq` an applied entry carried, and the revision
- * of that entry. Part of every replica's deterministic state: replicas that consumed the same
- * entries hold the same table, and snapshot entries, switch entries and local snapshots carry it.
+ * The table of applied origins (docs/offline.md, docs/format.md "origin"): for each origin (the
+ * identity of a pending queue's session, docs/offline.md "Identity") the highest `seq` an applied
+ * entry carried, and the revision of that entry. Part of every replica's deterministic state:
+ * replicas that consumed the same entries hold the same table, and snapshot entries, switch
+ * entries and local snapshots carry it.
  *
  * Invariants:
  * 1. An entry with `origin [o, s]` is a duplicate when the table holds `o` with a seq >= `s`: it
- *    is consumed without effect. A queue pushes its updates in seq order, each only once the one
- *    before is known committed, so a smaller seq arriving later is always a re-send.
+ *    is consumed without effect. Only one session ever queues updates under an origin (each
+ *    draws its own at open), and it pushes them in seq order, each only once the one before is
+ *    known committed, so a smaller seq arriving later is always a re-send (or a copied storage's
+ *    record: the same update).
  * 2. Bounded by count, never by a clock: at most {@link MAX_ORIGINS} origins, the one applied
  *    least recently (by revision) forgotten first. Every replica evicts the same one.
  */

@@ -44,6 +44,8 @@ export type SendOutcome = { ok: true; value: unknown } | { ok: false; error: unk
 
 /** A pending update inside the queue. */
 export interface PendingOp extends RecipeRun {
+  /** The origin it was queued under (its session's, or its record's): with `seq`, its identity. */
+  readonly origin: string;
   readonly seq: number;
   readonly kind: "update" | "command";
   readonly args: unknown;
@@ -80,10 +82,16 @@ export function commandRun<S>(
  * an older model version goes through the model's `upgradeCommand`, as the log reads such a
  * command; one it cannot run (unknown, arguments its schema refuses, not upgraded) is marked
  * `invalid` and refused by the push loop; so is a record of a newer version than the model (an
- * app rolled back), as the log skips a command of a version newer than its own.
+ * app rolled back), as the log skips a command of a version newer than its own. A record
+ * without an origin (written before records carried one) takes `storedOrigin`, the queue's.
  */
-export function opOfRecord<S>(model: Model<S, CommandMap<S>>, record: PendingRecord): PendingOp {
+export function opOfRecord<S>(
+  model: Model<S, CommandMap<S>>,
+  record: PendingRecord,
+  storedOrigin: string,
+): PendingOp {
   const base = {
+    origin: record.origin ?? storedOrigin,
     seq: record.seq,
     kind: record.kind,
     args: record.args,
@@ -122,6 +130,21 @@ function invalidOp(
       throw invalid;
     },
     invalid,
+  };
+}
+
+/** The record of a named command's op, as the store keeps it (model version `mv`). */
+export function recordOf(op: PendingOp, mv: number): PendingRecord {
+  const { origin, seq, kind, queuedAt } = op;
+  return {
+    format: 1,
+    seq,
+    origin,
+    kind,
+    name: op.command!.name,
+    args: op.command!.args,
+    queuedAt,
+    mv,
   };
 }
 
@@ -249,8 +272,9 @@ const CHUNK = 64;
 
 /**
  * What one push of `ops` (the queue, in order) sends from `head`: a command alone; for a
- * conditional update, it and the queued, valid conditional updates right after it, at most `max`
- * (they share one entry, as the writer's batches do).
+ * conditional update, it and the queued, valid conditional updates of the same origin right
+ * after it, at most `max` (they share one entry, as the writer's batches do, and an entry carries
+ * one origin: records of an earlier session and this session's updates never share one).
  */
 export function chunkAt(ops: readonly PendingOp[], head: PendingOp, max = CHUNK): PendingOp[] {
   if (head.kind === "command") return [head];
@@ -258,6 +282,7 @@ export function chunkAt(ops: readonly PendingOp[], head: PendingOp, max = CHUNK)
   for (let i = ops.indexOf(head); i < ops.length && chunk.length < max; i++) {
     const op = ops[i]!;
     if (op.kind !== "update" || op.state !== "queued" || op.invalid) break;
+    if (op.origin !== head.origin) break;
     chunk.push(op);
   }
   return chunk;

@@ -42,9 +42,12 @@ export interface PendingQueue {
    */
   readonly durable: boolean;
   /**
-   * The queue's stable identity in the log (the `origin` of its entries, docs/format.md): drawn
-   * when the queue is first created, then the same at every `open` of this `(key, owner)` until
-   * `destroy()`. At most 64 characters.
+   * The origin of the records stored without one ({@link PendingRecord.origin}: records written
+   * before records carried their origin): drawn when the queue is first created, then the same
+   * at every `open` of this `(key, owner)`. At most 64 characters ({@link originSchema}). The
+   * engine never queues new updates under it: each session draws an origin of its own, since a
+   * copy of the storage (`cp -r`, a cloned volume or profile) carries this one too
+   * (docs/offline.md, "Identity").
    */
   readonly origin: string;
   /**
@@ -125,8 +128,14 @@ export function readPendingRecord(
  */
 export interface PendingRecord {
   readonly format: 1;
-  /** Position in the queue and, with the queue's `origin`, the update's identity in the log. */
+  /** Position in the queue and, with `origin`, the update's identity in the log. */
   readonly seq: number;
+  /**
+   * The origin the update was queued under: the session's (docs/offline.md, "Identity"). Absent
+   * in records written before records carried it: those take the queue's stored origin
+   * ({@link PendingQueue.origin}), the one they were sent under.
+   */
+  readonly origin?: string;
   /** `"update"`: a conditional update running the command; `"command"`: an unconditional one. */
   readonly kind: "update" | "command";
   /** The command's name and its arguments (JSON). */
@@ -138,10 +147,14 @@ export interface PendingRecord {
   readonly mv: number;
 }
 
+/** Origins: what `PendingQueue.origin`, a record's `origin` and an entry's `origin` may hold. */
+export const originSchema = z.string().regex(/^[!-~]{1,64}$/);
+
 /** zod schema of {@link PendingRecord}: stores validate what they load with it. */
 export const pendingRecordSchema = z.object({
   format: z.literal(1),
   seq: z.number().int().positive(),
+  origin: originSchema.optional(),
   kind: z.enum(["update", "command"]),
   name: z.string().min(1).max(256),
   args: z.unknown(),
@@ -154,9 +167,6 @@ export const ownerSchema = z
   .string()
   .regex(/^[!-.0-~]{1,64}$/, "an owner is 1-64 printable ASCII characters, no spaces or '/'");
 
-/** Origins: what `PendingQueue.origin` may be (and what an entry's `origin` may hold). */
-export const originSchema = z.string().regex(/^[!-~]{1,64}$/);
-
 /** Seqs per millisecond of the clock that {@link firstSeq} reserves for one session. */
 const SEQS_PER_MS = 1_024;
 
@@ -167,7 +177,9 @@ const SEQS_PER_MS = 1_024;
  * tab died) is not handed out by a later session: the log would take the new update for a re-send
  * and skip it. A later session starts above such a seq unless its clock is behind the earlier
  * one's by more than the seqs it handed out / 1,024 ms (it was set back), or it handed out over
- * 1,024 per ms on average. Safe integers last until the year 2248.
+ * 1,024 per ms on average. Safe integers last until the year 2248. (Since each session queues
+ * under an origin of its own, such a seq can no longer meet a later session's update; the rule
+ * stays as a second guard, and keeps seqs growing across sessions, as `PendingUpdate.id` says.)
  */
 export function firstSeq(nextSeq: number, now: number): number {
   return Math.max(nextSeq, Math.floor(now) * SEQS_PER_MS);

@@ -87,6 +87,25 @@ export function runPendingStoreConformance(
         await q.close();
       }));
 
+    it("keeps each record's origin, and its absence (records of older SDKs), across a reopen", () =>
+      withStore(async ({ store, reopen }) => {
+        const q = await store.open("s/k", "app");
+        const tagged = (seq: number, origin: string) => ({ ...record(seq), origin });
+        await q.put(record(1)); // as an older SDK stored it: the queue's origin applies
+        await q.put(tagged(2, "session-a"));
+        await q.put(tagged(3, "session-b"));
+        const bad = await rejection(q.put(tagged(4, "has space")));
+        expect(isStateSyncError(bad, "VALIDATION")).toBe(true);
+        await q.close();
+        const other = await reopen();
+        const q2 = await other.open("s/k", "app");
+        const { records } = await q2.load();
+        expect(records).toEqual([record(1), tagged(2, "session-a"), tagged(3, "session-b")]);
+        expect("origin" in records[0]!).toBe(false);
+        await q2.close();
+        await other.close?.();
+      }));
+
     it("keeps records, origin and nextSeq across close, open and another store instance", () =>
       withStore(async ({ store, reopen }) => {
         const q = await store.open("s/k", "app");
