@@ -1,4 +1,4 @@
-import { isDraft } from "immer";
+import { isDraft, type Patch } from "immer";
 
 /** A place a recipe wrote to, as a patch without its value (read from the draft when checked). */
 export interface Touch {
@@ -146,4 +146,39 @@ export function freezeWritten(value: unknown): boolean {
   if (!walk(value)) return false;
   for (const o of found) Object.freeze(o);
   return true;
+}
+
+/**
+ * The touches of one recipe as patches the checker reads: the last touch of a path wins, its
+ * value read from the draft; a path whose container is gone was removed with it (that removal is
+ * a touch of its own) and a key no longer there counts as removed.
+ */
+export function withValues(root: unknown, touches: readonly Touch[]): Patch[] {
+  if (touches.length === 1) return withValue(root, touches[0]!, []);
+  const last = new Map<string, Touch>();
+  for (const t of touches) {
+    const key = t.path.join("\u0000");
+    last.delete(key);
+    last.set(key, t);
+  }
+  const out: Patch[] = [];
+  for (const t of last.values()) withValue(root, t, out);
+  return out;
+}
+
+/** One touch of {@link withValues}, pushed to `out` (unless its container is gone). */
+function withValue(root: unknown, t: Touch, out: Patch[]): Patch[] {
+  let node = root as Record<string | number, unknown> | undefined;
+  const path = t.path;
+  for (let i = 0; i < path.length - 1 && node !== undefined; i++) {
+    const v = node[path[i]!];
+    node =
+      v !== null && typeof v === "object" ? (v as Record<string | number, unknown>) : undefined;
+  }
+  if (node === undefined) return out;
+  const k = path[path.length - 1]!;
+  if (t.op === "remove" || !Object.hasOwn(node, k)) {
+    out.push({ op: "remove", path: [...path] });
+  } else out.push({ op: "replace", path: [...path], value: node[k] });
+  return out;
 }
