@@ -279,8 +279,8 @@ function checkInBatch(
   if (v.verdict(model, draft, touches) !== undefined) throw FAILED;
   for (const t of touches) {
     if (t.op === "remove") continue;
-    const value = (readAt(draft, t.path) as { v: unknown } | undefined)?.v;
-    if (!freezeWritten(value)) throw FAILED;
+    const value = t.written ? t.written.value : readAt(draft, t.path)?.v;
+    if (value !== null && typeof value === "object" && !freezeWritten(value)) throw FAILED;
   }
 }
 

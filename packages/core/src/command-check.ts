@@ -12,6 +12,12 @@ import type { Model } from "./model.js";
  */
 const MAX_DIRTY = 256;
 
+/** True when no write replaces the whole state (a path of length 0). */
+function allAtKeys(writes: ReadonlyArray<Touch | Patch>): boolean {
+  for (let i = 0; i < writes.length; i++) if (writes[i]!.path.length === 0) return false;
+  return true;
+}
+
 const checkers = new WeakMap<Model<any, any>, StateChecker<unknown>>();
 
 function checkerOf(model: Model<any, any>): StateChecker<unknown> {
@@ -98,7 +104,7 @@ export class StateValidity {
     if (this.known && writes !== undefined) {
       if (writes.length === 0 && this.dirty.length === 0) return undefined;
       const all = this.dirty.length === 0 ? writes : [...this.dirty, ...writes];
-      if (all.every((w) => w.path.length > 0)) {
+      if (allAtKeys(all)) {
         const valued = withValues(after, all as readonly Touch[]);
         try {
           checkerOf(model).check(after, after, valued);
