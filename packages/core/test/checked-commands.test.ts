@@ -5,6 +5,8 @@ import {
   decodeEntry,
   defineModel,
   MemoryLog,
+  MemoryPendingStore,
+  pendingQueue,
   stateHash,
   type StateSyncError,
 } from "@statesync/core";
@@ -108,5 +110,27 @@ describe("checked unconditional commands", () => {
       expect(failedAt(r.errors)).toEqual([stillBad]);
     }
     await Promise.all([a.close(), b.close()]);
+  });
+
+  it("refuses a queued command whose result fails the schema, with COMMAND_FAILED as the cause", async () => {
+    const log = new MemoryLog();
+    const a = await createSynchronizer({
+      log,
+      model: stock,
+      snapshots: false,
+      compaction: false,
+      pending: pendingQueue({ store: new MemoryPendingStore(), owner: "device-1" }),
+    });
+    await a.updateUnconditionally("add", { n: 1 });
+    const refused = await a.updateUnconditionally("take", { n: 5 }).catch((e: unknown) => e);
+    expect(refused).toMatchObject({ code: "UPDATE_REFUSED" });
+    expect((refused as Error).cause).toMatchObject({
+      code: "COMMAND_FAILED",
+      details: { reason: "invalid-state", committed: true },
+    });
+    expect(a.pendingCount).toBe(0);
+    expect(a.state.qty).toBe(1);
+    expect(a.optimisticState.qty).toBe(1);
+    await a.close();
   });
 });

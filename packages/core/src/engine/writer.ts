@@ -314,6 +314,7 @@ export class Writer<S, C extends CommandMap<S>> {
     // Stored. Its outcome is what every replica does with it: wait until this one consumed it
     // (a replica that stops or closes first leaves it unknown: the caller learns it is stored).
     if (this.p.replica.revision < revision) {
+      this.p.reader.noteStored(revision);
       await this.p.reader.catchUp(revision).catch(() => undefined);
     }
     const failure = this.p.replica.commandFailure(revision);
