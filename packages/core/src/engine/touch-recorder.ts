@@ -69,8 +69,9 @@ export class TouchRecorder {
   }
 
   private handler(path: ReadonlyArray<string | number>, target: object): ProxyHandler<object> {
-    const keyOf = (target: object, key: string): string | number =>
-      Array.isArray(target) && /^(0|[1-9]\d*)$/.test(key) ? Number(key) : key;
+    const isArray = Array.isArray(target);
+    const keyOf = (_: object, key: string): string | number =>
+      isArray && /^(0|[1-9]\d*)$/.test(key) ? Number(key) : key;
     return {
       has: (_, key) => Reflect.has(target, key),
       ownKeys: () => Reflect.ownKeys(target),
@@ -85,10 +86,10 @@ export class TouchRecorder {
       },
       set: (_, key, value) => {
         if (typeof key === "symbol") return Reflect.set(target, key, value);
-        if (Array.isArray(target) && key === "length") {
-          const before = target.length;
+        if (isArray && key === "length") {
+          const before = (target as unknown[]).length;
           const ok = Reflect.set(target, key, value);
-          const after = target.length;
+          const after = (target as unknown[]).length;
           for (let i = after; i < before; i++)
             this.touches.push({ op: "remove", path: [...path, i] });
           for (let i = before; i < after; i++)
