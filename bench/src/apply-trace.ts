@@ -1,4 +1,5 @@
 import {
+  CHECKED_COMMAND_FORMAT,
   createSynchronizer,
   encodeEntry,
   MemoryLog,
@@ -28,7 +29,7 @@ type TextState = { text: string };
  * `--trace-pretenuring-statistics`), and the catch-up's scavenges then kept what those objects
  * pointed to; `--no-allocation-site-pretenuring` removed the difference.
  */
-async function traceLog(edits: Edit[]): Promise<MemoryLog> {
+async function traceLog(edits: Edit[], v: 1 | 3 = CHECKED_COMMAND_FORMAT): Promise<MemoryLog> {
   const log = new MemoryLog({ maxEntryBytes: 16 * 1024 * 1024 });
   const genesis = await createSynchronizer({
     log,
@@ -41,7 +42,7 @@ async function traceLog(edits: Edit[]): Promise<MemoryLog> {
   const ts = Date.now();
   edits.forEach((e, i) => {
     const entry: CommandEntry = {
-      v: 1,
+      v,
       kind: "command",
       ts: ts + Math.floor(i / 100),
       seed: (i * 2654435761) >>> 0,
@@ -97,6 +98,11 @@ export interface TraceFigures {
   plainRuns: number[];
   /** (catch-up - plain loop) / edits, µs. */
   overheadUs: number;
+  /** The same catch-up of the trace written as format 1 (commands applied unchecked). */
+  uncheckedMs: number;
+  uncheckedRuns: number[];
+  /** (unchecked catch-up - plain loop) / edits, µs. */
+  uncheckedOverheadUs: number;
 }
 
 /**
@@ -112,25 +118,34 @@ export async function measureTrace(
   const trace = editingTrace(edits);
   progress(`text trace: appending ${trace.length} edits to a MemoryLog`);
   const log = await traceLog(trace);
+  const unchecked = await traceLog(trace, 1);
   const catchUpRuns: number[] = [];
+  const uncheckedRuns: number[] = [];
   const plainRuns: number[] = [];
   let finalLength = 0;
   let entries = 0;
   for (let round = 0; round < rounds; round++) {
     progress(`text trace: catch-up and plain loop ${round + 1}/${rounds}`);
     const c = await catchUp(log);
+    const u = await catchUp(unchecked);
     const p = plainLoop(trace);
-    if (c.text !== p.text) throw new Error("catch-up and plain loop ended with different texts");
+    if (c.text !== p.text || u.text !== p.text) {
+      throw new Error("catch-up and plain loop ended with different texts");
+    }
     catchUpRuns.push(c.ms);
+    uncheckedRuns.push(u.ms);
     plainRuns.push(p.ms);
     finalLength = p.text.length;
     entries = c.applied;
   }
   const catchUpMs = min(catchUpRuns);
+  const uncheckedMs = min(uncheckedRuns);
   const plainMs = min(plainRuns);
   return {
     ...{ edits, finalLength, entries, catchUpMs, plainMs, catchUpRuns, plainRuns },
     overheadUs: ((catchUpMs - plainMs) * 1000) / edits,
+    ...{ uncheckedMs, uncheckedRuns },
+    uncheckedOverheadUs: ((uncheckedMs - plainMs) * 1000) / edits,
   };
 }
 

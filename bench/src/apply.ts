@@ -142,16 +142,22 @@ export const apply: Benchmark = {
             headers: ["", "time", "µs per edit"],
             rows: [
               [
-                "fresh replica catching up (MemoryLog)",
+                "fresh replica catching up (MemoryLog), commands checked (format 3)",
                 `${num(trace.catchUpMs)} ms`,
                 num((trace.catchUpMs * 1000) / trace.edits, 2),
+              ],
+              [
+                "the same written as format 1 (an older SDK's: unchecked)",
+                `${num(trace.uncheckedMs)} ms`,
+                num((trace.uncheckedMs * 1000) / trace.edits, 2),
               ],
               [
                 "the commands' apply in a plain loop on a plain object",
                 `${num(trace.plainMs)} ms`,
                 num((trace.plainMs * 1000) / trace.edits, 2),
               ],
-              ["overhead of the engine per entry", "", num(trace.overheadUs, 2)],
+              ["overhead of the engine per entry (checked)", "", num(trace.overheadUs, 2)],
+              ["overhead per entry, format 1 (unchecked)", "", num(trace.uncheckedOverheadUs, 2)],
             ],
           },
         },

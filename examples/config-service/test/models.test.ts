@@ -1,4 +1,10 @@
-import { createSynchronizer, MemoryLog, type CommandMap, type Model } from "@statesync/core";
+import {
+  createSynchronizer,
+  MemoryLog,
+  type CommandMap,
+  type Model,
+  type StateSyncError,
+} from "@statesync/core";
 import { afterEach, describe, expect, it } from "vitest";
 import { FlagCommandError, flagsModel } from "../src/flags-model.js";
 import { liveMembers, membershipModel } from "../src/membership-model.js";
@@ -130,8 +136,15 @@ describe("membership", () => {
 
   it("makes a heartbeat of a non-member a no-op on every replica", async () => {
     const [writer, reader] = await replicas(membershipModel, "writer", "reader");
-    const { revision } = await writer!.updateUnconditionally("heartbeat", { member: "ghost" });
-    await reader!.waitFor(revision);
+    // Stored, and a no-op everywhere: its caller learns it (details.committed: the entry is in).
+    const failed = await writer!
+      .updateUnconditionally("heartbeat", { member: "ghost" })
+      .catch((e: StateSyncError) => e);
+    expect(failed).toMatchObject({
+      code: "COMMAND_FAILED",
+      details: { reason: "threw", committed: true },
+    });
+    await reader!.waitFor((failed as StateSyncError).details.revision as number);
     expect(reader!.state.members).toEqual({});
     await writer!.updateUnconditionally("leave", { member: "ghost" });
   });

@@ -1,6 +1,13 @@
 import { enablePatches, Immer, type Patch } from "immer";
 import { applyCheckedPatches } from "./array-patches.js";
-import type { CommandEntry, Entry, UpdateEntry } from "./entry.js";
+import { StateValidity } from "./command-check.js";
+import { freezeWritten, TouchRecorder } from "./engine/touch-recorder.js";
+import {
+  CHECKED_COMMAND_FORMAT,
+  type CommandEntry,
+  type Entry,
+  type UpdateEntry,
+} from "./entry.js";
 import { StateSyncError } from "./errors.js";
 import { deepFreeze } from "./freeze.js";
 import type { CommandMap, Model, UpdateContext } from "./model.js";
@@ -33,7 +40,7 @@ export function entryContext(
   return { revision, timestamp, random: mulberry32(seed), clientId };
 }
 
-function applyUpdate<S>(state: S, entry: UpdateEntry): ApplyOutcome<S> {
+function applyUpdate<S>(state: S, entry: UpdateEntry, validity: StateValidity): ApplyOutcome<S> {
   try {
     // As Immer's applyPatches: a replace of the root starts over from its value.
     let base = state as object;
@@ -52,6 +59,7 @@ function applyUpdate<S>(state: S, entry: UpdateEntry): ApplyOutcome<S> {
             applyCheckedPatches(immer, draft, patches);
           })
     ) as S;
+    validity.notePatches(entry.patches);
     return { kind: "applied", state: deepFreeze(next) };
   } catch (cause) {
     return {
@@ -72,6 +80,7 @@ function applyCommand<S, C extends CommandMap<S>>(
   state: S,
   entry: CommandEntry,
   revision: number,
+  validity: StateValidity,
 ): ApplyOutcome<S> {
   const command = Object.hasOwn(model.commands, entry.name)
     ? model.commands[entry.name]
@@ -101,42 +110,64 @@ function applyCommand<S, C extends CommandMap<S>>(
     };
   }
   const ctx = entryContext(revision, entry.ts, entry.seed, entry.client);
+  const checked = entry.v === CHECKED_COMMAND_FORMAT;
+  let next: S;
+  let patches: Patch[] | undefined;
   try {
-    const next = immer.produce(state, (draft) => {
+    const recipe = (draft: unknown) => {
       const r: unknown = command.apply(draft as never, args.data, ctx);
       if (r !== undefined && typeof (r as { then?: unknown }).then === "function") {
         throw new StateSyncError("VALIDATION", "command recipes must be synchronous");
       }
-    });
-    return { kind: "applied", state: deepFreeze(next) };
-  } catch (cause) {
-    return {
-      kind: "noop",
-      error: new StateSyncError(
-        "COMMAND_FAILED",
-        `command "${entry.name}" threw: ${String(cause)}`,
-        {
-          cause,
-          details: { command: entry.name },
-        },
-      ),
     };
+    if (checked)
+      [next, patches] = immer.produceWithPatches(state, recipe) as unknown as [S, Patch[]];
+    else next = immer.produce(state, recipe) as S;
+  } catch (cause) {
+    return { kind: "noop", error: commandThrew(entry.name, cause) };
   }
+  if (!checked) {
+    validity.unknown();
+    return { kind: "applied", state: deepFreeze(next) };
+  }
+  const why = validity.verdict(model, next, patches);
+  if (why !== undefined) return { kind: "noop", error: commandInvalid(entry.name, why) };
+  return { kind: "applied", state: deepFreeze(next) };
+}
+
+/** The no-op error of a command whose recipe threw. */
+function commandThrew(name: string, cause: unknown): StateSyncError {
+  return new StateSyncError("COMMAND_FAILED", `command "${name}" threw: ${String(cause)}`, {
+    cause,
+    details: { command: name, reason: "threw" },
+  });
+}
+
+/** The no-op error of a checked command whose result fails the model (`why`). */
+function commandInvalid(name: string, why: string): StateSyncError {
+  return new StateSyncError(
+    "COMMAND_FAILED",
+    `command "${name}" would leave a state that fails the model's schema, so it was not applied: ${why}`,
+    { details: { command: name, reason: "invalid-state" } },
+  );
 }
 
 /**
  * Applies an `update` or `command` entry to `state` at `revision` (the revision before the entry).
- * Pure: the same inputs give the same outcome on every replica.
+ * Pure: the same inputs give the same outcome on every replica. `validity` is what the replay
+ * knows of `state` (see `StateValidity`): it only makes the check of a checked command (format 3)
+ * cheaper, never changes its verdict, and is updated to the state after the entry.
  */
 export function applyEntry<S, C extends CommandMap<S>>(
   model: Model<S, C>,
   state: S,
   entry: Extract<Entry, { kind: "update" | "command" }>,
   revision: number,
+  validity: StateValidity = new StateValidity(),
 ): ApplyOutcome<S> {
   return entry.kind === "update"
-    ? applyUpdate(state, entry)
-    : applyCommand(model, state, entry, revision);
+    ? applyUpdate(state, entry, validity)
+    : applyCommand(model, state, entry, revision, validity);
 }
 
 /** An entry {@link applyBatch} can take: an update, or a known command with its parsed args. */
@@ -162,42 +193,104 @@ export function batchItem<S, C extends CommandMap<S>>(
   return args.success ? { entry, revision, args: args.data } : undefined;
 }
 
+/** What {@link applyBatch} did. */
+export type BatchOutcome<S> =
+  /** Every entry was applied: the state after the last. */
+  | { kind: "applied"; state: S }
+  /**
+   * The entry at `at` threw, or (a checked command) left a state that fails the model: nothing
+   * was applied. The entries before it can be applied as a batch, and it on its own.
+   */
+  | { kind: "failed"; at: number }
+  /** Applying in one draft failed otherwise: nothing was applied, apply them one by one. */
+  | { kind: "unusable" };
+
+/** Thrown out of the shared draft when an entry fails. */
+const FAILED = Symbol("failed entry");
+
 /**
  * Applies consecutive entries to `state` in one Immer draft (one copy of each container they
  * touch, instead of one per entry), each entry seeing the state its predecessors left, as
- * {@link applyEntry} one by one would. `revision` is the revision before the first. Returns
- * undefined when any entry throws (nothing is applied then): the caller applies them one by one,
- * which keeps each failure isolated to its own entry.
+ * {@link applyEntry} one by one would. `revision` is the revision before the first. Checked
+ * commands run on a `TouchRecorder`'s view of the draft and are checked along what they wrote
+ * (the verdict `applyEntry` reaches: see `StateValidity`); what they wrote is frozen, so a later
+ * entry that writes into it throws instead of changing a value two places share. When an entry
+ * fails, nothing is applied: the caller applies the entries before it again and that one alone,
+ * which keeps each failure isolated to its own entry. `validity` is updated only when every
+ * entry was applied.
  */
 export function applyBatch<S, C extends CommandMap<S>>(
   model: Model<S, C>,
   state: S,
   items: readonly BatchItem[],
   revision: number,
-): S | undefined {
+  validity: StateValidity = new StateValidity(),
+): BatchOutcome<S> {
+  const v = validity.fork();
+  let recorder: TouchRecorder | undefined;
+  let at = 0;
   try {
     const next = immer.produce(state, (draft) => {
       let before = revision;
-      for (const item of items) {
+      for (; at < items.length; at++) {
+        const item = items[at]!;
         const e = item.entry;
         if (e.kind === "update") {
           applyCheckedPatches(immer, draft as object, e.patches as Patch[]);
+          v.notePatches(e.patches);
         } else {
           const ctx = entryContext(before, e.ts, e.seed, e.client);
-          const r: unknown = model.commands[e.name]!.apply(
-            draft as never,
-            (item as { args: unknown }).args,
-            ctx,
-          );
+          const checked = e.v === CHECKED_COMMAND_FORMAT;
+          if (checked) recorder ??= new TouchRecorder();
+          const target = checked ? recorder!.wrap(draft) : draft;
+          const args = (item as { args: unknown }).args;
+          const r: unknown = model.commands[e.name]!.apply(target as never, args, ctx);
           if (r !== undefined && typeof (r as { then?: unknown }).then === "function") {
-            throw new StateSyncError("VALIDATION", "command recipes must be synchronous");
+            (r as Promise<unknown>).then(undefined, () => undefined);
+            throw FAILED;
           }
+          if (checked) checkInBatch(model, draft, recorder!, v);
+          else v.unknown();
         }
         before = item.revision;
       }
     });
-    return deepFreeze(next);
-  } catch {
-    return undefined;
+    validity.assign(v);
+    return { kind: "applied", state: deepFreeze(next) };
+  } catch (e) {
+    return e === FAILED || at < items.length ? { kind: "failed", at } : { kind: "unusable" };
   }
+}
+
+/**
+ * The check of a checked command run on `recorder`'s view of the shared draft. A command that
+ * put a draft at a second place or reached a draft without a view (the recorder's `aliased`,
+ * `escaped`) cannot be checked along its touches, nor go on sharing the draft: it fails here and
+ * runs on its own. Throws `FAILED` when the command must not be kept in this batch.
+ */
+function checkInBatch(
+  model: Model<any, any>,
+  draft: unknown,
+  recorder: TouchRecorder,
+  v: StateValidity,
+): void {
+  const touches = recorder.take();
+  if (recorder.aliased || recorder.escaped) throw FAILED;
+  if (v.verdict(model, draft, touches) !== undefined) throw FAILED;
+  for (const t of touches) {
+    if (t.op === "remove") continue;
+    const value = t.written ? t.written.value : readAt(draft, t.path)?.v;
+    if (value !== null && typeof value === "object" && !freezeWritten(value)) throw FAILED;
+  }
+}
+
+/** The value at `path` in `root` as `{ v }`, or undefined when there is none. */
+function readAt(root: unknown, path: ReadonlyArray<string | number>): { v: unknown } | undefined {
+  let node = root as Record<string | number, unknown> | undefined;
+  for (let i = 0; i < path.length - 1; i++) {
+    const next = node?.[path[i]!];
+    node = next !== null && typeof next === "object" ? (next as typeof node) : undefined;
+  }
+  const k = path[path.length - 1]!;
+  return node !== undefined && Object.hasOwn(node, k) ? { v: node[k] } : undefined;
 }

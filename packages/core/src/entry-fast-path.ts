@@ -5,7 +5,7 @@
  * (undefined) goes to zod, so both accept exactly the same inputs.
  */
 import type { Entry } from "./entry-types.js";
-import { WRITE_FORMAT, MAX_RECENT } from "./entry-limits.js";
+import { CHECKED_COMMAND_FORMAT, WRITE_FORMAT, MAX_RECENT } from "./entry-limits.js";
 
 // ---- fast path: true only where the zod schema above surely accepts, with no key zod would strip
 
@@ -60,7 +60,8 @@ function fastCall(c: unknown): boolean {
 }
 
 export function fastEnvelope(raw: Record<string, unknown>): Entry | undefined {
-  if (raw.v !== WRITE_FORMAT || !isCount(raw.ts) || !isShortString(raw.client, 256)) {
+  const checked = raw.v === CHECKED_COMMAND_FORMAT && raw.kind === "command";
+  if ((raw.v !== WRITE_FORMAT && !checked) || !isCount(raw.ts) || !isShortString(raw.client, 256)) {
     return undefined;
   }
   if (raw.kind === "update") {

@@ -4,6 +4,14 @@
 export const WRITE_FORMAT = 1;
 
 /**
+ * The format of a `command` entry whose result every replica checks against the model's schema
+ * (docs/format.md, format 3): a command whose result fails it is a `COMMAND_FAILED` no-op. SDKs
+ * of format 2 stop before such an entry (`UNSUPPORTED_FORMAT`) instead of applying it
+ * unchecked; command entries of formats 1 and 2 are applied unchecked by every SDK.
+ */
+export const CHECKED_COMMAND_FORMAT = 3;
+
+/**
  * A snapshot entry lists the message ids of the last entries before it, as
  * `[messageId, revision, timestamp]`, oldest first, at most this many (by count: the timestamp is
  * the writer's and is not used). A writer whose acknowledgement was lost and whose entry was

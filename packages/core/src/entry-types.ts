@@ -106,8 +106,14 @@ export interface PartEntry extends EntryBase {
    */
   recent?: RecentEntry[] | undefined;
 }
-/** An unconditional update: a named command and its arguments. */
-export interface CommandEntry extends EntryBase {
+/**
+ * An unconditional update: a named command and its arguments. Format 3 (`v: 3`, what this SDK
+ * writes): every replica checks the command's result against the model's schema, and a result
+ * that fails it makes the entry a no-op; formats 1 and 2: applied unchecked.
+ */
+export interface CommandEntry extends Omit<EntryBase, "v"> {
+  /** Format version: 3 (checked) or an older, unchecked one. */
+  v: 1 | 2 | 3;
   kind: "command";
   seed: number;
   name: string;

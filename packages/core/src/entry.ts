@@ -4,7 +4,7 @@ import type { Entry } from "./entry-types.js";
 import { fastEnvelope } from "./entry-fast-path.js";
 import { MAX_RECENT } from "./entry-limits.js";
 
-export { MAX_RECENT, WRITE_FORMAT } from "./entry-limits.js";
+export { CHECKED_COMMAND_FORMAT, MAX_RECENT, WRITE_FORMAT } from "./entry-limits.js";
 import { MAX_ORIGINS } from "./pending/origins.js";
 
 export type {
@@ -51,11 +51,17 @@ export type {
  *   `origins` on `snapshot` (one-message and chunked) and `switch` entries: the table of applied
  *   origins at `base`.
  *
+ * - format 3 changes the `command` entry only: a command entry of format 3 is checked where it is
+ *   applied (a result that fails the model's schema or is not JSON makes it a `COMMAND_FAILED`
+ *   no-op on every replica); clients of format 2 stop before it (`UNSUPPORTED_FORMAT`) rather
+ *   than apply it unchecked. Command entries of formats 1 and 2 keep their unchecked semantics on
+ *   every replica. No other kind is written or read as format 3.
+ *
  * docs/format.md says what each version of the SDK does with each kind. This version reads
- * formats 1 and 2 and writes format 1 for every kind format 1 has (so older clients keep reading
- * them) and format 2 only where an older client must stop.
+ * formats 1 to 3 and writes format 1 for every kind format 1 has (so older clients keep reading
+ * them) except `command` (format 3), and format 2 only where an older client must stop.
  */
-export const FORMAT_VERSION = 2;
+export const FORMAT_VERSION = 3;
 /** Deepest nesting of arrays and objects in an entry's JSON text. */
 export const MAX_NESTING_DEPTH = 256;
 /** Largest entry the format admits, in bytes (the log's own limit is usually lower). */
@@ -157,6 +163,8 @@ const entrySchema: z.ZodType<Entry> = z.union([
     }),
     z.object({
       ...common,
+      /** 3: checked where it is applied (`CHECKED_COMMAND_FORMAT`); 1 and 2: unchecked. */
+      v: z.union([z.literal(1), z.literal(2), z.literal(3)]),
       kind: z.literal("command"),
       seed: z.number().int().nonnegative().max(0xffffffff),
       name: z.string().min(1).max(256),

@@ -59,6 +59,7 @@ export {
   decodeEntry,
   encodeEntry,
   FORMAT_VERSION,
+  CHECKED_COMMAND_FORMAT,
   type DecodeResult,
   type Entry,
   type GenesisEntry,

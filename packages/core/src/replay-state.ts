@@ -1,7 +1,9 @@
 import { deepFreeze } from "./freeze.js";
+import type { BatchItem } from "./apply.js";
 import {
   MAX_RECENT,
   type Entry,
+  type UpdateEntry,
   type GenesisEntry,
   type SnapshotEntry,
   type SwitchEntry,
@@ -12,6 +14,7 @@ import type { LogEntry } from "./log.js";
 import type { CommandMap, Model } from "./model.js";
 import { Origins } from "./pending/origins.js";
 import { RecentIds } from "./recent-ids.js";
+import { StateValidity } from "./command-check.js";
 import { logModelOf, migrateUp, modelOfVersion } from "./versions.js";
 
 /** What one {@link Replay.step} did. */
@@ -64,6 +67,8 @@ export class ReplayState<S, C extends CommandMap<S>> {
   /** Message ids, revisions and timestamps of entries consumed recently (see `MAX_RECENT`). */
   protected recent = new RecentIds(2 * MAX_RECENT);
   protected view: { revision: number; logState: unknown; state: S } | undefined;
+  /** What is known of the validity of `logState` (makes checked commands cheap: command-check.ts). */
+  protected readonly validity = new StateValidity();
 
   constructor(
     protected readonly model: Model<S, C>,
@@ -110,6 +115,7 @@ export class ReplayState<S, C extends CommandMap<S>> {
     const error = this.migrationError(model.initial, model, logEntry.revision);
     if (error) return this.stall(error, logEntry);
     this.setLogModel(model, model.initial);
+    this.validity.reset(false); // the first checked command checks the whole state once
     this.switchedFrom = undefined;
     this.anchored = true;
     this.lastStart = logEntry.revision;
@@ -135,6 +141,7 @@ export class ReplayState<S, C extends CommandMap<S>> {
     const error = this.migrationError(state, model, logEntry.revision);
     if (error) return this.stall(error, logEntry);
     this.setLogModel(model, state);
+    this.validity.reset(true); // checked above
     // Snapshot entries carry it too, so a replica that starts after a compaction (or from a
     // local snapshot) reads a command without `mv` as a replica that saw the switch does.
     this.switchedFrom = entry.from;
@@ -144,6 +151,60 @@ export class ReplayState<S, C extends CommandMap<S>> {
     this.lastStart = logEntry.revision;
     this.advance(logEntry, entry.kind, entry.ts);
     return { kind: "applied", entry };
+  }
+
+  /**
+   * Consumes this writer's own conditional entry without replaying it: `state` is what its
+   * recipes produced on the current state, which the log confirmed by storing the entry right
+   * after it (so replaying its patches would give an equal state). Only when the entry is the
+   * next one (`base` is the current revision, and in a contiguous log it is `revision + 1`).
+   * Returns false, changing nothing, otherwise. `patches`: the entry's, where they changed the
+   * state (see `StateValidity`; unknown without them).
+   */
+  adopt(
+    logEntry: LogEntry,
+    base: number,
+    ts: number,
+    state: S,
+    origin?: [string, number] | undefined,
+    patches?: UpdateEntry["patches"],
+  ): boolean {
+    if (!this.anchored || base !== this.revision || logEntry.revision <= this.revision) {
+      return false;
+    }
+    if (this.contiguous && logEntry.revision !== this.revision + 1) return false;
+    if (this.legacy) return false; // a writer switches the log to its version first
+    if (this.collecting) return false; // waiting for a chunked snapshot: the state is stale
+    if (this.origins.isDuplicate(origin)) return false; // consumed without effect, by `step`
+    this.logState = state;
+    if (patches) this.validity.notePatches(patches);
+    else this.validity.unknown();
+    this.origins.note(origin, logEntry.revision);
+    this.advance(logEntry, "update", ts);
+    return true;
+  }
+
+  /** Stands on the batch `run` (from `entries[i]` on) applied as `state`; the index after it. */
+  protected adoptBatch(
+    entries: readonly LogEntry[],
+    i: number,
+    run: readonly BatchItem[],
+    state: unknown,
+    results: StepResult[],
+  ): number {
+    this.logState = state;
+    for (const item of run) {
+      this.origins.note(item.entry.origin, item.revision);
+      this.advance(entries[i]!, item.entry.kind, item.entry.ts);
+      results.push({ kind: "applied", entry: item.entry });
+      i += 1;
+    }
+    return i;
+  }
+
+  /** Whether entries are held while waiting for a chunked snapshot (`Replay`). */
+  protected get collecting(): boolean {
+    return false;
   }
 
   protected setLogModel(model: Model<any, any>, state: unknown): void {

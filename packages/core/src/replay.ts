@@ -51,6 +51,10 @@ const PENDING: StepResult = { kind: "pending" };
   /** The last chunked snapshot entry passed over, until a compaction checks it. */
   private readonly passed = new PassedChunked();
 
+  protected override get collecting(): boolean {
+    return this.collector !== undefined;
+  }
+
   /** The last revision read: `revision`, or past it while entries are held (`pending`). */
   get readPosition(): number {
     return Math.max(this.revision, this.collector?.through ?? 0);
@@ -137,7 +141,7 @@ const PENDING: StepResult = { kind: "pending" };
       if (call instanceof StateSyncError) return this.skip(logEntry, call);
       applied = call;
     }
-    const outcome = applyEntry(this.logModel, this.logState, applied, this.revision);
+    const outcome = applyEntry(this.logModel, this.logState, applied, this.revision, this.validity);
     if (outcome.kind === "stall") return this.stall(outcome.error, logEntry);
     if (outcome.kind === "applied") {
       const error = this.migrationError(outcome.state, this.logModel, logEntry.revision);
@@ -172,7 +176,8 @@ const PENDING: StepResult = { kind: "pending" };
       const d = decoded[i];
       if (own && d?.ok && d.entry.kind === "update") {
         // This writer's own update: adopt what its recipes produced (see `adopt`), or step it.
-        if (!this.adopt(entries[i]!, own.base, d.entry.ts, own.state as S, d.entry.origin)) {
+        const e = d.entry;
+        if (!this.adopt(entries[i]!, own.base, e.ts, own.state as S, e.origin, e.patches)) {
           const result = this.step(entries[i]!, d);
           results.push(result);
           if (result.kind === "stall") return results;
@@ -181,21 +186,23 @@ const PENDING: StepResult = { kind: "pending" };
         continue;
       }
       const run = this.plainRun(entries, decoded, i, produced);
+      let alone = 1; // how many entries from `i` on to step one by one (after a batch)
       if (run.length > 0) {
-        const state = applyBatch(this.logModel, this.logState, run, this.revision);
-        if (state !== undefined) {
-          this.logState = state;
-          for (const item of run) {
-            this.origins.note(item.entry.origin, item.revision);
-            this.advance(entries[i]!, item.entry.kind, item.entry.ts);
-            results.push({ kind: "applied", entry: item.entry });
-            i += 1;
-          }
+        let outcome = applyBatch(this.logModel, this.logState, run, this.revision, this.validity);
+        if (outcome.kind === "failed" && outcome.at > 0) {
+          // The entries before the one that failed, as a batch again; then that one alone.
+          const head = run.slice(0, outcome.at);
+          outcome = applyBatch(this.logModel, this.logState, head, this.revision, this.validity);
+          if (outcome.kind === "applied") {
+            i = this.adoptBatch(entries, i, head, outcome.state, results);
+          } else alone = head.length + 1;
+        } else if (outcome.kind === "applied") {
+          i = this.adoptBatch(entries, i, run, outcome.state, results);
           continue;
-        }
+        } else if (outcome.kind === "unusable") alone = run.length;
       }
-      // One by one: an entry that is not plain, or a run in which an entry failed.
-      const end = i + Math.max(1, run.length);
+      // One by one: an entry that is not plain, or one that failed in a batch.
+      const end = i + alone;
       for (; i < end; i++) {
         const result = this.step(entries[i]!, decoded[i]);
         results.push(result);
@@ -355,6 +362,7 @@ const PENDING: StepResult = { kind: "pending" };
     if (error) return this.stall(error, logEntry);
     this.collector = undefined;
     this.setLogModel(model, state);
+    this.validity.reset(true); // checked above
     this.switchedFrom = entry.from;
     this.anchored = true;
     this.setRecent(entry.recent);
@@ -372,32 +380,5 @@ const PENDING: StepResult = { kind: "pending" };
     this.passed.clear(); // loaded from its own parts: this state is the snapshot's
     this.advance(logEntry, "snapshot", entry.ts);
     return { kind: "applied", entry, replayed };
-  }
-
-  /**
-   * Consumes this writer's own conditional entry without replaying it: `state` is what its
-   * recipes produced on the current state, which the log confirmed by storing the entry right
-   * after it (so replaying its patches would give an equal state). Only when the entry is the
-   * next one (`base` is the current revision, and in a contiguous log it is `revision + 1`).
-   * Returns false, changing nothing, otherwise.
-   */
-  adopt(
-    logEntry: LogEntry,
-    base: number,
-    ts: number,
-    state: S,
-    origin?: [string, number] | undefined,
-  ): boolean {
-    if (!this.anchored || base !== this.revision || logEntry.revision <= this.revision) {
-      return false;
-    }
-    if (this.contiguous && logEntry.revision !== this.revision + 1) return false;
-    if (this.legacy) return false; // a writer switches the log to its version first
-    if (this.collector) return false; // waiting for a chunked snapshot: the state is stale
-    if (this.origins.isDuplicate(origin)) return false; // consumed without effect, by `step`
-    this.logState = state;
-    this.origins.note(origin, logEntry.revision);
-    this.advance(logEntry, "update", ts);
-    return true;
   }
 }

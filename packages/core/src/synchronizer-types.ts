@@ -191,9 +191,10 @@ export interface StateSynchronizer<S, C extends CommandMap<S> = CommandMap<S>> {
   ): QueuedPromise<UpdateResult<S, void>>;
 
   /**
-   * Appends the command at the tail without a check; resolves once stored. Every replica runs the
-   * command's recipe when it reaches the entry. Throws `VALIDATION`, `UNKNOWN_COMMAND`,
-   * `PAYLOAD_TOO_LARGE`, `PERMISSION_DENIED`, `UNKNOWN_OUTCOME`, `CLOSED`.
+   * Appends the command at the tail; resolves once stored and consumed here. Every replica runs its
+   * recipe and keeps the result only if it passes the schema (docs/format.md, "Format 3"). Throws
+   * `VALIDATION`, `UNKNOWN_COMMAND`, `PAYLOAD_TOO_LARGE`, `PERMISSION_DENIED`, `UNKNOWN_OUTCOME`,
+   * `CLOSED`; `COMMAND_FAILED` (`details.committed`, `revision`, `reason`) for a no-op entry.
    */
   updateUnconditionally<K extends keyof C & string>(
     command: K,

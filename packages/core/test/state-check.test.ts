@@ -24,6 +24,13 @@ const schemas = {
     top: z.number().min(0),
     maybe: z.string().nullable().optional(),
   }),
+  // Leaves that look bare but are not (a string format, a coercion, a custom error): parsed.
+  formats: z.object({
+    items: z.record(z.string(), entity.extend({ note: z.email().optional() })),
+    list: z.array(z.coerce.string()),
+    top: z.number({ error: "a number" }),
+    maybe: z.email().nullable().optional(),
+  }),
   strict: z.strictObject({
     items: z.record(z.string(), z.strictObject({ name: z.string(), count: z.number() })),
     list: z.array(z.number().int()),

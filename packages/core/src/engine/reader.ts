@@ -34,6 +34,8 @@ const RESTART_MAX_MS = 30_000;
  */
 export class Reader<S, C extends CommandMap<S>> {
   private reading: Promise<void> = Promise.resolve();
+  /** The highest revision this replica's writer knows is stored (`noteStored`). */
+  private stored = 0;
   private follower: LogFollower | undefined;
   /** The message of the problem the follower last failed with, reported once (see below). */
   private failing: string | undefined;
@@ -68,7 +70,9 @@ export class Reader<S, C extends CommandMap<S>> {
    */
   readRange(target: number): Promise<void> {
     const run = async () => {
-      let goal = target;
+      // As far as this writer knows the log goes: the reads queued behind this one, each waiting
+      // for its own entry to be consumed, then have nothing left to read.
+      let goal = Math.max(target, this.stored);
       for (let shortReads = 0; ; shortReads++) {
         if (this.replica.revision >= goal || this.status.stopped) return;
         await this.readOnce(goal);
@@ -90,6 +94,15 @@ export class Reader<S, C extends CommandMap<S>> {
     const p = this.reading.then(run, run);
     this.reading = p.catch((e: unknown) => this.status.fatal(e));
     return p;
+  }
+
+  /**
+   * Notes that the log holds an entry at `revision` (this writer's, acknowledged): a read started
+   * later may read up to it at once instead of one entry per caller (many unconditional commands
+   * in flight on a replica that does not follow, each waiting for its entry to be consumed).
+   */
+  noteStored(revision: number): void {
+    if (revision > this.stored) this.stored = revision;
   }
 
   /**

@@ -6,7 +6,7 @@ import { StateSyncError } from "../errors.js";
 import { findNonJson } from "../json.js";
 import type { CommandMap, Model, UpdateContext } from "../model.js";
 import { StateChecker } from "./state-check.js";
-import { freezeWritten, TouchRecorder, type Touch } from "./touch-recorder.js";
+import { freezeWritten, TouchRecorder, withValues, type Touch } from "./touch-recorder.js";
 
 /** One queued recipe (a plain recipe, or a named command's `apply` with its parsed args). */
 export interface RecipeRun {
@@ -49,36 +49,6 @@ const GUIDED_RUNS = 256;
 
 /** Thrown out of a shared draft to drop it when one of its recipes failed. */
 const ABORT = Symbol("abort shared draft");
-
-/**
- * The touches of one recipe as patches the checker reads: the last touch of a path wins, its
- * value read from the draft; a path whose container is gone was removed with it (that removal is
- * a touch of its own) and a key no longer there counts as removed.
- */
-function withValues(root: unknown, touches: readonly Touch[]): Patch[] {
-  const last = new Map<string, Touch>();
-  for (const t of touches) {
-    const key = t.path.join("\u0000");
-    last.delete(key);
-    last.set(key, t);
-  }
-  const out: Patch[] = [];
-  for (const t of last.values()) {
-    let node = root as Record<string | number, unknown> | undefined;
-    const path = t.path;
-    for (let i = 0; i < path.length - 1 && node !== undefined; i++) {
-      const v = node[path[i]!];
-      node =
-        v !== null && typeof v === "object" ? (v as Record<string | number, unknown>) : undefined;
-    }
-    if (node === undefined) continue;
-    const k = path[path.length - 1]!;
-    if (t.op === "remove" || !Object.hasOwn(node, k)) {
-      out.push({ op: "remove", path: [...path] });
-    } else out.push({ op: "replace", path: [...path], value: node[k] });
-  }
-  return out;
-}
 
 /**
  * Runs recipes on a state, each on what the ones before it left, with Immer's patches, and

@@ -24,6 +24,9 @@ interface Waiter {
   reject: (e: unknown) => void;
 }
 
+/** How many failed command entries a replica remembers for their writers (`commandFailure`). */
+const MAX_FAILED = 1_024;
+
 /**
  * The replica: the state and the revision it is at (a {@link Replay}), the callers waiting for a
  * revision, and the subscribers. The one owner of these (after automerge-repo's
@@ -44,6 +47,8 @@ export class Replica<S, C extends CommandMap<S>> {
   private readonly subscribers = new Set<(state: Immutable<S>, revision: number) => void>();
   private readonly appliedListeners: Array<(batch: AppliedBatch) => void> = [];
   private notifyScheduled = false;
+  /** The no-op errors of the last command entries that failed, by revision (`commandFailure`). */
+  private readonly failedCommands = new Map<number, StateSyncError>();
 
   constructor(
     private readonly model: Model<S, C>,
@@ -212,6 +217,9 @@ export class Replica<S, C extends CommandMap<S>> {
       const kind = result.entry.kind;
       if (kind === "update" || kind === "command") this.stats.entriesApplied += 1;
       if (result.error) this.status.report(result.error);
+      if (kind === "command" && result.error?.code === "COMMAND_FAILED") {
+        this.noteFailure(result.error);
+      }
       for (const r of result.replayed ?? []) if (r.kind !== "stall") this.count(r);
     }
   }
@@ -224,7 +232,7 @@ export class Replica<S, C extends CommandMap<S>> {
   adopt(entry: LogEntry, update: UpdateEntry, state: S): boolean {
     if (
       this.status.stopped ||
-      !this.replay.adopt(entry, update.base, update.ts, state, update.origin)
+      !this.replay.adopt(entry, update.base, update.ts, state, update.origin, update.patches)
     ) {
       return false;
     }
@@ -233,6 +241,24 @@ export class Replica<S, C extends CommandMap<S>> {
     const result: StepResult = { kind: "applied", entry: update };
     this.announce({ entries: [entry], results: [result], mine: [true] });
     return true;
+  }
+
+  /**
+   * The `COMMAND_FAILED` error of the command entry at `revision` when this replica consumed it
+   * as a no-op (its recipe threw, or its result failed the model); undefined when it was applied,
+   * or is not among the last {@link MAX_FAILED} failures.
+   */
+  commandFailure(revision: number): StateSyncError | undefined {
+    return this.failedCommands.get(revision);
+  }
+
+  private noteFailure(error: StateSyncError): void {
+    const revision = error.details.revision;
+    if (typeof revision !== "number") return;
+    if (this.failedCommands.size >= MAX_FAILED) {
+      this.failedCommands.delete(this.failedCommands.keys().next().value!);
+    }
+    this.failedCommands.set(revision, error);
   }
 
   private announce(batch: AppliedBatch): void {

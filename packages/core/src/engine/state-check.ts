@@ -45,6 +45,35 @@ function child(def: Def, key: string | number): z.ZodType | undefined {
   return def.catchall; // undefined for a plain object: an undeclared key passes as it is
 }
 
+/** Schemas checked by the type of a value alone (see `passes`), or null: parse them. */
+const plainLeaves = new WeakMap<z.ZodType, "string" | "boolean" | "number" | null>();
+
+function plainLeaf(schema: z.ZodType): "string" | "boolean" | "number" | null {
+  let kind = plainLeaves.get(schema);
+  if (kind === undefined) {
+    const def = defOf(schema) as unknown as Record<string, unknown>;
+    // Exactly `z.string()` / `z.boolean()` / `z.number()`: a definition with nothing but its type
+    // (a format such as `z.email()`, a coercion, a custom error or a check adds keys: parsed).
+    const noChecks = Array.isArray(def.checks) && def.checks.length === 0;
+    const bare = Object.keys(def).every((k) => k === "type" || (k === "checks" && noChecks));
+    const type = def.type;
+    kind = bare && (type === "string" || type === "boolean" || type === "number") ? type : null;
+    plainLeaves.set(schema, kind);
+  }
+  return kind;
+}
+
+/**
+ * Whether `value` passes `schema`: by its type alone for a bare `z.string()`, `z.boolean()` or
+ * `z.number()` (finite), which is zod's whole verdict there and costs no parse (the catch-up of
+ * a text-editing trace checks one string per command); otherwise `safeParse`.
+ */
+function passes(schema: z.ZodType, value: unknown): boolean {
+  const kind = plainLeaf(schema);
+  if (kind === null) return schema.safeParse(value).success;
+  return kind === "number" ? Number.isFinite(value) : typeof value === kind;
+}
+
 /**
  * Checks states that recipes produce against the model's schema, looking only at what the
  * patches touched where the schema allows it (issue 8, "cost of a small change to a large
@@ -99,6 +128,6 @@ export class StateChecker<S> {
       // A plain object's undeclared key passes; a record key its key schema refuses does not.
       return def.type === "object" && def.catchall === undefined;
     }
-    return target.safeParse(patch.value).success;
+    return passes(target, patch.value);
   }
 }

@@ -1,9 +1,14 @@
-import { isDraft } from "immer";
+import { isDraft, type Patch } from "immer";
 
 /** A place a recipe wrote to, as a patch without its value (read from the draft when checked). */
 export interface Touch {
   readonly op: "replace" | "remove";
   readonly path: ReadonlyArray<string | number>;
+  /**
+   * What was written there (a `replace` by assignment or definition; absent for a removal or a
+   * change of an array's length): the value at `path` unless a later touch changed it.
+   */
+  readonly written?: { readonly value: unknown };
 }
 
 /**
@@ -40,7 +45,11 @@ export class TouchRecorder {
     if (!byPath) this.views.set(value, (byPath = new Map()));
     const known = byPath.get(key);
     if (known) return known as T;
-    const view = new Proxy(value, this.handler(path));
+    // An object's view stands on an empty object and forwards every operation: a proxy's
+    // invariant checks then read that object, not the draft (a second trap of Immer's per read
+    // and write). An array's stands on the array itself, so that it is still an array.
+    const stand = Array.isArray(value) ? value : {};
+    const view = new Proxy(stand, this.handler(path, value));
     byPath.set(key, view);
     this.targets.set(view, value);
     return view as T;
@@ -59,44 +68,54 @@ export class TouchRecorder {
     return t;
   }
 
-  private handler(path: ReadonlyArray<string | number>): ProxyHandler<object> {
-    const keyOf = (target: object, key: string): string | number =>
-      Array.isArray(target) && /^(0|[1-9]\d*)$/.test(key) ? Number(key) : key;
+  private handler(path: ReadonlyArray<string | number>, target: object): ProxyHandler<object> {
+    const isArray = Array.isArray(target);
+    const keyOf = (_: object, key: string): string | number =>
+      isArray && /^(0|[1-9]\d*)$/.test(key) ? Number(key) : key;
     return {
-      get: (target, key) => {
+      has: (_, key) => Reflect.has(target, key),
+      ownKeys: () => Reflect.ownKeys(target),
+      getPrototypeOf: () => Reflect.getPrototypeOf(target),
+      setPrototypeOf: (_, proto) => Reflect.setPrototypeOf(target, proto),
+      isExtensible: () => Reflect.isExtensible(target),
+      preventExtensions: () => Reflect.preventExtensions(target),
+      get: (_, key) => {
         const v: unknown = Reflect.get(target, key);
         if (typeof key === "symbol" || v === null || typeof v !== "object") return v;
         return this.wrap(v, [...path, keyOf(target, key)]);
       },
-      set: (target, key, value) => {
+      set: (_, key, value) => {
         if (typeof key === "symbol") return Reflect.set(target, key, value);
-        if (Array.isArray(target) && key === "length") {
-          const before = target.length;
+        if (isArray && key === "length") {
+          const before = (target as unknown[]).length;
           const ok = Reflect.set(target, key, value);
-          const after = target.length;
+          const after = (target as unknown[]).length;
           for (let i = after; i < before; i++)
             this.touches.push({ op: "remove", path: [...path, i] });
           for (let i = before; i < after; i++)
             this.touches.push({ op: "replace", path: [...path, i] });
           return ok;
         }
-        this.touches.push({ op: "replace", path: [...path, keyOf(target, key)] });
-        return Reflect.set(target, key, this.unwrapDeep(value));
+        const unwrapped = this.unwrapDeep(value);
+        const written = { value: unwrapped };
+        this.touches.push({ op: "replace", path: [...path, keyOf(target, key)], written });
+        return Reflect.set(target, key, unwrapped);
       },
-      getOwnPropertyDescriptor: (target, key) => {
+      getOwnPropertyDescriptor: (_, key) => {
         const desc = Reflect.getOwnPropertyDescriptor(target, key);
         if (desc && isDraft(desc.value)) this.escaped = true;
         return desc;
       },
-      deleteProperty: (target, key) => {
+      deleteProperty: (_, key) => {
         if (typeof key !== "symbol") this.touches.push({ op: "remove", path: [...path, key] });
         return Reflect.deleteProperty(target, key);
       },
-      defineProperty: (target, key, desc) => {
-        if (typeof key !== "symbol") {
-          this.touches.push({ op: "replace", path: [...path, keyOf(target, key)] });
-        }
+      defineProperty: (_, key, desc) => {
         const d = "value" in desc ? { ...desc, value: this.unwrapDeep(desc.value) } : desc;
+        if (typeof key !== "symbol") {
+          const written = "value" in d && !d.get && !d.set ? { value: d.value } : undefined;
+          this.touches.push({ op: "replace", path: [...path, keyOf(target, key)], written });
+        }
         return Reflect.defineProperty(target, key, d);
       },
     };
@@ -146,4 +165,46 @@ export function freezeWritten(value: unknown): boolean {
   if (!walk(value)) return false;
   for (const o of found) Object.freeze(o);
   return true;
+}
+
+/**
+ * The touches of one recipe as patches the checker reads: the last touch of a path wins, its
+ * value read from the draft; a path whose container is gone was removed with it (that removal is
+ * a touch of its own) and a key no longer there counts as removed.
+ */
+export function withValues(root: unknown, touches: readonly Touch[]): Patch[] {
+  if (touches.length === 1) {
+    // One write: what it wrote is what is there (nothing wrote after it).
+    const t = touches[0]!;
+    if (t.written && t.op === "replace") {
+      return [{ op: "replace", path: t.path as Patch["path"], value: t.written.value }];
+    }
+    return withValue(root, t, []);
+  }
+  const last = new Map<string, Touch>();
+  for (const t of touches) {
+    const key = t.path.join("\u0000");
+    last.delete(key);
+    last.set(key, t);
+  }
+  const out: Patch[] = [];
+  for (const t of last.values()) withValue(root, t, out);
+  return out;
+}
+
+/** One touch of {@link withValues}, pushed to `out` (unless its container is gone). */
+function withValue(root: unknown, t: Touch, out: Patch[]): Patch[] {
+  let node = root as Record<string | number, unknown> | undefined;
+  const path = t.path;
+  for (let i = 0; i < path.length - 1 && node !== undefined; i++) {
+    const v = node[path[i]!];
+    node =
+      v !== null && typeof v === "object" ? (v as Record<string | number, unknown>) : undefined;
+  }
+  if (node === undefined) return out;
+  const k = path[path.length - 1]!;
+  if (t.op === "remove" || !Object.hasOwn(node, k)) {
+    out.push({ op: "remove", path: [...path] });
+  } else out.push({ op: "replace", path: [...path], value: node[k] });
+  return out;
 }

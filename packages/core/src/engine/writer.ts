@@ -1,7 +1,12 @@
 import type { Immutable } from "immer";
 import { abortError } from "../backoff.js";
 import { entryContext } from "../apply.js";
-import type { CommandEntry, EntryOrigin, UpdateEntry } from "../entry.js";
+import {
+  CHECKED_COMMAND_FORMAT,
+  type CommandEntry,
+  type EntryOrigin,
+  type UpdateEntry,
+} from "../entry.js";
 import { isStateSyncError, StateSyncError } from "../errors.js";
 import type { RevisionedLog } from "../log.js";
 import type { CommandMap } from "../model.js";
@@ -280,7 +285,8 @@ export class Writer<S, C extends CommandMap<S>> {
     if (this.p.replica.legacy) await this.p.upgrader.ensure();
     if (this.p.contention.mayWait) await this.p.contention.deferToIntents();
     const entry: CommandEntry = {
-      v: origin ? 2 : 1,
+      // Format 3: every replica checks the command's result (docs/format.md); it carries `origin`.
+      v: CHECKED_COMMAND_FORMAT,
       kind: "command",
       ts: Date.now(),
       seed: nextSeed(),
@@ -296,16 +302,37 @@ export class Writer<S, C extends CommandMap<S>> {
       signal: options.signal,
     });
     this.unconditionalInFlight.add(append);
+    let revision: number;
     try {
-      const stored = await append;
-      return { revision: stored.revision };
+      revision = (await append).revision;
     } catch (e) {
       this.p.status.fatal(e);
       throw e;
     } finally {
       this.unconditionalInFlight.delete(append);
     }
+    // Stored. Its outcome is what every replica does with it: wait until this one consumed it
+    // (a replica that stops or closes first leaves it unknown: the caller learns it is stored).
+    if (this.p.replica.revision < revision) {
+      this.p.reader.noteStored(revision);
+      await this.p.reader.catchUp(revision).catch(() => undefined);
+    }
+    const failure = this.p.replica.commandFailure(revision);
+    if (failure) throw commandFailed(failure, revision);
+    return { revision };
   }
+}
+
+/**
+ * What the caller of `updateUnconditionally` gets when its command entry, stored at `revision`,
+ * is a no-op on every replica (`failure`, as the replica reported it): `COMMAND_FAILED` with
+ * `details.committed: true` (the entry is in the log; sending the command again appends another).
+ */
+function commandFailed(failure: StateSyncError, revision: number): StateSyncError {
+  return new StateSyncError("COMMAND_FAILED", failure.message, {
+    cause: failure.cause ?? failure,
+    details: { ...failure.details, revision, committed: true },
+  });
 }
 
 /** The highest identity of the batch's queued updates (they share one origin), if any. */

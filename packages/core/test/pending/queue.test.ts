@@ -74,7 +74,7 @@ describe("the offline queue", () => {
     const id = (await first.queued).id!;
     expect(written.map((e) => [e.kind, e.origin![1] - id, e.v])).toEqual([
       ["update", 0, 2],
-      ["command", 1, 2],
+      ["command", 1, 3],
       ["update", 2, 2],
     ]);
     await b.close();
