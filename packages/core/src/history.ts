@@ -61,6 +61,17 @@ export interface HistoryDeps {
 
 const deps: HistoryDeps = { decodeEntry, Replay, StateSyncError };
 
+/** history-read.ts; `UNAVAILABLE` when it cannot be loaded (the next call tries again). */
+function loadRead(): Promise<typeof import("./history-read.js")> {
+  return import("./history-read.js").catch((err: unknown) => {
+    throw new StateSyncError(
+      "UNAVAILABLE",
+      `the history code could not be loaded (${String(err)})`,
+      { cause: err },
+    );
+  });
+}
+
 function checkRange(n: number | undefined, what: string): void {
   if (n !== undefined && (!Number.isSafeInteger(n) || n < 0)) {
     throw new StateSyncError("VALIDATION", `${what} must be a non-negative integer`);
@@ -86,7 +97,7 @@ export async function readHistory(
     // An empty listing would read as "nothing happened there" (the CLI refuses it too).
     throw new StateSyncError("VALIDATION", `from (${options.from}) is after to (${options.to})`);
   }
-  const { listHistory } = await import("./history-read.js");
+  const { listHistory } = await loadRead();
   return listHistory(log, options, deps);
 }
 
@@ -110,6 +121,6 @@ export async function rebuildStateAt<S, C extends CommandMap<S>>(
   checkRange(revision, "revision");
   // Revision 0 (nothing consumed) is the model's initial state, whatever the log retains.
   if (revision === 0) return new Replay(model, log.contiguous).state as Immutable<S>;
-  const { replayTo } = await import("./history-read.js");
+  const { replayTo } = await loadRead();
   return replayTo(log, model, revision, deps);
 }
