@@ -8,6 +8,18 @@ import type { Replica } from "./replica.js";
 /** Room an entry's envelope takes besides its data (ids, base, timestamps), bytes. */
 const ENVELOPE_BYTES = 512;
 
+/**
+ * The slice of `text` from `start` of at most `chars` UTF-16 units (at least one), never ending
+ * between the two halves of a surrogate pair: each part's data is then well-formed text whose
+ * UTF-8 bytes, concatenated, are those of the whole text (what `sha256` and `bytes` cover).
+ */
+export function sliceText(text: string, start: number, chars: number): string {
+  let end = Math.min(text.length, start + Math.max(1, Math.floor(chars)));
+  const last = text.charCodeAt(end - 1);
+  if (end < text.length && end - start > 1 && last >= 0xd800 && last <= 0xdbff) end -= 1;
+  return text.slice(start, end);
+}
+
 /** What one chunked snapshot captured at its base. */
 export interface ChunkedCapture {
   readonly base: number;
@@ -129,7 +141,7 @@ export class ChunkedWriter<S, C extends CommandMap<S>> {
     chars: number,
   ): Promise<{ prepared: Prepared & { limit: number }; slice: string }> {
     for (;;) {
-      const slice = this.deps.sliceText(text, pos, chars);
+      const slice = sliceText(text, pos, chars);
       try {
         const prepared = await this.appender.prepare(
           this.part(base, id, index, slice),

@@ -4,7 +4,7 @@
  * first compaction; imports types only (what it uses of the engine comes in as
  * `CompactionDeps`), and so does chunked-writer.ts, which it brings along.
  */
-import type { sliceText, TextDigest } from "../chunked.js";
+import type { TextDigest } from "../chunked.js";
 import type { SnapshotEntry } from "../entry.js";
 import type { isStateSyncError, StateSyncError } from "../errors.js";
 import type { findNonJson } from "../json.js";
@@ -26,7 +26,6 @@ export interface CompactionDeps {
   readonly StateSyncError: typeof StateSyncError;
   readonly isStateSyncError: typeof isStateSyncError;
   readonly findNonJson: typeof findNonJson;
-  readonly sliceText: typeof sliceText;
   readonly TextDigest: typeof TextDigest;
   readonly randomId: typeof randomId;
   /** How long an append whose outcome is unknown is re-sent, ms. */

@@ -1,5 +1,5 @@
 import type { CompactionPolicy } from "../compaction-policy.js";
-import { sliceText, TextDigest } from "../chunked.js";
+import { TextDigest } from "../chunked.js";
 import { isStateSyncError, StateSyncError } from "../errors.js";
 import { findNonJson } from "../json.js";
 import type { RevisionedLog } from "../log.js";
@@ -21,7 +21,6 @@ const deps: CompactionDeps = {
   StateSyncError,
   isStateSyncError,
   findNonJson,
-  sliceText,
   TextDigest,
   randomId,
   outcomeTimeoutMs: DEFAULT_OUTCOME_TIMEOUT_MS,
