@@ -2,9 +2,9 @@
  * Chunked snapshots (docs/format.md, "Chunked snapshots"): a state whose snapshot entry would not
  * fit in one log entry is written as part entries, slices of its JSON text, followed by a
  * snapshot entry naming them (`parts: { id, count, bytes, sha256 }`). This file holds the pure
- * pieces both sides share: slicing the text (writer), assembling the parts and checking them
- * against the snapshot entry (reader), and parsing the joined text with the checks
- * `decodeEntry` applies to one entry's text.
+ * pieces both sides share: hashing the text, assembling the parts and checking them against the
+ * snapshot entry (reader), and parsing the joined text with the checks `decodeEntry` applies to
+ * one entry's text. Slicing the text is the writer's (`sliceText`, engine/chunked-writer.ts).
  */
 import { sha256 } from "@noble/hashes/sha2.js";
 import { bytesToHex } from "@noble/hashes/utils.js";
@@ -18,18 +18,6 @@ import {
 } from "./entry.js";
 
 const encoder = new TextEncoder();
-
-/**
- * The slice of `text` from `start` of at most `chars` UTF-16 units (at least one), never ending
- * between the two halves of a surrogate pair: each part's data is then well-formed text whose
- * UTF-8 bytes, concatenated, are those of the whole text (what `sha256` and `bytes` cover).
- */
-export function sliceText(text: string, start: number, chars: number): string {
-  let end = Math.min(text.length, start + Math.max(1, Math.floor(chars)));
-  const last = text.charCodeAt(end - 1);
-  if (end < text.length && end - start > 1 && last >= 0xd800 && last <= 0xdbff) end -= 1;
-  return text.slice(start, end);
-}
 
 interface Sha256 {
   update(data: Uint8Array): void;

@@ -1,7 +1,15 @@
+/**
+ * `history()` and `stateAt()` / `rebuildStateAt`: their types and argument checks. The reading
+ * itself (history-read.ts) is loaded on demand: a page lists a history or rebuilds an old state
+ * rarely, if ever, so a browser app does not load it when it opens (README, "Bundle size").
+ * history-read.ts imports nothing at run time (what it needs from the engine comes in as
+ * `HistoryDeps`): a bundler then puts it in a chunk of its own, and the code loaded at open
+ * stays in one file instead of being split around what the two would share.
+ */
 import type { Immutable } from "immer";
 import { decodeEntry } from "./entry.js";
 import { StateSyncError } from "./errors.js";
-import type { LogEntry, RevisionedLog } from "./log.js";
+import type { RevisionedLog } from "./log.js";
 import type { CommandMap, Model } from "./model.js";
 import { Replay } from "./replay.js";
 
@@ -44,14 +52,31 @@ export interface HistoryOptions {
   to?: number;
 }
 
+/** What history-read.ts needs of the engine, handed in so that it imports nothing. */
+export interface HistoryDeps {
+  readonly decodeEntry: typeof decodeEntry;
+  readonly Replay: typeof Replay;
+  readonly StateSyncError: typeof StateSyncError;
+}
+
+const deps: HistoryDeps = { decodeEntry, Replay, StateSyncError };
+
+/** history-read.ts; `UNAVAILABLE` when it cannot be loaded (the next call tries again). */
+function loadRead(): Promise<typeof import("./history-read.js")> {
+  return import("./history-read.js").catch((err: unknown) => {
+    throw new StateSyncError(
+      "UNAVAILABLE",
+      `the history code could not be loaded (${String(err)})`,
+      { cause: err },
+    );
+  });
+}
+
 function checkRange(n: number | undefined, what: string): void {
   if (n !== undefined && (!Number.isSafeInteger(n) || n < 0)) {
     throw new StateSyncError("VALIDATION", `${what} must be a non-negative integer`);
   }
 }
-
-/** Reads a history or a state again at most this many times when a compaction overtook it. */
-const MAX_OVERTAKEN = 4;
 
 /**
  * Lists the retained entries of `log` in `[from, to]`, as they were at one moment. A compaction
@@ -72,55 +97,8 @@ export async function readHistory(
     // An empty listing would read as "nothing happened there" (the CLI refuses it too).
     throw new StateSyncError("VALIDATION", `from (${options.from}) is after to (${options.to})`);
   }
-  for (let tries = 1; ; tries++) {
-    const info = await log.info();
-    const from = Math.max(1, options.from ?? info.firstRevision);
-    const to = Math.min(options.to ?? info.latestRevision, info.latestRevision);
-    const out: HistoryEntry[] = [];
-    for await (const e of log.read(from, to)) out.push(historyEntry(e));
-    const first = (await log.info()).firstRevision;
-    const kept = out.filter((e) => e.revision >= first);
-    if (kept.length === out.length || tries >= MAX_OVERTAKEN) return kept;
-  }
-}
-
-function historyEntry(e: LogEntry): HistoryEntry {
-  const d = decodeEntry(e.data);
-  const base = { revision: e.revision, messageId: e.messageId, bytes: e.data.byteLength };
-  if (!d.ok) {
-    return {
-      ...base,
-      kind: "malformed",
-      timestamp: undefined,
-      command: undefined,
-      args: undefined,
-      commands: [],
-      clientId: undefined,
-      modelVersion: undefined,
-    };
-  }
-  const x = d.entry;
-  const commands =
-    x.kind === "update"
-      ? (x.commands ?? [])
-      : x.kind === "command"
-        ? [{ name: x.name, args: x.args }]
-        : [];
-  return {
-    ...base,
-    kind: x.kind,
-    timestamp: x.ts,
-    command: commands[0]?.name,
-    args: commands[0]?.args,
-    commands,
-    clientId: x.client,
-    modelVersion:
-      x.kind === "command"
-        ? x.mv
-        : x.kind === "genesis" || x.kind === "snapshot" || x.kind === "switch"
-          ? x.version
-          : undefined,
-  };
+  const { listHistory } = await loadRead();
+  return listHistory(log, options, deps);
 }
 
 /**
@@ -143,33 +121,6 @@ export async function rebuildStateAt<S, C extends CommandMap<S>>(
   checkRange(revision, "revision");
   // Revision 0 (nothing consumed) is the model's initial state, whatever the log retains.
   if (revision === 0) return new Replay(model, log.contiguous).state as Immutable<S>;
-  for (let tries = 1; ; tries++) {
-    const info = await log.info();
-    if (revision > info.latestRevision) {
-      throw new StateSyncError(
-        "VALIDATION",
-        `revision ${revision} is past the latest (${info.latestRevision})`,
-      );
-    }
-    const replay = new Replay(model, log.contiguous);
-    let stall: StateSyncError | undefined;
-    for await (const e of log.read(1, revision)) {
-      const r = replay.step(e);
-      if (r.kind === "stall") {
-        stall = r.error;
-        break;
-      }
-    }
-    const reached = log.contiguous && stall === undefined && replay.revision === revision;
-    const first = reached ? 0 : (await log.info()).firstRevision;
-    const overtaken = first > info.firstRevision && first > replay.revision;
-    if (overtaken && tries < MAX_OVERTAKEN) continue;
-    if (stall && !overtaken) throw stall;
-    if (overtaken || !replay.anchored || replay.revision === 0) {
-      throw new StateSyncError("TRUNCATED", `revision ${revision} is before the retained history`, {
-        details: { revision, firstRevision: overtaken ? first : info.firstRevision },
-      });
-    }
-    return replay.state as Immutable<S>;
-  }
+  const { replayTo } = await loadRead();
+  return replayTo(log, model, revision, deps);
 }

@@ -1,15 +1,24 @@
-import { sliceText, TextDigest } from "../chunked.js";
 import type { ChunkedSnapshotEntry, OriginRow, PartEntry, RecentEntry } from "../entry.js";
-import { isStateSyncError } from "../errors.js";
 import type { LogEntry } from "../log.js";
 import type { CommandMap, Model } from "../model.js";
-import { randomId } from "../prng.js";
 import type { Appender, Prepared } from "./appender.js";
-import { DEFAULT_OUTCOME_TIMEOUT_MS } from "./options.js";
+import type { CompactionDeps } from "./compaction-run.js";
 import type { Replica } from "./replica.js";
 
 /** Room an entry's envelope takes besides its data (ids, base, timestamps), bytes. */
 const ENVELOPE_BYTES = 512;
+
+/**
+ * The slice of `text` from `start` of at most `chars` UTF-16 units (at least one), never ending
+ * between the two halves of a surrogate pair: each part's data is then well-formed text whose
+ * UTF-8 bytes, concatenated, are those of the whole text (what `sha256` and `bytes` cover).
+ */
+export function sliceText(text: string, start: number, chars: number): string {
+  let end = Math.min(text.length, start + Math.max(1, Math.floor(chars)));
+  const last = text.charCodeAt(end - 1);
+  if (end < text.length && end - start > 1 && last >= 0xd800 && last <= 0xdbff) end -= 1;
+  return text.slice(start, end);
+}
 
 /** What one chunked snapshot captured at its base. */
 export interface ChunkedCapture {
@@ -46,6 +55,8 @@ export interface ChunkedWritten {
  *    not held.
  * A writer that dies midway leaves parts no snapshot entry names: readers never use them, and
  * the next compaction (based on a later revision) truncates them away.
+ *
+ * Loaded on demand with the rest of a compaction (compaction-run.ts): imports types only.
  */
 export class ChunkedWriter<S, C extends CommandMap<S>> {
   constructor(
@@ -53,17 +64,21 @@ export class ChunkedWriter<S, C extends CommandMap<S>> {
     private readonly clientId: string,
     private readonly replica: Replica<S, C>,
     private readonly appender: Appender,
+    private readonly deps: CompactionDeps,
   ) {}
 
   /** Appends part 0 conditionally on `capture.base`: its entry, or undefined on a conflict. */
-  async open(capture: ChunkedCapture, id = randomId(16)): Promise<ChunkedStart | undefined> {
+  async open(
+    capture: ChunkedCapture,
+    id = this.deps.randomId(16),
+  ): Promise<ChunkedStart | undefined> {
     const prepared = await this.fitting(
       (recent) => ({ ...this.part(capture.base, id, 0, ""), recent }),
       capture.recent,
       "part 0 of the snapshot",
     );
     const outcome = await this.appender.appendConditional(prepared, capture.base, {
-      timeoutMs: DEFAULT_OUTCOME_TIMEOUT_MS,
+      timeoutMs: this.deps.outcomeTimeoutMs,
     });
     if (outcome.kind === "conflict") return undefined;
     if (this.replica.revision === capture.base) this.replica.consume([outcome.entry]);
@@ -77,14 +92,14 @@ export class ChunkedWriter<S, C extends CommandMap<S>> {
     text: string,
   ): Promise<ChunkedWritten> {
     const id = start.id;
-    const digest = new TextDigest();
+    const digest = new this.deps.TextDigest();
     let index = 1;
     let chars = 64 * 1024; // grows to what the log accepts after the first part
     for (let pos = 0; pos < text.length; index++) {
       const { prepared, slice } = await this.preparePart(capture.base, id, index, text, pos, chars);
       digest.update(slice);
       const stored = await this.appender.appendUnconditional(prepared, {
-        timeoutMs: DEFAULT_OUTCOME_TIMEOUT_MS,
+        timeoutMs: this.deps.outcomeTimeoutMs,
       });
       this.consume(stored);
       pos += slice.length;
@@ -110,7 +125,7 @@ export class ChunkedWriter<S, C extends CommandMap<S>> {
     });
     const prepared = await this.fitting(entry, capture.recent, "the chunked snapshot entry");
     const stored = await this.appender.appendUnconditional(prepared, {
-      timeoutMs: DEFAULT_OUTCOME_TIMEOUT_MS,
+      timeoutMs: this.deps.outcomeTimeoutMs,
     });
     this.consume(stored);
     return { revision: stored.revision, start: start.revision };
@@ -134,7 +149,7 @@ export class ChunkedWriter<S, C extends CommandMap<S>> {
         );
         return { prepared: { ...prepared, limit: await this.appender.limit() }, slice };
       } catch (e) {
-        if (!isStateSyncError(e, "PAYLOAD_TOO_LARGE") || slice.length <= 1) throw e;
+        if (!this.deps.isStateSyncError(e, "PAYLOAD_TOO_LARGE") || slice.length <= 1) throw e;
         const { bytes, maxEntryBytes } = e.details as { bytes: number; maxEntryBytes: number };
         const room = Math.max(1, maxEntryBytes - ENVELOPE_BYTES);
         chars = Math.max(1, Math.floor((slice.length * room) / bytes));
@@ -157,7 +172,7 @@ export class ChunkedWriter<S, C extends CommandMap<S>> {
       try {
         return await this.appender.prepare(build(kept), what);
       } catch (e) {
-        if (!isStateSyncError(e, "PAYLOAD_TOO_LARGE") || kept.length === 0) throw e;
+        if (!this.deps.isStateSyncError(e, "PAYLOAD_TOO_LARGE") || kept.length === 0) throw e;
       }
     }
   }

@@ -1,13 +1,14 @@
 import type { CompactionPolicy } from "../compaction-policy.js";
-import type { SnapshotEntry } from "../entry.js";
+import { TextDigest } from "../chunked.js";
 import { isStateSyncError, StateSyncError } from "../errors.js";
 import { findNonJson } from "../json.js";
 import type { RevisionedLog } from "../log.js";
 import type { CommandMap, Model } from "../model.js";
+import { randomId } from "../prng.js";
 import type { CompactionResult, SyncStats } from "../synchronizer-types.js";
-import type { Appender, Prepared } from "./appender.js";
-import { ChunkedWriter, type ChunkedCapture, type ChunkedStart } from "./chunked-writer.js";
-import type { ContendingBatch, Contention } from "./contention.js";
+import type { Appender } from "./appender.js";
+import type { CompactionDeps, CompactionRun } from "./compaction-run.js";
+import type { Contention } from "./contention.js";
 import { DEFAULT_OUTCOME_TIMEOUT_MS } from "./options.js";
 import type { Opener } from "./opener.js";
 import type { Reader } from "./reader.js";
@@ -15,8 +16,36 @@ import type { AppliedBatch, Replica } from "./replica.js";
 import type { StatusHub } from "./status.js";
 import type { Writer } from "./writer.js";
 
-/** Races a snapshot entry may lose to other writers before `compact()` gives up. */
-const MAX_SNAPSHOT_RACES = 100;
+/** What a compaction uses of the engine's code (see `CompactionDeps`). */
+const deps: CompactionDeps = {
+  StateSyncError,
+  isStateSyncError,
+  findNonJson,
+  TextDigest,
+  randomId,
+  outcomeTimeoutMs: DEFAULT_OUTCOME_TIMEOUT_MS,
+};
+
+type RunModule = typeof import("./compaction-run.js");
+let runModule: Promise<RunModule> | undefined;
+
+/**
+ * compaction-run.ts, loaded once (`UNAVAILABLE` when it cannot be, as a page that lost its
+ * network; the next compaction tries again).
+ */
+function loadRun(): Promise<RunModule> {
+  runModule ??= import("./compaction-run.js").catch((err: unknown) => {
+    runModule = undefined;
+    throw new StateSyncError(
+      "UNAVAILABLE",
+      `the compaction code could not be loaded (${String(err)})`,
+      {
+        cause: err,
+      },
+    );
+  });
+  return runModule;
+}
 
 /**
  * Compaction: writes the state into the log as a snapshot entry (conditionally, at the current
@@ -38,12 +67,17 @@ const MAX_SNAPSHOT_RACES = 100;
  *    before part 0. Concurrent compactors stay safe: each truncates only before its own part 0,
  *    whose base is the state its snapshot entry carries, and readers never use a snapshot whose
  *    parts or following entries are not all retained.
+ *
+ * This class holds the automatic policy and joins concurrent calls; the compaction itself
+ * (compaction-run.ts, with `ChunkedWriter`) is loaded on demand, at the first compaction: most
+ * page lifetimes compact never (the default policy waits for 1,000 entries or more), so a
+ * browser app does not load it at open (README, "Bundle size"). It imports nothing at run time
+ * (`CompactionDeps`), so the code loaded at open stays in one file.
  */
 export class Compactor<S, C extends CommandMap<S>> {
   private compacting: Promise<CompactionResult> | undefined;
-  private readonly chunked: ChunkedWriter<S, C>;
-  /** The last state was too large for one entry: start with part 0 (invariant 4). */
-  private expectChunked = false;
+  /** The compaction's code and state across compactions, once loaded. */
+  private runner: CompactionRun<S, C> | undefined;
 
   constructor(
     private readonly log: RevisionedLog,
@@ -60,7 +94,6 @@ export class Compactor<S, C extends CommandMap<S>> {
     private readonly stats: SyncStats,
   ) {
     if (policy) replica.onApplied((batch) => this.observe(batch));
-    this.chunked = new ChunkedWriter(log.contiguous, clientId, replica, appender);
   }
 
   /** See `StateSynchronizer.compact`. */
@@ -113,162 +146,23 @@ export class Compactor<S, C extends CommandMap<S>> {
 
   private async run(): Promise<CompactionResult> {
     this.status.assertUsable();
-    let written: Written | undefined;
-    // A snapshot entry races every writer of a busy log: after a few lost races it announces
-    // itself with an intent like any writer, and the others let it go first (issue 10, case 11).
-    const batch: ContendingBatch = { conflicts: 0, announced: false, turnsWaited: 0 };
-    for (let attempt = 0; written === undefined; attempt++) {
-      await this.contention.beforeAttempt(batch);
-      await this.writer.pause(true); // invariant 3
-      let step: Step;
-      try {
-        step = await this.appendSnapshotEntry();
-      } finally {
-        await this.writer.pause(false);
-      }
-      // A chunked snapshot goes on with the writer running (invariant 4).
-      if (step.kind === "chunked") written = await this.finishChunked(step.capture, step.start);
-      else if (step.kind === "done") written = step;
-      if (written !== undefined) break;
-      if (attempt + 1 >= MAX_SNAPSHOT_RACES) {
-        throw new StateSyncError(
-          "RETRY_LIMIT",
-          `the snapshot entry lost ${MAX_SNAPSHOT_RACES} races to other writers`,
-          { details: { attempts: attempt + 1 } },
-        );
-      }
-      batch.conflicts += 1;
-      await this.contention.afterConflict(batch, attempt);
-    }
-    if (written.truncateAt !== undefined) await this.log.truncateBefore(written.truncateAt);
-    this.stats.compactions += 1;
-    return { revision: written.revision };
-  }
-
-  /** The state to snapshot, at the revision the replica is at. */
-  private capture(): ChunkedCapture {
-    return {
-      base: this.replica.revision,
-      // The log's version and state: a log that has not switched to this model's version yet is
-      // compacted as what it is (docs/versions.md).
-      model: this.replica.logModel,
-      state: this.replica.logState,
-      recent: this.replica.recentForSnapshot(),
-      switchedFrom: this.replica.switchedFrom,
-      ...(this.replica.origins.size > 0 ? { origins: this.replica.origins.toRows() } : {}),
-    };
-  }
-
-  /**
-   * A snapshot entry replicas would refuse (Replay.jump) must not replace the history: a patch
-   * from another writer can leave a state that fails the schema (found by the fault tests: late
-   * joiners then failed with CORRUPT_ENTRY and the history was gone). Throws `VALIDATION`.
-   */
-  private check({ model, state, base }: ChunkedCapture): void {
-    const invalid = !model.state.safeParse(state).success
-      ? "it fails the model's schema"
-      : findNonJson(state);
-    if (invalid !== undefined) {
-      throw new StateSyncError(
-        "VALIDATION",
-        `not compacting at revision ${base}: the state cannot be a snapshot entry (${invalid}); the history is kept`,
-        { details: { revision: base } },
+    if (!this.runner) {
+      const { CompactionRun } = await loadRun();
+      this.runner ??= new CompactionRun(
+        this.log,
+        this.model,
+        this.clientId,
+        this.replica,
+        this.reader,
+        this.opener,
+        this.writer,
+        this.appender,
+        this.contention,
+        this.status,
+        this.stats,
+        deps,
       );
     }
-  }
-
-  /**
-   * Appends the state as a snapshot entry at the tail (or, for a state too large for one entry,
-   * part 0 of a chunked snapshot); a conflict when the log moved.
-   */
-  private async appendSnapshotEntry(): Promise<Step> {
-    await this.opener.fetchUpdates();
-    if (this.replica.lastKind === "snapshot") {
-      // One already. A chunked one is truncated before only when this replica saw it begin and
-      // its parts hold the state this replica had at its base (`verifiedStart`).
-      const truncateAt = this.replica.verifiedStart();
-      if (truncateAt === undefined && this.replica.lastStart !== undefined) {
-        this.status.report(
-          new StateSyncError(
-            "CORRUPT_ENTRY",
-            `not truncating before the chunked snapshot at revision ${this.replica.revision}: its parts do not hold this replica's state at its base`,
-          ),
-        );
-      }
-      return { kind: "done", revision: this.replica.revision, truncateAt };
-    }
-    if (this.replica.readPosition !== this.replica.revision) {
-      // Still waiting for a chunked snapshot to load (its state is not at the log's tail).
-      throw new StateSyncError(
-        "UNAVAILABLE",
-        "not compacting: this replica is still reading a chunked snapshot's parts",
-      );
-    }
-    const capture = this.capture();
-    if (!this.expectChunked) {
-      this.check(capture);
-      const { base, model, state } = capture;
-      const entry: SnapshotEntry = {
-        v: 1,
-        kind: "snapshot",
-        base,
-        ts: Date.now(),
-        client: this.clientId,
-        model: model.name,
-        version: model.version,
-        initialHash: model.initialHash,
-        state,
-        recent: capture.recent,
-        ...(capture.switchedFrom !== undefined ? { from: capture.switchedFrom } : {}),
-        ...(capture.origins !== undefined ? { origins: capture.origins } : {}),
-      };
-      let prepared: Prepared | undefined;
-      try {
-        prepared = await this.appender.prepare(entry, "the snapshot entry");
-      } catch (e) {
-        if (!isStateSyncError(e, "PAYLOAD_TOO_LARGE")) throw e;
-        this.expectChunked = true; // and from now on part 0 goes first (invariant 4)
-      }
-      if (prepared !== undefined) {
-        const outcome = await this.appender.appendConditional(prepared, base, {
-          timeoutMs: DEFAULT_OUTCOME_TIMEOUT_MS,
-        });
-        if (outcome.kind === "conflict") return { kind: "conflict" };
-        const stored = outcome.entry;
-        if (this.replica.revision === base) this.replica.consume([stored]);
-        else if (this.replica.revision < stored.revision)
-          await this.reader.catchUp(stored.revision);
-        this.status.assertUsable();
-        return { kind: "done", revision: stored.revision, truncateAt: stored.revision };
-      }
-    }
-    const start = await this.chunked.open(capture);
-    return start === undefined ? { kind: "conflict" } : { kind: "chunked", capture, start };
-  }
-
-  /** The rest of a chunked snapshot after part 0: checks the state, writes its text. */
-  private async finishChunked(capture: ChunkedCapture, start: ChunkedStart): Promise<Written> {
-    this.check(capture); // part 0 alone, left behind, is a no-op
-    const text = JSON.stringify(capture.state);
-    // A state that shrank goes back to one entry next time.
-    if (text.length * 3 < (await this.appender.limit()) / 2) this.expectChunked = false;
-    const written = await this.chunked.finish(capture, start, text);
-    if (this.replica.readPosition < written.revision) await this.reader.catchUp(written.revision);
-    this.status.assertUsable();
-    return { kind: "done", revision: written.revision, truncateAt: written.start };
+    return this.runner.run();
   }
 }
-
-/** Where a compaction ended up. */
-interface Written {
-  readonly kind: "done";
-  readonly revision: number;
-  /** Truncate before this revision (undefined: not known, leave the history). */
-  readonly truncateAt: number | undefined;
-}
-
-/** One attempt's outcome. */
-type Step =
-  | Written
-  | { readonly kind: "conflict" }
-  | { readonly kind: "chunked"; readonly capture: ChunkedCapture; readonly start: ChunkedStart };

@@ -33,15 +33,31 @@
  *    stream no longer republishing on the subscribed subject ends the follow with `UNAVAILABLE`
  *    (`details.republishGone`, `details.next`): `LiveFollower` goes on with a consumer.
  */
-import { StateSyncError } from "../errors.js";
+import type { isStateSyncError, StateSyncError } from "../errors.js";
 import type { LogEntry, LogFollowHandler, LogFollower } from "../log.js";
 import type { ConnectionGate } from "./connection-gate.js";
-import { readGap } from "./fanout-gaps.js";
-import { FATAL } from "./follower.js";
-import { toStateSyncError } from "./nats-errors.js";
+import { readGap } from "./fanout-gap-read.js";
+import type { FATAL } from "./follower.js";
+import type { toStateSyncError } from "./nats-errors.js";
 import type { CoreMsgLike } from "./nats-types.js";
 import type { StreamSession } from "./stream-session.js";
-import { backoffMs, interruptibleSleep, MSG_ID_HEADER, type MessageIdCodec } from "./util.js";
+import type { backoffMs, interruptibleSleep, MessageIdCodec } from "./util.js";
+
+/**
+ * What the fan-out follower and its gap reads use of the log's code, handed in by
+ * `LiveFollower` (live-follower.ts): this file and fanout-gap-read.ts are loaded on demand, only
+ * by a log opened with `fanout`, and import nothing at run time, so that a bundler puts them in
+ * a chunk of their own and leaves the code loaded at open in one piece (README, "Bundle size").
+ */
+export interface FanoutDeps {
+  readonly StateSyncError: typeof StateSyncError;
+  readonly isStateSyncError: typeof isStateSyncError;
+  readonly toStateSyncError: typeof toStateSyncError;
+  readonly FATAL: typeof FATAL;
+  readonly backoffMs: typeof backoffMs;
+  readonly interruptibleSleep: typeof interruptibleSleep;
+  readonly MSG_ID_HEADER: string;
+}
 
 /** What a {@link FanoutFollower} needs from the log. */
 export interface FanoutSource {
@@ -97,7 +113,9 @@ export class FanoutFollower implements LogFollower {
     session: StreamSession,
     fromRevision: number,
     private readonly handler: LogFollowHandler,
+    private readonly deps: FanoutDeps,
   ) {
+    const { StateSyncError } = deps;
     this.revision = Math.max(0, fromRevision - 1);
     const subscribe = session.adapter.subscribe;
     const subject = session.liveSubject;
@@ -151,6 +169,7 @@ export class FanoutFollower implements LogFollower {
   }
 
   private denied(err: Error, subject: string): void {
+    const { StateSyncError, toStateSyncError } = this.deps;
     const e = toStateSyncError(err, `follow ${this.source.subject}`);
     this.fail(
       e.code === "PERMISSION_DENIED"
@@ -178,7 +197,7 @@ export class FanoutFollower implements LogFollower {
     const entry: LogEntry = {
       revision: seq,
       data: msg.data,
-      messageId: this.source.ids.decode(h!.get(MSG_ID_HEADER)),
+      messageId: this.source.ids.decode(h!.get(this.deps.MSG_ID_HEADER)),
     };
     const last = Number(h!.get("Nats-Last-Sequence"));
     if (!this.filling && this.held.length === 0 && last === this.revision) {
@@ -202,6 +221,7 @@ export class FanoutFollower implements LogFollower {
   /** Fills gaps and runs due tail checks until nothing is held (invariants 2 and 3). */
   private async fill(): Promise<void> {
     if (this.filling || this.stopped) return;
+    const { toStateSyncError, FATAL, interruptibleSleep, backoffMs } = this.deps;
     this.filling = true;
     let failures = 0;
     try {
@@ -258,7 +278,7 @@ export class FanoutFollower implements LogFollower {
     const s = await this.source.ready();
     if (!this.stopped && s.liveSubject !== this.subject) {
       this.fail(
-        new StateSyncError(
+        new this.deps.StateSyncError(
           "UNAVAILABLE",
           `follow ${this.source.subject}: the stream no longer republishes it on ${this.subject}`,
           { details: { republishGone: true, next: this.revision + 1 } },
@@ -272,7 +292,7 @@ export class FanoutFollower implements LogFollower {
     this.catchUpWithReceiver();
     if (to <= this.revision) return;
     const s = await this.source.ready();
-    for await (const e of readGap(this.source, s, this.revision + 1, to, expected)) {
+    for await (const e of readGap(this.source, s, this.revision + 1, to, expected, this.deps)) {
       if (this.stopped) return;
       this.deliver(e);
     }

@@ -6,13 +6,42 @@
  * while opening fails with a passing error, it waits with jittered backoff. When the stream
  * stops republishing (an operator removed the rule), the fan-out follower ends and a consumer
  * follower goes on from the next revision.
+ *
+ * The fan-out follower (fanout-follower.ts, with its gap reads) is loaded on demand, when a log
+ * opened with `fanout` starts following: an app that never uses fan-out does not load it
+ * (README, "Bundle size"). Its load starts with the follower, beside the stream's opening. Should
+ * it fail (a page that lost its network between loading and following), the consumer follower
+ * goes on instead: entries keep arriving, through a consumer.
  */
 import { isStateSyncError, StateSyncError } from "../errors.js";
 import type { LogFollowHandler, LogFollower } from "../log.js";
-import { FanoutFollower, type FanoutSource } from "./fanout-follower.js";
-import { JetStreamFollower, type FollowSource } from "./follower.js";
+import type { FanoutDeps, FanoutSource } from "./fanout-follower.js";
+import { FATAL, JetStreamFollower, type FollowSource } from "./follower.js";
 import { toStateSyncError } from "./nats-errors.js";
-import { backoffMs, interruptibleSleep } from "./util.js";
+import { backoffMs, interruptibleSleep, MSG_ID_HEADER } from "./util.js";
+
+/** What the fan-out follower uses of this code (see `FanoutDeps`). */
+const fanoutDeps: FanoutDeps = {
+  StateSyncError,
+  isStateSyncError,
+  toStateSyncError,
+  FATAL,
+  backoffMs,
+  interruptibleSleep,
+  MSG_ID_HEADER,
+};
+
+type FanoutModule = typeof import("./fanout-follower.js");
+let fanoutModule: Promise<FanoutModule> | undefined;
+
+/** The fan-out follower's module, loaded once (a failed load is tried again next time). */
+function loadFanout(): Promise<FanoutModule> {
+  fanoutModule ??= import("./fanout-follower.js").catch((err: unknown) => {
+    fanoutModule = undefined;
+    throw err;
+  });
+  return fanoutModule;
+}
 
 /** How live entries reach a follower: republished (fan-out) or through a consumer. */
 export type LiveVia = "republish" | "consumer";
@@ -42,27 +71,38 @@ export class LiveFollower implements LogFollower {
   }
 
   private async choose(fanout: FanoutSource): Promise<void> {
+    const loading = loadFanout();
+    loading.catch(() => undefined); // awaited below once the stream is open
     for (let failures = 0; !this.stopped; failures++) {
       try {
         const s = await fanout.ready();
         if (this.stopped) return;
         if (s.liveSubject === undefined || !s.adapter.subscribe) return this.start("consumer");
+        const module = await loading.catch(() => loadFanout()).catch(() => undefined);
+        if (this.stopped) return;
+        if (!module) return this.start("consumer");
         this.via = "republish";
         let next = this.fromRevision;
-        this.inner = new FanoutFollower(fanout, s, this.fromRevision, {
-          onEntry: (e) => {
-            next = e.revision + 1;
-            this.handler.onEntry(e);
+        this.inner = new module.FanoutFollower(
+          fanout,
+          s,
+          this.fromRevision,
+          {
+            onEntry: (e) => {
+              next = e.revision + 1;
+              this.handler.onEntry(e);
+            },
+            ...(this.handler.revision ? { revision: () => this.handler.revision!() } : {}),
+            onError: (error) => {
+              // The stream stopped republishing (an operator removed the rule): go on with a
+              // consumer from where the fan-out follower stopped.
+              if (isStateSyncError(error, "UNAVAILABLE") && error.details.republishGone === true) {
+                this.start("consumer", next);
+              } else this.handler.onError?.(error);
+            },
           },
-          ...(this.handler.revision ? { revision: () => this.handler.revision!() } : {}),
-          onError: (error) => {
-            // The stream stopped republishing (an operator removed the rule): go on with a
-            // consumer from where the fan-out follower stopped.
-            if (isStateSyncError(error, "UNAVAILABLE") && error.details.republishGone === true) {
-              this.start("consumer", next);
-            } else this.handler.onError?.(error);
-          },
-        });
+          fanoutDeps,
+        );
         return;
       } catch (err) {
         const error = toStateSyncError(err, `follow ${fanout.subject}`);
