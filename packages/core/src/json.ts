@@ -8,39 +8,46 @@ export type JsonValue =
 
 /**
  * Checks iteratively (no recursion, so hostile depth cannot overflow the stack) that `value` is a
- * plain JSON value: null, booleans, finite numbers, strings, arrays and plain objects. Returns a
+ * plain JSON value: null, booleans, finite numbers, strings, arrays and plain objects, without
+ * cycles (an object or array inside itself: `JSON.stringify` throws on it, and a walk without end
+ * would hang the process until it runs out of memory; one value in two places is fine). Returns a
  * description of the first offending path, or undefined when it is JSON.
  */
 export function findNonJson(value: unknown, maxDepth = Infinity): string | undefined {
-  const stack: Array<{ v: unknown; path: string; depth: number }> = [
+  /** Work items: a value to check, or (`exit`) a container whose children are all checked. */
+  const stack: Array<{ v: unknown; path: string; depth: number; exit?: true }> = [
     { v: value, path: "$", depth: 0 },
   ];
+  /** The containers on the path from `value` to the item being checked. */
+  const open = new Set<object>();
   while (stack.length > 0) {
-    const { v, path, depth } = stack.pop()!;
+    const { v, path, depth, exit } = stack.pop()!;
+    if (exit) {
+      open.delete(v as object);
+      continue;
+    }
     if (depth > maxDepth) return `${path}: nested deeper than ${maxDepth}`;
     if (v === null || typeof v === "string" || typeof v === "boolean") continue;
     if (typeof v === "number") {
       if (!Number.isFinite(v)) return `${path}: ${v} is not a finite number`;
       continue;
     }
+    if (typeof v !== "object") return `${path}: ${typeof v} is not a JSON value`;
+    if (open.has(v)) return `${path}: a cycle (the value contains itself)`;
     if (Array.isArray(v)) {
+      open.add(v);
+      stack.push({ v, path, depth, exit: true });
       for (let i = 0; i < v.length; i++)
         stack.push({ v: v[i], path: `${path}[${i}]`, depth: depth + 1 });
       continue;
     }
-    if (typeof v === "object") {
-      const proto = Object.getPrototypeOf(v);
-      if (proto !== Object.prototype && proto !== null) return `${path}: not a plain object`;
-      for (const k of Object.keys(v)) {
-        stack.push({
-          v: (v as Record<string, unknown>)[k],
-          path: `${path}.${k}`,
-          depth: depth + 1,
-        });
-      }
-      continue;
+    const proto = Object.getPrototypeOf(v);
+    if (proto !== Object.prototype && proto !== null) return `${path}: not a plain object`;
+    open.add(v);
+    stack.push({ v, path, depth, exit: true });
+    for (const k of Object.keys(v)) {
+      stack.push({ v: (v as Record<string, unknown>)[k], path: `${path}.${k}`, depth: depth + 1 });
     }
-    return `${path}: ${typeof v} is not a JSON value`;
   }
   return undefined;
 }
