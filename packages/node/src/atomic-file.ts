@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { open, rename, unlink } from "node:fs/promises";
 
@@ -45,13 +46,24 @@ export async function syncDirectory(dir: string): Promise<void> {
 
 /**
  * Whether a process with id `pid` runs on this machine (`kill(pid, 0)`; EPERM: it runs as
- * another user). Used to tell a dead writer's leftovers (temporary files, locks).
+ * another user), and is not a zombie: a process killed but not yet reaped by its parent still
+ * answers `kill(pid, 0)` (a parent that reaps slowly, `timeout -s KILL` loops in a container), so
+ * on Linux its state in `/proc/<pid>/stat` is read too (`Z` zombie, `X` dead). Used to tell a
+ * dead writer's leftovers (temporary files, locks).
  */
 export function isRunning(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
+    if ((err as NodeJS.ErrnoException).code !== "EPERM") return false;
   }
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  } catch {
+    return true; // no /proc (macOS, Windows) or not readable: kill(pid, 0) said it runs
+  }
+  // The command name (field 2) may hold spaces and parentheses: the state follows the last ')'.
+  const state = stat.charAt(stat.lastIndexOf(")") + 2);
+  return state !== "Z" && state !== "X";
 }

@@ -1,4 +1,6 @@
-import { fork, spawnSync } from "node:child_process";
+import { fork, spawn, spawnSync } from "node:child_process";
+import { once } from "node:events";
+import { readFileSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm, truncate, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -85,6 +87,31 @@ describe("FilePendingStore", () => {
     const again = await store.open("s", "worker");
     await again.close();
     await rm(dir, { recursive: true, force: true });
+  });
+
+  it("a lock held by a zombie (a process killed but not yet reaped by its parent) is taken over", async () => {
+    // A fresh-eyes trial: `kill -9` of the holder under a parent that reaps slowly left it a
+    // zombie, which `kill(pid, 0)` still finds, so the lock read QUEUE_LOCKED until the reaping.
+    // `sh` starts `true` in the background and becomes `sleep`, which never waits for it.
+    const parent = spawn("sh", ["-c", "true & echo $!; exec sleep 30"], { stdio: "pipe" });
+    try {
+      const zombie = Number((await once(parent.stdout, "data"))[0].toString().trim());
+      await expect
+        .poll(() => readFileSync(`/proc/${zombie}/stat`, "utf8").split(") ")[1]?.[0])
+        .toBe("Z");
+      const dir = await mkdtemp(join(tmpdir(), "statesync-pending-"));
+      const store = new FilePendingStore(dir);
+      const q = await store.open("s", "worker");
+      await q.close();
+      const lock = join(dir, pendingQueueFolder("s", "worker"), "lock");
+      const host = (await import("node:os")).hostname();
+      await writeFile(lock, JSON.stringify({ pid: zombie, host, token: "x" }));
+      const again = await store.open("s", "worker");
+      await again.close();
+      await rm(dir, { recursive: true, force: true });
+    } finally {
+      parent.kill("SIGKILL");
+    }
   });
 
   it("a lock of a reused pid is taken over: this process's pid with a token it does not hold, or a running pid that started at another time", async () => {
