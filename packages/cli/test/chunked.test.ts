@@ -1,3 +1,6 @@
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { startNatsServer, type NatsServer } from "@statesync/node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MODEL, openCounter, runCli, runJson, target, uniqueStream } from "./helpers.js";
@@ -37,5 +40,26 @@ describe("statesync on a chunked snapshot", () => {
     expect(state.notes).toHaveLength(20);
     const verify = await runJson(["verify", ...where("--model", MODEL)]);
     expect(verify.ok).toBe(true);
+  });
+
+  it("import of a state too large for one entry refuses before creating or writing anything", async () => {
+    const stream = uniqueStream("CHUNKBIG");
+    const a = await openCounter(server.url, stream);
+    for (let i = 0; i < 8; i++) await a.update("note", { text: `${i} ${"n".repeat(3_000)}` });
+    await a.compact();
+    await a.close();
+    const file = join(await mkdtemp(join(tmpdir(), "statesync-cli-")), "big.json");
+    await runJson(["export", ...target(server.url, stream, "--model", MODEL), file]);
+
+    const restored = uniqueStream("CHUNKBIG_RESTORED");
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const r = await runCli(["import", file, ...target(server.url, restored)]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(
+        /^statesync: PAYLOAD_TOO_LARGE: the backed-up state makes a snapshot entry of \d+ bytes, larger than the 15360 bytes .* raise the server's max_payload .* Nothing was written\n$/,
+      );
+    }
+    const info = await runCli(["info", ...target(server.url, restored)]);
+    expect(info.stderr).toMatch(/^statesync: STREAM_CONFIG: stream \S+ does not exist/);
   });
 });
