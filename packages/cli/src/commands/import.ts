@@ -2,27 +2,21 @@
  * `statesync import FILE --stream NEW [--key KEY] [--model PATH]`: restores a backup file into a
  * new stream (or a new key of a shared stream). The file is checked first (JSON, schema,
  * checksum; with `--model`, the model's identity and schema too), before anything is written.
- * A log that already holds entries is refused, and so is a state too large for one entry
- * (`PAYLOAD_TOO_LARGE`, checked before the stream is created: import writes no chunked snapshot).
+ * A log that already holds entries is refused.
  *
  * What is written (with the core's own entry encoder): a genesis entry naming the backup's
  * model, then a snapshot entry of the backed-up state based on it (with the backup's `from`,
  * the version before the source log's last switch, as compaction writes it), each appended conditionally
  * (so a concurrent writer makes the import fail, never interleave), then the genesis is
- * truncated away. The restored log thus has the shape of a compacted one: replicas of that model
- * open it and start from the state, and `verify` takes the snapshot entry as its starting point
+ * truncated away. A state too large for one entry is written as a chunked snapshot instead
+ * (`restore-chunked.ts`; the log is then truncated before its part 0). The restored log thus
+ * has the shape of a compacted one: replicas of that model open it and start from the state, and `verify` takes the snapshot entry as its starting point
  * (it is not a replay of the genesis, whose initial state it replaces).
  */
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import type { Command } from "commander";
-import {
-  encodeEntry,
-  HEADER_ALLOWANCE_BYTES,
-  isStateSyncError,
-  StateSyncError,
-  type JetStreamLog,
-} from "@statesync/node";
+import { encodeEntry, isStateSyncError, StateSyncError, type JetStreamLog } from "@statesync/node";
 import { z } from "zod";
 import { action } from "../action.js";
 import { readBackupText, type Backup } from "../backup.js";
@@ -30,7 +24,8 @@ import { loadModel, type AnyModel } from "../model-file.js";
 import { addCommonOptions, parseCommon, parseWith } from "../options.js";
 import { printJson, printLines } from "../output.js";
 import { cliClientId } from "../replica.js";
-import { withLog, withSession, type Session } from "../session.js";
+import { writeChunkedRestore } from "../restore-chunked.js";
+import { withLog, withSession } from "../session.js";
 
 const importSchema = z.object({ file: z.string().min(1), model: z.string().min(1).optional() });
 
@@ -93,39 +88,6 @@ function snapshotEntry(backup: Backup, base: number, client: string): Uint8Array
 }
 
 /**
- * Throws `PAYLOAD_TOO_LARGE` when the restore's snapshot entry (`entry`) is larger than the
- * largest entry the log accepts (`maxEntryBytes`): import writes the state as one entry (not as
- * a chunked snapshot, which only a compaction writes), so nothing is written then.
- */
-function checkEntrySize(entry: Uint8Array, maxEntryBytes: number): void {
-  if (entry.byteLength <= maxEntryBytes) return;
-  throw new StateSyncError(
-    "PAYLOAD_TOO_LARGE",
-    `the backed-up state makes a snapshot entry of ${entry.byteLength} bytes, larger than the ${maxEntryBytes} bytes an entry may have on this server and stream (its max_payload, or the stream's max_msg_size, less ${HEADER_ALLOWANCE_BYTES} for headers); import writes the state as one entry: raise the server's max_payload (nats-server allows up to 64 MB) and import again. Nothing was written`,
-    { details: { bytes: entry.byteLength, maxEntryBytes } },
-  );
-}
-
-/**
- * Before the log is opened (opening creates the stream): `PAYLOAD_TOO_LARGE` when the
- * restore's snapshot entry exceeds the server's `max_payload` (or the `max_msg_size` of an
- * existing stream, a shared one), less the headers' allowance, as the log would refuse it.
- */
-async function checkFits(s: Session, backup: Backup): Promise<void> {
-  const payload = s.nc.info?.max_payload ?? 1024 * 1024;
-  let maxMsgSize = -1;
-  try {
-    const jsm = await s.nc.jetstreamManager({ timeout: s.options.timeout, checkAPI: false });
-    maxMsgSize = (await jsm.streams.info(s.layout.stream)).config.max_msg_size ?? -1;
-  } catch {
-    // No such stream yet (import creates it), or not readable: the log's own check decides.
-  }
-  const limit = maxMsgSize > 0 ? Math.min(payload, maxMsgSize) : payload;
-  const entry = snapshotEntry(backup, Number.MAX_SAFE_INTEGER, cliClientId());
-  checkEntrySize(entry, Math.max(0, limit - HEADER_ALLOWANCE_BYTES));
-}
-
-/**
  * Writes the restore (see the module header) into an empty `log`; resolves to the revision of
  * the snapshot entry. Throws `PAYLOAD_TOO_LARGE` (before writing anything) when the state does
  * not fit in one entry, `VALIDATION` when the log holds entries, `CONFLICT` when another writer
@@ -141,7 +103,8 @@ export async function writeRestore(log: JetStreamLog, backup: Backup): Promise<n
     );
   if (info.latestRevision > 0) throw notEmpty();
   const client = cliClientId();
-  checkEntrySize(snapshotEntry(backup, Number.MAX_SAFE_INTEGER, client), info.maxEntryBytes);
+  const oneEntry =
+    snapshotEntry(backup, Number.MAX_SAFE_INTEGER, client).byteLength <= info.maxEntryBytes;
   const { name: model, version, initialHash } = backup.model;
   const id = backup.checksum.slice("sha256:".length, "sha256:".length + 16);
   const genesis = encodeEntry({
@@ -160,20 +123,30 @@ export async function writeRestore(log: JetStreamLog, backup: Backup): Promise<n
     if (isStateSyncError(e, "CONFLICT")) throw notEmpty();
     throw e;
   }
-  const snapshot = snapshotEntry(backup, base, client);
-  let revision: number;
-  try {
-    revision = (await log.appendConditional(snapshot, base, `restore-snapshot-${id}`)).revision;
-  } catch (e) {
-    if (!isStateSyncError(e, "CONFLICT")) throw e;
-    throw new StateSyncError(
-      "CONFLICT",
-      `another writer appended to ${log.subject} right after the restore's genesis entry (revision ${base}); the restore did not complete: delete the stream (or key) and import again`,
-      { cause: e },
+  const append = async (data: Uint8Array, after: number, messageId: string) => {
+    try {
+      return (await log.appendConditional(data, after, messageId)).revision;
+    } catch (e) {
+      if (!isStateSyncError(e, "CONFLICT")) throw e;
+      throw new StateSyncError(
+        "CONFLICT",
+        `another writer appended to ${log.subject} during the restore (after revision ${after}); the restore did not complete: delete the stream (or key) and import again`,
+        { cause: e },
+      );
+    }
+  };
+  if (oneEntry) {
+    const revision = await append(
+      snapshotEntry(backup, base, client),
+      base,
+      `restore-snapshot-${id}`,
     );
+    await log.truncateBefore(revision);
+    return revision;
   }
-  await log.truncateBefore(revision);
-  return revision;
+  const chunked = await writeChunkedRestore(log, backup, base, client, id, append);
+  await log.truncateBefore(chunked.start);
+  return chunked.revision;
 }
 
 /** Adds `import` to `program`. */
@@ -191,10 +164,9 @@ export function registerImport(program: Command): void {
       const path = resolve(args.file);
       const backup = await readBackupFile(path);
       if (args.model !== undefined) checkAgainstModel(backup, await loadModel(args.model));
-      const revision = await withSession(o, async (s) => {
-        await checkFits(s, backup);
-        return withLog(s, (log) => writeRestore(log, backup), { create: true });
-      });
+      const revision = await withSession(o, (s) =>
+        withLog(s, (log) => writeRestore(log, backup), { create: true }),
+      );
       const m = backup.model;
       if (o.json) {
         printJson({
