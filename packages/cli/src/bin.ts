@@ -5,6 +5,11 @@
  * The process exits as soon as its command is done (after stdout and stderr are flushed): a
  * nats.js ordered consumer whose stream was deleted under it can leave a retry timer behind
  * after its follower stopped and the connection closed, which kept `tail` alive for minutes.
+ *
+ * A reader that closes the output pipe early (`statesync history … | head -5`) has all it wants:
+ * the process then stops at once, quietly, with the exit status it had (0 unless the command had
+ * failed), as Unix tools do, instead of crashing on `EPIPE`. Commands print only once their work
+ * is done (`tail` only reads), so stopping there never cuts a write to the server short.
  */
 import { main } from "./program.js";
 import { errorLine } from "./output.js";
@@ -13,6 +18,22 @@ import { errorLine } from "./output.js";
 function flushed(stream: NodeJS.WriteStream): Promise<void> {
   return new Promise((resolve) => stream.write("", () => resolve()));
 }
+
+/**
+ * Stops the process when `stream` fails: quietly, with the current exit status, when its reader
+ * went away (`EPIPE`); otherwise, with the one error line (on stderr, when that is not the
+ * stream that failed) and exit status 1.
+ */
+function exitWhenBroken(stream: NodeJS.WriteStream): void {
+  stream.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code === "EPIPE") process.exit();
+    if (stream !== process.stderr) process.stderr.write(`${errorLine(error)}\n`);
+    process.exit(1);
+  });
+}
+
+exitWhenBroken(process.stdout);
+exitWhenBroken(process.stderr);
 
 main(process.argv)
   .catch((error: unknown) => {

@@ -9,6 +9,7 @@ import {
   DEFAULT_PING_INTERVAL_MS,
   JetStreamLog,
   resolveLayout,
+  serversText,
   StateSyncError,
   type JetStreamLayout,
 } from "@statesync/node";
@@ -105,7 +106,7 @@ export async function streamInfo(s: Session): Promise<StreamInfo> {
     if (apiCode === 10059) {
       throw new StateSyncError(
         "STREAM_CONFIG",
-        `stream ${s.layout.stream} does not exist on ${s.options.server}`,
+        `stream ${s.layout.stream} does not exist on ${serversText(s.options.server.split(",").map((x) => x.trim()))}`,
         { cause, details: { stream: s.layout.stream } },
       );
     }

@@ -1,4 +1,8 @@
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { startNatsServer, type NatsServer } from "@statesync/node";
+import { textSlices } from "../src/restore-chunked.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MODEL, openCounter, runCli, runJson, target, uniqueStream } from "./helpers.js";
 
@@ -37,5 +41,50 @@ describe("statesync on a chunked snapshot", () => {
     expect(state.notes).toHaveLength(20);
     const verify = await runJson(["verify", ...where("--model", MODEL)]);
     expect(verify.ok).toBe(true);
+  });
+
+  it("import restores a state too large for one entry as a chunked snapshot", async () => {
+    const stream = uniqueStream("CHUNKBIG");
+    const a = await openCounter(server.url, stream);
+    for (let i = 0; i < 8; i++) await a.update("note", { text: `${i} ${"né😀".repeat(1_000)}` });
+    await a.update("increment", { by: 3 });
+    await a.compact();
+    const expected = a.state;
+    await a.close();
+    const file = join(await mkdtemp(join(tmpdir(), "statesync-cli-")), "big.json");
+    await runJson(["export", ...target(server.url, stream, "--model", MODEL), file]);
+
+    const restored = uniqueStream("CHUNKBIG_RESTORED");
+    const where = (...more: string[]) => target(server.url, restored, ...more);
+    const r = await runJson(["import", file, ...where()]);
+    const rows = await runJson(["history", ...where()]);
+    expect(rows[0]).toMatchObject({ kind: "part", parts: { index: 0 } });
+    expect(rows.length).toBeGreaterThan(3);
+    expect(rows.at(-1)).toMatchObject({
+      kind: "snapshot",
+      revision: r.revision,
+      parts: { count: rows.length - 1 },
+    });
+    const { state } = await runJson(["state", ...where("--model", MODEL)]);
+    expect(state).toEqual(expected);
+    expect((await runJson(["verify", ...where("--model", MODEL)])).ok).toBe(true);
+    const b = await openCounter(server.url, restored);
+    expect(b.state).toEqual(expected);
+    await b.update("increment", { by: 1 });
+    expect(b.state.count).toBe(4);
+    await b.close();
+  });
+
+  it("import's slices rejoin to the text, fit an entry, and never split a surrogate pair", () => {
+    const text = JSON.stringify({ s: `a"\\é${"😀".repeat(5_000)}\u0001` });
+    for (const t of [text, ` ${text}`]) {
+      // Both alignments: one of them puts a slice's end between the halves of a pair.
+      const slices = textSlices(t, 2_048);
+      expect(slices.join("")).toBe(t);
+      for (const slice of slices) {
+        expect(Buffer.byteLength(JSON.stringify(slice))).toBeLessThanOrEqual(2_048 - 512);
+        expect(slice).toBe(Buffer.from(slice, "utf8").toString("utf8")); // no lone surrogate
+      }
+    }
   });
 });

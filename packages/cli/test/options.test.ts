@@ -117,6 +117,19 @@ describe("statesync options", () => {
       ]);
       expect(wrong.code).toBe(1);
       expect(wrong.stderr).toMatch(/^statesync: PERMISSION_DENIED: cannot connect to /);
+      // Credentials in the server URL never reach the error line.
+      const inUrl = await runCli([
+        "info",
+        "--server",
+        users.url.replace("nats://", "nats://op:n0tThis@"),
+        "--stream",
+        stream,
+      ]);
+      expect(inUrl.code).toBe(1);
+      expect(inUrl.stderr).toMatch(
+        /^statesync: PERMISSION_DENIED: cannot connect to nats:\/\/op:\*\*\*@/,
+      );
+      expect(inUrl.stderr).not.toContain("n0tThis");
 
       const tokenStream = uniqueStream("TOKEN");
       const b = await openCounter(tokens.url, tokenStream, { connectOptions: { token: "t0ken" } });

@@ -18,6 +18,34 @@ export const NATS_DENIED: ReadonlySet<string> = new Set([
   "BAD_CREDS",
 ]);
 
+/**
+ * A server URL fit for a message or a log: its user info masked, since a URL may carry
+ * credentials (`nats://alice:s3cret@host:4222` → `nats://alice:***@host:4222`; a user part
+ * alone may be a token, so `nats://t0ken@host` → `nats://***@host`). Anything else is kept as
+ * given (`host:port`, the path of a `ws://` URL).
+ */
+export function redactServer(server: string): string {
+  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(server)?.[0] ?? "";
+  const rest = server.slice(scheme.length);
+  const end = rest.search(/[/?#]/);
+  const authority = end < 0 ? rest : rest.slice(0, end);
+  const at = authority.lastIndexOf("@");
+  if (at < 0) return server;
+  const userInfo = authority.slice(0, at);
+  const colon = userInfo.indexOf(":");
+  const masked = colon < 0 ? "***" : `${userInfo.slice(0, colon)}:***`;
+  return `${scheme}${masked}${rest.slice(at)}`;
+}
+
+/**
+ * The server URL(s) a connection goes to, for a message: each one's user info masked
+ * ({@link redactServer}), comma-separated; "the server" when none is given.
+ */
+export function serversText(target?: string | readonly string[]): string {
+  const list = typeof target === "string" ? [target] : (target ?? []);
+  return list.length === 0 ? "the server" : list.map(redactServer).join(", ");
+}
+
 interface ErrorLike {
   readonly code?: unknown;
   readonly message?: unknown;
@@ -37,14 +65,15 @@ function describe(err: unknown): string {
 
 /**
  * The `StateSyncError` of a failed connection attempt to `target` (the server URL(s); "the
- * server" when not given), message `cannot connect to <target>: <why>`, `cause` the error:
+ * server" when not given), message `cannot connect to <target>: <why>` (user info of the URLs
+ * masked: {@link serversText}), `cause` the error:
  * a server that refused the credentials (`AUTHORIZATION_VIOLATION`, `BAD_CREDS`…) → `PERMISSION_DENIED`;
  * nats.js `INVALID_OPTION` → `VALIDATION`; anything else (refused, unreachable, `TIMEOUT`) →
  * `UNAVAILABLE`. Only `UNAVAILABLE` is worth retrying. A `StateSyncError` passes unchanged.
  */
 export function connectFailure(err: unknown, target?: string | readonly string[]): StateSyncError {
   if (err instanceof StateSyncError) return err;
-  const to = typeof target === "string" ? target : target?.join(", ") || "the server";
+  const to = serversText(target);
   const e = (err ?? {}) as ErrorLike;
   const code = typeof e.code === "string" ? e.code : "";
   const typed = NATS_DENIED.has(code)

@@ -100,7 +100,7 @@ export {
   keepConnecting,
   type BackgroundConnection,
 } from "./keep-connecting.js";
-export { connectFailure } from "./connect-failure.js";
+export { connectFailure, redactServer, serversText } from "./connect-failure.js";
 export * from "./jetstream/index.js";
 export {
   openJetStreamSynchronizer,

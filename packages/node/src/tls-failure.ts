@@ -1,4 +1,4 @@
-import { connectFailure, StateSyncError } from "@statesync/core";
+import { connectFailure, serversText, StateSyncError } from "@statesync/core";
 
 /**
  * Failed TLS handshakes of the Node client (`nats` over Node's `tls`), read into typed errors:
@@ -142,7 +142,8 @@ function readTls(e: ErrorLike): Omit<TlsFailure, "errorCode"> | undefined {
 
 /**
  * {@link tlsFailure} first, then core's `connectFailure`: the `StateSyncError` of a failed
- * connection attempt to `target` (the server URL(s)), message `cannot connect to <target>: <why>`,
+ * connection attempt to `target` (the server URL(s), user info masked: core's `serversText`),
+ * message `cannot connect to <target>: <why>`,
  * `cause` the error. A failed TLS handshake carries `details.tls` (who refused: `server`,
  * `client`, `options`) and its code (`PERMISSION_DENIED` for a client certificate the server
  * refused, `VALIDATION` for unusable TLS options, `UNAVAILABLE` otherwise).
@@ -154,7 +155,7 @@ export function connectFailureOf(
   if (err instanceof StateSyncError) return err;
   const tls = tlsFailure(err);
   if (!tls) return connectFailure(err, target);
-  const to = typeof target === "string" ? target : target?.join(", ") || "the server";
+  const to = serversText(target);
   return new StateSyncError(tls.code, `cannot connect to ${to}: ${tls.text}`, {
     cause: err,
     details: { tls: tls.refusedBy, natsCode: tls.errorCode },

@@ -8,8 +8,9 @@
  * model, then a snapshot entry of the backed-up state based on it (with the backup's `from`,
  * the version before the source log's last switch, as compaction writes it), each appended conditionally
  * (so a concurrent writer makes the import fail, never interleave), then the genesis is
- * truncated away. The restored log thus has the shape of a compacted one: replicas of that model
- * open it and start from the state, and `verify` takes the snapshot entry as its starting point
+ * truncated away. A state too large for one entry is written as a chunked snapshot instead
+ * (`restore-chunked.ts`; the log is then truncated before its part 0). The restored log thus
+ * has the shape of a compacted one: replicas of that model open it and start from the state, and `verify` takes the snapshot entry as its starting point
  * (it is not a replay of the genesis, whose initial state it replaces).
  */
 import { readFile } from "node:fs/promises";
@@ -23,6 +24,7 @@ import { loadModel, type AnyModel } from "../model-file.js";
 import { addCommonOptions, parseCommon, parseWith } from "../options.js";
 import { printJson, printLines } from "../output.js";
 import { cliClientId } from "../replica.js";
+import { writeChunkedRestore } from "../restore-chunked.js";
 import { withLog, withSession } from "../session.js";
 
 const importSchema = z.object({ file: z.string().min(1), model: z.string().min(1).optional() });
@@ -67,10 +69,29 @@ function checkAgainstModel(backup: Backup, model: AnyModel): void {
   }
 }
 
+/** The restore's snapshot entry of `backup`'s state, based on revision `base`. */
+function snapshotEntry(backup: Backup, base: number, client: string): Uint8Array {
+  const { name: model, version, initialHash } = backup.model;
+  return encodeEntry({
+    v: 1,
+    kind: "snapshot",
+    ts: Date.now(),
+    client,
+    base,
+    model,
+    version,
+    initialHash,
+    state: backup.state,
+    // As a compaction's snapshot entry does: the version before the log's last switch.
+    ...(backup.from !== undefined ? { from: backup.from } : {}),
+  });
+}
+
 /**
  * Writes the restore (see the module header) into an empty `log`; resolves to the revision of
- * the snapshot entry. Throws `VALIDATION` when the log holds entries, `CONFLICT` when another
- * writer appended meanwhile, and what appending throws (`PAYLOAD_TOO_LARGE`, ...).
+ * the snapshot entry. Throws `PAYLOAD_TOO_LARGE` (before writing anything) when the state does
+ * not fit in one entry, `VALIDATION` when the log holds entries, `CONFLICT` when another writer
+ * appended meanwhile, and what appending throws.
  */
 export async function writeRestore(log: JetStreamLog, backup: Backup): Promise<number> {
   const info = await log.info();
@@ -82,6 +103,8 @@ export async function writeRestore(log: JetStreamLog, backup: Backup): Promise<n
     );
   if (info.latestRevision > 0) throw notEmpty();
   const client = cliClientId();
+  const oneEntry =
+    snapshotEntry(backup, Number.MAX_SAFE_INTEGER, client).byteLength <= info.maxEntryBytes;
   const { name: model, version, initialHash } = backup.model;
   const id = backup.checksum.slice("sha256:".length, "sha256:".length + 16);
   const genesis = encodeEntry({
@@ -100,32 +123,30 @@ export async function writeRestore(log: JetStreamLog, backup: Backup): Promise<n
     if (isStateSyncError(e, "CONFLICT")) throw notEmpty();
     throw e;
   }
-  const snapshot = encodeEntry({
-    v: 1,
-    kind: "snapshot",
-    ts: Date.now(),
-    client,
-    base,
-    model,
-    version,
-    initialHash,
-    state: backup.state,
-    // As a compaction's snapshot entry does: the version before the log's last switch.
-    ...(backup.from !== undefined ? { from: backup.from } : {}),
-  });
-  let revision: number;
-  try {
-    revision = (await log.appendConditional(snapshot, base, `restore-snapshot-${id}`)).revision;
-  } catch (e) {
-    if (!isStateSyncError(e, "CONFLICT")) throw e;
-    throw new StateSyncError(
-      "CONFLICT",
-      `another writer appended to ${log.subject} right after the restore's genesis entry (revision ${base}); the restore did not complete: delete the stream (or key) and import again`,
-      { cause: e },
+  const append = async (data: Uint8Array, after: number, messageId: string) => {
+    try {
+      return (await log.appendConditional(data, after, messageId)).revision;
+    } catch (e) {
+      if (!isStateSyncError(e, "CONFLICT")) throw e;
+      throw new StateSyncError(
+        "CONFLICT",
+        `another writer appended to ${log.subject} during the restore (after revision ${after}); the restore did not complete: delete the stream (or key) and import again`,
+        { cause: e },
+      );
+    }
+  };
+  if (oneEntry) {
+    const revision = await append(
+      snapshotEntry(backup, base, client),
+      base,
+      `restore-snapshot-${id}`,
     );
+    await log.truncateBefore(revision);
+    return revision;
   }
-  await log.truncateBefore(revision);
-  return revision;
+  const chunked = await writeChunkedRestore(log, backup, base, client, id, append);
+  await log.truncateBefore(chunked.start);
+  return chunked.revision;
 }
 
 /** Adds `import` to `program`. */
