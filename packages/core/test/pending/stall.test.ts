@@ -23,7 +23,7 @@ const boardV2 = defineModel({
   commands: {
     bump: {
       args: z.object({}),
-      apply: (d: { n: number }) => void (d.n += 1),
+      apply: (d: { cards: string[]; n: number; tag: string }) => void (d.n += 1),
     },
   },
   predecessor: board,
