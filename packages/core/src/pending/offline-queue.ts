@@ -56,7 +56,8 @@ export interface OfflineQueueParts<S, C extends CommandMap<S>> {
  * 3. A pending update leaves the queue when the confirmed state holds it (the writer's answer,
  *    or the table of applied origins), when it is refused (`UPDATE_REFUSED`: dropped, never
  *    retried), or when it is discarded. Any other failure leaves it queued, tried again after a
- *    backoff or at once when the replica is live again: no `outcomeTimeoutMs` failure.
+ *    backoff or at once when the replica is live again: no `outcomeTimeoutMs` failure. A stall
+ *    rejects the callers (and `flush()`) at once with its error; the records stay stored.
  * 4. Writes to the store are one record per change; `close()` waits for those in flight.
  * 5. A store write that does not finish (another tab holds the database: IndexedDB runs it after
  *    every earlier transaction over its stores, and a frozen or hung tab's never ends; seen in
@@ -92,9 +93,9 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
       p.clientId,
       p.status,
     );
-    p.status.on("status", (status) => {
-      if (status === "live") this.wake?.();
-    });
+    p.status.on("status", (status) => void (status === "live" && this.wake?.()));
+    // At the stall (before users hear of it), not when the push loop next looks: it may wait.
+    p.status.onStall(() => (this.wake?.(), this.stopped()));
   }
 
   /** Whether a store was opened (without one, updates bypass the queue). */
@@ -186,10 +187,7 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
     };
     if (persisted) {
       op.stored = this.writes.track(this.queue!.put(recordOf(op, this.p.model.version)));
-      op.stored.then(
-        () => (op.recorded = true),
-        () => undefined,
-      );
+      op.stored.then(() => (op.recorded = true)).catch(() => undefined);
     }
     this.ops.push(op);
     this.view.changed();
@@ -205,10 +203,9 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
           return { id: seq, durable: false };
         }
         if (op.state === "done") throw error; // discarded or cleared meanwhile
-        void this.remove([op], true).then(
-          () => this.drainedCheck(),
-          () => undefined,
-        );
+        void this.remove([op], true)
+          .then(() => this.drainedCheck())
+          .catch(() => undefined);
         op.reject(error);
         throw error;
       },
@@ -380,7 +377,10 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
     this.p.status.drained();
   }
 
-  /** The replica stopped: callers learn why; their records stay stored for the next opener. */
+  /**
+   * The replica stopped: callers learn why at once, also of an update being sent (its append may
+   * still land: it counts once, by its identity); the records stay stored for the next opener.
+   */
   private stopped(): void {
     if (!this.p.status.stopped || this.p.status.closed) return; // close() tells its callers
     const error = this.p.status.endError();
