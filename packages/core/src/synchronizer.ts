@@ -186,13 +186,10 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
     }
     await this.opener.start(this.options.waitFor ?? "synced");
     this.offline.start();
-    if (this.hub.status !== "live") return; // then the first append switches the log
-    // A reader (no permission to append) or a failing migration still opens: the error is an
-    // event, the state the log's state migrated up, and appends fail with the same error.
-    await this.upgrader.afterOpen().catch((e: unknown) => {
-      if (e instanceof StateSyncError && !this.hub.closed) this.hub.report(e);
-      else if (!(e instanceof StateSyncError)) throw e;
-    });
+    // "on-open": the switch once caught up; awaited when live now, else it runs when the replica
+    // gets there (`waitFor: "restored"`, offline). Its failures are events (Upgrader.afterOpen).
+    const switching = this.upgrader.afterOpen();
+    if (this.hub.status === "live") await switching;
   }
 
   // ---- reads

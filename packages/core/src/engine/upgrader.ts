@@ -1,5 +1,5 @@
 import type { SwitchEntry } from "../entry.js";
-import { StateSyncError } from "../errors.js";
+import { isStateSyncError, StateSyncError } from "../errors.js";
 import type { CommandMap, Model } from "../model.js";
 import type { Appender } from "./appender.js";
 import { DEFAULT_OUTCOME_TIMEOUT_MS } from "./options.js";
@@ -59,9 +59,46 @@ export class Upgrader<S, C extends CommandMap<S>> {
     await this.upgrade();
   }
 
-  /** After opening (`"on-open"`): switches the log if it is at an older version. */
+  /**
+   * With `"on-open"`: switches the log, if it is at an older version, once the replica has caught
+   * up after opening (status `live`), whatever `waitFor` said: at once when it is live already,
+   * else when it first gets there (a background opening, a reconnection). Before, only a replica
+   * live when `start()` returned switched: one opened with `waitFor: "restored"` (the browser's
+   * default) kept `upgradePending` until its first append (found by a fresh-eyes trial).
+   * Failures are events, not rejections: a reader without permission to append, a failing
+   * migration (its appends then fail with the same error). Resolves once done or given up
+   * (stalled, closed); the caller awaits it only when the replica was live.
+   */
   async afterOpen(): Promise<void> {
-    if (this.policy === "on-open" && this.replica.legacy) await this.upgrade();
+    if (this.policy !== "on-open") return;
+    if (!(await this.untilLive())) return;
+    if (!this.replica.legacy) return;
+    await this.upgrade().catch((e: unknown) => {
+      if (this.status.closed || isStateSyncError(e, "CLOSED")) return;
+      this.status.report(
+        e instanceof StateSyncError
+          ? e
+          : new StateSyncError("UNAVAILABLE", `the switch at open failed: ${String(e)}`, {
+              cause: e,
+            }),
+      );
+    });
+  }
+
+  /** True once the status is `live`; false if the replica stalls or closes first. */
+  private untilLive(): Promise<boolean> {
+    const settled = (s: string) =>
+      s === "live" ? true : s === "stalled" || s === "closed" ? false : undefined;
+    const now = settled(this.status.status);
+    if (now !== undefined || this.status.closed) return Promise.resolve(now ?? false);
+    return new Promise((resolve) => {
+      const off = this.status.on("status", (s) => {
+        const done = settled(s);
+        if (done === undefined) return;
+        off();
+        resolve(done);
+      });
+    });
   }
 
   /**
