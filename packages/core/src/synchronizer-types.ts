@@ -362,7 +362,8 @@ export interface CreateSynchronizerOptions<S, C extends CommandMap<S>> {
   contention?: "retry" | "turns";
   /**
    * When a replica of a newer model version switches a log at an older version
-   * (docs/versions.md): `"on-open"` (default) when it opens and before it first appends;
+   * (docs/versions.md): `"on-open"` (default) once it has caught up after opening, whatever
+   * `waitFor` says (offline at open: when it reaches the log), and before it first appends;
    * `"manual"` only when `upgrade()` is called (until then it reads the log's state migrated up,
    * and its appends fail with `UPGRADE_PENDING`). Older-version replicas stop at the switch with
    * `MODEL_UPGRADED`, so pick `"manual"` to choose the moment in a rolling deploy.
