@@ -29,7 +29,8 @@ describe("a stream that refuses writes or purges (real nats-server)", () => {
       try {
         const jsm = await nc.jetstreamManager();
         const info = await jsm.streams.info(stream);
-        await jsm.streams.update(stream, { ...info.config, sealed: true });
+        const sealed = { ...info.config, sealed: true }; // not in nats.js 2's update type
+        await jsm.streams.update(stream, sealed);
       } finally {
         await nc.close();
       }
