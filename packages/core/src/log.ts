@@ -34,6 +34,11 @@ export interface LogInfo {
   readonly latestRevision: number;
   /** Largest entry the log accepts, in bytes of `data` (message ids and headers excluded). */
   readonly maxEntryBytes: number;
+  /**
+   * True when the log refuses `truncateBefore` for as long as its configuration stays
+   * (JetStream: a `deny_purge` stream); compaction then refuses before writing its snapshot.
+   */
+  readonly truncationDenied?: boolean;
 }
 
 /** The result of a successful append. */

@@ -61,6 +61,7 @@ export class CompactionRun<S, C extends CommandMap<S>> {
   /** One compaction, from the start (`Compactor.compact` joins concurrent calls). */
   async run(): Promise<CompactionResult> {
     this.status.assertUsable();
+    await this.assertTruncatable();
     let written: Written | undefined;
     // A snapshot entry races every writer of a busy log: after a few lost races it announces
     // itself with an intent like any writer, and the others let it go first (issue 10, case 11).
@@ -91,6 +92,22 @@ export class CompactionRun<S, C extends CommandMap<S>> {
     if (written.truncateAt !== undefined) await this.log.truncateBefore(written.truncateAt);
     this.stats.compactions += 1;
     return { revision: written.revision };
+  }
+
+  /**
+   * Throws `STREAM_CONFIG` when the log refuses truncation (a `deny_purge` stream): found before
+   * the snapshot entry is written, so a refused compaction leaves the log as it was (fresh-eyes
+   * trial: the entry was appended, then the purge failed).
+   */
+  private async assertTruncatable(): Promise<void> {
+    const info = await this.log.info();
+    if (info.truncationDenied === true) {
+      throw new this.deps.StateSyncError(
+        "STREAM_CONFIG",
+        "cannot compact: the log denies truncation (a deny_purge stream); nothing was written",
+        { details: { truncationDenied: true } },
+      );
+    }
   }
 
   /** The state to snapshot, at the revision the replica is at. */

@@ -62,6 +62,7 @@ export class LogReader {
           firstRevision: si.state.messages === 0 ? 0 : si.state.first_seq,
           latestRevision: si.state.last_seq,
           maxEntryBytes: this.o.opener.maxEntryBytes(s),
+          truncationDenied: si.config.deny_purge === true,
         };
       }
       const [si, last, first] = await Promise.all([
@@ -75,6 +76,7 @@ export class LogReader {
         firstRevision: latestRevision === 0 ? 0 : (first?.seq ?? latestRevision),
         latestRevision,
         maxEntryBytes: this.o.opener.maxEntryBytes(s),
+        truncationDenied: si.config.deny_purge === true,
       };
     } catch (err) {
       throw this.o.opener.failure(err, "info");

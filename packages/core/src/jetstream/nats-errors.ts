@@ -17,6 +17,10 @@ export const JS_ERR = {
   MESSAGE_TOO_LARGE: 10054,
   /** "replicas > 1 not supported in non-clustered mode" (a stream create). */
   REPLICAS_NOT_SUPPORTED: 10074,
+  /** "invalid operation on sealed stream" (a publish, purge or delete on a sealed stream). */
+  STREAM_SEALED: 10109,
+  /** "stream purge not permitted" (a purge of a `deny_purge` stream). */
+  PURGE_FAILED: 10110,
 } as const;
 
 /**
@@ -41,6 +45,9 @@ export function apiErrorCode(err: unknown): number | undefined {
  * - `PERMISSIONS_VIOLATION` and authentication failures → `PERMISSION_DENIED`;
  * - `MAX_PAYLOAD_EXCEEDED`, 10054 → `PAYLOAD_TOO_LARGE`;
  * - 10059 (stream not found) → `TRUNCATED` (the log was deleted);
+ * - 10109 (sealed stream), 10110 (purge not permitted: `deny_purge`) → `STREAM_CONFIG`: the
+ *   stream refuses the operation for as long as its configuration stays, so it is final (the
+ *   server refused at once: nothing was stored, and a re-send would be refused the same way);
  * - everything else (`TIMEOUT`, `DISCONNECT`, `CONNECTION_CLOSED`, `503` no responders, other
  *   API errors) → `UNAVAILABLE`: for an append the outcome is unknown.
  * A `StateSyncError` passes through unchanged.
@@ -70,6 +77,19 @@ export function toStateSyncError(
       cause: err,
       details,
     });
+  }
+  if (errCode === JS_ERR.STREAM_SEALED) {
+    return new StateSyncError("STREAM_CONFIG", `${text} (the stream is sealed: nothing stored)`, {
+      cause: err,
+      details: { ...details, notSent: true },
+    });
+  }
+  if (errCode === JS_ERR.PURGE_FAILED) {
+    return new StateSyncError(
+      "STREAM_CONFIG",
+      `${text} (the stream denies purges, deny_purge: compaction cannot truncate it)`,
+      { cause: err, details },
+    );
   }
   return new StateSyncError("UNAVAILABLE", text, { cause: err, details });
 }
