@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
-import { createSynchronizer, defineModel, MemoryLog, type Model } from "@statesync/core";
+import { createSynchronizer, MemoryLog, type Model } from "@statesync/core";
 import { until } from "./fixtures.js";
+import { v1, v2 } from "./version-models.js";
 
 /**
  * `upgrade: "on-open"` (docs/versions.md): a replica of a newer model version switches the log
@@ -9,37 +9,6 @@ import { until } from "./fixtures.js";
  * replica opened with `waitFor: "restored"` (the browser's default) stayed `upgradePending`, the
  * log at the older version, until its first append.
  */
-const v1 = defineModel({
-  name: "ids",
-  version: 1,
-  state: z.object({ ids: z.array(z.string()) }),
-  initial: { ids: [] },
-  commands: {
-    add: {
-      args: z.object({ id: z.string() }),
-      apply(d, a) {
-        d.ids.push(a.id);
-      },
-    },
-  },
-});
-const v2 = defineModel({
-  name: "ids",
-  version: 2,
-  state: z.object({ ids: z.array(z.string()), tags: z.array(z.string()) }),
-  initial: { ids: [], tags: [] },
-  commands: {
-    add: {
-      args: z.object({ id: z.string() }),
-      apply(d: { ids: string[]; tags: string[] }, a: { id: string }) {
-        d.ids.push(a.id);
-      },
-    },
-  },
-  predecessor: v1,
-  migrate: (s: { ids: string[] }) => ({ ...s, tags: [] }),
-});
-
 function open<S>(log: MemoryLog, model: Model<S, any>, extra: Record<string, unknown> = {}) {
   return createSynchronizer({ log: log.handle(), model, compaction: false, ...extra });
 }

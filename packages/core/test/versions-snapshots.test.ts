@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
 import {
   createSynchronizer,
   defineModel,
@@ -9,37 +8,7 @@ import {
   type StateSyncError,
 } from "@statesync/core";
 import { codeOf, until } from "./fixtures.js";
-
-const v1 = defineModel({
-  name: "ids",
-  version: 1,
-  state: z.object({ ids: z.array(z.string()) }),
-  initial: { ids: [] },
-  commands: {
-    add: {
-      args: z.object({ id: z.string() }),
-      apply(d, a) {
-        d.ids.push(a.id);
-      },
-    },
-  },
-});
-const v2 = defineModel({
-  name: "ids",
-  version: 2,
-  state: z.object({ ids: z.array(z.string()), tags: z.array(z.string()) }),
-  initial: { ids: [], tags: [] },
-  commands: {
-    add: {
-      args: z.object({ id: z.string() }),
-      apply(d: { ids: string[]; tags: string[] }, a: { id: string }) {
-        d.ids.push(a.id);
-      },
-    },
-  },
-  predecessor: v1,
-  migrate: (s: { ids: string[] }) => ({ ...s, tags: [] }),
-});
+import { v1, v2 } from "./version-models.js";
 
 async function open<S>(log: MemoryLog, model: Model<S, any>, extra: Record<string, unknown> = {}) {
   const errors: StateSyncError[] = [];
