@@ -31,6 +31,21 @@ const schemas = {
     top: z.number({ error: "a number" }),
     maybe: z.email().nullable().optional(),
   }),
+  // A record keyed by an enum needs every key (zod 4): removing one breaks it (a fresh-eyes
+  // trial: the check along the path let the removal pass, while a replica that checked the whole
+  // state refused it, so replicas differed); a partial record does not.
+  exhaustive: z.object({
+    items: z.record(z.enum(["e1", "e2"]), entity),
+    list: z.array(z.number()),
+    top: z.number(),
+    maybe: z.string().nullable().optional(),
+  }),
+  partial: z.object({
+    items: z.partialRecord(z.enum(["e1", "e2", "e3", "e7"]), entity),
+    list: z.array(z.number()),
+    top: z.number(),
+    maybe: z.string().nullable().optional(),
+  }),
   strict: z.strictObject({
     items: z.record(z.string(), z.strictObject({ name: z.string(), count: z.number() })),
     list: z.array(z.number().int()),

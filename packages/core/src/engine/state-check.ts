@@ -12,6 +12,8 @@ interface Def {
   readonly valueType?: z.ZodType;
   readonly element?: z.ZodType;
   readonly innerType?: z.ZodType;
+  /** A record made by `z.partialRecord`: its keys need not all be there. */
+  readonly partial?: boolean;
 }
 
 function defOf(schema: z.ZodType): Def {
@@ -43,6 +45,13 @@ function child(def: Def, key: string | number): z.ZodType | undefined {
   const k = String(key);
   if (def.shape && Object.hasOwn(def.shape, k)) return def.shape[k];
   return def.catchall; // undefined for a plain object: an undeclared key passes as it is
+}
+
+/** Whether a record needs every value of its key schema as a key (zod 4: `_zod.values`). */
+function exhaustive(def: Def): boolean {
+  const values = (def.keyType as unknown as { _zod?: { values?: unknown } } | undefined)?._zod
+    ?.values;
+  return values !== undefined && def.partial !== true;
 }
 
 /** Schemas checked by the type of a value alone (see `passes`), or null: parse them. */
@@ -119,6 +128,9 @@ export class StateChecker<S> {
     const key = path[path.length - 1]!;
     if (!def) return schema.safeParse(value).success;
     if (patch.op === "remove") {
+      // A record whose key schema lists its values (an enum, literals) needs every one of them
+      // (zod 4's `z.record`; not `z.partialRecord`): removing a key is checked with the record.
+      if (def.type === "record") return !exhaustive(def) || schema.safeParse(value).success;
       if (def.type !== "object") return true;
       const removed = child(def, key);
       return removed === undefined || removed.safeParse(undefined).success;
