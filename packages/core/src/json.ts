@@ -14,16 +14,20 @@ export type JsonValue =
  * description of the first offending path, or undefined when it is JSON.
  */
 export function findNonJson(value: unknown, maxDepth = Infinity): string | undefined {
+  // A leaf (what most recorded writes are: one string, one number) needs no walk.
+  if (value === null || typeof value === "string" || typeof value === "boolean") return undefined;
+  if (typeof value === "number")
+    return Number.isFinite(value) ? undefined : `$: ${value} is not a finite number`;
   /** Work items: a value to check, or (`exit`) a container whose children are all checked. */
   const stack: Array<{ v: unknown; path: string; depth: number; exit?: true }> = [
     { v: value, path: "$", depth: 0 },
   ];
-  /** The containers on the path from `value` to the item being checked. */
-  const open = new Set<object>();
+  /** The containers on the path from `value` to the item being checked (made at the first). */
+  let open: Set<object> | undefined;
   while (stack.length > 0) {
     const { v, path, depth, exit } = stack.pop()!;
     if (exit) {
-      open.delete(v as object);
+      open!.delete(v as object);
       continue;
     }
     if (depth > maxDepth) return `${path}: nested deeper than ${maxDepth}`;
@@ -33,6 +37,7 @@ export function findNonJson(value: unknown, maxDepth = Infinity): string | undef
       continue;
     }
     if (typeof v !== "object") return `${path}: ${typeof v} is not a JSON value`;
+    open ??= new Set();
     if (open.has(v)) return `${path}: a cycle (the value contains itself)`;
     if (Array.isArray(v)) {
       open.add(v);
