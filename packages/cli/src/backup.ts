@@ -110,3 +110,22 @@ export function readBackupText(text: string, file: string): Backup {
   }
   return parsed.data;
 }
+
+/**
+ * The fields a restore's snapshot entry shares, one-message or chunked: time, client, `base`
+ * (the genesis's revision), the backup's model, and `from` as a compaction's snapshot entry
+ * writes it (the version before the log's last switch).
+ */
+export function restoreSnapshotHeader(backup: Backup, base: number, client: string) {
+  const { name: model, version, initialHash } = backup.model;
+  return {
+    kind: "snapshot" as const,
+    ts: Date.now(),
+    client,
+    base,
+    model,
+    version,
+    initialHash,
+    ...(backup.from !== undefined ? { from: backup.from } : {}),
+  };
+}

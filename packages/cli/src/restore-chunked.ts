@@ -7,7 +7,7 @@
  */
 import { createHash } from "node:crypto";
 import { encodeEntry, type JetStreamLog } from "@statesync/node";
-import type { Backup } from "./backup.js";
+import { restoreSnapshotHeader, type Backup } from "./backup.js";
 
 /** Room an entry's envelope takes besides a part's data (ids, base, time), bytes. */
 const ENVELOPE_BYTES = 512;
@@ -59,23 +59,15 @@ export async function writeChunkedRestore(
   for (const [i, slice] of slices.entries()) {
     last = await append(part(i + 1, slice), last, `restore-part-${id}-${i + 1}`);
   }
-  const { name: model, version, initialHash } = backup.model;
   const snapshot = encodeEntry({
     v: 2,
-    kind: "snapshot",
-    ts: Date.now(),
-    client,
-    base,
-    model,
-    version,
-    initialHash,
+    ...restoreSnapshotHeader(backup, base, client),
     parts: {
       id,
       count: slices.length + 1,
       bytes: Buffer.byteLength(text, "utf8"),
       sha256: createHash("sha256").update(text, "utf8").digest("hex"),
     },
-    ...(backup.from !== undefined ? { from: backup.from } : {}),
   });
   const revision = await append(snapshot, last, `restore-snapshot-${id}`);
   return { revision, start };

@@ -19,7 +19,7 @@ import type { Command } from "commander";
 import { encodeEntry, isStateSyncError, StateSyncError, type JetStreamLog } from "@statesync/node";
 import { z } from "zod";
 import { action } from "../action.js";
-import { readBackupText, type Backup } from "../backup.js";
+import { readBackupText, restoreSnapshotHeader, type Backup } from "../backup.js";
 import { loadModel, type AnyModel } from "../model-file.js";
 import { addCommonOptions, parseCommon, parseWith } from "../options.js";
 import { printJson, printLines } from "../output.js";
@@ -71,20 +71,7 @@ function checkAgainstModel(backup: Backup, model: AnyModel): void {
 
 /** The restore's snapshot entry of `backup`'s state, based on revision `base`. */
 function snapshotEntry(backup: Backup, base: number, client: string): Uint8Array {
-  const { name: model, version, initialHash } = backup.model;
-  return encodeEntry({
-    v: 1,
-    kind: "snapshot",
-    ts: Date.now(),
-    client,
-    base,
-    model,
-    version,
-    initialHash,
-    state: backup.state,
-    // As a compaction's snapshot entry does: the version before the log's last switch.
-    ...(backup.from !== undefined ? { from: backup.from } : {}),
-  });
+  return encodeEntry({ v: 1, ...restoreSnapshotHeader(backup, base, client), state: backup.state });
 }
 
 /**
