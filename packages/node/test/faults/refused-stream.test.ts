@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { StorageType } from "nats";
+import { StorageType, type NatsConnection } from "nats";
 import { JetStreamLog, openSynchronizer } from "@statesync/node";
 import { rejection, tcp, uniqueStream, useNatsServer } from "../helpers.js";
 import { counter } from "../support/models.js";
@@ -11,6 +11,17 @@ import { counter } from "../support/models.js";
  * stream (10110) appended its snapshot entry and rejected `UNAVAILABLE` ("try again"). Both are
  * now final `STREAM_CONFIG` errors, and compaction refuses a `deny_purge` stream before writing.
  */
+/** Creates `stream` (the own-stream layout's subject) with `deny_purge`. */
+async function addDenyPurgeStream(nc: NatsConnection, stream: string): Promise<void> {
+  const jsm = await nc.jetstreamManager();
+  await jsm.streams.add({
+    name: stream,
+    subjects: [`${stream}.log`],
+    deny_purge: true,
+    storage: StorageType.File,
+  });
+}
+
 describe("a stream that refuses writes or purges (real nats-server)", () => {
   const ctx = useNatsServer();
 
@@ -47,13 +58,7 @@ describe("a stream that refuses writes or purges (real nats-server)", () => {
     const stream = uniqueStream("DP");
     const nc = await tcp(ctx.server.url);
     try {
-      const jsm = await nc.jetstreamManager();
-      await jsm.streams.add({
-        name: stream,
-        subjects: [`${stream}.log`],
-        deny_purge: true,
-        storage: StorageType.File,
-      });
+      await addDenyPurgeStream(nc, stream);
     } finally {
       await nc.close();
     }
@@ -81,13 +86,7 @@ describe("a stream that refuses writes or purges (real nats-server)", () => {
     const stream = uniqueStream("DPL");
     const nc = await tcp(ctx.server.url);
     try {
-      const jsm = await nc.jetstreamManager();
-      await jsm.streams.add({
-        name: stream,
-        subjects: [`${stream}.log`],
-        deny_purge: true,
-        storage: StorageType.File,
-      });
+      await addDenyPurgeStream(nc, stream);
       const log = new JetStreamLog({ connection: nc, stream });
       try {
         await log.appendUnconditional(new TextEncoder().encode("a"), "m1");
