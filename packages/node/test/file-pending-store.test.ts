@@ -92,12 +92,15 @@ describe("FilePendingStore", () => {
   it("a lock held by a zombie (a process killed but not yet reaped by its parent) is taken over", async () => {
     // A fresh-eyes trial: `kill -9` of the holder under a parent that reaps slowly left it a
     // zombie, which `kill(pid, 0)` still finds, so the lock read QUEUE_LOCKED until the reaping.
-    // `sh` starts `true` in the background and becomes `sleep`, which never waits for it.
-    const parent = spawn("sh", ["-c", "true & echo $!; exec sleep 30"], { stdio: "pipe" });
+    // `sh` starts a short `sleep` in the background and becomes a long `sleep`, which never
+    // waits for it: the short one ends after the exec (so `sh` cannot have reaped it) a zombie.
+    const parent = spawn("sh", ["-c", "sleep 0.3 & echo $!; exec sleep 30"], { stdio: "pipe" });
     try {
       const zombie = Number((await once(parent.stdout, "data"))[0].toString().trim());
       await expect
-        .poll(() => readFileSync(`/proc/${zombie}/stat`, "utf8").split(") ")[1]?.[0])
+        .poll(() => readFileSync(`/proc/${zombie}/stat`, "utf8").split(") ")[1]?.[0], {
+          timeout: 10_000,
+        })
         .toBe("Z");
       const dir = await mkdtemp(join(tmpdir(), "statesync-pending-"));
       const store = new FilePendingStore(dir);
