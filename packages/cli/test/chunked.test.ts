@@ -43,6 +43,36 @@ describe("statesync on a chunked snapshot", () => {
     expect(verify.ok).toBe(true);
   });
 
+  // Regression test (fresh-eyes trial): `state --at` a revision among the parts the compacted log
+  // starts with said "before the retained history", though `history` lists those revisions.
+  it("state --at a revision among the parts answers the state there, as history lists it", async () => {
+    const stream = uniqueStream("CHUNKAT");
+    const a = await openCounter(server.url, stream);
+    for (let i = 0; i < 12; i++) await a.update("note", { text: `${i} ${"n".repeat(3_000)}` });
+    await a.update("increment", { by: 4 });
+    const base = a.revision;
+    const atBase = a.state;
+    const { revision } = await a.compact();
+    await a.update("increment", { by: 1 });
+    await a.close();
+    const where = (...more: string[]) => target(server.url, stream, ...more);
+
+    const rows = await runJson(["history", ...where("--to", String(revision))]);
+    const parts = rows.filter((r: { kind: string }) => r.kind === "part");
+    expect(parts.length).toBeGreaterThan(1);
+    expect(parts.every((r: { base: number }) => r.base === base)).toBe(true);
+    for (const { revision: r } of parts) {
+      const at = await runCli(["state", ...where("--model", MODEL, "--at", String(r), "--json")]);
+      expect([at.code, at.stderr]).toEqual([0, ""]);
+      expect(JSON.parse(at.stdout)).toEqual({ revision: r, state: atBase });
+    }
+    const before = await runCli(["state", ...where("--model", MODEL, "--at", String(base))]);
+    expect(before.code).toBe(1);
+    expect(before.stderr.trim()).toBe(
+      `statesync: TRUNCATED: revision ${base} is before the retained history (the first retained revision is ${parts[0].revision})`,
+    );
+  });
+
   it("import restores a state too large for one entry as a chunked snapshot", async () => {
     const stream = uniqueStream("CHUNKBIG");
     const a = await openCounter(server.url, stream);

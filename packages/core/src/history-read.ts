@@ -3,10 +3,12 @@
  * this on demand). Type imports only: the engine's functions come in as `HistoryDeps`.
  */
 import type { Immutable } from "immer";
+import type { DecodeResult } from "./entry.js";
 import type { StateSyncError } from "./errors.js";
 import type { HistoryDeps, HistoryEntry, HistoryOptions } from "./history.js";
 import type { LogEntry, RevisionedLog } from "./log.js";
 import type { CommandMap, Model } from "./model.js";
+import type { Replay } from "./replay.js";
 
 /** Reads a history or a state again at most this many times when a compaction overtook it. */
 const MAX_OVERTAKEN = 4;
@@ -68,6 +70,39 @@ function historyEntry(e: LogEntry, decodeEntry: HistoryDeps["decodeEntry"]): His
   };
 }
 
+const EMPTY = new Uint8Array(0);
+
+/** An entry the replay holds as a no-op: what follows `revision` does not make its state. */
+const HELD_NO_OP: DecodeResult = { ok: true, entry: { v: 1, kind: "intent", ts: 0, client: "" } };
+
+/**
+ * When `replay` stopped at `revision` while holding entries for a chunked snapshot (the log starts
+ * with its parts: a compaction truncated before its part 0), reads on to the snapshot entry that
+ * loads them, as a replica does: the state at `revision` is the state at the snapshot's `base`
+ * with the entries held up to `revision` applied. What lies after `revision` is handed over as a
+ * no-op, except the parts and chunked snapshot entries that complete the load (the collector
+ * holds entries with a substitute decoding in the same way). Whether it loaded, or the stall that
+ * stopped it.
+ */
+async function loadHeldParts<S, C extends CommandMap<S>>(
+  log: RevisionedLog,
+  replay: Replay<S, C>,
+  revision: number,
+  latest: number,
+  deps: HistoryDeps,
+): Promise<{ loaded: boolean; stall?: StateSyncError }> {
+  if (replay.readPosition <= replay.revision || latest <= revision) return { loaded: false };
+  for await (const e of log.read(revision + 1, latest)) {
+    const d = deps.decodeEntry(e.data);
+    const x = d.ok ? d.entry : undefined;
+    const loads = x?.kind === "part" || (x?.kind === "snapshot" && "parts" in x);
+    const r = replay.step(loads ? e : { ...e, data: EMPTY }, loads ? d : HELD_NO_OP);
+    if (r.kind === "stall") return { loaded: false, stall: r.error };
+    if (replay.readPosition === replay.revision) return { loaded: replay.anchored };
+  }
+  return { loaded: false };
+}
+
 /** `rebuildStateAt` for a revision above 0 once it is checked (see there). */
 export async function replayTo<S, C extends CommandMap<S>>(
   log: RevisionedLog,
@@ -93,19 +128,31 @@ export async function replayTo<S, C extends CommandMap<S>>(
         break;
       }
     }
-    const reached = log.contiguous && stall === undefined && replay.revision === revision;
+    // Among the parts a log starts with: the replay holds what it read until their snapshot
+    // entry (a fresh-eyes trial found `state --at` calling such a revision "before the retained
+    // history", which `history` lists).
+    const amongParts = stall === undefined && replay.readPosition > replay.revision;
+    const held = amongParts
+      ? await loadHeldParts(log, replay, revision, info.latestRevision, deps)
+      : { loaded: false };
+    stall ??= held.stall;
+    // The revision whose state the replay holds (after a load, that of `revision`: the entries
+    // after it were held as no-ops).
+    const through = held.loaded ? revision : replay.revision;
+    const reached = log.contiguous && stall === undefined && through === revision;
     const first = reached ? 0 : (await log.info()).firstRevision;
-    const overtaken = first > info.firstRevision && first > replay.revision;
+    const overtaken = first > info.firstRevision && first > through;
     if (overtaken && tries < MAX_OVERTAKEN) continue;
     if (stall && !overtaken) throw stall;
-    if (overtaken || !replay.anchored || replay.revision === 0) {
-      throw new deps.StateSyncError(
-        "TRUNCATED",
-        `revision ${revision} is before the retained history`,
-        {
-          details: { revision, firstRevision: overtaken ? first : info.firstRevision },
-        },
-      );
+    if (overtaken || !replay.anchored || through === 0) {
+      const firstRevision = overtaken ? first : info.firstRevision;
+      const message =
+        amongParts && !held.loaded && !overtaken
+          ? `revision ${revision} lies among the parts of a chunked snapshot that no valid snapshot entry after them completes: no replica has a state there`
+          : `revision ${revision} is before the retained history (the first retained revision is ${firstRevision})`;
+      throw new deps.StateSyncError("TRUNCATED", message, {
+        details: { revision, firstRevision },
+      });
     }
     return replay.state as Immutable<S>;
   }

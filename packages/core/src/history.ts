@@ -103,9 +103,12 @@ export async function readHistory(
 
 /**
  * Rebuilds the state at `revision` from the retained log: replays from the first retained entry
- * (genesis or a snapshot entry) up to `revision`. Throws `TRUNCATED` when `revision` is before the
- * retained history, `VALIDATION` when it is past the latest revision, and a stall error
- * (`UNKNOWN_COMMAND`, `UNSUPPORTED_FORMAT`, ...) when the replay cannot get there.
+ * (genesis or a snapshot entry) up to `revision`; a revision among the parts of a chunked snapshot
+ * the log starts with reads on to the snapshot entry that loads them (the state at its `base`,
+ * with the entries up to `revision` applied). Throws `TRUNCATED` when `revision` is before the
+ * retained history (or among parts that no valid snapshot entry completes), `VALIDATION` when it
+ * is past the latest revision, and a stall error (`UNKNOWN_COMMAND`, `UNSUPPORTED_FORMAT`, ...)
+ * when the replay cannot get there.
  *
  * A compaction that truncates the log while it is read can end the read early, leaving the
  * state of an earlier revision (issue 10, case 1). So the first retained revision is read again

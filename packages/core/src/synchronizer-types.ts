@@ -270,7 +270,9 @@ export interface StateSynchronizer<S, C extends CommandMap<S> = CommandMap<S>> {
   history(options?: HistoryOptions): Promise<HistoryEntry[]>;
   /**
    * Rebuilds the state at a retained revision by replaying the log from its first entry; 0 is the
-   * model's initial state. Throws `TRUNCATED` for a revision before the retained history.
+   * model's initial state. A revision among the parts of a chunked snapshot the log starts with
+   * reads on to its snapshot entry (docs/format.md). Throws `TRUNCATED` for a revision before the
+   * retained history, or among parts no valid snapshot entry completes.
    */
   stateAt(revision: number): Promise<Immutable<S>>;
 
