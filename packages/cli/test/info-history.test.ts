@@ -138,6 +138,32 @@ describe("statesync info and history", () => {
     expect(lines[4]).toContain("CORRUPT_ENTRY");
   });
 
+  it("history --from a removed revision says so on stderr and lists from the first retained", async () => {
+    const stream = uniqueStream("COMPACTED");
+    const a = await openCounter(ctx.server.url, stream);
+    await a.update("increment", { by: 1 }); // 2
+    const { revision } = await a.compact(); // 3: the log starts there
+    await a.close();
+    const listed = await runCli(["history", ...where(stream, "--from", "1", "--json")]);
+    expect(listed.code).toBe(0);
+    expect(listed.stderr).toBe(
+      `statesync: warning: TRUNCATED: --from 1 is before the retained history (the first retained revision is ${revision}): revisions before it were compacted or truncated away\n`,
+    );
+    expect(JSON.parse(listed.stdout).map((r: { revision: number }) => r.revision)).toEqual([
+      revision,
+    ]);
+    const retained = await runCli(["history", ...where(stream, "--from", String(revision))]);
+    expect([retained.code, retained.stderr]).toEqual([0, ""]);
+
+    // In a shared stream the revisions before a key's genesis are other keys': nothing removed.
+    const shared = uniqueStream("SHAREDFROM");
+    const b = await openCounter(ctx.server.url, shared, { key: "a" });
+    const c = await openCounter(ctx.server.url, shared, { key: "b" }); // its genesis at 2
+    await Promise.all([b.close(), c.close()]);
+    const other = await runCli(["history", ...where(shared, "--key", "b", "--from", "1")]);
+    expect([other.code, other.stderr]).toEqual([0, ""]);
+  });
+
   it("fails with exit 1 and one line naming the code: unknown stream, bad range, no server", async () => {
     const missing = await runCli(["info", ...where(uniqueStream("MISSING"))]);
     expect(missing.code).toBe(1);

@@ -70,7 +70,39 @@ describe("statesync tail", () => {
     expect(lines[0]).toMatch(/^REVISION\s+TIME\s+KIND/);
     expect(lines[1]).toMatch(/^1\s+\S+\s+genesis\s/);
     expect(lines[2]).toMatch(/^2\s+\S+\s+update\s.*increment \{"by":1\}/);
+    expect(tail.out().stderr).not.toContain("warning"); // nothing was removed
     await a.close();
+  });
+
+  // Regression test (fresh-eyes trial): `--from` a revision compaction had removed started
+  // silently at the first retained entry, so a script resuming from a revision missed entries
+  // unaware.
+  it("says on stderr when --from is before the retained history, and starts at the first retained", async () => {
+    const stream = uniqueStream("TAIL");
+    const a = await openCounter(ctx.server.url, stream);
+    await a.update("increment", { by: 1 }); // 2
+    await a.update("increment", { by: 2 }); // 3
+    const { revision } = await a.compact(); // 4, the log now starts there
+    await a.close();
+    const tail = startTail([
+      "--server",
+      ctx.server.url,
+      "--stream",
+      stream,
+      "--from",
+      "2",
+      "--json",
+    ]);
+    await tail.until(({ stdout }) => stdout.includes("\n"));
+    tail.child.kill("SIGTERM");
+    expect(await tail.exited).toEqual({ code: 0, signal: null });
+    const { stdout, stderr } = tail.out();
+    expect(stderr.split("\n").slice(0, 2)).toEqual([
+      `statesync: warning: TRUNCATED: --from 2 is before the retained history (the first retained revision is ${revision}): revisions before it were compacted or truncated away`,
+      `following ${stream}.log in stream ${stream} from revision ${revision} (Ctrl-C to stop)`,
+    ]);
+    // stdout stays one JSON object per line, from the first retained entry.
+    expect(JSON.parse(stdout.split("\n")[0]!)).toMatchObject({ revision, kind: "snapshot" });
   });
 
   it("ends with exit 1 and one line when the stream is deleted under it", async () => {

@@ -1,7 +1,8 @@
 /**
  * `statesync history [--from N] [--to N]`: the retained entries of a state, one line each:
  * revision, time, kind, client, message id, size and what the entry does (its commands and
- * arguments, or its patches). `--json` prints one JSON array of `EntryRow`s.
+ * arguments, or its patches). `--json` prints one JSON array of `EntryRow`s. A `--from` that
+ * compaction or truncation removed lists from the first retained entry, with a warning on stderr.
  */
 import type { Command } from "commander";
 import { z } from "zod";
@@ -9,6 +10,7 @@ import { action } from "../action.js";
 import { entryRow, entryTable, type EntryRow } from "../entries.js";
 import { addCommonOptions, parseCommon, parseWith, revisionSchema } from "../options.js";
 import { printJson, printLines } from "../output.js";
+import { removedFromWarning, warnTruncated } from "../retained.js";
 import { withLog, withSession } from "../session.js";
 
 const rangeSchema = z
@@ -34,6 +36,10 @@ export function registerHistory(program: Command): void {
         withLog(s, async (log) => {
           const info = await log.info();
           const out: EntryRow[] = [];
+          // A removed revision: said, then listed from the first retained one (as `tail`).
+          if (range.from !== undefined) {
+            warnTruncated(await removedFromWarning(log, info, Math.max(1, range.from)));
+          }
           if (info.firstRevision === 0) return out;
           const from = Math.max(range.from ?? info.firstRevision, info.firstRevision);
           const to = Math.min(range.to ?? info.latestRevision, info.latestRevision);

@@ -1,9 +1,10 @@
 /**
  * `statesync tail [--from N]`: follows the log live and prints each entry as it is stored (the
  * columns of `history`; `--json`: one JSON object per line), until Ctrl-C (SIGINT) or SIGTERM,
- * then stops the follower, closes the connection and exits 0. It survives server restarts (the
- * connection reconnects forever); a failure the follower cannot recover from (the stream was
- * deleted, permission denied) ends it with exit status 1.
+ * then stops the follower, closes the connection and exits 0. A `--from` that compaction or
+ * truncation removed starts at the first retained entry, with a warning on stderr naming it. It
+ * survives server restarts (the connection reconnects forever); a failure the follower cannot
+ * recover from (the stream was deleted, permission denied) ends it with exit status 1.
  */
 import type { Command } from "commander";
 import { StateSyncError } from "@statesync/node";
@@ -12,6 +13,7 @@ import { action } from "../action.js";
 import { ENTRY_HEADER, entryCells, entryRow, tailLine } from "../entries.js";
 import { addCommonOptions, parseCommon, parseWith, revisionSchema } from "../options.js";
 import { asStateSyncError, printJson } from "../output.js";
+import { removedFromWarning, warnTruncated } from "../retained.js";
 import { withLog, withSession } from "../session.js";
 
 const tailSchema = z.object({ from: revisionSchema.optional() });
@@ -51,7 +53,14 @@ export function registerTail(program: Command): void {
           o,
           (s) =>
             withLog(s, async (log) => {
-              const start = from ?? (await log.info()).latestRevision + 1;
+              const info = await log.info();
+              let start = from ?? info.latestRevision + 1;
+              if (from !== undefined) {
+                // A removed revision: said, then followed from the first retained one.
+                const removed = await removedFromWarning(log, info, Math.max(1, from));
+                warnTruncated(removed);
+                if (removed !== undefined) start = info.firstRevision || info.latestRevision + 1;
+              }
               let failed: (e: StateSyncError) => void = () => undefined;
               const failure = new Promise<StateSyncError>((resolve) => (failed = resolve));
               const follower = log.follow(Math.max(1, start), {
