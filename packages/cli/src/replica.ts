@@ -14,6 +14,7 @@ import {
   decodeEntry,
   StateSyncError,
   type CommandMap,
+  type DecodeResult,
   type JetStreamLog,
   type LogInfo,
   type StateSynchronizer,
@@ -29,23 +30,31 @@ export function cliClientId(): string {
 }
 
 /**
- * Throws `CORRUPT_ENTRY` when the first retained entry of `log` is neither a genesis nor a
- * snapshot entry nor the first part of a chunked snapshot (opening such a log with the SDK would write a snapshot entry of the initial
- * state into it).
+ * Why the first retained entry (at `revision`, `decoded` from its data; undefined when it could
+ * not be read) cannot start a replay: it is neither a genesis nor a snapshot entry nor the first
+ * part of a chunked snapshot (opening such a log with the SDK would write a snapshot entry of the
+ * initial state into it). A `CORRUPT_ENTRY` error, or undefined when it can.
  */
-export async function checkFirstEntry(log: JetStreamLog, info: LogInfo): Promise<void> {
-  const first = await log.entryAt(info.firstRevision);
-  const decoded = first ? decodeEntry(first.data) : undefined;
+export function firstEntryProblem(
+  revision: number,
+  decoded: DecodeResult | undefined,
+): StateSyncError | undefined {
   const kind = decoded?.ok ? decoded.entry.kind : "malformed";
   // A chunked snapshot starts with its part 0 (docs/format.md, "Chunked snapshots").
   const start = decoded?.ok && decoded.entry.kind === "part" && decoded.entry.index === 0;
-  if (kind !== "genesis" && kind !== "snapshot" && !start) {
-    throw new StateSyncError(
-      "CORRUPT_ENTRY",
-      `the first retained entry (revision ${info.firstRevision}) is ${kind}, not a genesis or snapshot entry; an SDK replica opening this log would start it again from the model's initial state`,
-      { details: { revision: info.firstRevision } },
-    );
-  }
+  if (kind === "genesis" || kind === "snapshot" || start) return undefined;
+  return new StateSyncError(
+    "CORRUPT_ENTRY",
+    `the first retained entry (revision ${revision}) is ${kind}, not a genesis or snapshot entry; an SDK replica opening this log would start it again from the model's initial state`,
+    { details: { revision } },
+  );
+}
+
+/** Throws {@link firstEntryProblem} of the first retained entry of `log`. */
+export async function checkFirstEntry(log: JetStreamLog, info: LogInfo): Promise<void> {
+  const first = await log.entryAt(info.firstRevision);
+  const problem = firstEntryProblem(info.firstRevision, first && decodeEntry(first.data));
+  if (problem) throw problem;
 }
 
 /**

@@ -1,6 +1,8 @@
 import { JetStreamLog } from "@statesync/node";
 import { describe, expect, it } from "vitest";
 import {
+  counter,
+  MODEL,
   openCounter,
   runCli,
   runJson,
@@ -9,6 +11,8 @@ import {
   uniqueStream,
   useNatsServer,
 } from "./helpers.js";
+
+const enc = (text: string) => new TextEncoder().encode(text);
 
 /** `statesync info` and `statesync history` against a real nats-server, as a child process. */
 describe("statesync info and history", () => {
@@ -51,6 +55,102 @@ describe("statesync info and history", () => {
     expect(text.code).toBe(0);
     expect(text.stdout).toMatch(/model\s+counter v1 \(from the genesis entry at revision 1\)/);
     expect(text.stdout).toMatch(/entries\s+4 retained, 1 malformed/);
+  });
+
+  /** Appends entries (as JSON, unchecked) to the state's log, as another program would. */
+  async function append(stream: string, key: string | undefined, ...entries: object[]) {
+    const nc = await tcp(ctx.server.url);
+    const log = new JetStreamLog({ connection: nc, stream, key });
+    for (const [i, entry] of entries.entries()) {
+      await log.appendUnconditional(enc(JSON.stringify(entry)), `raw-${i}-${Math.random()}`);
+    }
+    await log.close();
+    await nc.close();
+  }
+  const head = { v: 1, ts: 1, client: "raw" } as const;
+  const update = (base: number) =>
+    ({
+      ...head,
+      kind: "update",
+      base,
+      seed: 1,
+      patches: [{ op: "replace", path: ["count"], value: 99 }],
+    }) as const;
+  const genesis = {
+    ...head,
+    kind: "genesis",
+    model: "counter",
+    version: 1,
+    initialHash: counter.initialHash,
+  } as const;
+
+  // Regression test (fresh-eyes trial): `info` counted only the entries that do not decode as
+  // malformed, while every replica (and `verify`) also skips a conditional update based on
+  // another revision and a second genesis entry.
+  it("info counts as malformed every entry a replica skips, as verify finds them", async () => {
+    const stream = uniqueStream("CHAIN");
+    const a = await openCounter(ctx.server.url, stream);
+    await a.update("increment", { by: 2 }); // 2
+    await a.close();
+    const nc = await tcp(ctx.server.url);
+    const log = new JetStreamLog({ connection: nc, stream });
+    await log.appendUnconditional(enc("{not json"), "garbage"); // 3
+    await log.close();
+    await nc.close();
+    await append(stream, undefined, update(2), genesis); // 4: based on 2, not 3; 5
+    const b = await openCounter(ctx.server.url, stream);
+    await b.update("increment", { by: 1 }); // 6, based on 5
+    await b.close();
+
+    const info = await runJson(["info", ...where(stream)]);
+    expect(info).toMatchObject({
+      revision: 6,
+      entries: 6,
+      malformed: 3,
+      firstMalformed: { revision: 3, code: "CORRUPT_ENTRY" },
+      stop: null,
+    });
+    const verify = await runCli(["verify", ...where(stream, "--model", MODEL, "--json")]);
+    const report = JSON.parse(verify.stdout);
+    expect(report).toMatchObject({ ok: false, stoppedAt: null, divergences: 3 });
+    expect(report.divergence).toMatchObject({ revision: 3, code: "CORRUPT_ENTRY" });
+    const text = await runCli(["info", ...where(stream)]);
+    expect(text.stdout).toMatch(/entries\s+6 retained, 3 malformed\n/);
+    expect(text.stdout).toMatch(
+      /malformed\s+skipped by every replica; the first at revision 3: CORRUPT_ENTRY: malformed entry: invalid JSON/,
+    );
+  });
+
+  it("info says where every replica stops, as verify does, and counts nothing after it", async () => {
+    // A shared stream: an update based on another revision stops the replay (TRUNCATED).
+    const shared = uniqueStream("CHAINS");
+    const a = await openCounter(ctx.server.url, shared, { key: "k" });
+    await a.update("increment", { by: 2 }); // 2
+    await a.close();
+    await append(shared, "k", update(1), { v: 1, kind: "bogus" }); // 3: based on 1, not 2; 4
+    const info = await runJson(["info", ...where(shared, "--key", "k")]);
+    expect(info).toMatchObject({ malformed: 0, stop: { revision: 3, code: "TRUNCATED" } });
+    const verify = JSON.parse(
+      (await runCli(["verify", ...where(shared, "--key", "k", "--model", MODEL, "--json")])).stdout,
+    );
+    expect(verify).toMatchObject({ stoppedAt: 3, divergence: { code: "TRUNCATED" } });
+
+    // A newer format stops every replica (UNSUPPORTED_FORMAT): not malformed.
+    const own = uniqueStream("CHAINV");
+    const b = await openCounter(ctx.server.url, own);
+    await b.close();
+    await append(own, undefined, { v: 99, kind: "update" }, { v: 1, kind: "bogus" }); // 2, 3
+    const newer = await runJson(["info", ...where(own)]);
+    expect(newer).toMatchObject({
+      malformed: 0,
+      stop: { revision: 2, code: "UNSUPPORTED_FORMAT" },
+    });
+    const verified = JSON.parse(
+      (await runCli(["verify", ...where(own, "--model", MODEL, "--json")])).stdout,
+    );
+    expect(verified).toMatchObject({ stoppedAt: 2, divergence: { code: "UNSUPPORTED_FORMAT" } });
+    const text = await runCli(["info", ...where(own)]);
+    expect(text.stdout).toMatch(/replay stops\s+at revision 2: UNSUPPORTED_FORMAT: /);
   });
 
   it("info reports a configuration that can drop history instead of failing", async () => {

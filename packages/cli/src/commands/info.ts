@@ -1,9 +1,10 @@
 /**
  * `statesync info`: what a stream holds for one state: the model and the version the log is at
  * (from its last genesis, snapshot or switch entry), the latest revision, the retained
- * entries and their bytes, the last snapshot entry, and whether the stream's configuration is
- * safe. An unsafe configuration (limits that drop history: the log refuses it with
- * `STREAM_CONFIG`) is reported, with the stream's own counters, instead of failing.
+ * entries and their bytes, those every replica skips as malformed and where every replica stops
+ * (chain.ts), the last snapshot entry, and whether the stream's configuration is safe. An unsafe
+ * configuration (limits that drop history: the log refuses it with `STREAM_CONFIG`) is
+ * reported, with the stream's own counters, instead of failing.
  */
 import type { Command } from "commander";
 import {
@@ -13,6 +14,7 @@ import {
   type StreamConfigLike,
 } from "@statesync/node";
 import { action } from "../action.js";
+import { ChainCheck, type ChainEvent } from "../chain.js";
 import { addCommonOptions, parseCommon } from "../options.js";
 import { block, printJson, printLines } from "../output.js";
 import { streamInfo, withLog, withSession, type Session } from "../session.js";
@@ -42,8 +44,17 @@ export interface InfoReport {
   entries: number;
   /** Their size: bytes of the entries (own layout with an unsafe configuration: the stream's). */
   bytes: number | null;
-  /** Entries every replica skips as malformed. */
+  /**
+   * Entries every replica skips as malformed (`CORRUPT_ENTRY`) before `stop`, whatever its model:
+   * those that do not decode, a conditional update based on another revision than the entry
+   * before it, a second genesis entry (see chain.ts; `verify` finds these and what the model
+   * decides).
+   */
   malformed: number;
+  /** The first of them: its revision and why. */
+  firstMalformed: ChainEvent | null;
+  /** Where every replica stops (a newer format, a gap, an unusable first entry), or null. */
+  stop: ChainEvent | null;
   /** The last snapshot entry retained. */
   lastSnapshot: { revision: number; base: number } | null;
   /** True when the stream cannot drop history (see `streamConfigProblems`). */
@@ -56,14 +67,13 @@ async function scan(log: JetStreamLog, report: InfoReport): Promise<void> {
   report.revision = info.latestRevision;
   report.firstRevision = info.firstRevision;
   if (info.firstRevision === 0) return;
+  const chain = new ChainCheck(log.contiguous);
   for await (const e of log.read(info.firstRevision, info.latestRevision)) {
     report.entries += 1;
     report.bytes! += e.data.byteLength;
     const d = decodeEntry(e.data);
-    if (!d.ok) {
-      report.malformed += 1;
-      continue;
-    }
+    chain.step(e.revision, d);
+    if (!d.ok) continue;
     const x = d.entry;
     if (x.kind === "snapshot") report.lastSnapshot = { revision: e.revision, base: x.base };
     // The log is at the model version of its last genesis, snapshot or switch entry.
@@ -72,6 +82,9 @@ async function scan(log: JetStreamLog, report: InfoReport): Promise<void> {
       report.model = { name, version, initialHash, from: x.kind, revision: e.revision };
     }
   }
+  report.malformed = chain.malformed;
+  report.firstMalformed = chain.firstMalformed;
+  report.stop = chain.stop;
 }
 
 /** Reads everything `info` reports. */
@@ -89,6 +102,8 @@ export async function readInfo(s: Session): Promise<InfoReport> {
     entries: 0,
     bytes: 0,
     malformed: 0,
+    firstMalformed: null,
+    stop: null,
     lastSnapshot: null,
     configSafe: problems.length === 0,
     configProblems: problems,
@@ -105,6 +120,11 @@ export async function readInfo(s: Session): Promise<InfoReport> {
     report.bytes = null;
   }
   return report;
+}
+
+/** A `label  what N: CODE: problem` line, when there is an event. */
+function event(label: string, e: ChainEvent | null, what: string): Array<[string, string]> {
+  return e === null ? [] : [[label, `${what} ${e.revision}: ${e.code}: ${e.problem}`]];
 }
 
 function text(r: InfoReport): string[] {
@@ -124,6 +144,8 @@ function text(r: InfoReport): string[] {
     ["revision", String(r.revision)],
     ["first retained", String(r.firstRevision)],
     ["entries", `${r.entries} retained${r.malformed > 0 ? `, ${r.malformed} malformed` : ""}`],
+    ...event("malformed", r.firstMalformed, "skipped by every replica; the first at revision"),
+    ...event("replay stops", r.stop, "at revision"),
     ["bytes", r.bytes === null ? "unknown" : String(r.bytes)],
     ["last snapshot", snapshot],
     ["configuration", config],
