@@ -26,6 +26,8 @@ export class StatusHub {
   private readonly closing = new AbortController();
   /** `closing.signal.aborted`, kept as a field: read for every entry applied (a hot path). */
   private closedFlag = false;
+  /** What {@link untilClosed} ends when the replica closes. */
+  private readonly closeWaiters = new Set<() => void>();
   private readonly errorListeners = new Set<SyncEvents["error"]>();
   private readonly statusListeners = new Set<SyncEvents["status"]>();
   private readonly stallListeners = new Set<(error: StateSyncError) => void>();
@@ -75,17 +77,19 @@ export class StatusHub {
    * `work` goes on; its outcome is then ignored, never an unhandled rejection.
    */
   untilClosed<T>(work: Promise<T>): Promise<T> {
-    const closing = this.closing.signal;
-    if (closing.aborted) {
+    if (this.closedFlag) {
       work.catch(() => undefined);
       return Promise.reject(this.endError());
     }
     return new Promise<T>((resolve, reject) => {
+      // A callback in a set, not a listener on `signal`: hundreds of operations wait at once (an
+      // unconditional command in flight waits for its catch-up), and an AbortSignal with more
+      // than 10 listeners makes Node print a MaxListenersExceededWarning into the app's output.
       const onClose = () => reject(this.endError());
-      closing.addEventListener("abort", onClose, { once: true });
+      this.closeWaiters.add(onClose);
       work.then(
-        (value) => (closing.removeEventListener("abort", onClose), resolve(value)),
-        (e: unknown) => (closing.removeEventListener("abort", onClose), reject(e)),
+        (value) => (this.closeWaiters.delete(onClose), resolve(value)),
+        (e: unknown) => (this.closeWaiters.delete(onClose), reject(e)),
       );
     });
   }
@@ -246,6 +250,8 @@ export class StatusHub {
     const error = closedError();
     this.closedFlag = true;
     this.closing.abort(error);
+    for (const onClose of this.closeWaiters) onClose();
+    this.closeWaiters.clear();
     this.setWritable(false, error);
   }
 
