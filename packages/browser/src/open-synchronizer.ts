@@ -37,7 +37,9 @@ export interface OpenSynchronizerOptions<S, C extends CommandMap<S>> extends Omi
   /**
    * An existing connection (or a promise of one); never closed by the replica. Either nats.js
    * line: `nats.ws` 1.x (v2, the default line of this package), or `wsconnect` of
-   * `@nats-io/nats-core` 3.x (v3), which needs `jetstream` too.
+   * `@nats-io/nats-core` 3.x (v3), which needs `jetstream` too. Once nats.js closes it for good
+   * (`nc.close()`, or its `maxReconnectAttempts` ran out: give it `-1` to reconnect for ever) the
+   * replica stalls with `CONNECTION_CLOSED`.
    */
   connection?:
     NatsConnection | NatsV3ConnectionLike | Promise<NatsConnection | NatsV3ConnectionLike>;

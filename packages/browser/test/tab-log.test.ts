@@ -44,6 +44,8 @@ function origin() {
   /** Opens a tab; `sent` lists the message ids this tab's own connection appended. */
   async function tab(id: string, channel?: FreezableChannel) {
     const sent: string[] = [];
+    /** The log of each lead this tab took, over a "connection" of its own. */
+    const handles: MemoryLog[] = [];
     let leads = 0;
     const log = new TabLog({
       name,
@@ -54,7 +56,9 @@ function origin() {
       channel: channel as unknown as BroadcastChannel | undefined,
       leaderLog() {
         leads += 1;
-        return { log: counting(server.handle(), sent), close: async () => undefined };
+        const handle = server.handle();
+        handles.push(handle);
+        return { log: counting(handle, sent), close: async () => undefined };
       },
     });
     const sync: Sync = await createSynchronizer({
@@ -66,7 +70,7 @@ function origin() {
       waitFor: "restored",
     });
     closing.push(() => sync.close());
-    return { log, sync, sent, leads: () => leads };
+    return { log, sync, sent, handles, leads: () => leads };
   }
   return { server, tab, tokens, name };
 }
@@ -184,4 +188,31 @@ it("two tabs opening at once both come up, one of them leading", async () => {
   const { revision } = await b.sync.update("add", { text: "x" });
   await a.sync.waitFor(revision);
   expect(a.sync.state.notes).toEqual(["x"]);
+});
+
+it("a leader whose connection closes for good gives the lead up; the next lead connects anew", async () => {
+  const { server, tab } = origin();
+  const a = await tab("a");
+  await until(() => a.log.leading);
+  const b = await tab("b");
+  await until(() => b.sync.status === "live" && a.sync.status === "live");
+  await b.sync.update("add", { text: "before" });
+  // nats.js closed the leader's connection (its reconnect attempts ran out, say): that ends the
+  // lead, not the tabs' log; neither replica stalls.
+  a.handles[0]!.closeConnection();
+  await until(() => a.leads() + b.leads() === 2);
+  await Promise.all([
+    a.sync.update("add", { text: "from a" }),
+    b.sync.update("add", { text: "from b" }),
+  ]);
+  await Promise.all([a.sync.synced(), b.sync.synced()]);
+  await until(() => a.sync.revision === b.sync.revision);
+  for (const { sync } of [a, b]) {
+    expect(sync.stallReason).toBeUndefined();
+    expect(sync.status).toBe("live");
+  }
+  expect([...a.sync.state.notes].sort()).toEqual(["before", "from a", "from b"]);
+  expect(a.sync.state).toEqual(b.sync.state);
+  const stored = await logEntries(server);
+  expect(new Set(stored.map((e) => e.messageId)).size).toBe(stored.length);
 });

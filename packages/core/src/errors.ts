@@ -33,6 +33,16 @@ export const ERROR_CODES = [
   "MODEL_MISMATCH",
   /** The synchronizer (or log) was closed. */
   "CLOSED",
+  /**
+   * The log's connection ended for good and never comes back: nats.js closed it (its
+   * `maxReconnectAttempts` ran out, `nc.close()` was called, the server refused it for good) or
+   * the connection given as a promise failed. The replica stops (status `stalled`, reads serve
+   * its last state, `writable` false); pending `update`s, `synced()` and new calls reject with
+   * it. An update that rejects with it appended nothing (one whose append was in flight rejects
+   * `UNKNOWN_OUTCOME`; a queued update may still land once, as at any stall); queued updates stay
+   * in the pending store for a later open. Open a new replica on a new connection to go on.
+   */
+  "CONNECTION_CLOSED",
   /** Internal to the log port: a conditional append found the log past the expected revision. */
   "CONFLICT",
   /**
@@ -139,6 +149,25 @@ export class AppendConflictError extends StateSyncError {
     );
     this.latestRevision = latestRevision;
   }
+}
+
+/**
+ * The `CONNECTION_CLOSED` error of a log whose connection ended for good: `why` says how (the
+ * client's reason, when it gave one, is `cause`); `notSent` when the call failing with it sent
+ * nothing.
+ */
+export function connectionClosedError(
+  why: string,
+  options: { cause?: unknown; notSent?: boolean; details?: Record<string, unknown> } = {},
+): StateSyncError {
+  return new StateSyncError(
+    "CONNECTION_CLOSED",
+    `the log's connection is closed for good (${why}); open a new replica on a new connection`,
+    {
+      cause: options.cause,
+      details: { ...options.details, ...(options.notSent ? { notSent: true } : {}) },
+    },
+  );
 }
 
 /** True when `err` is a {@link StateSyncError}, optionally of the given code. */

@@ -18,6 +18,7 @@ export type {
   LogFollowHandler,
   LogFollower,
   LogConnectionStatus,
+  LogStatusListener,
   LogConfigWatcher,
 } from "./log.js";
 export { MemoryLog, type MemoryLogOptions } from "./memory-log.js";

@@ -102,8 +102,20 @@ export interface LogConfigWatcher {
   onUnavailable(error: unknown): void;
 }
 
-/** Connection state of the log, for the synchronizer's `status`. */
-export type LogConnectionStatus = "online" | "offline";
+/**
+ * Connection state of the log, for the synchronizer's `status`: `online`; `offline` while the
+ * log cannot reach its backend and tries again by itself; `closed` once its connection ended for
+ * good (JetStream: nats.js closed the connection, after its `maxReconnectAttempts` or an
+ * `nc.close()`). `closed` is final: no other status follows it, and every call of the log then
+ * throws `CONNECTION_CLOSED`.
+ */
+export type LogConnectionStatus = "online" | "offline" | "closed";
+
+/**
+ * Receives the log's connection status changes. With `closed`, `error` is the
+ * `CONNECTION_CLOSED` error the log's calls throw from then on (why it closed, as `cause`).
+ */
+export type LogStatusListener = (status: LogConnectionStatus, error?: StateSyncError) => void;
 
 /**
  * The revisioned log a `StateSynchronizer` runs on.
@@ -114,7 +126,9 @@ export type LogConnectionStatus = "online" | "offline";
  * log knows nothing was sent, e.g. while disconnected; `details.persistent: true` when the log is
  * connected but says it cannot serve until its setup changes, e.g. JetStream not reachable in
  * the account or domain: the engine reports such an error, and keeps trying), `PERMISSION_DENIED`,
- * `PAYLOAD_TOO_LARGE` (before sending), `CLOSED` after `close()`.
+ * `PAYLOAD_TOO_LARGE` (before sending), `CONNECTION_CLOSED` once {@link status} is `closed`
+ * (`details.notSent: true` when the log knows nothing was sent; an append in flight when the
+ * connection closed has an unknown outcome), `CLOSED` after `close()`.
  */
 export interface RevisionedLog {
   /**
@@ -196,8 +210,11 @@ export interface RevisionedLog {
    */
   watchWarnings?(listener: (warning: StateSyncError) => void): () => void;
 
-  /** Subscribes to connection status changes; returns an unsubscribe function. */
-  watchStatus(listener: (status: LogConnectionStatus) => void): () => void;
+  /**
+   * Subscribes to connection status changes; returns an unsubscribe function. A listener added
+   * once the status is `closed` hears nothing (read {@link status}).
+   */
+  watchStatus(listener: LogStatusListener): () => void;
 
   /** Current connection status. */
   readonly status: LogConnectionStatus;

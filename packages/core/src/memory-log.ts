@@ -1,4 +1,9 @@
-import { AppendConflictError, StateSyncError, type StateSyncErrorCode } from "./errors.js";
+import {
+  AppendConflictError,
+  connectionClosedError,
+  StateSyncError,
+  type StateSyncErrorCode,
+} from "./errors.js";
 import type {
   AppendOptions,
   AppendResult,
@@ -8,8 +13,10 @@ import type {
   LogFollowHandler,
   LogFollower,
   LogInfo,
+  LogStatusListener,
   RevisionedLog,
 } from "./log.js";
+import { MemoryFollower, MemoryLogCore, newIdentity, replacedError } from "./memory-log-core.js";
 import { raceLimits } from "./memory-log-limits.js";
 
 /** Options of {@link MemoryLog}. */
@@ -24,83 +31,6 @@ export interface MemoryLogOptions {
   duplicateCheck?: "dedupe-first" | "expected-first";
 }
 
-interface Fault {
-  kind: "fail" | "lose-ack";
-  code: StateSyncErrorCode;
-}
-
-/** Storage shared by all handles of one MemoryLog. */
-class MemoryLogCore {
-  entries: LogEntry[] = [];
-  lastRevision = 0;
-  identity = newIdentity();
-  messageIds = new Map<string, number>();
-  followers = new Set<MemoryFollower>();
-  statusListeners = new Set<(s: LogConnectionStatus) => void>();
-  offline = false;
-  faults: Fault[] = [];
-  appendDelayMs = 0;
-  truncateFaults: StateSyncErrorCode[] = [];
-  truncations = 0;
-  configProblem: string | undefined;
-  configWatchers = new Set<LogConfigWatcher>();
-  configWatchDenied = false;
-  constructor(
-    readonly maxEntryBytes: number,
-    readonly duplicateCheck: "dedupe-first" | "expected-first",
-  ) {}
-}
-
-let identityCounter = 0;
-function newIdentity(): string {
-  identityCounter += 1;
-  return `memory-${identityCounter}-${Math.random().toString(36).slice(2, 10)}`;
-}
-
-class MemoryFollower implements LogFollower {
-  private next: number;
-  private stopped = false;
-  private scheduled = false;
-  private readonly identity: string;
-  constructor(
-    private readonly core: MemoryLogCore,
-    fromRevision: number,
-    private readonly handler: LogFollowHandler,
-    identity: string,
-  ) {
-    this.identity = identity;
-    this.next = fromRevision;
-    core.followers.add(this);
-    this.poke();
-  }
-  poke(): void {
-    if (this.scheduled || this.stopped) return;
-    this.scheduled = true;
-    setTimeout(() => {
-      this.scheduled = false;
-      this.deliver();
-    }, 0);
-  }
-  private deliver(): void {
-    if (this.stopped || this.core.offline) return;
-    if (this.core.identity !== this.identity) {
-      void this.stop();
-      this.handler.onError?.(replacedError());
-      return;
-    }
-    for (const entry of this.core.entries) {
-      if (this.stopped) return;
-      if (entry.revision < this.next) continue;
-      this.next = entry.revision + 1;
-      this.handler.onEntry(entry);
-    }
-  }
-  async stop(): Promise<void> {
-    this.stopped = true;
-    this.core.followers.delete(this);
-  }
-}
-
 /**
  * An in-process {@link RevisionedLog} for unit tests and for users without a server. Several
  * synchronizers may share one `new MemoryLog()`; `handle()` gives another handle on the same
@@ -108,12 +38,17 @@ class MemoryFollower implements LogFollower {
  *
  * After LiveStore's mock sync backend it fails on purpose: {@link failNextAppends},
  * {@link loseNextAcks}, {@link setOffline}, {@link setAppendDelay}, {@link injectRaw},
- * {@link forgetMessageIds}, {@link recreate}, {@link setConfigProblem}, {@link denyConfigWatch}.
+ * {@link forgetMessageIds}, {@link recreate}, {@link setConfigProblem}, {@link denyConfigWatch},
+ * {@link closeConnection}.
  */
 export class MemoryLog implements RevisionedLog {
   readonly contiguous = true;
   private readonly core: MemoryLogCore;
   private closed = false;
+  /** Set by {@link closeConnection}: this handle's connection ended for good. */
+  private connectionClosed: StateSyncError | undefined;
+  /** This handle's status listeners, with the wrappers registered in the shared core. */
+  private readonly listeners = new Map<LogStatusListener, (s: LogConnectionStatus) => void>();
 
   constructor(options: MemoryLogOptions = {}, core?: MemoryLogCore) {
     this.core =
@@ -130,6 +65,7 @@ export class MemoryLog implements RevisionedLog {
   }
 
   get status(): LogConnectionStatus {
+    if (this.connectionClosed) return "closed";
     return this.core.offline ? "offline" : "online";
   }
 
@@ -138,6 +74,7 @@ export class MemoryLog implements RevisionedLog {
 
   private check(): void {
     if (this.closed) throw new StateSyncError("CLOSED", "the log handle is closed");
+    if (this.connectionClosed) throw this.connectionClosed;
     this.identity ??= this.core.identity;
     if (this.identity !== this.core.identity) throw replacedError();
     if (this.core.offline) {
@@ -262,7 +199,8 @@ export class MemoryLog implements RevisionedLog {
   follow(fromRevision: number, handler: LogFollowHandler): LogFollower {
     if (this.closed) throw new StateSyncError("CLOSED", "the log handle is closed");
     this.identity ??= this.core.identity;
-    return new MemoryFollower(this.core, Math.max(1, fromRevision), handler, this.identity);
+    const gone = () => this.connectionClosed !== undefined;
+    return new MemoryFollower(this.core, Math.max(1, fromRevision), handler, this.identity, gone);
   }
 
   async entryAt(revision: number): Promise<LogEntry | undefined> {
@@ -300,9 +238,15 @@ export class MemoryLog implements RevisionedLog {
     return () => this.core.configWatchers.delete(watcher);
   }
 
-  watchStatus(listener: (status: LogConnectionStatus) => void): () => void {
-    this.core.statusListeners.add(listener);
-    return () => this.core.statusListeners.delete(listener);
+  watchStatus(listener: LogStatusListener): () => void {
+    if (this.connectionClosed) return () => undefined; // final: nothing follows `closed`
+    const shared = (status: LogConnectionStatus) => listener(status);
+    this.listeners.set(listener, shared);
+    this.core.statusListeners.add(shared);
+    return () => {
+      this.listeners.delete(listener);
+      this.core.statusListeners.delete(shared);
+    };
   }
 
   async close(): Promise<void> {
@@ -334,6 +278,25 @@ export class MemoryLog implements RevisionedLog {
   /** Every append waits `ms` before it is stored. */
   setAppendDelay(ms: number): void {
     this.core.appendDelayMs = ms;
+  }
+
+  /**
+   * Ends this handle's connection for good, as nats.js does once its `maxReconnectAttempts` ran
+   * out or `nc.close()` was called: its status turns `closed` (its listeners hear it, with the
+   * error), every call of this handle then throws `CONNECTION_CLOSED` (`notSent`: nothing is
+   * stored after it, also no append that waits for its delay), and its followers deliver no more.
+   * Other handles go on. Idempotent.
+   */
+  closeConnection(why = "closed on purpose by MemoryLog.closeConnection()"): void {
+    if (this.connectionClosed) return;
+    const error = connectionClosedError(why, { notSent: true });
+    this.connectionClosed = error;
+    const listeners = [...this.listeners];
+    this.listeners.clear();
+    for (const [listener, shared] of listeners) {
+      this.core.statusListeners.delete(shared);
+      listener("closed", error);
+    }
   }
 
   /** Takes the log off line (every call throws UNAVAILABLE, followers pause) or back. */
@@ -388,11 +351,4 @@ export class MemoryLog implements RevisionedLog {
   get size(): number {
     return this.core.entries.length;
   }
-}
-
-function replacedError(): StateSyncError {
-  return new StateSyncError(
-    "LOG_REPLACED",
-    "the memory log was recreated: this handle's log is gone; open a new replica on a new handle",
-  );
 }

@@ -14,7 +14,9 @@ import type { PendingQueueSetup } from "./pending/pending-queue.js";
  * - `live`: in touch with the log (and following it when `live` is on);
  * - `offline`: the log cannot be reached; reads serve the last state, the replica keeps trying;
  * - `stalled`: stopped at its last good revision (unknown command, newer format, truncated log,
- *   model mismatch); reads serve that state, updates reject with the stall error;
+ *   model mismatch, a log that was replaced, a log connection closed for good:
+ *   `CONNECTION_CLOSED`); reads serve that state, updates reject with the stall error
+ *   ({@link StateSynchronizer.stallReason});
  * - `closed`: `close()` was called.
  */
 export type SyncStatus = "connecting" | "live" | "offline" | "stalled" | "closed";
@@ -152,9 +154,10 @@ export interface StateSynchronizer<S, C extends CommandMap<S> = CommandMap<S>> {
    * Whether this replica's writes can succeed, as far as it knows; `status` keeps its meaning
    * (a replica may be `live`, following the log, and not writable). False after a write failure
    * that will repeat: a denied append (`PERMISSION_DENIED`: a read-only user), a log that is gone
-   * (`LOG_REPLACED`), a stream configuration or server the log refuses (`STREAM_CONFIG`,
-   * `UNSUPPORTED_SERVER`), a log whose first entry could not be written or read (`UNAVAILABLE`);
-   * and for good once `stalled` or `closed`. True again after an append succeeds, or after a
+   * (`LOG_REPLACED`) or whose connection closed for good (`CONNECTION_CLOSED`), a stream
+   * configuration or server the log refuses (`STREAM_CONFIG`, `UNSUPPORTED_SERVER`), a log whose
+   * first entry could not be written or read (`UNAVAILABLE`); and for good once `stalled` or
+   * `closed`. True again after an append succeeds, or after a
    * (re)connection that stands on the log, except after a denial (only a successful append
    * shows a permission was granted). True at first: it is learned from writing, so a replica
    * that never wrote does not know it may not. Changes come as `"writable"` events.
@@ -169,7 +172,9 @@ export interface StateSynchronizer<S, C extends CommandMap<S> = CommandMap<S>> {
   waitFor(revision: number, options?: { signal?: AbortSignal }): Promise<void>;
   /**
    * Resolves to the revision once the replica has caught up with the log's latest revision;
-   * while the log is unreachable it keeps trying until `signal` aborts (`ABORTED`).
+   * while the log is unreachable it keeps trying until `signal` aborts (`ABORTED`). Rejects with
+   * the stall error once the replica stalls (`CONNECTION_CLOSED` when the log's connection
+   * closed for good), `CLOSED` on `close()`.
    */
   synced(options?: { signal?: AbortSignal }): Promise<number>;
 

@@ -15,6 +15,10 @@ runRevisionedLogConformance("MemoryLog", async () => {
       log.recreate();
       return log.handle();
     },
+    openClosable: async () => {
+      const own = log.handle();
+      return { log: own, closeConnection: async () => own.closeConnection() };
+    },
   };
 });
 

@@ -123,7 +123,7 @@ describe("nats.js v3 errors as StateSyncError codes", () => {
     expect(isStateSyncError(err, "PERMISSION_DENIED"), String(err)).toBe(true);
   });
 
-  it("timeouts, 503 no responders and closed connections → UNAVAILABLE with v2's codes", async () => {
+  it("timeouts and 503 no responders → UNAVAILABLE with v2's codes", async () => {
     const cases: Array<[() => unknown, string]> = [
       [() => new TimeoutError(), "TIMEOUT"],
       [
@@ -135,7 +135,6 @@ describe("nats.js v3 errors as StateSyncError codes", () => {
           }),
         "503",
       ],
-      [() => new RequestError("connection closed"), "CONNECTION_CLOSED"],
       [() => new JetStreamError("invalid ack response"), undefined as unknown as string],
     ];
     for (const [failure, natsCode] of cases) {
@@ -143,6 +142,17 @@ describe("nats.js v3 errors as StateSyncError codes", () => {
       expect(isStateSyncError(err, "UNAVAILABLE"), String(err)).toBe(true);
       expect((err as { details?: { natsCode?: string } }).details?.natsCode).toBe(natsCode);
     }
+  });
+
+  // A request failed because nats.js closed the connection: final, whichever line says it; the
+  // append's outcome is unknown (no `notSent`).
+  it("a closed connection → CONNECTION_CLOSED with v2's code", async () => {
+    const err = await appendFailure(() => new RequestError("connection closed"));
+    expect(isStateSyncError(err, "CONNECTION_CLOSED"), String(err)).toBe(true);
+    expect((err as { details: Record<string, unknown> }).details).toMatchObject({
+      natsCode: "CONNECTION_CLOSED",
+    });
+    expect((err as { details: Record<string, unknown> }).details.notSent).toBeUndefined();
   });
 
   it("truncateBefore maps the same way (10059 after opening → LOG_REPLACED)", async () => {

@@ -36,7 +36,9 @@ export interface OpenSynchronizerOptions<S, C extends CommandMap<S>> extends Omi
    * An existing connection (or a promise of one); never closed by the replica. Either nats.js
    * line: `nats` 2.x (v2), or `connect` of `@nats-io/transport-node` 3.x (v3). A v3 connection
    * needs `@nats-io/jetstream`'s functions: given as `jetstream`, or else imported from
-   * `@nats-io/jetstream` (an optional peer dependency: install it beside the transport).
+   * `@nats-io/jetstream` (an optional peer dependency: install it beside the transport). Once
+   * nats.js closes it for good (`nc.close()`, or its `maxReconnectAttempts` ran out: give it
+   * `-1` to reconnect for ever) the replica stalls with `CONNECTION_CLOSED`.
    */
   connection?:
     NatsConnection | NatsV3ConnectionLike | Promise<NatsConnection | NatsV3ConnectionLike>;

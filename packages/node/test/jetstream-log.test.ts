@@ -16,7 +16,7 @@ afterAll(async () => {
 /** Message ids `runRevisionedLogConformance` appends with. */
 const SUITE_IDS = [
   ..."a b u u1 u2 same u-1 g big late".split(" "),
-  ...["id-a", "id-b", "id-x", "id-y", "ma", "mb", "c3"],
+  ...["id-a", "id-b", "id-x", "id-y", "ma", "mb", "c3", "cc1", "cc2", "cc3"],
   ...Array.from({ length: 20 }, (_, i) => [
     `f${i}`,
     `w${i % 4}`,
@@ -77,6 +77,11 @@ function harness(
         const jsm = await line.admin(main);
         await jsm.streams.delete(stream);
         return open(main);
+      },
+      openClosable: async () => {
+        const nc = await connectFn();
+        connections.push(nc);
+        return { log: await open(nc), closeConnection: () => nc.close() };
       },
       teardown: async () => {
         if (noise) clearInterval(noise);

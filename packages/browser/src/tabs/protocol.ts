@@ -101,6 +101,19 @@ export function notSent(why: string): StateSyncError {
 }
 
 /**
+ * A leader's `CONNECTION_CLOSED` as the passing failure it is for the tabs: that connection's end
+ * ends the lead, and the next lead connects anew (see `startLeading`). `UNAVAILABLE`, `notSent`
+ * when nothing was sent (else the outcome of an append is unknown, and re-sent as usual).
+ */
+export function leadEnded(e: unknown): unknown {
+  if (!(e instanceof StateSyncError) || e.code !== "CONNECTION_CLOSED") return e;
+  return new StateSyncError("UNAVAILABLE", `the leading tab's connection ended: ${e.message}`, {
+    cause: e,
+    details: { notSent: e.details.notSent === true },
+  });
+}
+
+/**
  * An entry as it is posted: its own copy of the bytes (a client's message may be a view of a
  * larger buffer, and a posted view copies the whole buffer).
  */

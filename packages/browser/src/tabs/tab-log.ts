@@ -15,6 +15,7 @@ import {
   BEAT_MS,
   errorFromWire,
   errorToWire,
+  leadEnded,
   messageSchema,
   notSent,
   toWire,
@@ -104,12 +105,15 @@ export class TabLog implements RevisionedLog {
    * not wait `DEAD_MS` for its beats to stop. A page kept in the back-forward cache comes back
    * as a follower.
    */
-  private readonly onPageHide = () => {
+  private readonly onPageHide = () => this.giveUpLead();
+
+  /** Gives the lead up at once (if this tab leads), telling the other tabs. */
+  private giveUpLead(): void {
     if (!this.leading) return;
     const epoch = this.leadership.epoch;
     this.leadership.resign();
     this.post({ t: "bye", from: this.tabId, epoch });
-  };
+  }
 
   /** True while this tab leads (holds the connection). */
   get leading(): boolean {
@@ -156,7 +160,11 @@ export class TabLog implements RevisionedLog {
 
   async *read(fromRevision: number, toRevision: number): AsyncIterable<LogEntry> {
     if (this.lead) {
-      yield* this.lead.own.log.read(fromRevision, toRevision);
+      try {
+        yield* this.lead.own.log.read(fromRevision, toRevision);
+      } catch (e) {
+        throw leadEnded(e);
+      }
       return;
     }
     let from = fromRevision;
@@ -233,7 +241,13 @@ export class TabLog implements RevisionedLog {
   }
 
   /** Runs `op` on `log` (this tab's own, while it leads), for this tab or for another's call. */
-  private async run(
+  private run(log: RevisionedLog, op: Op, a: unknown[], signal?: AbortSignal): Promise<unknown> {
+    return this.runOn(log, op, a, signal).catch((e: unknown) => {
+      throw leadEnded(e);
+    });
+  }
+
+  private async runOn(
     log: RevisionedLog,
     op: Op,
     a: unknown[],
@@ -326,7 +340,13 @@ export class TabLog implements RevisionedLog {
     const own = this.o.leaderLog();
     let stopped = false;
     let follower: LogFollower | undefined;
-    const unwatch = own.log.watchStatus(() => this.updateStatus());
+    // A connection this tab made that ends for good (`closed`) ends this lead, not the tabs'
+    // log: the next lead (another tab's, or this one's once it takes the lock again) connects
+    // anew. Meanwhile the tabs say `offline`.
+    const unwatch = own.log.watchStatus((status) => {
+      if (status === "closed") this.giveUpLead();
+      else this.updateStatus();
+    });
     this.lead = {
       own,
       stop: () => {
@@ -372,7 +392,7 @@ export class TabLog implements RevisionedLog {
 
   private updateStatus(): void {
     let next: LogConnectionStatus;
-    if (this.lead) next = this.lead.own.log.status;
+    if (this.lead) next = this.lead.own.log.status === "online" ? "online" : "offline";
     else {
       const h = this.leadership.holder();
       next =

@@ -189,8 +189,12 @@ export class Appender {
           // The tail moved since it was checked (perhaps by the first send): look again.
         } else if (!isStateSyncError(e, "UNAVAILABLE")) {
           // After an attempt whose outcome is unknown, a re-send that fails for another reason
-          // (denied, stream gone, ...) says nothing about that first attempt.
-          throw maybeStored ? outcomeUnknown(e, messageId) : e;
+          // (denied, stream gone, ...) says nothing about that first attempt. A connection
+          // closed under this attempt (not `notSent`) leaves this one unknown too: only a
+          // `CONNECTION_CLOSED` that sent nothing tells the caller that nothing was appended.
+          const closedUnder = isStateSyncError(e, "CONNECTION_CLOSED") && !e.details.notSent;
+          this.status.fatal(e); // a closed connection stops the replica, whoever meets it
+          throw maybeStored || closedUnder ? outcomeUnknown(e, messageId) : e;
         }
         if (!(isStateSyncError(failure) && failure.details.notSent === true)) maybeStored = true;
         const over = Date.now() >= deadline || this.status.closed || signal?.aborted === true;

@@ -1,7 +1,7 @@
 import { abortError, sleep } from "../backoff.js";
 import type { GenesisEntry, SnapshotEntry } from "../entry.js";
 import { randomId } from "../prng.js";
-import { isStateSyncError, StateSyncError } from "../errors.js";
+import { connectionClosedError, isStateSyncError, StateSyncError } from "../errors.js";
 import type { LogConnectionStatus, RevisionedLog } from "../log.js";
 import type { CommandMap, Model } from "../model.js";
 import type { Appender } from "./appender.js";
@@ -41,6 +41,10 @@ import type { StatusHub } from "./status.js";
  *    closed `JetStreamLog` ends its waits for a connection), but nothing it learns then is used,
  *    reported or appended. Before, all of them waited for the log's request timeout against a
  *    server that had stopped answering.
+ * 6. A log whose connection ended for good (status `closed`, or a call that throws
+ *    `CONNECTION_CLOSED`) stalls the replica with that error: no reconnect is tried, and every
+ *    wait on an opening ends at once (before, the replica stayed `offline` and `synced()` waited
+ *    until `close()`; found by a fresh-eyes trial).
  */
 export class Opener<S, C extends CommandMap<S>> {
   /** True once the replica has caught up with the log since it was opened. */
@@ -69,7 +73,16 @@ export class Opener<S, C extends CommandMap<S>> {
     private readonly appender: Appender,
     private readonly status: StatusHub,
     private readonly config: ConfigWatch,
-  ) {}
+  ) {
+    // Invariant 6: a stopped replica opens and checks nothing more; who waits for an opening
+    // learns it at once.
+    status.onStall(() => {
+      this.config.stop();
+      if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+      this.reconnectTimer = undefined;
+      this.wakeWaiting();
+    });
+  }
 
   /**
    * Restores the local snapshot and opens the log. With `"restored"` resolves right after the
@@ -79,7 +92,7 @@ export class Opener<S, C extends CommandMap<S>> {
   async start(waitFor: "synced" | "restored"): Promise<void> {
     // Before the first request: a notice subscription goes out ahead of the log's reads.
     this.config.start();
-    const unwatchStatus = this.log.watchStatus((s) => this.onLogStatus(s));
+    const unwatchStatus = this.log.watchStatus((s, e) => this.onLogStatus(s, e));
     const unwatchWarnings = this.log.watchWarnings?.((w) => this.status.report(w));
     this.unwatch = () => {
       unwatchStatus();
@@ -284,8 +297,12 @@ export class Opener<S, C extends CommandMap<S>> {
     if (this.status.stallReason) throw this.status.stallReason;
   }
 
-  private onLogStatus(status: LogConnectionStatus): void {
+  private onLogStatus(status: LogConnectionStatus, error?: StateSyncError): void {
     if (this.status.stopped) return;
+    if (status === "closed") {
+      this.status.stall(error ?? connectionClosedError("the log said so"));
+      return;
+    }
     if (status === "offline") {
       this.status.set("offline");
       return;

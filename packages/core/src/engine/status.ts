@@ -1,4 +1,4 @@
-import { StateSyncError } from "../errors.js";
+import { isStateSyncError, StateSyncError } from "../errors.js";
 import type { PendingUpdate } from "../pending/pending-op.js";
 import type { SyncEvents, SyncStats, SyncStatus } from "../synchronizer-types.js";
 
@@ -238,11 +238,14 @@ export class StatusHub {
   }
 
   /**
-   * Stalls the replica when `error` says its log is gone (`LOG_REPLACED`): nothing it could do
-   * on that log is right any more, whichever part met the error (issue 10, case 3).
+   * Stalls the replica when `error` says its log is gone (`LOG_REPLACED`, issue 10, case 3) or
+   * its log's connection ended for good (`CONNECTION_CLOSED`): nothing it could do on that log
+   * is right, or possible, any more, whichever part met the error.
    */
   fatal(error: unknown): void {
-    if (error instanceof StateSyncError && error.code === "LOG_REPLACED") this.stall(error);
+    if (isStateSyncError(error, "LOG_REPLACED") || isStateSyncError(error, "CONNECTION_CLOSED")) {
+      this.stall(error);
+    }
   }
 
   /** Marks the replica closed (the `closed` status itself comes last, from `finish`). */
@@ -263,16 +266,18 @@ export class StatusHub {
 
 /**
  * True for a write failure that the next write would meet again: a denial (`PERMISSION_DENIED`),
- * a log that is gone (`LOG_REPLACED`), a stream configuration or server the log refuses
- * (`STREAM_CONFIG`, `UNSUPPORTED_SERVER`). Not for failures of one update (`VALIDATION`,
- * `PAYLOAD_TOO_LARGE`, `RETRY_LIMIT`, `ABORTED`) nor passing ones (`UNAVAILABLE`,
- * `UNKNOWN_OUTCOME`: the status says `offline` while the log cannot be reached).
+ * a log that is gone (`LOG_REPLACED`) or whose connection ended for good (`CONNECTION_CLOSED`),
+ * a stream configuration or server the log refuses (`STREAM_CONFIG`, `UNSUPPORTED_SERVER`). Not
+ * for failures of one update (`VALIDATION`, `PAYLOAD_TOO_LARGE`, `RETRY_LIMIT`, `ABORTED`) nor
+ * passing ones (`UNAVAILABLE`, `UNKNOWN_OUTCOME`: the status says `offline` while the log cannot
+ * be reached).
  */
 export function blocksWrites(error: unknown): error is StateSyncError {
   return (
     error instanceof StateSyncError &&
     (error.code === "PERMISSION_DENIED" ||
       error.code === "LOG_REPLACED" ||
+      error.code === "CONNECTION_CLOSED" ||
       error.code === "STREAM_CONFIG" ||
       error.code === "UNSUPPORTED_SERVER")
   );

@@ -1,5 +1,5 @@
-import { StateSyncError } from "../errors.js";
-import type { LogConnectionStatus } from "../log.js";
+import { connectionClosedError, StateSyncError } from "../errors.js";
+import type { LogConnectionStatus, LogStatusListener } from "../log.js";
 import type { JetStreamAdapter } from "./adapter.js";
 import { toStateSyncError } from "./nats-errors.js";
 import { PullBudget } from "./pull-budget.js";
@@ -10,6 +10,12 @@ type PermissionListener = (context: { operation: string; subject: string }) => v
  * Holds a connection (as its {@link JetStreamAdapter}) that may not exist yet (a promise while the
  * server is unreachable) and turns its `status()` events into `online`/`offline` (nats.js
  * `disconnect` and `reconnect`) and permission-violation notices. Never closes the connection.
+ *
+ * `closed` (final): nats.js closed the connection for good (`closed()` resolved, or `isClosed()`
+ * is true: its `maxReconnectAttempts` ran out, `nc.close()`, a fatal error), or the promise of a
+ * connection failed with an error of the kind nats.js would have retried (no server answered):
+ * nothing brings it back. From then on `get` throws that `CONNECTION_CLOSED` error at once (before,
+ * the log said `offline` and `UNAVAILABLE` "reconnecting" for ever; a fresh-eyes trial).
  */
 export class ConnectionGate {
   private nc: JetStreamAdapter | undefined;
@@ -18,7 +24,9 @@ export class ConnectionGate {
   private current: LogConnectionStatus = "offline";
   private ended = false;
   private iterator: { stop?(): void } | undefined;
-  private readonly statusListeners = new Set<(status: LogConnectionStatus) => void>();
+  /** Set once the connection ended for good (`closed`, final). */
+  private closedError: StateSyncError | undefined;
+  private readonly statusListeners = new Set<LogStatusListener>();
   private readonly permissionListeners = new Set<PermissionListener>();
   private readonly pending: Promise<JetStreamAdapter>;
   /** Ends each wait for the pending connection (`close()`). */
@@ -39,11 +47,24 @@ export class ConnectionGate {
       (err: unknown) => {
         this.failure = err;
         this.hasFailed = true;
+        // A promise of a connection that failed where nats.js would retry is never made now.
+        const error = toStateSyncError(err, "connect to NATS");
+        if (error.code === "UNAVAILABLE" || error.code === "CONNECTION_CLOSED") {
+          this.end(
+            connectionClosedError(`connecting failed: ${error.message}`, {
+              cause: err,
+              notSent: true,
+            }),
+          );
+        }
       },
     );
   }
 
-  /** `online` while the connection is up, else `offline` (also before it first resolves). */
+  /**
+   * `online` while the connection is up, `offline` while it is down (also before it first
+   * resolves), `closed` once it ended for good.
+   */
   get status(): LogConnectionStatus {
     return this.current;
   }
@@ -52,10 +73,14 @@ export class ConnectionGate {
    * The connection; waits at most `timeoutMs` for a pending one. Throws `UNAVAILABLE` when it
    * does not resolve in time or is disconnected now (nats.js drops a request buffered while
    * disconnected and answers TIMEOUT only after the full timeout: failing at once is faster and
-   * just as true), or the mapped rejection (e.g. `PERMISSION_DENIED`).
+   * just as true), `CONNECTION_CLOSED` once the connection ended for good, or the mapped
+   * rejection (e.g. `PERMISSION_DENIED`).
    */
   async get(timeoutMs: number): Promise<JetStreamAdapter> {
     const nc = this.nc ?? (await this.wait(timeoutMs));
+    // nats.js sets `isClosed()` at once on `close()`, before `closed()` resolves.
+    if (!this.ended && nc.isClosed()) this.end(closedBy(undefined));
+    if (this.closedError) throw this.closedError;
     if (this.current === "offline") {
       throw new StateSyncError("UNAVAILABLE", "disconnected from NATS (reconnecting)", {
         details: { notSent: true },
@@ -70,7 +95,7 @@ export class ConnectionGate {
    * full request timeout against a server that did not answer).
    */
   private async wait(timeoutMs: number): Promise<JetStreamAdapter> {
-    if (this.hasFailed) throw toStateSyncError(this.failure, "connect to NATS");
+    if (this.hasFailed) throw this.closedError ?? toStateSyncError(this.failure, "connect to NATS");
     if (this.ended) throw closedGateError();
     let timer: unknown;
     let end: ((error: StateSyncError) => void) | undefined;
@@ -122,27 +147,30 @@ export class ConnectionGate {
 
   /**
    * Resolves once the connection is up (at once when it is); rejects with `error` when it is not
-   * within `timeoutMs`, or once the gate is closed.
+   * within `timeoutMs`, or once the gate is closed; with `CONNECTION_CLOSED` once the connection
+   * ended for good.
    */
   online(timeoutMs: number, error: StateSyncError): Promise<void> {
     if (this.current === "online") return Promise.resolve();
+    if (this.closedError) return Promise.reject(this.closedError);
     if (this.ended) return Promise.reject(error);
     return new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
         unwatch();
         reject(error);
       }, timeoutMs);
-      const unwatch = this.watchStatus((status) => {
-        if (status !== "online") return;
+      const unwatch = this.watchStatus((status, closed) => {
+        if (status === "offline") return;
         clearTimeout(timer);
         unwatch();
-        resolve();
+        if (status === "online") resolve();
+        else reject(closed ?? error);
       });
     });
   }
 
   /** Subscribes to status changes; returns an unsubscribe function. */
-  watchStatus(listener: (status: LogConnectionStatus) => void): () => void {
+  watchStatus(listener: LogStatusListener): () => void {
     this.statusListeners.add(listener);
     return () => {
       this.statusListeners.delete(listener);
@@ -167,26 +195,33 @@ export class ConnectionGate {
     this.permissionListeners.clear();
   }
 
-  private set(status: LogConnectionStatus): void {
-    if (this.current === status || this.ended) return;
-    if (status === "offline") this.lost += 1;
+  private set(status: LogConnectionStatus, error?: StateSyncError): void {
+    if (this.current === status || this.ended || this.closedError) return;
+    if (status !== "online") this.lost += 1;
+    if (status === "closed") this.closedError = error;
     this.current = status;
     for (const listener of [...this.statusListeners]) {
       try {
-        listener(status);
+        listener(status, error);
       } catch {
         // a listener's failure is its own
       }
     }
   }
 
+  /** The connection ended for good: `closed`, final (no other status follows). */
+  private end(error: StateSyncError): void {
+    this.set("closed", error);
+  }
+
   private watch(nc: JetStreamAdapter): void {
     const iterator = nc.status();
     this.iterator = iterator;
-    this.set(nc.isClosed() ? "offline" : "online");
+    if (nc.isClosed()) this.end(closedBy(undefined));
+    else this.set("online");
     nc.closed().then(
-      () => this.set("offline"),
-      () => this.set("offline"),
+      (why) => this.end(closedBy(why)),
+      (e: unknown) => this.end(closedBy(e)),
     );
     void (async () => {
       try {
@@ -203,6 +238,16 @@ export class ConnectionGate {
       }
     })();
   }
+}
+
+/** The `CONNECTION_CLOSED` error of a connection nats.js closed, with its reason if it gave one. */
+function closedBy(why: unknown): StateSyncError {
+  return connectionClosedError(
+    why instanceof Error
+      ? `nats.js closed it after an error, as it does once maxReconnectAttempts ran out: ${why.message}`
+      : "nats.js closed it without an error: nc.close() or nc.drain()",
+    { cause: why, notSent: true },
+  );
 }
 
 /** The error of a wait for the connection that the log's `close()` ended. */

@@ -128,7 +128,8 @@ export class FanoutFollower implements LogFollower {
     this.subject = subject;
     let wasOffline = false;
     this.unwatchStatus = source.gate.watchStatus((status) => {
-      if (status === "offline") wasOffline = true;
+      if (status !== "online")
+        wasOffline = true; // `closed`: nothing follows it
       else if (wasOffline) {
         wasOffline = false;
         this.afterReconnect();

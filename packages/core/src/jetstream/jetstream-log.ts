@@ -24,6 +24,7 @@ import type {
   LogFollowHandler,
   LogFollower,
   LogInfo,
+  LogStatusListener,
   RevisionedLog,
 } from "../log.js";
 import { adaptedConnection } from "./adapter.js";
@@ -74,7 +75,9 @@ export type { JetStreamLogOptions } from "./jetstream-log-options.js";
  * (timeout, disconnected, no responders: an append's outcome is unknown), `PERMISSION_DENIED`,
  * `PAYLOAD_TOO_LARGE` (checked before sending), `UNKNOWN_OUTCOME` (an unconditional re-send
  * refused near the duplicate window), `STREAM_CONFIG`, `UNSUPPORTED_SERVER`,
- * `TRUNCATED` (the stream was deleted), `VALIDATION` (options and arguments), `CLOSED`.
+ * `TRUNCATED` (the stream was deleted), `VALIDATION` (options and arguments),
+ * `CONNECTION_CLOSED` (nats.js closed the connection for good: {@link status} is `closed`),
+ * `CLOSED`.
  */
 export class JetStreamLog implements RevisionedLog {
   readonly contiguous: boolean;
@@ -167,7 +170,8 @@ export class JetStreamLog implements RevisionedLog {
     return this.gate.status;
   }
 
-  watchStatus(listener: (status: LogConnectionStatus) => void): () => void {
+  /** See {@link RevisionedLog.watchStatus}: `closed` once nats.js closed the connection. */
+  watchStatus(listener: LogStatusListener): () => void {
     return this.gate.watchStatus(listener);
   }
 

@@ -1,5 +1,5 @@
 import { NATS_DENIED } from "../connect-failure.js";
-import { AppendConflictError, StateSyncError } from "../errors.js";
+import { AppendConflictError, connectionClosedError, StateSyncError } from "../errors.js";
 import { natsV3ErrorInfo } from "./adapter-v3.js";
 import type { NatsErrorLike } from "./nats-types.js";
 
@@ -48,8 +48,10 @@ export function apiErrorCode(err: unknown): number | undefined {
  * - 10109 (sealed stream), 10110 (purge not permitted: `deny_purge`) → `STREAM_CONFIG`: the
  *   stream refuses the operation for as long as its configuration stays, so it is final (the
  *   server refused at once: nothing was stored, and a re-send would be refused the same way);
- * - everything else (`TIMEOUT`, `DISCONNECT`, `CONNECTION_CLOSED`, `503` no responders, other
- *   API errors) → `UNAVAILABLE`: for an append the outcome is unknown.
+ * - `CONNECTION_CLOSED` (nats.js closed the connection, for good: a request in flight is failed
+ *   so) → `CONNECTION_CLOSED`, whose outcome for an append is unknown (no `notSent`);
+ * - everything else (`TIMEOUT`, `DISCONNECT`, `503` no responders, other API errors) →
+ *   `UNAVAILABLE`: for an append the outcome is unknown.
  * A `StateSyncError` passes through unchanged.
  */
 export function toStateSyncError(
@@ -71,6 +73,9 @@ export function toStateSyncError(
   }
   if (e.code === "MAX_PAYLOAD_EXCEEDED" || errCode === JS_ERR.MESSAGE_TOO_LARGE) {
     return new StateSyncError("PAYLOAD_TOO_LARGE", text, { cause: err, details });
+  }
+  if (e.code === "CONNECTION_CLOSED") {
+    return connectionClosedError(`${text}: nats.js closed the connection`, { cause: err, details });
   }
   if (errCode === JS_ERR.STREAM_NOT_FOUND) {
     return new StateSyncError("TRUNCATED", `${text} (the stream was deleted)`, {

@@ -84,7 +84,7 @@ export async function* readRange(
   // A lost connection ends the pull at once (nats.js would re-create the ordered consumer and
   // pull again after the reconnection, into the same cut, until the pull expires).
   const unwatchLost = source.gate.watchStatus((status) => {
-    if (status === "offline") messages?.stop();
+    if (status !== "online") messages?.stop();
   });
   const openConsumer = async (start: number): Promise<ConsumerLike> => {
     try {

@@ -15,6 +15,11 @@ export interface RevisionedLogHarness {
   openSibling?(): Promise<RevisionedLog>;
   /** Deletes the log and creates it again; resolves to a handle on the new incarnation. */
   recreate?(): Promise<RevisionedLog>;
+  /**
+   * Another handle on the same log over a connection of its own, and a function that ends that
+   * connection for good (JetStream: `nc.close()`; `MemoryLog.closeConnection()`).
+   */
+  openClosable?(): Promise<{ log: RevisionedLog; closeConnection(): Promise<void> }>;
   teardown?(): Promise<void>;
 }
 
@@ -296,6 +301,49 @@ export function runRevisionedLogConformance(
           expect(info.latestRevision).toBe(0);
         } finally {
           await fresh.close();
+        }
+      }));
+
+    it("ends for good when its connection closes: status closed, every call CONNECTION_CLOSED", () =>
+      withLog(async (h) => {
+        if (!h.openClosable) return;
+        const { log: own, closeConnection } = await h.openClosable();
+        try {
+          const first = await own.appendUnconditional(bytes("cc1"), "cc1");
+          const seen: LogEntry[] = [];
+          const follower = own.follow(1, { onEntry: (e) => seen.push(e) });
+          await until(() => (seen.length >= 1 ? true : undefined));
+          const statuses: string[] = [];
+          let reported: unknown;
+          own.watchStatus((status, error) => {
+            statuses.push(status);
+            if (status === "closed") reported = error;
+          });
+          await closeConnection();
+          await until(() => (own.status === "closed" ? true : undefined));
+          expect(statuses.at(-1)).toBe("closed");
+          expect(isStateSyncError(reported, "CONNECTION_CLOSED"), String(reported)).toBe(true);
+          const calls: Array<() => Promise<unknown>> = [
+            () => own.info(),
+            () => own.appendUnconditional(bytes("cc2"), "cc2"),
+            () => own.appendConditional(bytes("cc2"), first.revision, "cc2"),
+            () => collect(own.read(1, first.revision)),
+            () => own.entryAt(first.revision),
+            () => own.findByMessageId("cc1", 0, 10),
+          ];
+          for (const call of calls) await expectCode(call(), "CONNECTION_CLOSED");
+          // The log goes on for its other connections; nothing more reaches the closed one.
+          const later = await h.log.appendUnconditional(bytes("cc3"), "cc3");
+          const other: LogEntry[] = [];
+          const watching = h.log.follow(later.revision, { onEntry: (e) => other.push(e) });
+          await until(() => (other.length >= 1 ? true : undefined));
+          await watching.stop();
+          expect(seen.map((e) => e.revision)).toEqual([first.revision]);
+          expect(own.status).toBe("closed");
+          expect(statuses.filter((s) => s === "closed")).toHaveLength(1);
+          await follower.stop();
+        } finally {
+          await own.close();
         }
       }));
 

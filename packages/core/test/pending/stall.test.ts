@@ -71,6 +71,8 @@ const stalls: Array<[string, (log: MemoryLog, base: number) => void]> = [
       ),
   ],
   ["UNKNOWN_COMMAND", (log) => void injectCommand(log, "nope", {})],
+  // The log's connection ended for good (nats.js gave up reconnecting, or `nc.close()`).
+  ["CONNECTION_CLOSED", (log) => log.closeConnection()],
 ];
 
 describe("a stall with queued updates", () => {
