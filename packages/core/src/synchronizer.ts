@@ -5,7 +5,7 @@ import { Compactor } from "./engine/compactor.js";
 import { ConfigWatch } from "./engine/config-watch.js";
 import { Contention } from "./engine/contention.js";
 import { Opener } from "./engine/opener.js";
-import { optionsSchema, parseCommand, parseUpdateOptions, validation } from "./engine/options.js";
+import { optionsSchema, parseUpdateOptions, validation } from "./engine/options.js";
 import { OwnEntries } from "./engine/own-entries.js";
 import { Reader } from "./engine/reader.js";
 import { RecipeRunner, type RecipeRun } from "./engine/recipes.js";
@@ -309,11 +309,7 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
         run = { run: first as RecipeRun["run"] };
         options = second;
       } else if (typeof first === "string") {
-        const { definition, args } = parseCommand(this.model, first, second);
-        run = {
-          run: (draft, ctx) => void definition.apply(draft as never, args, ctx),
-          command: { name: first, args: second },
-        };
+        run = commandRun(this.model as never, first, second);
         options = third;
       } else {
         throw new StateSyncError("VALIDATION", "update takes a recipe function or a command name");

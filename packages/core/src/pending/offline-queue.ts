@@ -1,4 +1,4 @@
-import { wakeableSleep } from "../backoff.js";
+import { wakeableSleep, Waiters } from "../backoff.js";
 import { StateSyncError } from "../errors.js";
 import { randomId } from "../prng.js";
 import type { CommandMap, Model } from "../model.js";
@@ -12,22 +12,22 @@ import { OptimisticView } from "./optimistic.js";
 import {
   chunkAt,
   closedWhileQueued,
-  damagedError,
   describeOp,
+  newOp,
   opOfRecord,
-  queueFailed,
-  recordOf,
   refusedError,
-  refuses,
   type PendingOp,
   type PendingUpdate,
   type QueuedInfo,
 } from "./pending-op.js";
-import { firstSeq, type PendingQueue, type PendingStore } from "./pending-store.js";
-import { StoreWrites } from "./store-writes.js";
+import { firstSeq, type PendingStore } from "./pending-store.js";
+import { QueueRecords } from "./queue-records.js";
 
 /** Longest wait between pushes while appends fail (ms); a reconnection ends a wait at once. */
 const MAX_BACKOFF_MS = 30_000;
+
+/** The wait after `failures` failed pushes in a row: 250 ms doubling to 30 s. */
+const backoff = (failures: number) => Math.min(MAX_BACKOFF_MS, 250 * 2 ** Math.min(failures, 7));
 
 /** What the queue needs of the other parts. */
 export interface OfflineQueueParts<S, C extends CommandMap<S>> {
@@ -68,7 +68,7 @@ export interface OfflineQueueParts<S, C extends CommandMap<S>> {
  */
 export class OfflineQueue<S, C extends CommandMap<S>> {
   readonly view: OptimisticView<S>;
-  private queue: PendingQueue | undefined;
+  private readonly records: QueueRecords;
   /** The origin this session queues new updates under (invariant 1). */
   private origin = "";
   /** Every origin of the ops this session held: entries of them are its own (the view). */
@@ -79,13 +79,13 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
   private damaged: StateSyncError | undefined;
   private pushing: Promise<void> | undefined;
   private wake: (() => void) | undefined;
-  private readonly writes = new StoreWrites();
-  private readonly drainWaiters = new Set<{ resolve(): void; reject(e: unknown): void }>();
+  private readonly drainWaiters = new Waiters();
 
   private readonly sender: ChunkSender<S, C>;
 
   constructor(private readonly p: OfflineQueueParts<S, C>) {
     this.sender = new ChunkSender(p);
+    this.records = new QueueRecords(p.status, p.model.version);
     this.view = new OptimisticView(
       p.replica,
       () => this.origins,
@@ -100,12 +100,12 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
 
   /** Whether a store was opened (without one, updates bypass the queue). */
   get enabled(): boolean {
-    return this.queue !== undefined;
+    return this.records.enabled;
   }
 
   /** The queue's durability (see `PendingQueue.durable`). */
   get durable(): boolean {
-    return this.queue?.durable ?? false;
+    return this.records.durable;
   }
 
   /**
@@ -113,24 +113,16 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
    * it at once). Rejects `QUEUE_LOCKED` when another synchronizer holds it.
    */
   async open(store: PendingStore, key: string, owner: string): Promise<void> {
-    const queue = await store.open(key, owner);
-    try {
-      const { records, nextSeq, damaged = [] } = await queue.load();
-      const where = { key, owner, origin: queue.origin };
-      if (damaged.length > 0) this.damaged = damagedError(where, damaged); // reported by start()
-      const model = this.p.model as unknown as Model<S, CommandMap<S>>;
-      // A record this model cannot run (of an older version not upgraded, or of a newer one: an
-      // app rolled back) is refused when the push reaches it, with an event. Left stored, its
-      // seq would count as applied once a later one of this queue is.
-      this.ops = records.map((r) => opOfRecord(model, r, queue.origin));
-      this.origin = randomId(12);
-      for (const op of [...this.ops, { origin: this.origin }]) this.origins.add(op.origin);
-      this.nextSeq = firstSeq(nextSeq, Date.now());
-      this.queue = queue;
-    } catch (e) {
-      await queue.close().catch(() => undefined);
-      throw e;
-    }
+    const { records, nextSeq, damaged, origin } = await this.records.open(store, key, owner);
+    this.damaged = damaged; // reported by start()
+    const model = this.p.model as unknown as Model<S, CommandMap<S>>;
+    // A record this model cannot run (of an older version not upgraded, or of a newer one: an
+    // app rolled back) is refused when the push reaches it, with an event. Left stored, its seq
+    // would count as applied once a later one of this queue is.
+    this.ops = records.map((r) => opOfRecord(model, r, origin));
+    this.origin = randomId(12);
+    for (const op of [...this.ops, { origin: this.origin }]) this.origins.add(op.origin);
+    this.nextSeq = firstSeq(nextSeq, Date.now());
   }
 
   /** Reports damaged records, pushes what was loaded: after a macrotask (`on` listeners set). */
@@ -167,49 +159,19 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
     signal?: AbortSignal,
   ): { result: Promise<unknown>; queued: Promise<QueuedInfo> } {
     const seq = this.nextSeq++;
-    const persisted = run.command !== undefined;
-    let resolve!: (v: unknown) => void;
-    let reject!: (e: unknown) => void;
-    const result = new Promise<unknown>((res, rej) => ((resolve = res), (reject = rej)));
-    const op: PendingOp = {
-      ...run,
-      origin: this.origin,
-      seq,
-      kind,
-      args: run.command?.args,
-      queuedAt: Date.now(),
-      persisted,
-      attempts: 0,
-      state: "queued",
-      stored: Promise.resolve(),
-      resolve,
-      reject,
-    };
-    if (persisted) {
-      op.stored = this.writes.track(this.queue!.put(recordOf(op, this.p.model.version)));
-      op.stored.then(() => (op.recorded = true)).catch(() => undefined);
-    }
+    const { op, result } = newOp(run, { origin: this.origin, seq, kind });
+    const queued = op.persisted
+      ? this.records.put(op, (error) => {
+          // Not queued: out of the view and the queue, its caller told.
+          void this.remove([op], true)
+            .then(() => this.drainedCheck())
+            .catch(() => undefined);
+          op.reject(error);
+        })
+      : Promise.resolve({ id: seq, durable: false });
     this.ops.push(op);
     this.view.changed();
     this.wake?.();
-    const queued = op.stored.then(
-      () => ({ id: seq, durable: persisted && this.durable }),
-      (e: unknown) => {
-        const error = queueFailed(e);
-        // Sent already (invariant 5): the log decides its outcome, it is only not durable.
-        if (op.attempts > 0 || op.state === "sending") {
-          op.persisted = false; // not stored: close() must not say it stays queued
-          if (!this.p.status.closed) this.p.status.report(error);
-          return { id: seq, durable: false };
-        }
-        if (op.state === "done") throw error; // discarded or cleared meanwhile
-        void this.remove([op], true)
-          .then(() => this.drainedCheck())
-          .catch(() => undefined);
-        op.reject(error);
-        throw error;
-      },
-    );
     queued.catch(() => undefined); // the caller may only await `result`
     signal?.addEventListener("abort", () => void this.discard(seq).catch(() => undefined), {
       once: true,
@@ -224,7 +186,7 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
     if (this.p.status.stopped) return Promise.reject(this.p.status.endError());
     this.kick();
     this.wake?.();
-    return new Promise((resolve, reject) => this.drainWaiters.add({ resolve, reject }));
+    return this.drainWaiters.add();
   }
 
   /**
@@ -259,11 +221,10 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
   async close(error: StateSyncError): Promise<void> {
     this.wake?.();
     await this.pushing;
-    await this.writes.settle();
+    await this.records.settle();
     for (const op of this.ops) op.reject(closedWhileQueued(op, error, this.durable));
-    for (const w of this.drainWaiters) w.reject(error);
-    this.drainWaiters.clear();
-    await this.queue?.close();
+    this.drainWaiters.rejectAll(error);
+    await this.records.close();
   }
 
   // ---- the push loop
@@ -292,29 +253,15 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
         continue;
       }
       const chunk = chunkAt(this.ops, head);
-      await this.writes.wait(Promise.allSettled(chunk.map((op) => op.stored)));
+      await this.records.stored(chunk);
       const ready = chunk.filter((op) => op.state === "queued");
       if (ready.length === 0) continue;
-      for (const op of ready) op.state = "sending";
-      const outcomes = await this.sender.send(ready);
-      const committed: Array<[PendingOp, unknown]> = [];
-      const refused: Array<[PendingOp, unknown]> = [];
-      let retry = false;
-      ready.forEach((op, i) => {
-        const outcome = outcomes[i]!;
-        if (op.state === "sending") op.state = "queued";
-        // A refusal is definite (the update was left out of every attempt); a seq below an
-        // applied one of its batch then counts as applied in the table, but it was not.
-        if (outcome.ok) committed.push([op, outcome.value]);
-        else if (refuses(outcome.error)) refused.push([op, outcome.error]);
-        else if (this.sender.isApplied(op)) committed.push([op, this.sender.confirmedResult(op)]);
-        else retry = true;
-      });
+      const { committed, refused, retry } = await this.sender.push(ready);
       await this.commit(committed);
       await this.refuse(refused);
       if (this.p.status.stopped || this.p.status.closed) return this.stopped();
       failures = retry ? failures + 1 : 0;
-      if (retry) await this.pause(Math.min(MAX_BACKOFF_MS, 250 * 2 ** Math.min(failures, 7)));
+      if (retry) await this.pause(backoff(failures));
     }
     this.stopped();
   }
@@ -357,23 +304,15 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
     this.ops = this.ops.filter((op) => !gone.has(op));
     if (unconfirmed) this.view.invalidate();
     else this.view.changed();
-    const seqs = ops.filter((op) => op.persisted).map((op) => op.seq);
-    if (seqs.length > 0 && this.queue) {
-      // At once, even while a put is held up: the store applies a record's writes in the order
-      // they were called (the PendingQueue contract), also after close().
-      const deleted = this.writes.track(this.queue.delete(seqs)).catch((e: unknown) => {
-        // The record stays; a restart drops it as applied (or it was refused: pushed again).
-        if (!this.p.status.closed) this.p.status.report(queueFailed(e));
-      });
-      await this.writes.wait(deleted);
-    }
+    // At once, even while a put is held up: the store applies a record's writes in the order
+    // they were called (the PendingQueue contract), also after close().
+    await this.records.delete(ops);
   }
 
   /** Announces an empty queue, once its callers have been told (call after settling them). */
   private drainedCheck(): void {
     if (this.ops.length > 0) return;
-    for (const w of this.drainWaiters) w.resolve();
-    this.drainWaiters.clear();
+    this.drainWaiters.resolveAll();
     this.p.status.drained();
   }
 
@@ -385,8 +324,7 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
     if (!this.p.status.stopped || this.p.status.closed) return; // close() tells its callers
     const error = this.p.status.endError();
     for (const op of this.ops) op.reject(error);
-    for (const w of this.drainWaiters) w.reject(error);
-    this.drainWaiters.clear();
+    this.drainWaiters.rejectAll(error);
   }
 
   /** Waits `ms`, or less: a reconnection, `flush()`, a new update or `close()` end it. */

@@ -64,6 +64,29 @@ export interface PendingOp extends RecipeRun {
   reject(error: unknown): void;
 }
 
+/** A new update of this session (its record not stored yet), and its caller's promise. */
+export function newOp(
+  run: RecipeRun,
+  identity: Pick<PendingOp, "origin" | "seq" | "kind">,
+): { op: PendingOp; result: Promise<unknown> } {
+  let resolve!: (v: unknown) => void;
+  let reject!: (e: unknown) => void;
+  const result = new Promise<unknown>((res, rej) => ((resolve = res), (reject = rej)));
+  const op: PendingOp = {
+    ...run,
+    ...identity,
+    args: run.command?.args,
+    queuedAt: Date.now(),
+    persisted: run.command !== undefined,
+    attempts: 0,
+    state: "queued",
+    stored: Promise.resolve(),
+    resolve,
+    reject,
+  };
+  return { op, result };
+}
+
 /** The run of a named command with parsed arguments (what `update(name, args)` queues). */
 export function commandRun<S>(
   model: Model<S, CommandMap<S>>,
