@@ -148,7 +148,12 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
       upgrader,
       status,
     }));
-    const parts = { model, clientId, replica, writer, reader, status };
+    const logIdentities = {
+      known: () => snapshots.logIdentity,
+      restored: () => snapshots.restoredIdentity,
+      read: async () => (await log.info()).identity,
+    };
+    const parts = { model, clientId, replica, writer, reader, status, logIdentities };
     this.offline = options.pending ? options.pending.create(parts) : noQueue(replica);
     const policy =
       options.compaction === false ? undefined : new CompactionPolicy(options.compaction);
@@ -248,6 +253,9 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
   }
   clearPending(): Promise<number> {
     return this.offline.clear();
+  }
+  rebindPending(): Promise<number> {
+    return this.offline.rebind();
   }
 
   on<E extends keyof SyncEvents>(event: E, listener: SyncEvents[E]): () => void {

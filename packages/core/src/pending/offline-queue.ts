@@ -8,6 +8,7 @@ import type { StatusHub } from "../engine/status.js";
 import type { Reader } from "../engine/reader.js";
 import type { Writer } from "../engine/writer.js";
 import { ChunkSender } from "./chunk-sender.js";
+import { LogBinding, type LogIdentities } from "./log-binding.js";
 import { OptimisticView } from "./optimistic.js";
 import {
   chunkAt,
@@ -37,6 +38,8 @@ export interface OfflineQueueParts<S, C extends CommandMap<S>> {
   readonly writer: Writer<S, C>;
   readonly reader: Reader<S, C>;
   readonly status: StatusHub;
+  /** Which log the replica's state comes from (`log-binding.ts`). */
+  readonly logIdentities: LogIdentities;
 }
 
 /**
@@ -65,6 +68,9 @@ export interface OfflineQueueParts<S, C extends CommandMap<S>> {
  *    is on its way (`queued` waits for it), a commit resolves before its record's delete got
  *    through (a restart drops an applied record), `close()` goes on. A record's delete is
  *    issued at once: the store orders one record's writes (`PendingQueue`).
+ * 6. An update is pushed only into the log it was queued for ({@link LogBinding}): nothing is
+ *    pushed before the check, and updates of another log are set aside (`aside`), kept stored,
+ *    until the app rebinds, discards or clears them.
  */
 export class OfflineQueue<S, C extends CommandMap<S>> {
   readonly view: OptimisticView<S>;
@@ -75,6 +81,7 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
   private readonly origins = new Set<string>();
   private nextSeq = 1;
   private ops: PendingOp[] = [];
+  private readonly binding: LogBinding;
   /** What the load could not read, reported once by `start()`. */
   private damaged: StateSyncError | undefined;
   private pushing: Promise<void> | undefined;
@@ -86,6 +93,7 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
   constructor(private readonly p: OfflineQueueParts<S, C>) {
     this.sender = new ChunkSender(p);
     this.records = new QueueRecords(p.status, p.model.version);
+    this.binding = new LogBinding(p.logIdentities);
     this.view = new OptimisticView(
       p.replica,
       () => this.origins,
@@ -139,14 +147,15 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
   /** The pending updates, in queue order. */
   get pending(): PendingUpdate[] {
     const durable = this.durable;
-    return this.view.unconfirmed().map((op) => {
-      const d = describeOp(op as PendingOp);
+    const ops = this.binding.withAside(this.view.unconfirmed() as readonly PendingOp[]);
+    return ops.map((op) => {
+      const d = describeOp(op);
       return durable ? d : { ...d, durable: false };
     });
   }
 
   get count(): number {
-    return this.view.unconfirmed().length;
+    return this.view.unconfirmed().length + this.binding.aside.length;
   }
 
   /**
@@ -159,7 +168,12 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
     signal?: AbortSignal,
   ): { result: Promise<unknown>; queued: Promise<QueuedInfo> } {
     const seq = this.nextSeq++;
-    const { op, result } = newOp(run, { origin: this.origin, seq, kind });
+    const { op, result } = newOp(run, {
+      origin: this.origin,
+      seq,
+      kind,
+      logIdentity: this.binding.forNew(),
+    });
     const queued = op.persisted
       ? this.records.put(op, (error) => {
           // Not queued: out of the view and the queue, its caller told.
@@ -184,6 +198,7 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
   flush(): Promise<void> {
     if (this.count === 0) return Promise.resolve();
     if (this.p.status.stopped) return Promise.reject(this.p.status.endError());
+    if (this.ops.length === 0) return Promise.reject(this.binding.error()); // only set-aside ones
     this.kick();
     this.wake?.();
     return this.drainWaiters.add();
@@ -194,7 +209,7 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
    * there is none with that id, or it is being appended now (its outcome decides).
    */
   async discard(id: number): Promise<boolean> {
-    const op = this.ops.find((o) => o.seq === id);
+    const op = this.ops.find((o) => o.seq === id) ?? this.binding.aside.find((o) => o.seq === id);
     if (op === undefined || op.state !== "queued") return false;
     await this.remove([op], true);
     op.reject(
@@ -206,7 +221,7 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
 
   /** Discards every pending update not being sent (a user logs out); resolves to how many. */
   async clear(): Promise<number> {
-    const ops = this.ops.filter((o) => o.state === "queued");
+    const ops = [...this.binding.aside, ...this.ops.filter((o) => o.state === "queued")];
     await this.remove(ops, true);
     for (const op of ops) {
       op.reject(
@@ -222,7 +237,9 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
     this.wake?.();
     await this.pushing;
     await this.records.settle();
-    for (const op of this.ops) op.reject(closedWhileQueued(op, error, this.durable));
+    for (const op of [...this.ops, ...this.binding.aside]) {
+      op.reject(closedWhileQueued(op, error, this.durable));
+    }
     this.drainWaiters.rejectAll(error);
     await this.records.close();
   }
@@ -252,6 +269,10 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
         await this.pause(MAX_BACKOFF_MS);
         continue;
       }
+      if (!this.binding.checked) {
+        if (!(await this.checkLog())) await this.pause(backoff(++failures));
+        continue;
+      }
       const chunk = chunkAt(this.ops, head);
       await this.records.stored(chunk);
       const ready = chunk.filter((op) => op.state === "queued");
@@ -264,6 +285,45 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
       if (retry) await this.pause(backoff(failures));
     }
     this.stopped();
+  }
+
+  /**
+   * Invariant 6: reads the log's identity, stores the bindings made now, sets aside the updates
+   * of another log. False when the log could not tell (tried again after a backoff).
+   */
+  private async checkLog(): Promise<boolean> {
+    try {
+      await this.p.status.untilClosed(this.binding.read());
+    } catch (e) {
+      this.p.status.fatal(e); // LOG_REPLACED stalls; anything else is tried again
+      return false;
+    }
+    const sorted = this.binding.sort(this.ops, this.origin);
+    for (const op of sorted.store) this.records.rewrite(op);
+    if (sorted.other.length === 0) return true;
+    [this.ops, this.origin] = [sorted.ops, sorted.origin];
+    this.origins.add(this.origin);
+    this.view.invalidate();
+    this.p.status.report(this.binding.error(sorted.other));
+    this.drainedCheck();
+    return true;
+  }
+
+  /**
+   * Binds the updates set aside to this replica's log and queues them again (see
+   * `StateSynchronizer.rebindPending`): pushed in seq order with the others, after those being
+   * sent. Resolves to how many, once their new records are stored (or the store wait ran out).
+   */
+  async rebind(): Promise<number> {
+    this.p.status.assertUsable();
+    const ops = this.binding.takeAside();
+    for (const op of ops) this.records.rewrite(op);
+    this.ops = [...this.ops, ...ops].sort((a, b) => a.seq - b.seq);
+    this.view.invalidate();
+    await this.records.stored(ops);
+    this.kick();
+    this.wake?.();
+    return ops.length;
   }
 
   /** Drops the queued updates the confirmed state already holds (a restart after a crash). */
@@ -302,6 +362,7 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
     const gone = new Set(ops);
     for (const op of ops) op.state = "done";
     this.ops = this.ops.filter((op) => !gone.has(op));
+    this.binding.forget(gone);
     if (unconfirmed) this.view.invalidate();
     else this.view.changed();
     // At once, even while a put is held up: the store applies a record's writes in the order
@@ -312,6 +373,9 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
   /** Announces an empty queue, once its callers have been told (call after settling them). */
   private drainedCheck(): void {
     if (this.ops.length > 0) return;
+    if (this.binding.aside.length > 0) {
+      return this.drainWaiters.rejectAll(this.binding.error());
+    }
     this.drainWaiters.resolveAll();
     this.p.status.drained();
   }

@@ -89,6 +89,19 @@ export class QueueRecords {
   }
 
   /**
+   * Stores an op's record again (its binding or origin changed: `log-binding.ts`); `op.stored`
+   * settles with the write. A failure is reported; the record keeps what it held (a later open
+   * binds it, or sets it aside, again).
+   */
+  rewrite(op: PendingOp): void {
+    if (!op.persisted || !this.queue) return;
+    op.stored = this.writes.track(this.queue.put(recordOf(op, this.mv)));
+    op.stored.catch((e: unknown) => {
+      if (!this.status.closed) this.status.report(queueFailed(e));
+    });
+  }
+
+  /**
    * Deletes the records of the persisted `ops`, at once, even while a put is held up; resolves
    * once done, or once the wait for the store ran out. A failure is reported: the record stays,
    * and a restart drops it as applied (or it was refused: pushed again).
