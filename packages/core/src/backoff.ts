@@ -60,3 +60,23 @@ export function settledWithin(work: Promise<unknown>, ms: number): Promise<boole
   );
   return Promise.race([settled, late]).finally(() => clearTimeout(timer));
 }
+
+/** Callers waiting for one thing to happen (a queue to drain), settled all at once. */
+export class Waiters {
+  private readonly waiting = new Set<{ resolve(): void; reject(e: unknown): void }>();
+
+  /** A promise settled by the next `resolveAll` or `rejectAll`. */
+  add(): Promise<void> {
+    return new Promise((resolve, reject) => this.waiting.add({ resolve, reject }));
+  }
+
+  resolveAll(): void {
+    for (const w of this.waiting) w.resolve();
+    this.waiting.clear();
+  }
+
+  rejectAll(error: unknown): void {
+    for (const w of this.waiting) w.reject(error);
+    this.waiting.clear();
+  }
+}

@@ -66,7 +66,10 @@ export const ERROR_CODES = [
    * The log is no longer the one the replica opened: its stream was deleted and created again (a
    * new creation time), or its entry at the replica's revision is another one. The replica stops
    * (status `stalled`, reads serve its last state) and never appends to the new log; open a new
-   * replica to start on it (issue 10, case 3).
+   * replica to start on it (issue 10, case 3). Also, without a stall, the `"error"` event (and
+   * the callers) of pending updates queued for another log than the one the replica opened
+   * (`details.otherLog: true`, `ids`, `queuedFor`, `log`): set aside, kept stored, never pushed
+   * until `rebindPending()` (docs/offline.md, "One log").
    */
   "LOG_REPLACED",
   /**

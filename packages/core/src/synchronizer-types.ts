@@ -7,6 +7,7 @@ import type { CommandArgs, CommandMap, Model, UpdateContext } from "./model.js";
 import type { SnapshotStore } from "./snapshot-store.js";
 import type { PendingUpdate, QueuedInfo } from "./pending/pending-op.js";
 import type { PendingQueueSetup } from "./pending/pending-queue.js";
+import type { PendingApi } from "./pending/pending-api.js";
 
 /**
  * Where a replica stands:
@@ -135,7 +136,10 @@ export interface SyncEvents {
  * A replica of one shared state (after Pravega's `StateSynchronizer`). Every replica applies the
  * same entries in log order to the same initial state, so all converge.
  */
-export interface StateSynchronizer<S, C extends CommandMap<S> = CommandMap<S>> {
+export interface StateSynchronizer<
+  S,
+  C extends CommandMap<S> = CommandMap<S>,
+> extends PendingApi<S> {
   /** The current state: immutable (deeply frozen). */
   readonly state: Immutable<S>;
   /** Revision of the last entry consumed (applied or skipped); 0 = nothing consumed. */
@@ -216,28 +220,6 @@ export interface StateSynchronizer<S, C extends CommandMap<S> = CommandMap<S>> {
     options?: SubscribeOptions,
   ): () => void;
 
-  /**
-   * The optimistic view (docs/offline.md): `state` with every pending update of this replica
-   * applied on top, in queue order. Equal to `state` when nothing is pending. A pending update
-   * that throws here is left out (it is refused when pushed).
-   */
-  readonly optimisticState: Immutable<S>;
-  /** This replica's pending updates, in queue order (empty without a `pending` option). */
-  readonly pending: readonly PendingUpdate[];
-  /** How many updates are pending (`pending.length`, without building the list). */
-  readonly pendingCount: number;
-  /**
-   * Pushes the queue now (ends a backoff) and resolves once it is empty; rejects `CLOSED` or the
-   * stall error when it never will be. Resolves at once without a `pending` option.
-   */
-  flush(): Promise<void>;
-  /**
-   * Removes the pending update `id` unless it is being appended right now; its caller rejects
-   * `ABORTED`. Resolves true when it was removed (and its record deleted).
-   */
-  discard(id: number): Promise<boolean>;
-  /** Discards every pending update not being appended (a user logs out); resolves to how many. */
-  clearPending(): Promise<number>;
   /** Listens to an event; returns an unsubscribe function. */
   on<E extends keyof SyncEvents>(event: E, listener: SyncEvents[E]): () => void;
 

@@ -5,7 +5,7 @@ import { Compactor } from "./engine/compactor.js";
 import { ConfigWatch } from "./engine/config-watch.js";
 import { Contention } from "./engine/contention.js";
 import { Opener } from "./engine/opener.js";
-import { optionsSchema, parseCommand, parseUpdateOptions, validation } from "./engine/options.js";
+import { optionsSchema, parseUpdateOptions, validation } from "./engine/options.js";
 import { OwnEntries } from "./engine/own-entries.js";
 import { Reader } from "./engine/reader.js";
 import { RecipeRunner, type RecipeRun } from "./engine/recipes.js";
@@ -148,7 +148,12 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
       upgrader,
       status,
     }));
-    const parts = { model, clientId, replica, writer, reader, status };
+    const logIdentities = {
+      known: () => snapshots.logIdentity,
+      restored: () => snapshots.restoredIdentity,
+      read: async () => (await log.info()).identity,
+    };
+    const parts = { model, clientId, replica, writer, reader, status, logIdentities };
     this.offline = options.pending ? options.pending.create(parts) : noQueue(replica);
     const policy =
       options.compaction === false ? undefined : new CompactionPolicy(options.compaction);
@@ -249,6 +254,9 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
   clearPending(): Promise<number> {
     return this.offline.clear();
   }
+  rebindPending(): Promise<number> {
+    return this.offline.rebind();
+  }
 
   on<E extends keyof SyncEvents>(event: E, listener: SyncEvents[E]): () => void {
     return this.hub.on(event, listener);
@@ -309,11 +317,7 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
         run = { run: first as RecipeRun["run"] };
         options = second;
       } else if (typeof first === "string") {
-        const { definition, args } = parseCommand(this.model, first, second);
-        run = {
-          run: (draft, ctx) => void definition.apply(draft as never, args, ctx),
-          command: { name: first, args: second },
-        };
+        run = commandRun(this.model as never, first, second);
         options = third;
       } else {
         throw new StateSyncError("VALIDATION", "update takes a recipe function or a command name");

@@ -381,6 +381,19 @@ describe("JetStreamLog over a consumer whose replica lags the stream leader", ()
     await log.close();
   });
 
+  it("info: the identity names the stream's creation time, not Go's zero time a recovering server reports at first", async () => {
+    // A zero-time identity reads as another log to a local snapshot (discarded) and to queued
+    // updates (set aside: docs/offline.md, "One log"). The log asks again, for at most 2 s.
+    const fake = fakeConnection({
+      seqs: range(1, 3),
+      created: (n) => (n === 3 ? "2026-01-01T00:00:00Z" : "0001-01-01T00:00:00Z"),
+    });
+    const log = await JetStreamLog.open({ connection: fake.nc, stream: "S" });
+    expect((await log.info()).identity).toMatch(/@2026-01-01T00:00:00Z$/); // the 4th answer
+    expect((await log.info()).identity).toMatch(/@2026-01-01T00:00:00Z$/); // kept once learned
+    await log.close();
+  });
+
   it("info: a single server's 'stream not found' after the open is a deletion at once", async () => {
     vi.useFakeTimers({ toFake: ["Date"] });
     const fake = fakeConnection({

@@ -32,12 +32,17 @@ const EVERY_MS = 10_000;
  * than died, some would wait. The leading tab looks every 10 s (and soon after it opens): a free
  * slot with records is opened by a second, short-lived replica of this tab, which pushes it
  * (`flush`) and closes. The slot's lock keeps a tab that opens meanwhile from taking it twice.
- * Returns a function that stops it.
+ * Updates queued for another log are set aside by that replica (docs/offline.md, "One log"):
+ * the drain goes on with the next slot, and opens that one again only once its records change
+ * (another tab took it over, rebound or cleared them), not every round, each of which would
+ * report them again. Returns a function that stops it.
  */
 export function drainOrphanedSlots(o: OrphanDrainOptions): () => void {
   let stopped = false;
   let running = false;
   let current: StateSynchronizer<any, any> | undefined;
+  /** Slots whose records were all set aside for another log, by the seqs they held. */
+  const setAside = new Map<string, string>();
   const run = async () => {
     if (stopped || running || !o.active()) return;
     running = true;
@@ -54,7 +59,9 @@ export function drainOrphanedSlots(o: OrphanDrainOptions): () => void {
         }
         const loaded = await queue.load();
         const damaged = (loaded.damaged?.length ?? 0) > 0;
-        if ((loaded.records.length === 0 && !damaged) || stopped || !queue.durable) {
+        const seqs = loaded.records.map((r) => r.seq).join(",");
+        const same = !damaged && setAside.get(owner) === seqs;
+        if ((loaded.records.length === 0 && !damaged) || same || stopped || !queue.durable) {
           await queue.close();
           continue;
         }
@@ -65,6 +72,10 @@ export function drainOrphanedSlots(o: OrphanDrainOptions): () => void {
         current = sync;
         try {
           await sync.flush();
+          setAside.delete(owner);
+        } catch (e) {
+          if (!isStateSyncError(e, "LOG_REPLACED") || e.details.otherLog !== true) throw e;
+          setAside.set(owner, sync.pending.map((u) => u.id).join(","));
         } finally {
           current = undefined;
           await sync.close();

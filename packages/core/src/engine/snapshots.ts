@@ -60,6 +60,8 @@ export const STORE_WAIT_MS = 10_000;
 export class Snapshots<S, C extends CommandMap<S>> {
   /** Identity of the log the replica's state comes from (set when the log is opened). */
   logIdentity: string | undefined;
+  /** Identity of the log of the snapshot restored at open, if one was (kept after the check). */
+  restoredIdentity: string | undefined;
   private restored: SnapshotRecord | undefined;
   private consumedSinceSave = 0;
   private saving: Promise<void> = Promise.resolve();
@@ -144,7 +146,7 @@ export class Snapshots<S, C extends CommandMap<S>> {
       switchedFrom: record.switchedFrom,
       origins: record.origins,
     });
-    this.logIdentity = record.logIdentity;
+    this.logIdentity = this.restoredIdentity = record.logIdentity;
     this.restored = record;
     this.stats.snapshotsRestored += 1;
   }

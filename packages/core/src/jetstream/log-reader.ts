@@ -15,6 +15,7 @@
  * 3. Message ids are read back through the layout's {@link MessageIdCodec}, so a shared stream's
  *    `<subject>:` prefix never reaches the caller.
  */
+import { sleep } from "../backoff.js";
 import { StateSyncError } from "../errors.js";
 import type { LogEntry, LogInfo } from "../log.js";
 import type { ConnectionGate } from "./connection-gate.js";
@@ -58,7 +59,7 @@ export class LogReader {
       if (!this.shared) {
         const si = await this.o.opener.streamInfo(s);
         return {
-          identity: this.identity(si.created),
+          identity: await this.identity(s, si.created),
           firstRevision: si.state.messages === 0 ? 0 : si.state.first_seq,
           latestRevision: si.state.last_seq,
           maxEntryBytes: this.o.opener.maxEntryBytes(s),
@@ -72,7 +73,7 @@ export class LogReader {
       ]);
       const latestRevision = last?.seq ?? 0;
       return {
-        identity: this.identity(si.created),
+        identity: await this.identity(s, si.created),
         firstRevision: latestRevision === 0 ? 0 : (first?.seq ?? latestRevision),
         latestRevision,
         maxEntryBytes: this.o.opener.maxEntryBytes(s),
@@ -201,8 +202,20 @@ export class LogReader {
     return undefined;
   }
 
-  private identity(created: string): string {
-    return `jetstream:${this.stream}:${this.subject}@${created}`;
+  /**
+   * `jetstream:<stream>:<subject>@<created>`, the stream's creation time as first opened. While
+   * the server reports none (Go's zero time, right after a restart while it recovers the stream:
+   * seen in CI) and this log never learned it, stream info is asked again, every 200 ms for at
+   * most 2 s: an identity of the zero time would read as another log to a local snapshot and
+   * to queued updates (docs/offline.md, "One log"). After that the zero time stands.
+   */
+  private async identity(s: StreamSession, reported: string): Promise<string> {
+    let created = this.o.opener.identityCreated(reported);
+    for (let i = 0; created === undefined && i < 10; i++) {
+      await sleep(200);
+      created = this.o.opener.identityCreated((await this.o.opener.streamInfo(s)).created);
+    }
+    return `jetstream:${this.stream}:${this.subject}@${created ?? reported}`;
   }
 
   /** Latest revision of this state (own: the stream's `last_seq`; shared: `last_by_subj`). */

@@ -231,6 +231,15 @@ export class StreamOpener {
     );
   }
 
+  /**
+   * The creation time that names this log (its identity): the stream's as first opened, or
+   * `reported` when this opener has not seen one yet; undefined while neither is known (the
+   * server reports Go's zero time: see {@link knownCreated}).
+   */
+  identityCreated(reported: string): string | undefined {
+    return this.firstCreated ?? knownCreated(reported);
+  }
+
   /** Remembers that the log this opener opened is gone; every later call throws the error. */
   private markReplaced(why: string, cause?: unknown): StateSyncError {
     this.replaced ??= new StateSyncError(

@@ -4,7 +4,7 @@ import type { UpdateResult } from "../synchronizer-types.js";
 import { DEFAULT_OUTCOME_TIMEOUT_MS } from "../engine/options.js";
 import type { QueuedUpdate } from "../engine/writer.js";
 import type { OfflineQueueParts } from "./offline-queue.js";
-import type { PendingOp, SendOutcome } from "./pending-op.js";
+import { refuses, type PendingOp, type SendOutcome } from "./pending-op.js";
 
 /**
  * Hands chunks of pending updates to the writer and says what became of each (the push loop of
@@ -15,6 +15,33 @@ import type { PendingOp, SendOutcome } from "./pending-op.js";
  */
 export class ChunkSender<S, C extends CommandMap<S>> {
   constructor(private readonly p: OfflineQueueParts<S, C>) {}
+
+  /**
+   * Sends `ready` (queued ops of one chunk) and sorts what became of them: committed (with the
+   * result), refused (with why), or neither (`retry`: they are queued again). A refusal is
+   * definite (the update was left out of every attempt); a seq below an applied one of its batch
+   * then counts as applied in the table, but it was not.
+   */
+  async push(ready: readonly PendingOp[]): Promise<{
+    committed: Array<[PendingOp, unknown]>;
+    refused: Array<[PendingOp, unknown]>;
+    retry: boolean;
+  }> {
+    for (const op of ready) op.state = "sending";
+    const outcomes = await this.send(ready);
+    const committed: Array<[PendingOp, unknown]> = [];
+    const refused: Array<[PendingOp, unknown]> = [];
+    let retry = false;
+    ready.forEach((op, i) => {
+      const outcome = outcomes[i]!;
+      if (op.state === "sending") op.state = "queued";
+      if (outcome.ok) committed.push([op, outcome.value]);
+      else if (refuses(outcome.error)) refused.push([op, outcome.error]);
+      else if (this.isApplied(op)) committed.push([op, this.confirmedResult(op)]);
+      else retry = true;
+    });
+    return { committed, refused, retry };
+  }
 
   /**
    * Hands a chunk to the writer; each outcome is the writer's answer, or "applied already". The

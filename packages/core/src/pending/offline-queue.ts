@@ -1,4 +1,4 @@
-import { wakeableSleep } from "../backoff.js";
+import { wakeableSleep, Waiters } from "../backoff.js";
 import { StateSyncError } from "../errors.js";
 import { randomId } from "../prng.js";
 import type { CommandMap, Model } from "../model.js";
@@ -8,26 +8,27 @@ import type { StatusHub } from "../engine/status.js";
 import type { Reader } from "../engine/reader.js";
 import type { Writer } from "../engine/writer.js";
 import { ChunkSender } from "./chunk-sender.js";
+import { LogBinding, type LogIdentities } from "./log-binding.js";
 import { OptimisticView } from "./optimistic.js";
 import {
   chunkAt,
   closedWhileQueued,
-  damagedError,
   describeOp,
+  newOp,
   opOfRecord,
-  queueFailed,
-  recordOf,
   refusedError,
-  refuses,
   type PendingOp,
   type PendingUpdate,
   type QueuedInfo,
 } from "./pending-op.js";
-import { firstSeq, type PendingQueue, type PendingStore } from "./pending-store.js";
-import { StoreWrites } from "./store-writes.js";
+import { firstSeq, type PendingStore } from "./pending-store.js";
+import { QueueRecords } from "./queue-records.js";
 
 /** Longest wait between pushes while appends fail (ms); a reconnection ends a wait at once. */
 const MAX_BACKOFF_MS = 30_000;
+
+/** The wait after `failures` failed pushes in a row: 250 ms doubling to 30 s. */
+const backoff = (failures: number) => Math.min(MAX_BACKOFF_MS, 250 * 2 ** Math.min(failures, 7));
 
 /** What the queue needs of the other parts. */
 export interface OfflineQueueParts<S, C extends CommandMap<S>> {
@@ -37,6 +38,8 @@ export interface OfflineQueueParts<S, C extends CommandMap<S>> {
   readonly writer: Writer<S, C>;
   readonly reader: Reader<S, C>;
   readonly status: StatusHub;
+  /** Which log the replica's state comes from (`log-binding.ts`). */
+  readonly logIdentities: LogIdentities;
 }
 
 /**
@@ -65,27 +68,32 @@ export interface OfflineQueueParts<S, C extends CommandMap<S>> {
  *    is on its way (`queued` waits for it), a commit resolves before its record's delete got
  *    through (a restart drops an applied record), `close()` goes on. A record's delete is
  *    issued at once: the store orders one record's writes (`PendingQueue`).
+ * 6. An update is pushed only into the log it was queued for ({@link LogBinding}): nothing is
+ *    pushed before the check, and updates of another log are set aside (`aside`), kept stored,
+ *    until the app rebinds, discards or clears them.
  */
 export class OfflineQueue<S, C extends CommandMap<S>> {
   readonly view: OptimisticView<S>;
-  private queue: PendingQueue | undefined;
+  private readonly records: QueueRecords;
   /** The origin this session queues new updates under (invariant 1). */
   private origin = "";
   /** Every origin of the ops this session held: entries of them are its own (the view). */
   private readonly origins = new Set<string>();
   private nextSeq = 1;
   private ops: PendingOp[] = [];
+  private readonly binding: LogBinding;
   /** What the load could not read, reported once by `start()`. */
   private damaged: StateSyncError | undefined;
   private pushing: Promise<void> | undefined;
   private wake: (() => void) | undefined;
-  private readonly writes = new StoreWrites();
-  private readonly drainWaiters = new Set<{ resolve(): void; reject(e: unknown): void }>();
+  private readonly drainWaiters = new Waiters();
 
   private readonly sender: ChunkSender<S, C>;
 
   constructor(private readonly p: OfflineQueueParts<S, C>) {
     this.sender = new ChunkSender(p);
+    this.records = new QueueRecords(p.status, p.model.version);
+    this.binding = new LogBinding(p.logIdentities);
     this.view = new OptimisticView(
       p.replica,
       () => this.origins,
@@ -100,12 +108,12 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
 
   /** Whether a store was opened (without one, updates bypass the queue). */
   get enabled(): boolean {
-    return this.queue !== undefined;
+    return this.records.enabled;
   }
 
   /** The queue's durability (see `PendingQueue.durable`). */
   get durable(): boolean {
-    return this.queue?.durable ?? false;
+    return this.records.durable;
   }
 
   /**
@@ -113,24 +121,16 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
    * it at once). Rejects `QUEUE_LOCKED` when another synchronizer holds it.
    */
   async open(store: PendingStore, key: string, owner: string): Promise<void> {
-    const queue = await store.open(key, owner);
-    try {
-      const { records, nextSeq, damaged = [] } = await queue.load();
-      const where = { key, owner, origin: queue.origin };
-      if (damaged.length > 0) this.damaged = damagedError(where, damaged); // reported by start()
-      const model = this.p.model as unknown as Model<S, CommandMap<S>>;
-      // A record this model cannot run (of an older version not upgraded, or of a newer one: an
-      // app rolled back) is refused when the push reaches it, with an event. Left stored, its
-      // seq would count as applied once a later one of this queue is.
-      this.ops = records.map((r) => opOfRecord(model, r, queue.origin));
-      this.origin = randomId(12);
-      for (const op of [...this.ops, { origin: this.origin }]) this.origins.add(op.origin);
-      this.nextSeq = firstSeq(nextSeq, Date.now());
-      this.queue = queue;
-    } catch (e) {
-      await queue.close().catch(() => undefined);
-      throw e;
-    }
+    const { records, nextSeq, damaged, origin } = await this.records.open(store, key, owner);
+    this.damaged = damaged; // reported by start()
+    const model = this.p.model as unknown as Model<S, CommandMap<S>>;
+    // A record this model cannot run (of an older version not upgraded, or of a newer one: an
+    // app rolled back) is refused when the push reaches it, with an event. Left stored, its seq
+    // would count as applied once a later one of this queue is.
+    this.ops = records.map((r) => opOfRecord(model, r, origin));
+    this.origin = randomId(12);
+    for (const op of [...this.ops, { origin: this.origin }]) this.origins.add(op.origin);
+    this.nextSeq = firstSeq(nextSeq, Date.now());
   }
 
   /** Reports damaged records, pushes what was loaded: after a macrotask (`on` listeners set). */
@@ -147,14 +147,15 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
   /** The pending updates, in queue order. */
   get pending(): PendingUpdate[] {
     const durable = this.durable;
-    return this.view.unconfirmed().map((op) => {
-      const d = describeOp(op as PendingOp);
+    const ops = this.binding.withAside(this.view.unconfirmed() as readonly PendingOp[]);
+    return ops.map((op) => {
+      const d = describeOp(op);
       return durable ? d : { ...d, durable: false };
     });
   }
 
   get count(): number {
-    return this.view.unconfirmed().length;
+    return this.view.unconfirmed().length + this.binding.aside.length;
   }
 
   /**
@@ -167,49 +168,24 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
     signal?: AbortSignal,
   ): { result: Promise<unknown>; queued: Promise<QueuedInfo> } {
     const seq = this.nextSeq++;
-    const persisted = run.command !== undefined;
-    let resolve!: (v: unknown) => void;
-    let reject!: (e: unknown) => void;
-    const result = new Promise<unknown>((res, rej) => ((resolve = res), (reject = rej)));
-    const op: PendingOp = {
-      ...run,
+    const { op, result } = newOp(run, {
       origin: this.origin,
       seq,
       kind,
-      args: run.command?.args,
-      queuedAt: Date.now(),
-      persisted,
-      attempts: 0,
-      state: "queued",
-      stored: Promise.resolve(),
-      resolve,
-      reject,
-    };
-    if (persisted) {
-      op.stored = this.writes.track(this.queue!.put(recordOf(op, this.p.model.version)));
-      op.stored.then(() => (op.recorded = true)).catch(() => undefined);
-    }
+      logIdentity: this.binding.forNew(),
+    });
+    const queued = op.persisted
+      ? this.records.put(op, (error) => {
+          // Not queued: out of the view and the queue, its caller told.
+          void this.remove([op], true)
+            .then(() => this.drainedCheck())
+            .catch(() => undefined);
+          op.reject(error);
+        })
+      : Promise.resolve({ id: seq, durable: false });
     this.ops.push(op);
     this.view.changed();
     this.wake?.();
-    const queued = op.stored.then(
-      () => ({ id: seq, durable: persisted && this.durable }),
-      (e: unknown) => {
-        const error = queueFailed(e);
-        // Sent already (invariant 5): the log decides its outcome, it is only not durable.
-        if (op.attempts > 0 || op.state === "sending") {
-          op.persisted = false; // not stored: close() must not say it stays queued
-          if (!this.p.status.closed) this.p.status.report(error);
-          return { id: seq, durable: false };
-        }
-        if (op.state === "done") throw error; // discarded or cleared meanwhile
-        void this.remove([op], true)
-          .then(() => this.drainedCheck())
-          .catch(() => undefined);
-        op.reject(error);
-        throw error;
-      },
-    );
     queued.catch(() => undefined); // the caller may only await `result`
     signal?.addEventListener("abort", () => void this.discard(seq).catch(() => undefined), {
       once: true,
@@ -222,9 +198,10 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
   flush(): Promise<void> {
     if (this.count === 0) return Promise.resolve();
     if (this.p.status.stopped) return Promise.reject(this.p.status.endError());
+    if (this.ops.length === 0) return Promise.reject(this.binding.error()); // only set-aside ones
     this.kick();
     this.wake?.();
-    return new Promise((resolve, reject) => this.drainWaiters.add({ resolve, reject }));
+    return this.drainWaiters.add();
   }
 
   /**
@@ -232,7 +209,7 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
    * there is none with that id, or it is being appended now (its outcome decides).
    */
   async discard(id: number): Promise<boolean> {
-    const op = this.ops.find((o) => o.seq === id);
+    const op = this.ops.find((o) => o.seq === id) ?? this.binding.aside.find((o) => o.seq === id);
     if (op === undefined || op.state !== "queued") return false;
     await this.remove([op], true);
     op.reject(
@@ -244,7 +221,7 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
 
   /** Discards every pending update not being sent (a user logs out); resolves to how many. */
   async clear(): Promise<number> {
-    const ops = this.ops.filter((o) => o.state === "queued");
+    const ops = [...this.binding.aside, ...this.ops.filter((o) => o.state === "queued")];
     await this.remove(ops, true);
     for (const op of ops) {
       op.reject(
@@ -259,11 +236,12 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
   async close(error: StateSyncError): Promise<void> {
     this.wake?.();
     await this.pushing;
-    await this.writes.settle();
-    for (const op of this.ops) op.reject(closedWhileQueued(op, error, this.durable));
-    for (const w of this.drainWaiters) w.reject(error);
-    this.drainWaiters.clear();
-    await this.queue?.close();
+    await this.records.settle();
+    for (const op of [...this.ops, ...this.binding.aside]) {
+      op.reject(closedWhileQueued(op, error, this.durable));
+    }
+    this.drainWaiters.rejectAll(error);
+    await this.records.close();
   }
 
   // ---- the push loop
@@ -291,32 +269,61 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
         await this.pause(MAX_BACKOFF_MS);
         continue;
       }
+      if (!this.binding.checked) {
+        if (!(await this.checkLog())) await this.pause(backoff(++failures));
+        continue;
+      }
       const chunk = chunkAt(this.ops, head);
-      await this.writes.wait(Promise.allSettled(chunk.map((op) => op.stored)));
+      await this.records.stored(chunk);
       const ready = chunk.filter((op) => op.state === "queued");
       if (ready.length === 0) continue;
-      for (const op of ready) op.state = "sending";
-      const outcomes = await this.sender.send(ready);
-      const committed: Array<[PendingOp, unknown]> = [];
-      const refused: Array<[PendingOp, unknown]> = [];
-      let retry = false;
-      ready.forEach((op, i) => {
-        const outcome = outcomes[i]!;
-        if (op.state === "sending") op.state = "queued";
-        // A refusal is definite (the update was left out of every attempt); a seq below an
-        // applied one of its batch then counts as applied in the table, but it was not.
-        if (outcome.ok) committed.push([op, outcome.value]);
-        else if (refuses(outcome.error)) refused.push([op, outcome.error]);
-        else if (this.sender.isApplied(op)) committed.push([op, this.sender.confirmedResult(op)]);
-        else retry = true;
-      });
+      const { committed, refused, retry } = await this.sender.push(ready);
       await this.commit(committed);
       await this.refuse(refused);
       if (this.p.status.stopped || this.p.status.closed) return this.stopped();
       failures = retry ? failures + 1 : 0;
-      if (retry) await this.pause(Math.min(MAX_BACKOFF_MS, 250 * 2 ** Math.min(failures, 7)));
+      if (retry) await this.pause(backoff(failures));
     }
     this.stopped();
+  }
+
+  /**
+   * Invariant 6: reads the log's identity, stores the bindings made now, sets aside the updates
+   * of another log. False when the log could not tell (tried again after a backoff).
+   */
+  private async checkLog(): Promise<boolean> {
+    try {
+      await this.p.status.untilClosed(this.binding.read());
+    } catch (e) {
+      this.p.status.fatal(e); // LOG_REPLACED stalls; anything else is tried again
+      return false;
+    }
+    const sorted = this.binding.sort(this.ops, this.origin);
+    for (const op of sorted.store) this.records.rewrite(op);
+    if (sorted.other.length === 0) return true;
+    [this.ops, this.origin] = [sorted.ops, sorted.origin];
+    this.origins.add(this.origin);
+    this.view.invalidate();
+    this.p.status.report(this.binding.error(sorted.other));
+    this.drainedCheck();
+    return true;
+  }
+
+  /**
+   * Binds the updates set aside to this replica's log and queues them again (see
+   * `StateSynchronizer.rebindPending`): pushed in seq order with the others, after those being
+   * sent. Resolves to how many, once their new records are stored (or the store wait ran out).
+   */
+  async rebind(): Promise<number> {
+    this.p.status.assertUsable();
+    const ops = this.binding.takeAside();
+    for (const op of ops) this.records.rewrite(op);
+    this.ops = [...this.ops, ...ops].sort((a, b) => a.seq - b.seq);
+    this.view.invalidate();
+    await this.records.stored(ops);
+    this.kick();
+    this.wake?.();
+    return ops.length;
   }
 
   /** Drops the queued updates the confirmed state already holds (a restart after a crash). */
@@ -355,25 +362,21 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
     const gone = new Set(ops);
     for (const op of ops) op.state = "done";
     this.ops = this.ops.filter((op) => !gone.has(op));
+    this.binding.forget(gone);
     if (unconfirmed) this.view.invalidate();
     else this.view.changed();
-    const seqs = ops.filter((op) => op.persisted).map((op) => op.seq);
-    if (seqs.length > 0 && this.queue) {
-      // At once, even while a put is held up: the store applies a record's writes in the order
-      // they were called (the PendingQueue contract), also after close().
-      const deleted = this.writes.track(this.queue.delete(seqs)).catch((e: unknown) => {
-        // The record stays; a restart drops it as applied (or it was refused: pushed again).
-        if (!this.p.status.closed) this.p.status.report(queueFailed(e));
-      });
-      await this.writes.wait(deleted);
-    }
+    // At once, even while a put is held up: the store applies a record's writes in the order
+    // they were called (the PendingQueue contract), also after close().
+    await this.records.delete(ops);
   }
 
   /** Announces an empty queue, once its callers have been told (call after settling them). */
   private drainedCheck(): void {
     if (this.ops.length > 0) return;
-    for (const w of this.drainWaiters) w.resolve();
-    this.drainWaiters.clear();
+    if (this.binding.aside.length > 0) {
+      return this.drainWaiters.rejectAll(this.binding.error());
+    }
+    this.drainWaiters.resolveAll();
     this.p.status.drained();
   }
 
@@ -385,8 +388,7 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
     if (!this.p.status.stopped || this.p.status.closed) return; // close() tells its callers
     const error = this.p.status.endError();
     for (const op of this.ops) op.reject(error);
-    for (const w of this.drainWaiters) w.reject(error);
-    this.drainWaiters.clear();
+    this.drainWaiters.rejectAll(error);
   }
 
   /** Waits `ms`, or less: a reconnection, `flush()`, a new update or `close()` end it. */

@@ -26,6 +26,18 @@ export interface PendingUpdate {
   readonly attempts: number;
   /** Whether it is stored in a durable pending store (false: memory only, lost on a crash). */
   readonly durable: boolean;
+  /**
+   * The log it was queued for (`LogInfo.identity`, docs/offline.md "One log"); undefined until
+   * the replica knows its log.
+   */
+  readonly logIdentity: string | undefined;
+  /**
+   * True when it was queued for another log than the one this replica stands on (the stream was
+   * deleted and created again, or this is another server): it is not pushed, not in the
+   * optimistic view, and stays stored until `rebindPending()` pushes it into this log, or
+   * `discard(id)` or `clearPending()` removes it (a `LOG_REPLACED` event said so).
+   */
+  readonly otherLog: boolean;
 }
 
 /** What `update` tells once an update is queued (`.queued` of the promise it returns). */
@@ -44,8 +56,11 @@ export type SendOutcome = { ok: true; value: unknown } | { ok: false; error: unk
 
 /** A pending update inside the queue. */
 export interface PendingOp extends RecipeRun {
-  /** The origin it was queued under (its session's, or its record's): with `seq`, its identity. */
-  readonly origin: string;
+  /**
+   * The origin it was queued under (its session's, or its record's): with `seq`, its identity.
+   * Changed only before it was ever sent (`OfflineQueue`, invariant 6).
+   */
+  origin: string;
   readonly seq: number;
   readonly kind: "update" | "command";
   readonly args: unknown;
@@ -60,8 +75,37 @@ export interface PendingOp extends RecipeRun {
   recorded?: boolean;
   /** Why it must be refused before any attempt (a stored record this model cannot run). */
   invalid?: StateSyncError | undefined;
+  /** The log it is bound to (`LogInfo.identity`); undefined until known (`pending/log-binding.ts`). */
+  logIdentity?: string | undefined;
+  /** True while it is set aside: bound to another log than this replica's (`log-binding.ts`). */
+  otherLog?: boolean;
+  /** The record it was loaded from (its binding is stored into a copy of it, unchanged else). */
+  loaded?: PendingRecord;
   resolve(value: unknown): void;
   reject(error: unknown): void;
+}
+
+/** A new update of this session (its record not stored yet), and its caller's promise. */
+export function newOp(
+  run: RecipeRun,
+  identity: Pick<PendingOp, "origin" | "seq" | "kind" | "logIdentity">,
+): { op: PendingOp; result: Promise<unknown> } {
+  let resolve!: (v: unknown) => void;
+  let reject!: (e: unknown) => void;
+  const result = new Promise<unknown>((res, rej) => ((resolve = res), (reject = rej)));
+  const op: PendingOp = {
+    ...run,
+    ...identity,
+    args: run.command?.args,
+    queuedAt: Date.now(),
+    persisted: run.command !== undefined,
+    attempts: 0,
+    state: "queued",
+    stored: Promise.resolve(),
+    resolve,
+    reject,
+  };
+  return { op, result };
 }
 
 /** The run of a named command with parsed arguments (what `update(name, args)` queues). */
@@ -92,6 +136,8 @@ export function opOfRecord<S>(
 ): PendingOp {
   const base = {
     origin: record.origin ?? storedOrigin,
+    logIdentity: record.logIdentity,
+    loaded: record,
     seq: record.seq,
     kind: record.kind,
     args: record.args,
@@ -133,9 +179,16 @@ function invalidOp(
   };
 }
 
-/** The record of a named command's op, as the store keeps it (model version `mv`). */
+/**
+ * The record of a named command's op, as the store keeps it (model version `mv`); a loaded op's
+ * record as it was loaded (a record of another model version keeps its own), with its binding.
+ */
 export function recordOf(op: PendingOp, mv: number): PendingRecord {
-  const { origin, seq, kind, queuedAt } = op;
+  if (op.loaded) {
+    // A binding is only ever added (unbound to bound), never taken away.
+    return op.logIdentity === undefined ? op.loaded : { ...op.loaded, logIdentity: op.logIdentity };
+  }
+  const { origin, seq, kind, queuedAt, logIdentity } = op;
   return {
     format: 1,
     seq,
@@ -145,6 +198,7 @@ export function recordOf(op: PendingOp, mv: number): PendingRecord {
     args: op.command!.args,
     queuedAt,
     mv,
+    ...(logIdentity !== undefined ? { logIdentity } : {}),
   };
 }
 
@@ -171,6 +225,8 @@ export function describeOp(op: PendingOp): PendingUpdate {
     queuedAt: op.queuedAt,
     attempts: op.attempts,
     durable: op.persisted,
+    logIdentity: op.logIdentity,
+    otherLog: op.otherLog === true,
   };
 }
 

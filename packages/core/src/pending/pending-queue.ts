@@ -22,6 +22,7 @@ export type PendingPart<S, C extends CommandMap<S>> = Pick<
   | "flush"
   | "discard"
   | "clear"
+  | "rebind"
   | "close"
 > & {
   readonly view: {
@@ -100,6 +101,7 @@ export function noQueue<S, C extends CommandMap<S>>(replica: Replica<S, C>): Pen
     flush: () => Promise.resolve(),
     discard: () => Promise.resolve(false),
     clear: () => Promise.resolve(0),
+    rebind: () => Promise.resolve(0),
     close: () => Promise.resolve(),
   };
 }

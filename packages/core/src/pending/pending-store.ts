@@ -145,10 +145,22 @@ export interface PendingRecord {
   readonly queuedAt: number;
   /** The model version that queued it (docs/versions.md: how a queued command is read later). */
   readonly mv: number;
+  /**
+   * The log it was queued for: `LogInfo.identity` of the log the replica's state came from (the
+   * identity a local snapshot is checked by). It is pushed into that log only; found on another
+   * one (the stream deleted and created again, another server), it is set aside for the app
+   * (docs/offline.md, "One log"). Absent when the replica did not know its log yet (opened
+   * offline without a local snapshot) and in records of older SDKs: the engine then binds it
+   * to the log of the local snapshot, else to the first log it finds, and stores that.
+   */
+  readonly logIdentity?: string;
 }
 
 /** Origins: what `PendingQueue.origin`, a record's `origin` and an entry's `origin` may hold. */
 export const originSchema = z.string().regex(/^[!-~]{1,64}$/);
+
+/** Log identities (`LogInfo.identity`) as a record holds them. */
+export const logIdentitySchema = z.string().min(1).max(4_096);
 
 /** zod schema of {@link PendingRecord}: stores validate what they load with it. */
 export const pendingRecordSchema = z.object({
@@ -160,6 +172,7 @@ export const pendingRecordSchema = z.object({
   args: z.unknown(),
   queuedAt: z.number().int().nonnegative(),
   mv: z.number().int().nonnegative(),
+  logIdentity: logIdentitySchema.optional(),
 });
 
 /** Owner names: 1-64 printable ASCII characters without spaces or `/` (they name files). */

@@ -106,6 +106,27 @@ export function runPendingStoreConformance(
         await other.close?.();
       }));
 
+    it("keeps each record's log identity, and its absence (records of older SDKs), across a reopen; a put binding one replaces it", () =>
+      withStore(async ({ store, reopen }) => {
+        const q = await store.open("s/k", "app");
+        const bound = (seq: number, logIdentity: string) => ({ ...record(seq), logIdentity });
+        const identity = "jetstream:S:s.k@2026-01-01T00:00:00.123456789Z";
+        await q.put(record(1)); // queued before the log was known, or by an older SDK
+        await q.put(bound(2, identity));
+        await q.put(record(3));
+        await q.put(bound(3, "memory-7-abc")); // the engine stores a binding made later
+        const bad = await rejection(q.put(bound(4, "")));
+        expect(isStateSyncError(bad, "VALIDATION")).toBe(true);
+        await q.close();
+        const other = await reopen();
+        const q2 = await other.open("s/k", "app");
+        const { records } = await q2.load();
+        expect(records).toEqual([record(1), bound(2, identity), bound(3, "memory-7-abc")]);
+        expect("logIdentity" in records[0]!).toBe(false);
+        await q2.close();
+        await other.close?.();
+      }));
+
     it("keeps records, origin and nextSeq across close, open and another store instance", () =>
       withStore(async ({ store, reopen }) => {
         const q = await store.open("s/k", "app");

@@ -7,6 +7,7 @@ import {
   pendingQueue,
   type MemoryLog,
   type PendingStore,
+  type SnapshotStore,
   type StateSyncError,
 } from "@statesync/core";
 
@@ -43,7 +44,7 @@ export const board = defineModel({
 export async function openQueued(
   log: MemoryLog,
   store: PendingStore = new MemoryPendingStore(),
-  extra: { owner?: string; compaction?: false; clientId?: string } = {},
+  extra: { owner?: string; compaction?: false; clientId?: string; snapshots?: SnapshotStore } = {},
 ) {
   const errors: StateSyncError[] = [];
   const sync = await createSynchronizer({
@@ -51,6 +52,7 @@ export async function openQueued(
     model: board,
     pending: pendingQueue({ store, owner: extra.owner ?? "device-1" }),
     compaction: extra.compaction ?? false,
+    ...(extra.snapshots ? { snapshots: extra.snapshots } : {}),
     onError: (e) => errors.push(e),
     ...(extra.clientId ? { clientId: extra.clientId } : {}),
   });

@@ -1,0 +1,113 @@
+import {
+  createSynchronizer,
+  defineModel,
+  MemoryLog,
+  MemoryPendingStore,
+  type PendingRecord,
+  type PendingStore,
+  type StateSyncError,
+} from "@statesync/core";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { z } from "zod/v4";
+import { drainOrphanedSlots } from "../src/tabs/orphans.js";
+
+/**
+ * The leading tab drains the queues dead tabs left (docs/offline.md, "Tabs"). A slot whose
+ * updates were queued for another log is set aside by the replica that opens it (docs/offline.md,
+ * "One log"): the drain goes on with the other slots, and does not open that slot again, and
+ * report it again, every round while its records stay the same.
+ */
+const board = defineModel({
+  name: "board",
+  state: z.object({ cards: z.array(z.string()) }),
+  initial: { cards: [] },
+  commands: {
+    add: { args: z.object({ card: z.string() }), apply: (d, { card }) => void d.cards.push(card) },
+  },
+});
+
+/** `store`, its queues said durable (the drain leaves queues kept in memory alone). */
+function durable(store: PendingStore): PendingStore {
+  return {
+    open: async (key, owner) => {
+      const q = await store.open(key, owner);
+      return {
+        durable: true,
+        get origin() {
+          return q.origin;
+        },
+        load: () => q.load(),
+        put: (r) => q.put(r),
+        delete: (seqs) => q.delete(seqs),
+        clear: () => q.clear(),
+        close: () => q.close(),
+      };
+    },
+  };
+}
+
+const record = (seq: number, card: string, logIdentity?: string): PendingRecord => ({
+  format: 1,
+  seq,
+  kind: "update",
+  name: "add",
+  args: { card },
+  queuedAt: Date.now(),
+  mv: 1,
+  ...(logIdentity ? { logIdentity } : {}),
+});
+
+async function put(store: PendingStore, owner: string, ...records: PendingRecord[]) {
+  const q = await store.open("board", owner);
+  for (const r of records) await q.put(r);
+  await q.close();
+}
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe("drainOrphanedSlots and updates of another log", () => {
+  it("goes on past a slot set aside for another log, and leaves it alone while it does not change", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval"] });
+    const log = new MemoryLog();
+    const store = durable(new MemoryPendingStore());
+    await put(store, "tab-1", record(1, "elsewhere", "memory-0-a-log-that-is-gone"));
+    await put(store, "tab-2", record(1, "orphan"));
+    const errors: StateSyncError[] = [];
+    let opened = 0;
+    const stop = drainOrphanedSlots({
+      store,
+      key: "board",
+      owner: "tab",
+      own: "tab-0",
+      active: () => true,
+      open: async (pending) => {
+        opened += 1;
+        return createSynchronizer({
+          log: log.handle(),
+          model: board,
+          pending,
+          compaction: false,
+          onError: (e) => errors.push(e),
+        });
+      },
+    });
+    try {
+      const reader = log.handle();
+      const latest = async () => (await reader.info()).latestRevision;
+      for (let i = 0; i < 200 && (await latest()) < 2; i++) await vi.advanceTimersByTimeAsync(50);
+      expect(await latest()).toBe(2); // genesis, and tab-2's update: pushed in the first round
+      expect(errors.filter((e) => e.code === "LOG_REPLACED")).toHaveLength(1);
+      const openedAfterFirst = opened;
+      await vi.advanceTimersByTimeAsync(25_000); // two more rounds
+      expect(opened).toBe(openedAfterFirst); // tab-1 not opened again
+      expect(errors.filter((e) => e.code === "LOG_REPLACED")).toHaveLength(1);
+      const q = await store.open("board", "tab-1");
+      expect((await q.load()).records.map((r) => r.args)).toEqual([{ card: "elsewhere" }]);
+      await q.close();
+    } finally {
+      stop();
+    }
+  });
+});

@@ -1,0 +1,45 @@
+import type { Immutable } from "immer";
+import type { PendingUpdate } from "./pending-op.js";
+
+/** The optimistic view and the pending queue of a replica (docs/offline.md). */
+export interface PendingApi<S> {
+  /**
+   * The optimistic view (docs/offline.md): `state` with every pending update of this replica
+   * applied on top, in queue order. Equal to `state` when nothing is pending. A pending update
+   * that throws here is left out (it is refused when pushed), and so is one set aside for
+   * another log (`PendingUpdate.otherLog`).
+   */
+  readonly optimisticState: Immutable<S>;
+  /** This replica's pending updates, in queue order (empty without a `pending` option). */
+  readonly pending: readonly PendingUpdate[];
+  /** How many updates are pending (`pending.length`, without building the list). */
+  readonly pendingCount: number;
+  /**
+   * Pushes the queue now (ends a backoff) and resolves once it is empty; rejects `CLOSED` or the
+   * stall error when it never will be, and `LOG_REPLACED` once only updates set aside for
+   * another log are left (`PendingUpdate.otherLog`). Resolves at once without a `pending` option.
+   */
+  flush(): Promise<void>;
+  /**
+   * Removes the pending update `id` unless it is being appended right now; its caller rejects
+   * `ABORTED`. Resolves true when it was removed (and its record deleted). Also removes an update
+   * set aside for another log.
+   */
+  discard(id: number): Promise<boolean>;
+  /**
+   * Discards every pending update not being appended (a user logs out), those set aside for
+   * another log included; resolves to how many.
+   */
+  clearPending(): Promise<number>;
+  /**
+   * Pushes the updates set aside for another log into this replica's log, on purpose
+   * (docs/offline.md, "One log"): they were queued for a log that is gone or elsewhere (a
+   * `LOG_REPLACED` event named them, `pending` lists them with `otherLog`), and this binds them
+   * to this log, stores that, and queues them again: each is run on this log's state (a rebase)
+   * and committed once, or refused, like any queued update, after those already being sent.
+   * Their first callers were told `LOG_REPLACED`: follow them with `pending`, the `"refused"`
+   * and `"drained"` events. Resolves to how many; 0 when none is set aside (or no `pending`
+   * option). Rejects `CLOSED` or the stall error.
+   */
+  rebindPending(): Promise<number>;
+}
