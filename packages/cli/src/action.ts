@@ -2,7 +2,7 @@
  * Runs a command's action: validates nothing itself, but turns any failure into the one line
  * on stderr (`statesync: CODE: message`) and exit status 1.
  */
-import { errorLine } from "./output.js";
+import { printFailure } from "./output.js";
 
 /** Wraps an async action so that a failure prints one line and sets exit status 1. */
 export function action<A extends unknown[]>(
@@ -12,8 +12,7 @@ export function action<A extends unknown[]>(
     try {
       await run(...args);
     } catch (error) {
-      process.stderr.write(`${errorLine(error)}\n`);
-      if (process.env.STATESYNC_DEBUG) console.error(error);
+      printFailure(error);
       process.exitCode = 1;
     }
   };

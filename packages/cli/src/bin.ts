@@ -12,7 +12,7 @@
  * is done (`tail` only reads), so stopping there never cuts a write to the server short.
  */
 import { main } from "./program.js";
-import { errorLine } from "./output.js";
+import { errorLine, printFailure } from "./output.js";
 
 /** Resolves once everything written to `stream` so far is handed to the OS. */
 function flushed(stream: NodeJS.WriteStream): Promise<void> {
@@ -37,7 +37,7 @@ exitWhenBroken(process.stderr);
 
 main(process.argv)
   .catch((error: unknown) => {
-    process.stderr.write(`${errorLine(error)}\n`);
+    printFailure(error);
     process.exitCode = 1;
   })
   .then(() => Promise.all([flushed(process.stdout), flushed(process.stderr)]))

@@ -9,7 +9,10 @@ import { formatRow, isoTime, shortJson, table } from "./output.js";
 export interface EntryRow {
   /** Revision (stream sequence). */
   readonly revision: number;
-  /** Writer's time, ISO 8601; null for a malformed entry. */
+  /**
+   * Writer's time, ISO 8601; its ms as decimal digits when no date can represent it (the envelope
+   * takes any integer up to 2^53 − 1, dates end at 8.64e15 ms); null for a malformed entry.
+   */
   readonly time: string | null;
   /** Writer's client id; null for a malformed entry. */
   readonly client: string | null;

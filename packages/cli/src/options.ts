@@ -4,7 +4,13 @@
  * validates them here, so every bad argument is one `VALIDATION` error naming its option.
  */
 import { Command, Option } from "commander";
-import { isValidKey, isValidStreamName, resolveLayout, StateSyncError } from "@statesync/node";
+import {
+  isValidKey,
+  isValidStreamName,
+  isValidSubjectPrefix,
+  resolveLayout,
+  StateSyncError,
+} from "@statesync/node";
 import { z } from "zod";
 
 /** Default server when neither `--server` nor `STATESYNC_SERVER` is given. */
@@ -42,7 +48,13 @@ const commonSchema = z
       .string({ error: "is required (the stream the state lives in)" })
       .refine(isValidStreamName, "is not a valid stream name (no whitespace, '.', '*', '>', '/')"),
     key: z.string().refine(isValidKey, "must be dot-separated tokens of [A-Za-z0-9_-]").optional(),
-    subjectPrefix: z.string().min(1).optional(),
+    subjectPrefix: z
+      .string()
+      .refine(
+        isValidSubjectPrefix,
+        "must be dot-separated subject tokens without wildcards or whitespace, not starting with '$'",
+      )
+      .optional(),
     creds: file("--creds"),
     user: z.string().min(1).optional(),
     password: z.string().optional(),
@@ -68,6 +80,13 @@ const commonSchema = z
       issue("password", "is needed with --user");
     if (o.password !== undefined && o.user === undefined)
       issue("user", "is needed with --password");
+    // The subjects start with the stream name unless --subject-prefix says otherwise.
+    if (o.subjectPrefix === undefined && !isValidSubjectPrefix(o.stream)) {
+      issue(
+        "stream",
+        `${o.stream} cannot start the state's subjects (${o.stream}.${o.key ?? "log"}): NATS reserves subjects starting with '$'; give --subject-prefix`,
+      );
+    }
     if ((o.tlsCert === undefined) !== (o.tlsKey === undefined)) {
       issue(undefined, "--tls-cert and --tls-key go together");
     }

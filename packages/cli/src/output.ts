@@ -1,40 +1,53 @@
 /**
  * How the CLI speaks: JSON for scripts (`--json`), aligned tables and `label  value` blocks for
  * people, and one line on stderr for a failure (`statesync: CODE: message`, exit status 1).
+ * Everything printed goes through `visible` (visible.ts): text from the log never reaches the
+ * terminal as control characters.
  */
+import { inspect } from "node:util";
 import { ERROR_CODES, StateSyncError, type StateSyncErrorCode } from "@statesync/node";
+import { visible } from "./visible.js";
 
-/** Writes `value` as one line of JSON on stdout. */
+/** Writes `value` as one line of JSON on stdout (control characters escaped, see `visible`). */
 export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value)}\n`);
+  process.stdout.write(`${visible(JSON.stringify(value))}\n`);
 }
 
-/** Writes `lines` on stdout, one per line. */
+/** Writes `lines` on stdout, one per line, each made `visible`. */
 export function printLines(lines: readonly string[]): void {
-  if (lines.length > 0) process.stdout.write(`${lines.join("\n")}\n`);
+  if (lines.length > 0) process.stdout.write(`${lines.map(visible).join("\n")}\n`);
+}
+
+/** Writes `line` on stderr (a warning, a notice), made `visible`. */
+export function printNotice(line: string): void {
+  process.stderr.write(`${visible(line)}\n`);
 }
 
 /**
  * Formats rows as a table: a header line, then one line per row, each column padded to its
- * widest cell (the last column is not padded).
+ * widest cell (the last column is not padded). Cells are made `visible` first, so the columns
+ * line up as printed.
  */
 export function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
-  return [header, ...rows].map((cells) => formatRow(cells, widths));
+  const cells = [header, ...rows].map((r) => r.map(visible));
+  // A loop, not Math.max(...): a spread of a long history's rows overflows the stack.
+  const widths = header.map((_, i) => cells.reduce((w, r) => Math.max(w, (r[i] ?? "").length), 0));
+  return cells.map((r) => formatRow(r, widths));
 }
 
-/** One table line with the given column widths (the last column unpadded). */
+/** One table line with the given column widths (the last column unpadded), cells made `visible`. */
 export function formatRow(cells: readonly string[], widths: readonly number[]): string {
   return cells
+    .map(visible)
     .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? c.length)))
     .join("  ")
     .trimEnd();
 }
 
-/** Formats `label  value` pairs with the labels aligned. */
+/** Formats `label  value` pairs with the labels aligned, values made `visible`. */
 export function block(pairs: ReadonlyArray<readonly [string, string]>): string[] {
   const width = Math.max(...pairs.map(([label]) => label.length));
-  return pairs.map(([label, value]) => `${label.padEnd(width)}  ${value}`);
+  return pairs.map(([label, value]) => `${label.padEnd(width)}  ${visible(value)}`);
 }
 
 /** `JSON.stringify(value)` cut to `max` characters with an ellipsis. */
@@ -43,22 +56,39 @@ export function shortJson(value: unknown, max = 80): string {
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
-/** An ISO 8601 time of a timestamp in ms, or "-" when unknown. */
+/**
+ * An ISO 8601 time of a timestamp in ms, "-" when unknown, or the number itself when no date
+ * can represent it: entries may carry any integer up to 2^53 − 1 and JavaScript dates end at
+ * 8.64e15 ms (year 275760), past which `toISOString` throws.
+ */
 export function isoTime(ms: number | undefined): string {
-  return ms === undefined ? "-" : new Date(ms).toISOString();
+  if (ms === undefined) return "-";
+  const date = new Date(ms);
+  return Number.isNaN(date.getTime()) ? String(ms) : date.toISOString();
 }
 
+/** What a failure prints: a `StateSyncError` code, or `INTERNAL` (see {@link failureOf}). */
+export type FailureCode = StateSyncErrorCode | "INTERNAL";
+
 /**
- * Any error as a `StateSyncError`: one already is; anything else (a bug, a library's error)
- * becomes `UNAVAILABLE` with its message, the cause kept.
+ * The code and message a failure prints. A `StateSyncError` (of this or another copy of the
+ * core) keeps its own; a nats.js error that escaped the library's mapping is `UNAVAILABLE` (the
+ * server or the connection failed); anything else is `INTERNAL`: an unexpected exception, a bug
+ * (it once read `UNAVAILABLE`, sending operators to look at a server that was fine).
  */
-export function asStateSyncError(error: unknown): StateSyncError {
-  if (error instanceof StateSyncError) return error;
-  if (isStateSyncLike(error)) {
-    return new StateSyncError(error.code, error.message, { cause: error });
+export function failureOf(error: unknown): { code: FailureCode; message: string } {
+  if (error instanceof StateSyncError || isStateSyncLike(error)) {
+    return { code: error.code, message: error.message };
   }
-  const message = error instanceof Error ? error.message : String(error);
-  return new StateSyncError("UNAVAILABLE", message, { cause: error });
+  if (error instanceof Error && error.name === "NatsError") {
+    const natsCode = (error as { code?: unknown }).code;
+    return { code: "UNAVAILABLE", message: `${error.message} (nats: ${String(natsCode)})` };
+  }
+  const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  return {
+    code: "INTERNAL",
+    message: `${message} (an unexpected error, likely a bug in statesync; STATESYNC_DEBUG=1 prints its stack)`,
+  };
 }
 
 /** A StateSyncError from another copy of the core (a model module's own install). */
@@ -70,8 +100,19 @@ function isStateSyncLike(e: unknown): e is StateSyncError {
   );
 }
 
-/** The one line a failure prints on stderr: `statesync: CODE: message` (no newlines inside). */
+/**
+ * The one line a failure prints on stderr: `statesync: CODE: message` (no newlines inside, made
+ * `visible`: messages may quote the log).
+ */
 export function errorLine(error: unknown): string {
-  const e = asStateSyncError(error);
-  return `statesync: ${e.code}: ${e.message.replace(/\s*\n\s*/g, " ")}`;
+  const { code, message } = failureOf(error);
+  return visible(`statesync: ${code}: ${message.replace(/\s*\n\s*/g, " ")}`);
+}
+
+/** Writes a failure's line on stderr, and with `STATESYNC_DEBUG` set all of it (stack, cause). */
+export function printFailure(error: unknown): void {
+  process.stderr.write(`${errorLine(error)}\n`);
+  if (process.env.STATESYNC_DEBUG) {
+    process.stderr.write(`${inspect(error).split("\n").map(visible).join("\n")}\n`);
+  }
 }

@@ -5,6 +5,7 @@
  * error.
  */
 import { decodeEntry, type JetStreamLog, type LogInfo } from "@statesync/node";
+import { printNotice } from "./output.js";
 
 /**
  * The warning for a read asked to start at `from` in `log`, or undefined when no entry of the
@@ -32,5 +33,5 @@ export async function removedFromWarning(
 
 /** Writes `warning` on stderr as the CLI's one-line warnings read: `statesync: warning: CODE: …`. */
 export function warnTruncated(warning: string | undefined): void {
-  if (warning !== undefined) process.stderr.write(`statesync: warning: TRUNCATED: ${warning}\n`);
+  if (warning !== undefined) printNotice(`statesync: warning: TRUNCATED: ${warning}`);
 }

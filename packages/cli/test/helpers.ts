@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { openSynchronizer, type StateSynchronizer } from "@statesync/node";
 import type { ConnectionOptions } from "nats";
@@ -47,8 +47,9 @@ export function runCli(args: string[], env: Record<string, string> = {}): Promis
     });
     let stdout = "";
     let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    // Decoded as a stream, so a character split across chunks stays whole.
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
     child.on("error", reject);
     child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr }));
   });
@@ -79,4 +80,32 @@ export function openCounter(
     compaction: false,
     ...extra,
   });
+}
+
+/** A running `statesync tail`: its output so far and a way to wait for more. */
+export function startTail(args: string[]) {
+  const child: ChildProcessWithoutNullStreams = spawn(process.execPath, [BIN, "tail", ...args], {
+    env: { ...process.env, STATESYNC_SERVER: "" },
+  });
+  let stdout = "";
+  let stderr = "";
+  const waiters: Array<() => void> = [];
+  const wake = () => waiters.splice(0).forEach((w) => w());
+  child.stdout.setEncoding("utf8").on("data", (d: string) => ((stdout += d), wake()));
+  child.stderr.setEncoding("utf8").on("data", (d: string) => ((stderr += d), wake()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on("close", (code, signal) => (wake(), resolve({ code, signal }))),
+  );
+  /** Resolves once `predicate` holds of the output (fails the test after 20 s). */
+  async function until(predicate: (out: { stdout: string; stderr: string }) => boolean) {
+    const deadline = Date.now() + 20_000;
+    while (!predicate({ stdout, stderr })) {
+      if (Date.now() > deadline) throw new Error(`tail output: ${stdout}\n${stderr}`);
+      await new Promise<void>((r) => {
+        waiters.push(r);
+        setTimeout(r, 200);
+      });
+    }
+  }
+  return { child, until, exited, out: () => ({ stdout, stderr }) };
 }

@@ -60,12 +60,23 @@ describe("statesync options", () => {
         ["--key", "a..b"],
         "statesync: VALIDATION: --key must be dot-separated tokens of [A-Za-z0-9_-]",
       ],
+      [
+        ["--subject-prefix", "$X"],
+        "statesync: VALIDATION: --subject-prefix must be dot-separated subject tokens without wildcards or whitespace, not starting with '$'",
+      ],
     ];
     for (const [args, line] of cases) {
       const r = await runCli(["info", ...at, ...args]);
       expect(r.code, args.join(" ")).toBe(1);
       expect(r.stderr.trim(), args.join(" ")).toBe(line);
     }
+    // Regression test (fresh-eyes trial): a stream whose name cannot start subjects read
+    // "invalid subject prefix undefined"; --subject-prefix was never given.
+    const dollar = await runCli(["info", "--server", "nats://127.0.0.1:1", "--stream", "$JS"]);
+    expect(dollar.code).toBe(1);
+    expect(dollar.stderr.trim()).toBe(
+      "statesync: VALIDATION: --stream $JS cannot start the state's subjects ($JS.log): NATS reserves subjects starting with '$'; give --subject-prefix",
+    );
     const unknown = await runCli(["info", ...at, "--bogus"]);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain("unknown option '--bogus'");

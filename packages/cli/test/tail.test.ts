@@ -1,34 +1,5 @@
-import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import { BIN, openCounter, tcp, uniqueStream, useNatsServer } from "./helpers.js";
-
-/** A running `statesync tail`: its output so far and a way to wait for more. */
-function startTail(args: string[]) {
-  const child: ChildProcessWithoutNullStreams = spawn(process.execPath, [BIN, "tail", ...args], {
-    env: { ...process.env, STATESYNC_SERVER: "" },
-  });
-  let stdout = "";
-  let stderr = "";
-  const waiters: Array<() => void> = [];
-  const wake = () => waiters.splice(0).forEach((w) => w());
-  child.stdout.on("data", (d: Buffer) => ((stdout += d.toString()), wake()));
-  child.stderr.on("data", (d: Buffer) => ((stderr += d.toString()), wake()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.on("close", (code, signal) => (wake(), resolve({ code, signal }))),
-  );
-  /** Resolves once `predicate` holds of the output (fails the test after 20 s). */
-  async function until(predicate: (out: { stdout: string; stderr: string }) => boolean) {
-    const deadline = Date.now() + 20_000;
-    while (!predicate({ stdout, stderr })) {
-      if (Date.now() > deadline) throw new Error(`tail output: ${stdout}\n${stderr}`);
-      await new Promise<void>((r) => {
-        waiters.push(r);
-        setTimeout(r, 200);
-      });
-    }
-  }
-  return { child, until, exited, out: () => ({ stdout, stderr }) };
-}
+import { openCounter, startTail, tcp, uniqueStream, useNatsServer } from "./helpers.js";
 
 /** `statesync tail` follows the log live and ends cleanly on SIGTERM and SIGINT. */
 describe("statesync tail", () => {

@@ -9,7 +9,7 @@ import { z } from "zod";
 import { action } from "../action.js";
 import { entryRow, entryTable, type EntryRow } from "../entries.js";
 import { addCommonOptions, parseCommon, parseWith, revisionSchema } from "../options.js";
-import { printJson, printLines } from "../output.js";
+import { printJson, printLines, printNotice } from "../output.js";
 import { removedFromWarning, warnTruncated } from "../retained.js";
 import { withLog, withSession } from "../session.js";
 
@@ -49,7 +49,7 @@ export function registerHistory(program: Command): void {
         }),
       );
       if (o.json) printJson(rows);
-      else if (rows.length === 0) process.stderr.write("no retained entries in that range\n");
+      else if (rows.length === 0) printNotice("no retained entries in that range");
       else printLines(entryTable(rows));
     }),
   );

@@ -7,12 +7,11 @@
  * recover from (the stream was deleted, permission denied) ends it with exit status 1.
  */
 import type { Command } from "commander";
-import { StateSyncError } from "@statesync/node";
 import { z } from "zod";
 import { action } from "../action.js";
 import { ENTRY_HEADER, entryCells, entryRow, tailLine } from "../entries.js";
 import { addCommonOptions, parseCommon, parseWith, revisionSchema } from "../options.js";
-import { asStateSyncError, printJson } from "../output.js";
+import { printJson, printLines, printNotice } from "../output.js";
 import { removedFromWarning, warnTruncated } from "../retained.js";
 import { withLog, withSession } from "../session.js";
 
@@ -61,23 +60,24 @@ export function registerTail(program: Command): void {
                 warnTruncated(removed);
                 if (removed !== undefined) start = info.firstRevision || info.latestRevision + 1;
               }
-              let failed: (e: StateSyncError) => void = () => undefined;
-              const failure = new Promise<StateSyncError>((resolve) => (failed = resolve));
+              // What ended the follow, as it was thrown (printed with its own code, or INTERNAL).
+              let failed: (e: { error: unknown }) => void = () => undefined;
+              const failure = new Promise<{ error: unknown }>((resolve) => (failed = resolve));
               const follower = log.follow(Math.max(1, start), {
                 onEntry(entry) {
                   const row = entryRow(entry);
                   if (o.json) printJson(row);
-                  else process.stdout.write(`${tailLine(entryCells(row))}\n`);
+                  else printLines([tailLine(entryCells(row))]);
                 },
-                onError: (e) => failed(asStateSyncError(e)),
+                onError: (error) => failed({ error }),
               });
-              if (!o.json) process.stdout.write(`${tailLine(ENTRY_HEADER)}\n`);
-              process.stderr.write(
-                `following ${s.layout.subject} in stream ${s.layout.stream} from revision ${Math.max(1, start)} (Ctrl-C to stop)\n`,
+              if (!o.json) printLines([tailLine(ENTRY_HEADER)]);
+              printNotice(
+                `following ${s.layout.subject} in stream ${s.layout.stream} from revision ${Math.max(1, start)} (Ctrl-C to stop)`,
               );
               const ended = await Promise.race([signals.done, failure]);
               await follower.stop();
-              if (ended instanceof StateSyncError) throw ended;
+              if (typeof ended === "object") throw ended.error;
             }),
           { follow: true },
         );

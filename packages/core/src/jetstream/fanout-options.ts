@@ -44,7 +44,7 @@ export function fanoutOptions(
   if (!isValidSubjectPrefix(prefix)) {
     throw new StateSyncError("VALIDATION", `invalid fanout prefix ${JSON.stringify(prefix)}`);
   }
-  checkLivePrefix(prefix, layout.streamSubjects);
+  checkLivePrefix(prefix, layout.streamSubjects, o.prefix !== undefined);
   return {
     prefix,
     enable: o.enable ?? false,

@@ -35,7 +35,13 @@ export type {
 export { createdStreamConfig, streamConfigProblems } from "./stream-config.js";
 export type { PointReadMode } from "./point-reads.js";
 export { compareServerVersions, MIN_CLUSTERED_SHARED_VERSION } from "./server-version.js";
-export { isValidKey, isValidStreamName, resolveLayout, type JetStreamLayout } from "./layout.js";
+export {
+  isValidKey,
+  isValidStreamName,
+  isValidSubjectPrefix,
+  resolveLayout,
+  type JetStreamLayout,
+} from "./layout.js";
 export type {
   NatsConnectionLike,
   NatsV2ConnectionLike,

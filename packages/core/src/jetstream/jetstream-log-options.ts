@@ -34,7 +34,10 @@ export interface JetStreamLogOptions {
    * One or more dot-separated tokens of `[A-Za-z0-9_-]`. Without it the state owns the stream.
    */
   key?: string;
-  /** First subject tokens; default the stream name. Own layout: `<prefix>.log`. */
+  /**
+   * First subject tokens; default the stream name. Own layout: `<prefix>.log`. Not starting with
+   * `$` (NATS reserves those subjects): a stream whose name starts with `$` needs one.
+   */
   subjectPrefix?: string;
   /** Create the stream when it does not exist (default true); false: it must exist. */
   create?: boolean;

@@ -36,15 +36,33 @@ export function isValidKey(key: unknown): key is string {
   return typeof key === "string" && key.length <= MAX_KEY_LENGTH && KEY.test(key);
 }
 
+/** Longest subject prefix accepted, in characters. */
+const MAX_PREFIX_LENGTH = 256;
+
+/** Why `prefix` cannot begin a state's subjects (a clause: "it is empty"), or undefined. */
+function subjectPrefixProblem(prefix: string): string | undefined {
+  if (prefix.length === 0) return "it is empty";
+  if (prefix.length > MAX_PREFIX_LENGTH) {
+    return `it is longer than ${MAX_PREFIX_LENGTH} characters`;
+  }
+  if (prefix.startsWith("$")) {
+    return "NATS reserves subjects starting with '$' for itself ($JS, $SYS, ...)";
+  }
+  if (!prefix.split(".").every((t) => TOKEN.test(t))) {
+    return "its dot-separated tokens must be non-empty, without whitespace, wildcards ('*', '>') or control characters";
+  }
+  return undefined;
+}
+
 /** True when `prefix` is one or more dot-separated subject tokens without wildcards or `$`. */
 export function isValidSubjectPrefix(prefix: unknown): prefix is string {
-  return (
-    typeof prefix === "string" &&
-    prefix.length > 0 &&
-    prefix.length <= 256 &&
-    !prefix.startsWith("$") &&
-    prefix.split(".").every((t) => TOKEN.test(t))
-  );
+  return typeof prefix === "string" && subjectPrefixProblem(prefix) === undefined;
+}
+
+/** A value as a message shows it: a string quoted, anything else by its type. */
+function shown(value: unknown): string {
+  if (typeof value === "string") return JSON.stringify(value);
+  return value === undefined ? "(none given)" : `(a ${value === null ? "null" : typeof value})`;
 }
 
 /**
@@ -62,20 +80,25 @@ export function resolveLayout(
   if (!isValidStreamName(stream)) {
     throw new StateSyncError(
       "VALIDATION",
-      `invalid stream name ${JSON.stringify(stream)}: 1-255 characters, no whitespace, '.', '*', '>', '/' or '\\'`,
+      `invalid stream name ${shown(stream)}: 1-255 characters, no whitespace, '.', '*', '>', '/' or '\\'`,
     );
   }
   if (key !== undefined && !isValidKey(key)) {
     throw new StateSyncError(
       "VALIDATION",
-      `invalid key ${JSON.stringify(key)}: one or more dot-separated tokens of [A-Za-z0-9_-], at most ${MAX_KEY_LENGTH} characters`,
+      `invalid key ${shown(key)}: one or more dot-separated tokens of [A-Za-z0-9_-], at most ${MAX_KEY_LENGTH} characters`,
     );
   }
   const prefix = subjectPrefix ?? stream;
-  if (!isValidSubjectPrefix(prefix)) {
+  const problem = typeof prefix === "string" ? subjectPrefixProblem(prefix) : "it is not a string";
+  if (problem !== undefined) {
+    // Name what the user gave: a prefix, or else the stream whose name the subjects start with
+    // (`stream: "$JS"` once read "invalid subject prefix undefined", found by a fresh-eyes trial).
     throw new StateSyncError(
       "VALIDATION",
-      `invalid subject prefix ${JSON.stringify(subjectPrefix)}: dot-separated subject tokens without wildcards, not starting with '$'`,
+      subjectPrefix === undefined
+        ? `stream ${shown(stream)} cannot name its state's subjects: without a subjectPrefix they start with the stream name (${JSON.stringify(`${stream}.${key ?? "log"}`)}), and ${problem}; give a subjectPrefix`
+        : `invalid subject prefix ${shown(subjectPrefix)}: ${problem}`,
     );
   }
   if (key === undefined) {

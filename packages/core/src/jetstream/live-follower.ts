@@ -123,13 +123,22 @@ export class LiveFollower implements LogFollower {
   }
 }
 
-/** `VALIDATION` for fan-out options that cannot work. */
-export function checkLivePrefix(prefix: string, streamSubjects: readonly string[]): void {
+/**
+ * `VALIDATION` for fan-out options that cannot work; `given`: the user chose `prefix` (else it
+ * is the default, and the message says so and how to choose another).
+ */
+export function checkLivePrefix(
+  prefix: string,
+  streamSubjects: readonly string[],
+  given = true,
+): void {
   const first = prefix.split(".")[0];
   if (streamSubjects.some((s) => s.split(".")[0] === first || s.startsWith(">"))) {
     throw new StateSyncError(
       "VALIDATION",
-      `fanout prefix ${prefix} overlaps the stream's subjects ${JSON.stringify(streamSubjects)} (a republish destination must not)`,
+      given
+        ? `fanout prefix ${prefix} overlaps the stream's subjects ${JSON.stringify(streamSubjects)} (a republish destination must not)`
+        : `the default fanout prefix ${prefix} overlaps the stream's subjects ${JSON.stringify(streamSubjects)} (a republish destination must not); give another one in fanout: { prefix }`,
     );
   }
 }
