@@ -14,7 +14,13 @@
  * switch (an older CLI refuses such a file rather than restore it without).
  */
 import { createHash } from "node:crypto";
-import { canonicalJson, findNonJson, StateSyncError } from "@statesync/node";
+import {
+  canonicalJson,
+  findJsonProblem,
+  MAX_STATE_DEPTH,
+  nestedDeeperThan,
+  StateSyncError,
+} from "@statesync/node";
 import { z } from "zod";
 
 /** The format name in every backup file. */
@@ -65,17 +71,35 @@ export function backupChecksum(content: BackupContent): string {
 
 /** The file text of a backup of `content`: pretty JSON with its checksum, ending in a newline. */
 export function writeBackupText(content: BackupContent): string {
-  const problem = findNonJson(content.state);
+  const problem = findJsonProblem(content.state, MAX_STATE_DEPTH);
+  if (problem?.tooDeep) throw tooDeep(`the state at revision ${content.revision}`);
   if (problem !== undefined) {
-    throw new StateSyncError("VALIDATION", `the state cannot be backed up: ${problem}`);
+    throw new StateSyncError(
+      "VALIDATION",
+      `the state cannot be backed up: ${problem.path}: ${problem.message}`,
+    );
   }
   const backup: Backup = { ...content, checksum: backupChecksum(content) };
   return `${JSON.stringify(backup, null, 2)}\n`;
 }
 
 /**
- * Parses and checks a backup file's text: JSON, the schema, then the checksum. Throws
- * `CORRUPT_SNAPSHOT` naming what is wrong (not JSON, a field, a checksum mismatch).
+ * The `VALIDATION` error of a state nested deeper than `MAX_STATE_DEPTH`: its snapshot entry
+ * would be refused by every reader, so export writes no backup of it and import restores none
+ * (docs/cli.md).
+ */
+function tooDeep(what: string): StateSyncError {
+  return new StateSyncError(
+    "VALIDATION",
+    `${what} nests arrays and objects deeper than ${MAX_STATE_DEPTH} levels, more than a log entry may hold: a restore could not write it (docs/format.md, "Limits")`,
+    { details: { maxDepth: MAX_STATE_DEPTH } },
+  );
+}
+
+/**
+ * Parses and checks a backup file's text: JSON, the schema, the state's depth, then the checksum.
+ * Throws `CORRUPT_SNAPSHOT` naming what is wrong (not JSON, a field, a checksum mismatch), and
+ * `VALIDATION` for a state nested deeper than `MAX_STATE_DEPTH`, which no log could hold.
  */
 export function readBackupText(text: string, file: string): Backup {
   let raw: unknown;
@@ -100,6 +124,9 @@ export function readBackupText(text: string, file: string): Backup {
     );
   }
   const { checksum, ...content } = parsed.data;
+  // Before the checksum, whose canonical JSON recurses: a state thousands of levels deep would
+  // overflow the stack there. No log could hold such a state in any case.
+  if (nestedDeeperThan(content.state, MAX_STATE_DEPTH)) throw tooDeep(`the state in ${file}`);
   const actual = backupChecksum(content);
   if (actual !== checksum) {
     throw new StateSyncError(

@@ -16,6 +16,7 @@ import {
   type PartEntry,
   type SnapshotParts,
 } from "./entry.js";
+import { nestedDeeperThan } from "./nesting.js";
 
 const encoder = new TextEncoder();
 
@@ -155,9 +156,8 @@ export function assembledState(
 export function parseStateText(
   text: string,
 ): { ok: true; value: unknown } | { ok: false; reason: string } {
-  if (text.length > MAX_NESTING_DEPTH && jsonNestingDepth(text, MAX_NESTING_DEPTH) < 0) {
-    return { ok: false, reason: `its state is nested deeper than ${MAX_NESTING_DEPTH}` };
-  }
+  const deep = textTooDeep(text);
+  if (deep !== undefined) return { ok: false, reason: deep };
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -166,6 +166,23 @@ export function parseStateText(
   }
   if (hasProtoKey(text, value)) return { ok: false, reason: "an object key is __proto__" };
   return { ok: true, value };
+}
+
+/**
+ * Why a reader would refuse `text` as a chunked snapshot's state ({@link parseStateText}), for a
+ * writer holding `value`, the JSON value `text` is the `JSON.stringify` of: what a reader parses
+ * from it equals `value`, so the same checks give the same verdict without parsing it again
+ * (`checkOwnEntry` does the same for one entry). Undefined: every reader accepts it.
+ */
+export function ownStateTextProblem(text: string, value: unknown): string | undefined {
+  return textTooDeep(text) ?? (hasProtoKey(text, value) ? "an object key is __proto__" : undefined);
+}
+
+function textTooDeep(text: string): string | undefined {
+  if (text.length > MAX_NESTING_DEPTH && jsonNestingDepth(text, MAX_NESTING_DEPTH) < 0) {
+    return `its state is nested deeper than ${MAX_NESTING_DEPTH}`;
+  }
+  return undefined;
 }
 
 /**
@@ -192,9 +209,20 @@ export class PassedChunked {
     const p = this.passed;
     if (p === undefined || p.start !== lastStart) return lastStart;
     if (this.ok === undefined) {
-      const digest = new TextDigest();
-      digest.update(JSON.stringify(p.state));
-      this.ok = digest.bytes === p.parts.bytes && digest.hex() === p.parts.sha256;
+      // Readers join the parts and parse them (`parseStateText`): parts they would refuse (a
+      // state nested too deep, written by an older SDK) are no starting point either, whatever
+      // their hash says. The depth is walked first: the text of a state nested thousands of
+      // levels deep cannot even be made (JSON.stringify overflows the stack).
+      if (nestedDeeperThan(p.state, MAX_NESTING_DEPTH)) this.ok = false;
+      else {
+        const text = JSON.stringify(p.state);
+        const digest = new TextDigest();
+        digest.update(text);
+        this.ok =
+          digest.bytes === p.parts.bytes &&
+          digest.hex() === p.parts.sha256 &&
+          ownStateTextProblem(text, p.state) === undefined;
+      }
       p.state = undefined; // the verdict is kept; the old state need not be
     }
     return this.ok ? lastStart : undefined;

@@ -1,5 +1,17 @@
 /** Constants of the entry format that both `entry.ts` and its fast path use (docs/format.md). */
 
+/** Deepest nesting of arrays and objects in an entry's JSON text (a reader refuses deeper). */
+export const MAX_NESTING_DEPTH = 256;
+
+/**
+ * Deepest nesting of arrays and objects a state may have to cross every boundary (docs/format.md,
+ * "Limits"): a snapshot or switch entry holds the state one level down, so it nests one level
+ * less than {@link MAX_NESTING_DEPTH}. Counted as the entry's text counts it: a number or string
+ * is 0 levels, `{}` and `[]` 1, `{ "a": [] }` 2. Compaction, the model switch, local snapshots and
+ * the CLI's export and import refuse a state deeper than this; conditional updates never make one.
+ */
+export const MAX_STATE_DEPTH = MAX_NESTING_DEPTH - 1;
+
 /** The format of the kinds format 1 already had: what this SDK writes for them. */
 export const WRITE_FORMAT = 1;
 

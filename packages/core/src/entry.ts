@@ -2,9 +2,15 @@ import { z } from "zod/v4";
 import { StateSyncError } from "./errors.js";
 import type { Entry } from "./entry-types.js";
 import { fastEnvelope } from "./entry-fast-path.js";
-import { MAX_RECENT } from "./entry-limits.js";
+import { MAX_NESTING_DEPTH, MAX_RECENT } from "./entry-limits.js";
 
-export { CHECKED_COMMAND_FORMAT, MAX_RECENT, WRITE_FORMAT } from "./entry-limits.js";
+export {
+  CHECKED_COMMAND_FORMAT,
+  MAX_NESTING_DEPTH,
+  MAX_RECENT,
+  MAX_STATE_DEPTH,
+  WRITE_FORMAT,
+} from "./entry-limits.js";
 import { MAX_ORIGINS } from "./pending/origins.js";
 
 export type {
@@ -62,8 +68,6 @@ export type {
  * them) except `command` (format 3), and format 2 only where an older client must stop.
  */
 export const FORMAT_VERSION = 3;
-/** Deepest nesting of arrays and objects in an entry's JSON text. */
-export const MAX_NESTING_DEPTH = 256;
 /** Largest entry the format admits, in bytes (the log's own limit is usually lower). */
 export const MAX_ENTRY_BYTES = 64 * 1024 * 1024;
 

@@ -61,6 +61,8 @@ export {
   encodeEntry,
   FORMAT_VERSION,
   CHECKED_COMMAND_FORMAT,
+  MAX_NESTING_DEPTH,
+  MAX_STATE_DEPTH,
   type DecodeResult,
   type Entry,
   type GenesisEntry,
@@ -76,7 +78,15 @@ export {
   type EntryOrigin,
   type OriginRow,
 } from "./entry.js";
-export { stateHash, canonicalJson, findNonJson, type JsonValue } from "./json.js";
+export {
+  stateHash,
+  canonicalJson,
+  findNonJson,
+  findJsonProblem,
+  type JsonProblem,
+  type JsonValue,
+} from "./json.js";
+export { nestedDeeperThan } from "./nesting.js";
 export type { Draft, Immutable } from "immer";
 export type {
   SynchronizerOf,

@@ -6,18 +6,37 @@ import { StateSyncError } from "./errors.js";
 export type JsonValue =
   null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
+/** The first problem {@link findJsonProblem} found: where, and whether it is only the depth. */
+export interface JsonProblem {
+  /** The value's path, `$` for the value itself (`$.a[0].b`). */
+  readonly path: string;
+  /** True when the value is JSON but nests deeper than the limit asked for. */
+  readonly tooDeep: boolean;
+  /** What is wrong there. */
+  readonly message: string;
+}
+
 /**
  * Checks iteratively (no recursion, so hostile depth cannot overflow the stack) that `value` is a
  * plain JSON value: null, booleans, finite numbers, strings, arrays and plain objects, without
  * cycles (an object or array inside itself: `JSON.stringify` throws on it, and a walk without end
- * would hang the process until it runs out of memory; one value in two places is fine). Returns a
- * description of the first offending path, or undefined when it is JSON.
+ * would hang the process until it runs out of memory; one value in two places is fine), and
+ * that its arrays and objects nest at most `maxDepth` levels (counted as the brackets of its
+ * JSON text: a number or string is 0 levels, `{}` 1, `{ "a": [] }` 2). Returns a description of
+ * the first offending path, or undefined when it is JSON within the depth.
  */
 export function findNonJson(value: unknown, maxDepth = Infinity): string | undefined {
+  const problem = findJsonProblem(value, maxDepth);
+  return problem && `${problem.path}: ${problem.message}`;
+}
+
+/** {@link findNonJson}'s walk, with its finding as a value. */
+export function findJsonProblem(value: unknown, maxDepth = Infinity): JsonProblem | undefined {
   // A leaf (what most recorded writes are: one string, one number) needs no walk.
   if (value === null || typeof value === "string" || typeof value === "boolean") return undefined;
-  if (typeof value === "number")
-    return Number.isFinite(value) ? undefined : `$: ${value} is not a finite number`;
+  if (typeof value === "number") {
+    return Number.isFinite(value) ? undefined : bad("$", `${value} is not a finite number`);
+  }
   /** Work items: a value to check, or (`exit`) a container whose children are all checked. */
   const stack: Array<{ v: unknown; path: string; depth: number; exit?: true }> = [
     { v: value, path: "$", depth: 0 },
@@ -30,31 +49,44 @@ export function findNonJson(value: unknown, maxDepth = Infinity): string | undef
       open!.delete(v as object);
       continue;
     }
-    if (depth > maxDepth) return `${path}: nested deeper than ${maxDepth}`;
     if (v === null || typeof v === "string" || typeof v === "boolean") continue;
     if (typeof v === "number") {
-      if (!Number.isFinite(v)) return `${path}: ${v} is not a finite number`;
+      if (!Number.isFinite(v)) return bad(path, `${v} is not a finite number`);
       continue;
     }
-    if (typeof v !== "object") return `${path}: ${typeof v} is not a JSON value`;
+    if (typeof v !== "object") return bad(path, `${typeof v} is not a JSON value`);
     open ??= new Set();
-    if (open.has(v)) return `${path}: a cycle (the value contains itself)`;
-    if (Array.isArray(v)) {
-      open.add(v);
-      stack.push({ v, path, depth, exit: true });
+    if (open.has(v)) return bad(path, "a cycle (the value contains itself)");
+    const isArray = Array.isArray(v);
+    if (!isArray) {
+      const proto = Object.getPrototypeOf(v);
+      if (proto !== Object.prototype && proto !== null) return bad(path, "not a plain object");
+    }
+    // `depth` containers hold this one: with it, the value nests depth + 1 levels here.
+    if (depth + 1 > maxDepth) {
+      return { path: shortPath(path), tooDeep: true, message: `nested deeper than ${maxDepth}` };
+    }
+    open.add(v);
+    stack.push({ v, path, depth, exit: true });
+    if (isArray) {
       for (let i = 0; i < v.length; i++)
         stack.push({ v: v[i], path: `${path}[${i}]`, depth: depth + 1 });
       continue;
     }
-    const proto = Object.getPrototypeOf(v);
-    if (proto !== Object.prototype && proto !== null) return `${path}: not a plain object`;
-    open.add(v);
-    stack.push({ v, path, depth, exit: true });
     for (const k of Object.keys(v)) {
       stack.push({ v: (v as Record<string, unknown>)[k], path: `${path}.${k}`, depth: depth + 1 });
     }
   }
   return undefined;
+}
+
+function bad(path: string, message: string): JsonProblem {
+  return { path: shortPath(path), tooDeep: false, message };
+}
+
+/** A path of a deeply nested value, cut in the middle past 160 characters (error messages). */
+function shortPath(path: string): string {
+  return path.length <= 160 ? path : `${path.slice(0, 80)}…${path.slice(-60)}`;
 }
 
 /** Throws `VALIDATION` unless `value` is a plain JSON value (see {@link findNonJson}). */

@@ -1,8 +1,9 @@
 /**
  * `statesync export --model PATH [--at N] [--force] FILE`: writes the state at the latest (or a
  * retained) revision into a self-checking backup file (see `backup.ts`): state, revision, model
- * identity, source, time and checksum. The state must pass the model's schema (a restore writes
- * it as a snapshot entry, which replicas would refuse otherwise). The file is written to a
+ * identity, source, time and checksum. The state must pass the model's schema and nest at most
+ * `MAX_STATE_DEPTH` levels (a restore writes it as a snapshot entry, which replicas would refuse
+ * otherwise): a state import could not restore is refused, `VALIDATION`, and no file is written. The file is written to a
  * temporary name and renamed, and an existing FILE is kept unless `--force`.
  */
 import { link, rename, rm, writeFile } from "node:fs/promises";

@@ -1,7 +1,8 @@
 /**
  * `statesync import FILE --stream NEW [--key KEY] [--model PATH]`: restores a backup file into a
- * new stream (or a new key of a shared stream). The file is checked first (JSON, schema,
- * checksum; with `--model`, the model's identity and schema too), before anything is written.
+ * new stream (or a new key of a shared stream). The file is checked first (JSON, schema, the
+ * state's depth, checksum; with `--model`, the model's identity and schema too), before anything
+ * is created or written.
  * A log that already holds entries is refused.
  *
  * What is written (with the core's own entry encoder): a genesis entry naming the backup's

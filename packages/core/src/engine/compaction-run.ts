@@ -4,10 +4,11 @@
  * first compaction; imports types only (what it uses of the engine comes in as
  * `CompactionDeps`), and so does chunked-writer.ts, which it brings along.
  */
-import type { TextDigest } from "../chunked.js";
+import type { ownStateTextProblem, TextDigest } from "../chunked.js";
 import type { SnapshotEntry } from "../entry.js";
 import type { isStateSyncError, StateSyncError } from "../errors.js";
-import type { findNonJson } from "../json.js";
+import type { findJsonProblem } from "../json.js";
+import type { nestedDeeperThan } from "../nesting.js";
 import type { RevisionedLog } from "../log.js";
 import type { CommandMap, Model } from "../model.js";
 import type { randomId } from "../prng.js";
@@ -25,7 +26,11 @@ import type { Writer } from "./writer.js";
 export interface CompactionDeps {
   readonly StateSyncError: typeof StateSyncError;
   readonly isStateSyncError: typeof isStateSyncError;
-  readonly findNonJson: typeof findNonJson;
+  readonly findJsonProblem: typeof findJsonProblem;
+  readonly nestedDeeperThan: typeof nestedDeeperThan;
+  readonly ownStateTextProblem: typeof ownStateTextProblem;
+  /** `MAX_STATE_DEPTH` (entry-limits.ts). */
+  readonly maxStateDepth: number;
   readonly TextDigest: typeof TextDigest;
   readonly randomId: typeof randomId;
   /** How long an append whose outcome is unknown is re-sent, ms. */
@@ -40,6 +45,8 @@ export class CompactionRun<S, C extends CommandMap<S>> {
   private readonly chunked: ChunkedWriter<S, C>;
   /** The last state was too large for one entry: start with part 0 (invariant 4). */
   private expectChunked = false;
+  /** The last state found within `MAX_STATE_DEPTH` (the walk is not repeated for it). */
+  private shallowState: unknown;
 
   constructor(
     private readonly log: RevisionedLog,
@@ -68,6 +75,9 @@ export class CompactionRun<S, C extends CommandMap<S>> {
     const batch: ContendingBatch = { conflicts: 0, announced: false, turnsWaited: 0 };
     for (let attempt = 0; written === undefined; attempt++) {
       await this.contention.beforeAttempt(batch);
+      // Part 0 goes first (below): the depth is walked here, outside the pause, and the state
+      // captured under it is usually this one (`checkDepth`, invariant 2).
+      if (this.expectChunked) this.checkDepth(this.replica.revision, this.replica.logState);
       await this.writer.pause(true); // invariant 3
       let step: Step;
       try {
@@ -127,19 +137,42 @@ export class CompactionRun<S, C extends CommandMap<S>> {
   /**
    * A snapshot entry replicas would refuse (Replay.jump) must not replace the history: a patch
    * from another writer can leave a state that fails the schema (found by the fault tests: late
-   * joiners then failed with CORRUPT_ENTRY and the history was gone). Throws `VALIDATION`.
+   * joiners then failed with CORRUPT_ENTRY and the history was gone), and an unconditional
+   * command can nest it deeper than any entry may (`MAX_STATE_DEPTH`: a fresh-eyes trial saw
+   * chunked snapshots every reader refused, then the truncation). Throws `VALIDATION`.
    */
   private check({ model, state, base }: ChunkedCapture): void {
-    const invalid = !model.state.safeParse(state).success
-      ? "it fails the model's schema"
-      : this.deps.findNonJson(state);
-    if (invalid !== undefined) {
-      throw new this.deps.StateSyncError(
-        "VALIDATION",
-        `not compacting at revision ${base}: the state cannot be a snapshot entry (${invalid}); the history is kept`,
-        { details: { revision: base } },
-      );
+    if (!model.state.safeParse(state).success) {
+      throw this.refusal(base, "it fails the model's schema");
     }
+    const problem = this.deps.findJsonProblem(state, this.deps.maxStateDepth);
+    if (problem?.tooDeep) throw this.refusal(base, this.tooDeep(` at ${problem.path}`));
+    if (problem !== undefined) throw this.refusal(base, `${problem.path}: ${problem.message}`);
+    this.shallowState = state;
+  }
+
+  /**
+   * Throws `VALIDATION` when `state` nests deeper than `MAX_STATE_DEPTH`: before anything is
+   * written, part 0 of a chunked snapshot included (whose full check, `check`, runs after it).
+   */
+  private checkDepth(base: number, state: unknown): void {
+    if (state === this.shallowState) return;
+    if (this.deps.nestedDeeperThan(state, this.deps.maxStateDepth)) {
+      throw this.refusal(base, this.tooDeep(""));
+    }
+    this.shallowState = state;
+  }
+
+  private tooDeep(where: string): string {
+    return `its arrays and objects nest deeper than ${this.deps.maxStateDepth} levels${where}, more than an entry may hold; see docs/guarantees.md, "Known limits"`;
+  }
+
+  private refusal(base: number, why: string): StateSyncError {
+    return new this.deps.StateSyncError(
+      "VALIDATION",
+      `not compacting at revision ${base}: the state cannot be a snapshot entry (${why}); nothing was written and the history is kept`,
+      { details: { revision: base } },
+    );
   }
 
   /**
@@ -150,13 +183,15 @@ export class CompactionRun<S, C extends CommandMap<S>> {
     await this.opener.fetchUpdates();
     if (this.replica.lastKind === "snapshot") {
       // One already. A chunked one is truncated before only when this replica saw it begin and
-      // its parts hold the state this replica had at its base (`verifiedStart`).
+      // its parts hold the state this replica had at its base (`verifiedStart`), which must be
+      // one readers can load (an older SDK wrote chunked snapshots of any depth).
+      this.checkDepth(this.replica.revision, this.replica.logState);
       const truncateAt = this.replica.verifiedStart();
       if (truncateAt === undefined && this.replica.lastStart !== undefined) {
         this.status.report(
           new this.deps.StateSyncError(
             "CORRUPT_ENTRY",
-            `not truncating before the chunked snapshot at revision ${this.replica.revision}: its parts do not hold this replica's state at its base`,
+            `not truncating before the chunked snapshot at revision ${this.replica.revision}: its parts do not hold this replica's state at its base, or readers would refuse them`,
           ),
         );
       }
@@ -207,6 +242,7 @@ export class CompactionRun<S, C extends CommandMap<S>> {
         return { kind: "done", revision: stored.revision, truncateAt: stored.revision };
       }
     }
+    this.checkDepth(capture.base, capture.state); // before part 0 (invariant 2)
     const start = await this.chunked.open(capture);
     return start === undefined ? { kind: "conflict" } : { kind: "chunked", capture, start };
   }
@@ -215,6 +251,10 @@ export class CompactionRun<S, C extends CommandMap<S>> {
   private async finishChunked(capture: ChunkedCapture, start: ChunkedStart): Promise<Written> {
     this.check(capture); // part 0 alone, left behind, is a no-op
     const text = JSON.stringify(capture.state);
+    // What readers will parse, checked as they check it (`parseStateText`) before any slice of it
+    // is written: the truncation below follows only a snapshot they can load (invariant 2).
+    const unreadable = this.deps.ownStateTextProblem(text, capture.state);
+    if (unreadable !== undefined) throw this.refusal(capture.base, unreadable);
     // A state that shrank goes back to one entry next time.
     if (text.length * 3 < (await this.appender.limit()) / 2) this.expectChunked = false;
     const written = await this.chunked.finish(capture, start, text);

@@ -1,7 +1,9 @@
 import type { CompactionPolicy } from "../compaction-policy.js";
-import { TextDigest } from "../chunked.js";
+import { ownStateTextProblem, TextDigest } from "../chunked.js";
+import { MAX_STATE_DEPTH } from "../entry-limits.js";
 import { isStateSyncError, StateSyncError } from "../errors.js";
-import { findNonJson } from "../json.js";
+import { findJsonProblem } from "../json.js";
+import { nestedDeeperThan } from "../nesting.js";
 import type { RevisionedLog } from "../log.js";
 import type { CommandMap, Model } from "../model.js";
 import { randomId } from "../prng.js";
@@ -20,7 +22,10 @@ import type { Writer } from "./writer.js";
 const deps: CompactionDeps = {
   StateSyncError,
   isStateSyncError,
-  findNonJson,
+  findJsonProblem,
+  nestedDeeperThan,
+  ownStateTextProblem,
+  maxStateDepth: MAX_STATE_DEPTH,
   TextDigest,
   randomId,
   outcomeTimeoutMs: DEFAULT_OUTCOME_TIMEOUT_MS,
@@ -57,7 +62,10 @@ function loadRun(): Promise<RunModule> {
  *    truncates. Concurrent compactors are safe: only one snapshot entry can be based on a
  *    revision; truncating below an already truncated point removes nothing (Pravega issues 4383
  *    and 6232).
- * 2. A state replicas would refuse as a snapshot (schema, JSON) never replaces the history.
+ * 2. A state replicas would refuse as a snapshot (schema, JSON, nested deeper than
+ *    `MAX_STATE_DEPTH`) never replaces the history: it is refused (`VALIDATION`) before anything
+ *    is written, part 0 of a chunked snapshot included, and the text of a chunked snapshot is
+ *    checked with the readers' own checks before its parts are written and the log truncated.
  * 3. This replica's own updates wait while its snapshot entry is appended, so they never
  *    conflict with it; one compaction runs at a time (a second call joins it).
  * 4. A state too large for one entry is written as a chunked snapshot (`ChunkedWriter`): part 0

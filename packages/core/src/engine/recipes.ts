@@ -3,7 +3,8 @@ import { immer } from "../apply.js";
 import { deepFreeze, freezeAlong, freezeWalk } from "../freeze.js";
 import type { StoredPatch } from "../entry.js";
 import { StateSyncError } from "../errors.js";
-import { findNonJson } from "../json.js";
+import { MAX_STATE_DEPTH } from "../entry-limits.js";
+import { findJsonProblem, type JsonProblem } from "../json.js";
 import type { CommandMap, Model, UpdateContext } from "../model.js";
 import { StateChecker } from "./state-check.js";
 import { freezeWritten, TouchRecorder, withValues, type Touch } from "./touch-recorder.js";
@@ -232,21 +233,29 @@ export class RecipeRunner<S, C extends CommandMap<S>> {
 
   /**
    * Checks the state a recipe produced against the model's schema (along the patched paths where
-   * the schema allows it; see `StateChecker`), and that it is still JSON: the state before was,
-   * so only the values its patches put in need looking at.
+   * the schema allows it; see `StateChecker`), that it is still JSON, and that no value it put in
+   * nests deeper than `MAX_STATE_DEPTH` (a state that deep could never be compacted, switched,
+   * saved or exported: docs/guarantees.md). Only the values its patches put in need looking at:
+   * each sits under as many arrays and objects as its path has steps, so the state's depth there
+   * is the path's length plus the value's own depth, found by the JSON walk it gets anyway.
    */
   private check(before: S, after: S, patches: readonly Patch[]): void {
     this.checker.check(before, after, patches);
     for (const patch of patches) {
       if (patch.op === "remove") continue;
-      const problem = findNonJson(patch.value);
-      if (problem !== undefined) {
-        const at = patch.path.map((k) => (typeof k === "number" ? `[${k}]` : `.${k}`)).join("");
-        throw new StateSyncError(
-          "VALIDATION",
-          `the update would put a non-JSON value in the state (${problem.replace(/^\$/, `$${at}`)})`,
-        );
-      }
+      const room = MAX_STATE_DEPTH - patch.path.length;
+      const problem: JsonProblem | undefined =
+        room < 0 ? { path: "$", tooDeep: true, message: "" } : findJsonProblem(patch.value, room);
+      if (problem === undefined) continue;
+      const at = pathText(patch.path);
+      const where = `$${at}${problem.path.slice(1)}`;
+      throw new StateSyncError(
+        "VALIDATION",
+        problem.tooDeep
+          ? `the update would nest the state's arrays and objects deeper than ${MAX_STATE_DEPTH} levels (at ${where}), more than a snapshot entry may hold; nothing was appended`
+          : `the update would put a non-JSON value in the state (${where}: ${problem.message})`,
+        { details: problem.tooDeep ? { maxDepth: MAX_STATE_DEPTH } : {} },
+      );
     }
   }
 }
@@ -277,4 +286,10 @@ function isThenable(v: unknown): boolean {
   return (
     v !== null && typeof v === "object" && typeof (v as { then?: unknown }).then === "function"
   );
+}
+
+/** A patch path as `.a[0].b`, cut in the middle past 160 characters. */
+function pathText(path: ReadonlyArray<string | number>): string {
+  const text = path.map((k) => (typeof k === "number" ? `[${k}]` : `.${k}`)).join("");
+  return text.length <= 160 ? text : `${text.slice(0, 80)}…${text.slice(-60)}`;
 }

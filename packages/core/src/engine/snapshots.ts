@@ -1,7 +1,9 @@
 import { settledWithin } from "../backoff.js";
 import { deepFreeze } from "../freeze.js";
 import { isStateSyncError, StateSyncError } from "../errors.js";
+import { MAX_STATE_DEPTH } from "../entry-limits.js";
 import { findNonJson } from "../json.js";
+import { nestedDeeperThan, nestedDeeperThanInSlices } from "../nesting.js";
 import type { LogInfo, RevisionedLog } from "../log.js";
 import type { CommandMap, Model } from "../model.js";
 import { modelOfVersion } from "../versions.js";
@@ -33,10 +35,11 @@ export const STORE_WAIT_MS = 10_000;
  * or every ten times the last save's duration if longer; on request; on close).
  *
  * Invariants:
- * 1. A restored snapshot is used only if it belongs to this model, passes the schema, is JSON,
- *    and the log it came from (same identity) still agrees with it at its revision; otherwise a
- *    `CORRUPT_SNAPSHOT` event says why and the replica starts from the log. The snapshot is then
- *    discarded, unless invariant 4 keeps it.
+ * 1. A restored snapshot is used only if it belongs to this model, nests at most
+ *    `MAX_STATE_DEPTH` levels, passes the schema, is JSON, and the log it came from (same
+ *    identity) still agrees with it at its revision; otherwise a `CORRUPT_SNAPSHOT` event says
+ *    why and the replica starts from the log. The snapshot is then discarded, unless invariant 4
+ *    keeps it. A state nested deeper is never saved either (`SNAPSHOT_FAILED`, said once).
  * 2. Saves run one at a time, each recording the state as it is when it starts. At most two are
  *    outstanding: a request while one runs and another waits joins the waiting one.
  * 3. Nothing is saved before the replica stands on the log (identity known, anchored), and
@@ -77,6 +80,8 @@ export class Snapshots<S, C extends CommandMap<S>> {
   private unanswered: Promise<void> | undefined;
   /** No save waits past this time (ms since the epoch): set by `close()` (invariant 5). */
   private closeBy = Infinity;
+  /** The last save was refused for its state's depth, and said so (`tooDeep`). */
+  private tooDeepReported = false;
 
   constructor(
     private readonly store: SnapshotStore | undefined,
@@ -132,11 +137,16 @@ export class Snapshots<S, C extends CommandMap<S>> {
         ),
       );
     }
-    const problem = !model.state.safeParse(record.state).success
-      ? "its state fails the model's schema"
-      : findNonJson(record.state) !== undefined
-        ? "its state is not JSON"
-        : undefined;
+    // The depth first, iteratively: a schema of recursive shape (and every later save's
+    // JSON.stringify) would overflow the stack on a state nested thousands of levels deep (a
+    // fresh-eyes trial: such a file, its checksum recomputed, was used, and every save failed).
+    const problem = nestedDeeperThan(record.state, MAX_STATE_DEPTH)
+      ? `its state nests arrays and objects deeper than ${MAX_STATE_DEPTH} levels, more than the log's entries may hold`
+      : !model.state.safeParse(record.state).success
+        ? "its state fails the model's schema"
+        : findNonJson(record.state) !== undefined
+          ? "its state is not JSON"
+          : undefined;
     if (problem !== undefined) return this.discard(problem);
     this.replica.reset({
       state: deepFreeze(record.state),
@@ -269,6 +279,7 @@ export class Snapshots<S, C extends CommandMap<S>> {
         { details: { timedOut: true, timeoutMs: STORE_WAIT_MS, skipped: true } },
       );
     }
+    const started = Date.now();
     const record: SnapshotRecord = {
       format: 1,
       revision: this.replica.revision,
@@ -284,7 +295,12 @@ export class Snapshots<S, C extends CommandMap<S>> {
       ...(this.replica.origins.size > 0 ? { origins: this.replica.origins.toRows() } : {}),
       savedAt: Date.now(),
     };
-    const started = Date.now();
+    // Walked in slices (the record is captured: the replica may move on meanwhile), like the
+    // browser store's encoding, and counted in the save's time.
+    if (await nestedDeeperThanInSlices(record.state, MAX_STATE_DEPTH)) {
+      throw this.tooDeep(record.revision);
+    }
+    this.tooDeepReported = false;
     const writing = (async () => store.save(this.key, record))();
     const waitMs = Math.max(0, Math.min(STORE_WAIT_MS, this.closeBy - started));
     if (!(await settledWithin(writing, waitMs))) throw this.timedOut(writing, waitMs);
@@ -302,6 +318,24 @@ export class Snapshots<S, C extends CommandMap<S>> {
       this.status.report(error);
       throw error;
     }
+  }
+
+  /**
+   * The error of a save whose state nests deeper than `MAX_STATE_DEPTH` (unconditional commands
+   * can make one: docs/guarantees.md, "Known limits"): not sent to the store, which could not
+   * write it (its `JSON.stringify` overflows the stack thousands of levels down) or would write
+   * what every load discards. Reported once until a save succeeds (automatic saves would
+   * otherwise report it at every batch).
+   */
+  private tooDeep(revision: number): StateSyncError {
+    const error = new StateSyncError(
+      "SNAPSHOT_FAILED",
+      `not saving the local snapshot at revision ${revision}: its state nests arrays and objects deeper than ${MAX_STATE_DEPTH} levels, more than a snapshot may hold (the replica keeps working from the log)`,
+      { details: { maxDepth: MAX_STATE_DEPTH, revision } },
+    );
+    if (!this.tooDeepReported) this.status.report(error);
+    this.tooDeepReported = true;
+    return error;
   }
 
   /**

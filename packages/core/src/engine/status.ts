@@ -17,8 +17,8 @@ import type { SyncEvents, SyncStats, SyncStatus } from "../synchronizer-types.js
  * 5. `writable` (issue 10, case 10) is false exactly while the last thing learned about writing
  *    is a failure that will repeat ({@link blocksWrites}, an unusable log start), or once the
  *    replica is stalled or closed (final). A successful append makes it true again; so does a
- *    (re)connection that stands on the log, except after a denial, which only an append that
- *    succeeds can disprove. Its changes are announced once each, like the status's.
+ *    (re)connection that stands on the log, except after a denial or a refused model switch,
+ *    which only an append that succeeds can disprove. Its changes are announced once each, like the status's.
  */
 export class StatusHub {
   private value: SyncStatus = "connecting";
@@ -197,10 +197,12 @@ export class StatusHub {
 
   /**
    * The replica stands on the log again after a (re)connection: writable, unless the last
-   * failure was a denial, which no read can disprove (invariant 5).
+   * failure was a denial or a refused model switch (`upgrader.ts`), which no read can disprove
+   * (invariant 5).
    */
   reconnected(): void {
-    if (this.writeErrorValue?.code === "PERMISSION_DENIED") return;
+    const last = this.writeErrorValue;
+    if (last?.code === "PERMISSION_DENIED" || last?.details.upgradeRefused === true) return;
     this.setWritable(true, undefined);
   }
 

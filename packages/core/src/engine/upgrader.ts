@@ -1,7 +1,9 @@
 import type { SwitchEntry } from "../entry.js";
 import { isStateSyncError, StateSyncError } from "../errors.js";
 import type { CommandMap, Model } from "../model.js";
-import type { Appender } from "./appender.js";
+import { MAX_STATE_DEPTH } from "../entry-limits.js";
+import { nestedDeeperThan } from "../nesting.js";
+import type { Appender, Prepared } from "./appender.js";
 import { DEFAULT_OUTCOME_TIMEOUT_MS } from "./options.js";
 import type { Opener } from "./opener.js";
 import type { Reader } from "./reader.js";
@@ -26,6 +28,11 @@ export type UpgradePolicy = "on-open" | "manual";
  * 2. A switch entry is based on the revision whose state it carries; a conflict means another
  *    entry came first: catch up and migrate again (or find the switch another replica wrote).
  * 3. One switch runs at a time (a second call joins it).
+ * 4. A switch refused for its state (a failing migration, a state nested deeper than
+ *    `MAX_STATE_DEPTH` or larger than one entry) writes nothing, and leaves the replica not
+ *    `writable` with that error until an append succeeds: every update would meet it (a
+ *    fresh-eyes trial: a replica opened with `"on-open"` looked writable while every update
+ *    failed). Reads go on.
  */
 export class Upgrader<S, C extends CommandMap<S>> {
   private running: Promise<number> | undefined;
@@ -116,21 +123,7 @@ export class Upgrader<S, C extends CommandMap<S>> {
       await this.opener.fetchUpdates();
       if (!this.replica.legacy) return this.replica.revision;
       const base = this.replica.revision;
-      const entry: SwitchEntry = {
-        v: 2,
-        kind: "switch",
-        base,
-        ts: Date.now(),
-        client: this.clientId,
-        model: this.model.name,
-        from: this.replica.logModel.version,
-        version: this.model.version,
-        initialHash: this.model.initialHash,
-        state: this.replica.migratedState(), // throws VALIDATION when a migration fails
-        recent: this.replica.recentForSnapshot(),
-        ...(this.replica.origins.size > 0 ? { origins: this.replica.origins.toRows() } : {}),
-      };
-      const prepared = await this.appender.prepare(entry, "the switch entry");
+      const prepared = await this.prepare(base);
       const outcome = await this.appender.appendConditional(prepared, base, {
         timeoutMs: DEFAULT_OUTCOME_TIMEOUT_MS,
       });
@@ -144,5 +137,48 @@ export class Upgrader<S, C extends CommandMap<S>> {
       "RETRY_LIMIT",
       `the switch entry lost ${MAX_SWITCH_RACES} races to other writers`,
     );
+  }
+
+  /**
+   * The switch entry based on `base`, encoded and checked. When the state cannot be carried (its
+   * migration fails, it nests deeper than `MAX_STATE_DEPTH`, or it is larger than one entry), the
+   * refusal would meet every update (each must switch first): it makes the replica not writable
+   * with that error (invariant 4) and is thrown with `details.upgradeRefused`.
+   */
+  private async prepare(base: number): Promise<Prepared> {
+    try {
+      const state = this.replica.migratedState(); // throws VALIDATION when a migration fails
+      if (nestedDeeperThan(state, MAX_STATE_DEPTH)) {
+        throw new StateSyncError(
+          "VALIDATION",
+          `its state nests arrays and objects deeper than ${MAX_STATE_DEPTH} levels, more than an entry may hold`,
+          { details: { maxDepth: MAX_STATE_DEPTH } },
+        );
+      }
+      const entry: SwitchEntry = {
+        v: 2,
+        kind: "switch",
+        base,
+        ts: Date.now(),
+        client: this.clientId,
+        model: this.model.name,
+        from: this.replica.logModel.version,
+        version: this.model.version,
+        initialHash: this.model.initialHash,
+        state,
+        recent: this.replica.recentForSnapshot(),
+        ...(this.replica.origins.size > 0 ? { origins: this.replica.origins.toRows() } : {}),
+      };
+      return await this.appender.prepare(entry, "the switch entry");
+    } catch (e) {
+      if (!isStateSyncError(e, "VALIDATION") && !isStateSyncError(e, "PAYLOAD_TOO_LARGE")) throw e;
+      const refused = new StateSyncError(
+        e.code,
+        `cannot switch the log to ${this.model.name} v${this.model.version} at revision ${base}: ${e.message}; nothing was written, and updates fail until the switch can be written`,
+        { cause: e, details: { ...e.details, upgradeRefused: true, revision: base } },
+      );
+      this.status.cannotWrite(refused);
+      throw refused;
+    }
   }
 }

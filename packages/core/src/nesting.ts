@@ -1,0 +1,117 @@
+/**
+ * How deep the arrays and objects of a JSON value nest, counted as the brackets of its JSON text
+ * (a number or string: 0 levels, `{}`: 1, `{ "a": [] }`: 2), against a limit: the walk a
+ * replica runs before it hands its state to a boundary whose readers limit the nesting
+ * (`MAX_STATE_DEPTH`: local snapshots, compaction, the model switch).
+ */
+
+/** Containers walked between two looks at the clock in {@link nestedDeeperThanInSlices}. */
+const CHECK_EVERY = 4_096;
+
+/**
+ * A walk of the containers of a value, depth first, iterative (hostile depth cannot overflow the
+ * stack; the walk ends at the first container past the limit, so a cycle counts as too deep).
+ * Own enumerable keys only, as `JSON.stringify` reads them; no paths (cheap).
+ */
+class DepthWalk {
+  private readonly values: object[] = [];
+  private readonly depths: number[] = [];
+  /** The verdict, once `step` returned true. */
+  deeper = false;
+
+  constructor(
+    value: unknown,
+    private readonly limit: number,
+  ) {
+    if (value !== null && typeof value === "object") {
+      this.values.push(value);
+      this.depths.push(1);
+    }
+  }
+
+  /** Walks up to `count` containers; true once the verdict is known. */
+  step(count: number): boolean {
+    const { values, depths, limit } = this;
+    for (let n = 0; n < count; n++) {
+      const v = values.pop();
+      if (v === undefined) return true;
+      const depth = depths.pop()!;
+      if (depth > limit) {
+        this.deeper = true;
+        return true;
+      }
+      if (Array.isArray(v)) {
+        for (let i = 0; i < v.length; i++) {
+          const child: unknown = v[i];
+          if (child !== null && typeof child === "object") {
+            values.push(child);
+            depths.push(depth + 1);
+          }
+        }
+        continue;
+      }
+      const keys = Object.keys(v);
+      for (let i = 0; i < keys.length; i++) {
+        const child: unknown = (v as Record<string, unknown>)[keys[i]!];
+        if (child !== null && typeof child === "object") {
+          values.push(child);
+          depths.push(depth + 1);
+        }
+      }
+    }
+    return values.length === 0;
+  }
+}
+
+/** True when the arrays and objects of `value`, a JSON value, nest deeper than `limit` levels. */
+export function nestedDeeperThan(value: unknown, limit: number): boolean {
+  const walk = new DepthWalk(value, limit);
+  walk.step(Infinity);
+  return walk.deeper;
+}
+
+/**
+ * {@link nestedDeeperThan} in slices of about `sliceMs` of work, giving the event loop a turn
+ * between them, so that the walk of a state of many megabytes never blocks a page for long (as
+ * the browser's snapshot encoder does). `value` must not change meanwhile (a replica's state is
+ * frozen).
+ */
+export async function nestedDeeperThanInSlices(
+  value: unknown,
+  limit: number,
+  sliceMs = 8,
+): Promise<boolean> {
+  const walk = new DepthWalk(value, limit);
+  let sliceStart = Date.now();
+  while (!walk.step(CHECK_EVERY)) {
+    if (Date.now() - sliceStart >= sliceMs) {
+      await yieldToEventLoop();
+      sliceStart = Date.now();
+    }
+  }
+  return walk.deeper;
+}
+
+/**
+ * Gives the event loop a turn: `scheduler.yield()` where there is one, else a message task (not
+ * throttled in a hidden tab, unlike timers), else a timer.
+ */
+function yieldToEventLoop(): Promise<void> {
+  const g = globalThis as {
+    scheduler?: { yield?: () => Promise<void> };
+    MessageChannel?: new () => {
+      port1: { onmessage: (() => void) | null; close(): void };
+      port2: { postMessage(message: unknown): void };
+    };
+  };
+  if (typeof g.scheduler?.yield === "function") return g.scheduler.yield();
+  return new Promise((resolve) => {
+    if (g.MessageChannel === undefined) return void setTimeout(resolve, 0);
+    const channel = new g.MessageChannel();
+    channel.port1.onmessage = () => {
+      channel.port1.close();
+      resolve();
+    };
+    channel.port2.postMessage(undefined);
+  });
+}
