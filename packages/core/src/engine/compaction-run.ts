@@ -65,7 +65,7 @@ export class CompactionRun<S, C extends CommandMap<S>> {
     let written: Written | undefined;
     // A snapshot entry races every writer of a busy log: after a few lost races it announces
     // itself with an intent like any writer, and the others let it go first (issue 10, case 11).
-    const batch: ContendingBatch = { conflicts: 0, announced: false, turnsWaited: 0 };
+    const batch: ContendingBatch = { conflicts: 0, announced: false, turnsWaited: 0, heldMs: 0 };
     for (let attempt = 0; written === undefined; attempt++) {
       await this.contention.beforeAttempt(batch);
       await this.writer.pause(true); // invariant 3
