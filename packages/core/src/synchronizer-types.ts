@@ -27,14 +27,19 @@ export interface UpdateOptions {
   /** Attempts before `RETRY_LIMIT` (conditional updates only). Default 64. */
   maxAttempts?: number;
   /**
-   * Aborts between attempts (rejects with `ABORTED`). Once an append may have reached the log,
-   * aborting its re-sends rejects with `UNKNOWN_OUTCOME` instead: it may or may not be stored.
+   * Ends the update at once while nothing of it was sent: in the local queue, waiting for the
+   * log, held back by other writers (intents, turns), between attempts (rejects with
+   * `ABORTED`). Once an append may have reached the log, aborting its re-sends rejects with
+   * `UNKNOWN_OUTCOME` instead: it may or may not be stored.
    */
   signal?: AbortSignal;
   /**
-   * How long, in ms, an append whose outcome is unknown (lost acknowledgement, server gone) is
-   * re-sent before the call rejects with `UNKNOWN_OUTCOME`. Default 30,000; keep it well below
-   * the stream's duplicate window (2 minutes by default).
+   * How long, in ms from the call, the update may take to reach the log: its waits (in the
+   * local queue, for the log, behind other writers) and the re-sends of an append whose outcome
+   * is unknown (lost acknowledgement, server gone). Past it, the call rejects with
+   * `UNKNOWN_OUTCOME` when an append may have been stored, else with `UNAVAILABLE`
+   * (`details.notSent`: nothing was appended). Default 30,000; keep it well below the stream's
+   * duplicate window (2 minutes by default).
    */
   outcomeTimeoutMs?: number;
 }
@@ -342,9 +347,11 @@ export interface CreateSynchronizerOptions<S, C extends CommandMap<S>> {
    * catches up and retries at once; after another, a live replica retries as soon as the next
    * entry arrives, or after a full-jitter exponential backoff when none comes. A writer (or a
    * compaction) that conflicts three times in a row appends an `intent` entry (a no-op), and
-   * every other writer holds its appends back until that writer's next entry arrives (at most
-   * 1 s), in log order: no writer starves, whatever the event-loop order of replicas sharing a
-   * process. `"turns"`: in addition, while others write, live writers take turns of 8 entries
+   * every other writer holds its appends back until that writer's next entry arrives, in log
+   * order: no writer starves, whatever the event-loop order of replicas sharing a process. The
+   * hold is bounded whatever others append: an update holds back for intents at most 1 s in
+   * all, and a writer whose intents go on for 3 s without another entry of its own is ignored
+   * until it appends one. `"turns"`: in addition, while others write, live writers take turns of 8 entries
    * round-robin, at the price of latency that grows with the number of writers. See
    * `engine/contention.ts` and the README's performance section.
    */

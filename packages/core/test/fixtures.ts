@@ -58,6 +58,7 @@ export async function open(
     clientId?: string;
     live?: boolean;
     waitFor?: "synced" | "restored";
+    contention?: "retry" | "turns";
     compaction?: false | { everyEntries?: number; everyBytes?: number; jitter?: number };
   } = {},
 ) {

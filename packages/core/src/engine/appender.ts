@@ -19,6 +19,11 @@ export interface AppendLimits {
   readonly timeoutMs: number;
   /** Ends the re-sends at once (`ABORTED` if nothing was sent, else `UNKNOWN_OUTCOME`). */
   readonly signal?: AbortSignal | undefined;
+  /**
+   * When the re-sends end, ms since the epoch, when earlier than `timeoutMs` from now (an
+   * update's deadline, set when it was called: its waits before the append count).
+   */
+  readonly deadline?: number | undefined;
 }
 
 /** A conditional append's outcome: stored (as `entry`), or the log had moved on. */
@@ -147,10 +152,11 @@ export class Appender {
     expected: number | undefined,
     after: number,
     messageId: string,
-    { timeoutMs, signal }: AppendLimits,
+    { timeoutMs, signal, deadline: until }: AppendLimits,
   ): Promise<number> {
-    const started = Date.now();
-    const deadline = started + timeoutMs;
+    // The update's wait started before this append when it waited for the log or other writers.
+    const started = Math.min(Date.now(), (until ?? Infinity) - timeoutMs);
+    const deadline = Math.min(Date.now() + timeoutMs, until ?? Infinity);
     let maybeStored = false; // false while every attempt is known not to have been sent
     let condition = expected; // the revision the next send is conditional on
     let checked = after; // unconditional: the first send may lie after this revision

@@ -72,7 +72,7 @@ export class CompactionRun<S, C extends CommandMap<S>> {
     let written: Written | undefined;
     // A snapshot entry races every writer of a busy log: after a few lost races it announces
     // itself with an intent like any writer, and the others let it go first (issue 10, case 11).
-    const batch: ContendingBatch = { conflicts: 0, announced: false, turnsWaited: 0 };
+    const batch: ContendingBatch = { conflicts: 0, announced: false, turnsWaited: 0, heldMs: 0 };
     for (let attempt = 0; written === undefined; attempt++) {
       await this.contention.beforeAttempt(batch);
       // Part 0 goes first (below): the depth is walked here, outside the pause, and the state

@@ -1,15 +1,26 @@
-import { backoffDelay, sleep } from "../backoff.js";
+import { backoffDelay } from "../backoff.js";
 import type { IntentEntry } from "../entry.js";
 import type { CommandMap } from "../model.js";
 import type { Appender } from "./appender.js";
 import type { Reader } from "./reader.js";
 import type { AppliedBatch, Replica } from "./replica.js";
 import type { StatusHub } from "./status.js";
+import { ended, pause, remaining, untilClosing, within, type WaitLimits } from "./wait-limits.js";
 
 /** Conflicts in a row after which a writer announces itself with an intent entry. */
 export const INTENT_AFTER_CONFLICTS = 3;
 /** How long another writer's intent holds the others back without its update arriving (ms). */
 const INTENT_TTL_MS = 1_000;
+/** Longest an update (or a compaction) holds back for other writers' intents, in all (ms). */
+const MAX_HOLD_MS = INTENT_TTL_MS;
+/**
+ * Longest a writer's intents, announced again or not, count while it appends nothing else (ms,
+ * from the first seen): then they count again only once it has appended an update, a command
+ * or a snapshot entry (a client that appends intents and nothing else must not hold writers).
+ */
+const MAX_INTENT_HOLD_MS = 3 * INTENT_TTL_MS;
+/** Writers whose intents are ignored (`MAX_INTENT_HOLD_MS`), remembered at most. */
+const MAX_IGNORED = 1_024;
 /** Longest pause between reads of a replica that does not follow, waiting on an intent (ms). */
 const MAX_INTENT_POLL_MS = 80;
 /** Entries per writer's turn while several writers contend (`contention: "turns"`). */
@@ -21,8 +32,14 @@ const ROTATION_WINDOW = 256;
 /** Most turns a queued update sits out before it appends regardless. */
 const MAX_TURN_WAITS = 64;
 
+/** An update (or a compaction) that may hold back for intents: how long it did so far. */
+export interface Holding {
+  /** Time spent holding back for other writers' intents, ms (at most `MAX_HOLD_MS`). */
+  heldMs: number;
+}
+
 /** What a writer's batch tells the contention part about itself. */
-export interface ContendingBatch {
+export interface ContendingBatch extends Holding {
   /** Conflicts of this batch in a row so far. */
   conflicts: number;
   /** Whether this batch already announced itself with an intent entry. */
@@ -46,11 +63,17 @@ export interface ContendingBatch {
  * 2. Intents: after {@link INTENT_AFTER_CONFLICTS} conflicts in a row, a writer (or a
  *    compactor) appends an `intent` entry (unconditional, so it always lands; a no-op for the
  *    state). Every writer that sees an outstanding intent of another writer holds its appends
- *    (conditional and unconditional) back until that writer's next update, command or snapshot entry arrives (or {@link INTENT_TTL_MS} passes: a writer that died
- *    holds nobody back for long; a writer still losing announces again before then, keeping its
- *    place). A replica that does not follow polls the log while it waits. Intents are served in log order, so a writer that keeps losing
- *    commits within a bounded number of attempts, whatever the event-loop order or the clocks.
- *    Uncontended writers never write one.
+ *    (conditional and unconditional) back until that writer's next update, command or snapshot
+ *    entry arrives (or {@link INTENT_TTL_MS} passes: a writer that died holds nobody back for
+ *    long; a writer still losing announces again before then, keeping its place). A replica
+ *    that does not follow polls the log while it waits. Intents are served in log order, so a
+ *    writer that keeps losing commits within a bounded number of attempts, whatever the
+ *    event-loop order or the clocks. Uncontended writers never write one.
+ *    The hold is bounded whatever others append (a fresh-eyes trial: a client appending an
+ *    intent every 0.9 s and nothing else held every writer as long as it went on): an update
+ *    holds back for at most {@link MAX_HOLD_MS} in all, and a writer whose intents go on for
+ *    {@link MAX_INTENT_HOLD_MS} without any other entry of its own is ignored until it appends
+ *    one. Every wait also ends at the update's limits (`wait-limits.ts`).
  * 3. Turns (`"turns"`, opt-in): while others write, live writers take turns of {@link TURN}
  *    entries round-robin over the recent writers, computed alike by every replica from the log.
  *
@@ -58,8 +81,16 @@ export interface ContendingBatch {
  * an intent merely conflicts).
  */
 export class Contention<S, C extends CommandMap<S>> {
-  /** Outstanding intents of other writers: client id → revision of the intent and when seen. */
-  private readonly intents = new Map<string, { revision: number; seenAt: number }>();
+  /**
+   * Outstanding intents of other writers: client id → revision of the intent, when it was last
+   * seen (announced again), and when the writer's first intent since its last entry was seen.
+   */
+  private readonly intents = new Map<
+    string,
+    { revision: number; seenAt: number; firstSeenAt: number }
+  >();
+  /** Writers whose intents went on too long without another entry (see rule 2). */
+  private readonly ignored = new Set<string>();
   /** Revision of this writer's outstanding intent. */
   private myIntent: number | undefined;
   /** When this writer last announced itself (ms since the epoch). */
@@ -87,38 +118,48 @@ export class Contention<S, C extends CommandMap<S>> {
     return this.intents.size > 0 || this.mode === "turns";
   }
 
-  /** Waits until this writer may append conditionally: behind earlier intents, for its turn. */
-  async beforeAttempt(batch: ContendingBatch): Promise<void> {
-    await this.deferToIntents();
-    if (this.mode === "turns") await this.awaitTurn(batch);
+  /**
+   * Waits until this writer may append conditionally: behind earlier intents, for its turn. Ends
+   * early, and the caller goes on, when `limits` are reached (the caller checks them).
+   */
+  async beforeAttempt(batch: ContendingBatch, limits?: WaitLimits): Promise<void> {
+    const bound = limits ?? untilClosing(this.status);
+    await this.deferToIntents(batch, bound);
+    if (this.mode === "turns") await this.awaitTurn(batch, bound);
   }
 
   /** After a conflict (caught up already): when to try again (rule 1), announcing if due (2). */
-  async afterConflict(batch: ContendingBatch, round: number): Promise<void> {
+  async afterConflict(batch: ContendingBatch, round: number, limits?: WaitLimits): Promise<void> {
+    const bound = limits ?? untilClosing(this.status);
     if (batch.conflicts >= INTENT_AFTER_CONFLICTS && (!batch.announced || this.intentLapsing())) {
       // Announced again when the last intent is about to lapse: a writer that stays behind (a
       // slow machine, a replica that does not follow) must not fall back to racing unaided.
       batch.announced = true;
-      await this.announce();
+      await this.announce(bound);
       return;
     }
     // The others hold back for this writer now: every moment it waits is wasted.
     if (batch.announced && this.myIntent !== undefined) return;
     if (round === 0 || (this.mode === "turns" && this.reader.following)) return;
+    const delay = Math.min(backoffDelay(round), remaining(bound));
     if (this.reader.following) {
-      await this.replica.waitUntil(this.replica.revision + 1, backoffDelay(round));
-    } else await sleep(backoffDelay(round));
+      await this.replica.waitUntil(this.replica.revision + 1, delay, bound.signal);
+    } else await pause(delay, bound);
   }
 
   /** Appends this writer's intent entry and catches up with it. Failures only cost the intent. */
-  private async announce(): Promise<void> {
+  private async announce(limits: WaitLimits): Promise<void> {
     const entry: IntentEntry = { v: 1, kind: "intent", ts: Date.now(), client: this.clientId };
     try {
       const prepared = await this.appender.prepare(entry, "the intent entry");
-      const stored = await this.appender.appendUnconditional(prepared, { timeoutMs: 5_000 });
+      const stored = await this.appender.appendUnconditional(prepared, {
+        timeoutMs: 5_000,
+        deadline: Math.min(Date.now() + 5_000, limits.deadline),
+        signal: limits.signal,
+      });
       this.myIntent ??= stored.revision; // announcing again keeps this writer's place
       this.myIntentAt = Date.now();
-      await this.reader.catchUp(stored.revision);
+      await within(this.reader.catchUp(stored.revision), limits);
     } catch {
       // Not announced: the writer simply retries as before.
     }
@@ -131,36 +172,59 @@ export class Contention<S, C extends CommandMap<S>> {
 
   /**
    * Waits while another writer's intent is outstanding and older than this writer's own (rule
-   * 2). Unconditional appends wait too: they never conflict themselves, but each one makes the
+   * 2), for at most `MAX_HOLD_MS` of `holding`'s life in all, and never past `limits`.
+   * Unconditional appends wait too: they never conflict themselves, but each one makes the
    * announced writer (or compactor) lose another race.
    */
-  async deferToIntents(): Promise<void> {
+  async deferToIntents(holding: Holding, limits?: WaitLimits): Promise<void> {
+    const bound = limits ?? untilClosing(this.status);
     let pollMs = 5;
     for (;;) {
       const now = Date.now();
-      let first: { revision: number; seenAt: number } | undefined;
-      for (const [client, intent] of this.intents) {
-        if (now - intent.seenAt > INTENT_TTL_MS) this.intents.delete(client);
-        else if (!first || intent.revision < first.revision) first = intent;
-      }
-      if (!first || this.status.stopped) return;
+      const first = this.firstIntent(now);
+      if (!first || this.status.stopped || ended(bound)) return;
       if (this.myIntent !== undefined && this.myIntent < first.revision) return;
-      const left = Math.max(1, first.seenAt + INTENT_TTL_MS - now);
+      const left = Math.min(
+        first.seenAt + INTENT_TTL_MS - now,
+        MAX_HOLD_MS - holding.heldMs,
+        remaining(bound),
+      );
+      if (left <= 0) return;
       if (this.reader.following) {
-        await this.replica.waitUntil(this.replica.revision + 1, left);
-        continue;
+        await this.replica.waitUntil(this.replica.revision + 1, left, bound.signal);
+      } else {
+        // A replica that does not follow learns that the announced writer went first only by
+        // reading: waiting for its own revision to move would hold it for the whole TTL, long
+        // enough for its own intent to lapse (a non-live compactor then lost 100 races in CI).
+        await pause(Math.min(left, pollMs), bound);
+        pollMs = Math.min(MAX_INTENT_POLL_MS, pollMs * 2);
+        try {
+          await within(this.reader.catchUp(), bound);
+        } catch {
+          return; // only ordering is at stake: the append itself reports what is wrong
+        }
       }
-      // A replica that does not follow learns that the announced writer went first only by
-      // reading: waiting for its own revision to move would hold it for the whole TTL, long
-      // enough for its own intent to lapse (a non-live compactor then lost 100 races in CI).
-      await sleep(Math.min(left, pollMs));
-      pollMs = Math.min(MAX_INTENT_POLL_MS, pollMs * 2);
-      try {
-        await this.reader.catchUp();
-      } catch {
-        return; // only ordering is at stake: the append itself reports what is wrong
-      }
+      holding.heldMs += Date.now() - now;
     }
+  }
+
+  /**
+   * The earliest outstanding intent of another writer. Drops the intents that lapsed, and those
+   * of writers whose intents went on for `MAX_INTENT_HOLD_MS` without another entry (rule 2).
+   */
+  private firstIntent(now: number): { revision: number; seenAt: number } | undefined {
+    let first: { revision: number; seenAt: number } | undefined;
+    for (const [client, intent] of this.intents) {
+      if (now - intent.seenAt > INTENT_TTL_MS) this.intents.delete(client);
+      else if (now - intent.firstSeenAt > MAX_INTENT_HOLD_MS) {
+        this.intents.delete(client);
+        if (this.ignored.size >= MAX_IGNORED) {
+          this.ignored.delete(this.ignored.values().next().value!);
+        }
+        this.ignored.add(client);
+      } else if (!first || intent.revision < first.revision) first = intent;
+    }
+    return first;
   }
 
   /**
@@ -193,9 +257,11 @@ export class Contention<S, C extends CommandMap<S>> {
         const revision = entries[i]!.revision;
         const known = this.intents.get(entry.client);
         if (mine[i]) this.myIntent ??= revision;
-        // A writer announcing again keeps its place in the order and gets a fresh TTL.
+        else if (this.ignored.size > 0 && this.ignored.has(entry.client)) continue;
+        // A writer announcing again keeps its place in the order and gets a fresh TTL (but not
+        // a longer hold than MAX_INTENT_HOLD_MS since its first intent: see `firstIntent`).
         else if (known && now - known.seenAt <= INTENT_TTL_MS) known.seenAt = now;
-        else this.intents.set(entry.client, { revision, seenAt: now });
+        else this.intents.set(entry.client, { revision, seenAt: now, firstSeenAt: now });
         continue;
       }
       if (entry.kind !== "update" && entry.kind !== "command" && entry.kind !== "snapshot") {
@@ -203,7 +269,10 @@ export class Contention<S, C extends CommandMap<S>> {
       }
       // The writer of an intent went first: its intent is done (a compactor's is a snapshot).
       if (mine[i]) this.myIntent = undefined;
-      else if (this.intents.size > 0) this.intents.delete(entry.client);
+      else {
+        if (this.intents.size > 0) this.intents.delete(entry.client);
+        if (this.ignored.size > 0) this.ignored.delete(entry.client); // it writes: heard again
+      }
       if (entry.kind === "snapshot" || !turns) continue;
       this.recentWriters.push(entry.client);
       if (!mine[i]) this.contendedAt = now;
@@ -217,23 +286,23 @@ export class Contention<S, C extends CommandMap<S>> {
    * the next turn to the writer after it in the sorted ids of the recent writers. Every wait ends
    * when the log goes quiet, so this only orders writers and never blocks one.
    */
-  private async awaitTurn(batch: ContendingBatch): Promise<void> {
+  private async awaitTurn(batch: ContendingBatch, limits: WaitLimits): Promise<void> {
     for (let i = 0; i < MAX_TURN_WAITS; i++) {
       if (!this.reader.following || Date.now() - this.contendedAt > CONTENDED_MS) return;
       const r = this.replica.revision;
       if (this.lastWriterWasMe) {
         if (r % TURN !== 0) return; // my turn goes on
-        if (!(await this.waitWhileActive(r + 1))) return; // let another writer go first
+        if (!(await this.waitWhileActive(r + 1, limits))) return; // let another writer go first
         continue;
       }
       const end = Math.ceil(r / TURN) * TURN;
       if (r < end) {
-        if (!(await this.waitWhileActive(end))) return;
+        if (!(await this.waitWhileActive(end, limits))) return;
         continue;
       }
       if (this.nextInRotation() === this.clientId) return;
       batch.turnsWaited += 1;
-      if (!(await this.waitWhileActive(r + TURN))) return;
+      if (!(await this.waitWhileActive(r + TURN, limits))) return;
     }
   }
 
@@ -246,13 +315,14 @@ export class Contention<S, C extends CommandMap<S>> {
     return writers.find((w) => w > last) ?? writers[0]!;
   }
 
-  /** True when `revision` is reached; false when the log went quiet meanwhile. */
-  private async waitWhileActive(revision: number): Promise<boolean> {
+  /** True when `revision` is reached; false when the log went quiet or `limits` ended meanwhile. */
+  private async waitWhileActive(revision: number, limits: WaitLimits): Promise<boolean> {
     const quietMs = 4 + 4 * Math.min(20, Math.max(0.25, this.entryIntervalMs));
     for (;;) {
       const before = this.replica.revision;
-      if (await this.replica.waitUntil(revision, quietMs)) return true;
-      if (this.replica.revision === before || this.status.stopped) return false;
+      const ms = Math.min(quietMs, remaining(limits));
+      if (await this.replica.waitUntil(revision, ms, limits.signal)) return true;
+      if (this.replica.revision === before || this.status.stopped || ended(limits)) return false;
     }
   }
 }

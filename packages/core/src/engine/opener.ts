@@ -10,6 +10,7 @@ import type { Reader } from "./reader.js";
 import type { Replica } from "./replica.js";
 import type { Snapshots } from "./snapshots.js";
 import type { StatusHub } from "./status.js";
+import { within } from "./wait-limits.js";
 
 /**
  * Opening the log and staying on it: checks the restored snapshot against the log, writes the
@@ -329,13 +330,16 @@ export class Opener<S, C extends CommandMap<S>> {
    * problem lasts until the setup changes), the stall, or `ABORTED`.
    */
   async anchor(until?: number, signal?: AbortSignal): Promise<void> {
+    // An opening in flight may take the log's request timeout: `until` and `signal` end the
+    // wait for it too (the opening goes on).
+    const limits = { deadline: until ?? Infinity, signal: signal ?? this.status.signal };
     for (let first = true; !this.replica.anchored; first = false) {
       const over = until === undefined || Date.now() >= until || signal?.aborted === true;
       if (!first && (over || this.lastingProblem || this.status.closed)) break;
-      if (this.opening) await this.status.untilClosed(this.opening);
+      if (this.opening) await this.status.untilClosed(within(this.opening, limits));
       else if (this.reconnectTimer && !this.lastingProblem) {
         await this.nextOpening(until === undefined ? Infinity : until - Date.now(), signal);
-      } else await this.status.untilClosed(this.connect());
+      } else await this.status.untilClosed(within(this.connect(), limits));
       this.status.assertUsable();
       if (signal?.aborted) throw abortError(signal);
     }

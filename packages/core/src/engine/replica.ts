@@ -272,18 +272,24 @@ export class Replica<S, C extends CommandMap<S>> {
     this.scheduleNotify();
   }
 
-  /** Resolves true once `revision` is consumed, false after `ms` or when the replica stops. */
-  waitUntil(revision: number, ms: number): Promise<boolean> {
+  /**
+   * Resolves true once `revision` is consumed; false after `ms`, when the replica stops, or as
+   * soon as `signal` aborts (an update's wait ends at once: `engine/wait-limits.ts`).
+   */
+  waitUntil(revision: number, ms: number, signal?: AbortSignal): Promise<boolean> {
     if (this.revision >= revision) return Promise.resolve(true);
-    if (this.status.stopped) return Promise.resolve(false);
+    if (this.status.stopped || signal?.aborted) return Promise.resolve(false);
     return new Promise((resolve) => {
       const done = (value: boolean) => {
         clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
         this.waiters.delete(waiter);
         resolve(value);
       };
-      const waiter: Waiter = { revision, resolve: () => done(true), reject: () => done(false) };
-      const timer = setTimeout(() => done(false), ms);
+      const onAbort = () => done(false);
+      const waiter: Waiter = { revision, resolve: () => done(true), reject: onAbort };
+      const timer = setTimeout(onAbort, ms);
+      signal?.addEventListener("abort", onAbort, { once: true });
       this.waiters.add(waiter);
     });
   }

@@ -1,5 +1,4 @@
 import type { Immutable } from "immer";
-import { abortError } from "../backoff.js";
 import { entryContext } from "../apply.js";
 import {
   CHECKED_COMMAND_FORMAT,
@@ -10,34 +9,21 @@ import {
 import { isStateSyncError, StateSyncError } from "../errors.js";
 import type { RevisionedLog } from "../log.js";
 import type { CommandMap } from "../model.js";
-import type { UpdateResult } from "../synchronizer-types.js";
-import type { Appender, AppendLimits } from "./appender.js";
-import type { ContendingBatch, Contention } from "./contention.js";
+import type { Appender } from "./appender.js";
+import type { Contention } from "./contention.js";
 import type { Upgrader } from "./upgrader.js";
 import type { Opener } from "./opener.js";
 import type { ParsedUpdateOptions } from "./options.js";
 import type { Reader } from "./reader.js";
-import type { RecipeRun, RecipeRunner } from "./recipes.js";
+import type { RecipeRunner } from "./recipes.js";
 import type { Replica } from "./replica.js";
 import type { StatusHub } from "./status.js";
+import { UpdateQueue } from "./update-queue.js";
+import { ENDED, unsent, waitLimits, within, type UpdateLimits } from "./wait-limits.js";
+import { Batch, type QueuedUpdate } from "./write-batch.js";
 
 /** Queued updates one conditional append may carry together. */
 const MAX_BATCH = 64;
-
-/** A conditional update waiting in the local queue. */
-export interface QueuedUpdate<S> extends RecipeRun, ParsedUpdateOptions {
-  /** Conditional appends made for it so far (and runs that found the log moved on). */
-  attempts: number;
-  /**
-   * A queued update's identity (`pending/`): the entry carrying it is written as format 2 with
-   * the batch's highest `origin`. With `applied`, which tells when the replica already holds it
-   * (a re-send whose first append landed): the writer then drops it unsettled, its owner settles.
-   */
-  readonly origin?: EntryOrigin | undefined;
-  applied?(): boolean;
-  resolve(result: UpdateResult<S, unknown>): void;
-  reject(error: unknown): void;
-}
 
 /** What one round of the write loop came to (Pravega's loop: a failed write is a value). */
 type Attempt<S> =
@@ -50,44 +36,9 @@ type Attempt<S> =
   /** Too large together: the first goes alone, the rest back to the queue. */
   | { kind: "split" }
   /** Every recipe failed alone (each caller has its error). */
-  | { kind: "none" };
-
-/** The ops of one batch and what the contention part tracks of them. */
-class Batch<S> implements ContendingBatch {
-  conflicts = 0;
-  announced = false;
-  turnsWaited = 0;
-  constructor(public ops: QueuedUpdate<S>[]) {}
-
-  /** Rejects the ops that may not go on (closed, stalled, aborted) and keeps the others. */
-  filterUsable(status: StatusHub): boolean {
-    this.ops = this.ops.filter((op) => {
-      if (status.stopped) op.reject(status.endError());
-      else if (op.applied?.()) return false;
-      else if (op.signal?.aborted) op.reject(abortError(op.signal));
-      else return true;
-      return false;
-    });
-    return this.ops.length > 0;
-  }
-
-  /** Rejects the ops out of attempts with `RETRY_LIMIT` ("<what> <n> times"). */
-  filterAttemptsLeft(what: string): void {
-    this.ops = this.ops.filter((op) => {
-      if (op.attempts < op.maxAttempts) return true;
-      op.reject(
-        new StateSyncError("RETRY_LIMIT", `${what} ${op.attempts} times`, {
-          details: { attempts: op.attempts },
-        }),
-      );
-      return false;
-    });
-  }
-
-  rejectAll(error: unknown): void {
-    for (const op of this.ops) op.reject(error);
-  }
-}
+  | { kind: "none" }
+  /** A wait before sending ended at an update's limits (the next round rejects that one). */
+  | { kind: "interrupted" };
 
 /** What the writer needs of the other parts. */
 export interface WriterParts<S, C extends CommandMap<S>> {
@@ -116,19 +67,28 @@ export interface WriterParts<S, C extends CommandMap<S>> {
  * 3. A committed update resolves with the state right after its entry (what its recipes
  *    produced), whatever the replica consumed meanwhile.
  * 4. `close()` rejects what is queued and waits for the appends already sent.
+ * 5. Every wait before an update is sent (in the queue, for the log, behind other writers)
+ *    ends at its limits: its `signal`, its deadline (its call + `outcomeTimeoutMs`), `close()`
+ *    (`wait-limits.ts`; the rejection says which, and that nothing was appended).
  */
 export class Writer<S, C extends CommandMap<S>> {
-  private queue: QueuedUpdate<S>[] = [];
+  private readonly queue: UpdateQueue<S>;
   private writing: Promise<void> | undefined;
   private paused = false;
   private readonly unconditionalInFlight = new Set<Promise<unknown>>();
 
-  constructor(private readonly p: WriterParts<S, C>) {}
+  constructor(private readonly p: WriterParts<S, C>) {
+    this.queue = new UpdateQueue(p.status);
+  }
 
-  /** Queues updates (several at once share a batch: the loop starts after the last). */
+  /**
+   * Queues updates (several at once share a batch: the loop starts after the last). Each one's
+   * deadline starts now: waiting in the queue counts towards its `outcomeTimeoutMs`.
+   */
   enqueue(...ops: QueuedUpdate<S>[]): void {
-    this.queue.push(...ops);
+    this.queue.add(ops);
     this.kick();
+    this.queue.arm(); // for what still waits behind the batch being written
   }
 
   /** Holds the queue (a compaction appends its snapshot entry meanwhile); waits for the batch. */
@@ -140,7 +100,7 @@ export class Writer<S, C extends CommandMap<S>> {
 
   /** Rejects what is queued with `error` and waits for every append already sent. */
   async close(error: StateSyncError): Promise<void> {
-    for (const op of this.queue.splice(0)) op.reject(error);
+    this.queue.rejectAll(error);
     await this.writing?.catch(() => undefined);
     await Promise.allSettled([...this.unconditionalInFlight]);
   }
@@ -151,7 +111,7 @@ export class Writer<S, C extends CommandMap<S>> {
     this.writing = (async () => {
       try {
         while (this.queue.length > 0 && !this.paused) {
-          await this.commit(new Batch(this.queue.splice(0, MAX_BATCH)));
+          await this.commit(new Batch(this.queue.take(MAX_BATCH)));
         }
       } finally {
         this.writing = undefined;
@@ -184,32 +144,58 @@ export class Writer<S, C extends CommandMap<S>> {
           }
           return;
         case "split":
-          this.queue.unshift(...batch.ops.splice(1));
+          this.queue.add(batch.ops.splice(1), true);
           continue;
+        case "interrupted":
+          continue; // the next round's filterUsable rejects what ended the wait
         case "conflict":
-        case "moved":
+        case "moved": {
           if (outcome.kind === "conflict") batch.conflicts += 1;
           batch.filterAttemptsLeft(
             outcome.kind === "conflict" ? "the update conflicted" : "the log moved on",
           );
+          const limits = batch.limits(this.p.status.signal);
           try {
-            await this.p.reader.catchUp(outcome.latest);
-            if (outcome.kind === "conflict") await this.p.contention.afterConflict(batch, round);
+            if ((await within(this.p.reader.catchUp(outcome.latest), limits)) === ENDED) continue;
+            if (outcome.kind === "conflict") {
+              await this.p.contention.afterConflict(batch, round, limits);
+            }
           } catch (e) {
             return batch.rejectAll(e);
+          } finally {
+            limits.dispose();
           }
+        }
       }
+    }
+  }
+
+  /**
+   * The waits before an attempt: standing on the log (`anchor`), an upgrade of the log, other
+   * writers (intents, turns). False when the batch's limits ended one of them (an op aborted,
+   * past its deadline, or the replica closed): nothing was sent, the next round says which.
+   */
+  private async beforeSending(batch: Batch<S>): Promise<boolean> {
+    const limits = batch.limits(this.p.status.signal);
+    try {
+      if (!this.p.replica.anchored) await this.p.opener.anchor(limits.deadline, limits.signal);
+      if (this.p.replica.legacy && (await within(this.p.upgrader.ensure(), limits)) === ENDED) {
+        return false;
+      }
+      if (this.p.contention.mayWait) await this.p.contention.beforeAttempt(batch, limits);
+      return !limits.signal.aborted && Date.now() < limits.deadline;
+    } catch (e) {
+      if (limits.signal.aborted) return false;
+      throw e;
+    } finally {
+      limits.dispose();
     }
   }
 
   /** One round: run the recipes on the current state and append their entry conditionally. */
   private async attempt(batch: Batch<S>): Promise<Attempt<S>> {
-    if (!this.p.replica.anchored) {
-      const { timeoutMs, signal } = limitsOf(batch.ops);
-      await this.p.opener.anchor(Date.now() + timeoutMs, signal);
-    }
-    if (this.p.replica.legacy) await this.p.upgrader.ensure();
-    if (this.p.contention.mayWait) await this.p.contention.beforeAttempt(batch);
+    const waits = !this.p.replica.anchored || this.p.replica.legacy || this.p.contention.mayWait;
+    if (waits && !(await this.beforeSending(batch))) return { kind: "interrupted" };
     const base = this.p.replica.revision;
     const state = this.p.replica.state as S;
     const ts = Date.now();
@@ -225,7 +211,10 @@ export class Writer<S, C extends CommandMap<S>> {
     if (run.patches.length === 0) {
       // Nothing to append, so no conditional append checks that the recipes read the latest
       // state: ask the log (invariant 2).
-      const latest = (await this.p.log.info()).latestRevision;
+      const limits = batch.limits(this.p.status.signal);
+      const info = await within(this.p.log.info(), limits).finally(() => limits.dispose());
+      if (info === ENDED) return { kind: "interrupted" };
+      const latest = info.latestRevision;
       if (latest <= this.p.replica.revision) {
         return { kind: "unchanged", revision: base, state, results: run.results };
       }
@@ -255,7 +244,7 @@ export class Writer<S, C extends CommandMap<S>> {
     for (const op of batch.ops) op.attempts += 1;
     // Read back before its acknowledgement, the entry is adopted with this state (no replay).
     const own = { ...prepared, produced: { base, state: run.state } };
-    const outcome = await this.p.appender.appendConditional(own, base, limitsOf(batch.ops));
+    const outcome = await this.p.appender.appendConditional(own, base, batch.appendLimits());
     if (outcome.kind === "conflict") return outcome;
     // Committed: whatever happens to the replica now (closed, stalled, a read that fails), the
     // caller learns that its update is in the log, at this revision, with this state (a CLOSED
@@ -263,9 +252,12 @@ export class Writer<S, C extends CommandMap<S>> {
     const stored = outcome.entry;
     if (!this.p.replica.adopt(stored, entry, run.state) && !this.p.status.stopped) {
       // The replica moved past `base` meanwhile (it read its own entry back first): fine, unless
-      // it has not reached the entry yet.
+      // it has not reached the entry yet. The outcome is known: an abort only ends the wait.
       if (this.p.replica.revision < stored.revision) {
-        await this.p.reader.catchUp(stored.revision).catch(() => undefined);
+        const limits = batch.limits(this.p.status.signal);
+        await within(this.p.reader.catchUp(stored.revision), { ...limits, deadline: Infinity })
+          .catch(() => undefined)
+          .finally(() => limits.dispose());
       }
     }
     return { kind: "committed", revision: stored.revision, state: run.state, results: run.results };
@@ -278,12 +270,14 @@ export class Writer<S, C extends CommandMap<S>> {
     options: ParsedUpdateOptions,
     origin?: EntryOrigin,
   ): Promise<{ readonly revision: number }> {
-    if (options.signal?.aborted) throw abortError(options.signal);
-    if (!this.p.replica.anchored) {
-      await this.p.opener.anchor(Date.now() + options.outcomeTimeoutMs, options.signal);
+    const update: UpdateLimits = { ...options, deadline: Date.now() + options.outcomeTimeoutMs };
+    let error = unsent(this.p.status, update);
+    if (error) throw error;
+    if (!this.p.replica.anchored || this.p.replica.legacy || this.p.contention.mayWait) {
+      await this.beforeUnconditional(update);
+      error = unsent(this.p.status, update);
+      if (error) throw error;
     }
-    if (this.p.replica.legacy) await this.p.upgrader.ensure();
-    if (this.p.contention.mayWait) await this.p.contention.deferToIntents();
     const entry: CommandEntry = {
       // Format 3: every replica checks the command's result (docs/format.md); it carries `origin`.
       v: CHECKED_COMMAND_FORMAT,
@@ -300,6 +294,7 @@ export class Writer<S, C extends CommandMap<S>> {
     const append = this.p.appender.appendUnconditional(prepared, {
       timeoutMs: options.outcomeTimeoutMs,
       signal: options.signal,
+      deadline: update.deadline,
     });
     this.unconditionalInFlight.add(append);
     let revision: number;
@@ -321,6 +316,22 @@ export class Writer<S, C extends CommandMap<S>> {
     if (failure) throw commandFailed(failure, revision);
     return { revision };
   }
+
+  /** An unconditional command's waits before it is sent (see `beforeSending`). */
+  private async beforeUnconditional(update: UpdateLimits): Promise<void> {
+    const limits = waitLimits([update], this.p.status.signal);
+    try {
+      if (!this.p.replica.anchored) await this.p.opener.anchor(limits.deadline, limits.signal);
+      if (this.p.replica.legacy && (await within(this.p.upgrader.ensure(), limits)) === ENDED) {
+        return;
+      }
+      if (this.p.contention.mayWait) await this.p.contention.deferToIntents({ heldMs: 0 }, limits);
+    } catch (e) {
+      if (!limits.signal.aborted) throw e; // else the caller says what ended the wait
+    } finally {
+      limits.dispose();
+    }
+  }
 }
 
 /**
@@ -340,14 +351,6 @@ function originOf<S>(ops: readonly QueuedUpdate<S>[]): EntryOrigin | undefined {
   let origin: EntryOrigin | undefined;
   for (const op of ops) if (op.origin && (!origin || op.origin[1] > origin[1])) origin = op.origin;
   return origin;
-}
-
-/** One timeout for the batch (the shortest), and a signal only when it is one caller's. */
-function limitsOf<S>(ops: readonly QueuedUpdate<S>[]): AppendLimits {
-  return {
-    timeoutMs: Math.min(...ops.map((o) => o.outcomeTimeoutMs)),
-    signal: ops.length === 1 ? ops[0]!.signal : undefined,
-  };
 }
 
 const seedPool = new Uint32Array(256);

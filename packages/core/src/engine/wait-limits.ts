@@ -1,0 +1,133 @@
+import { abortError, wakeableSleep } from "../backoff.js";
+import { StateSyncError } from "../errors.js";
+import type { StatusHub } from "./status.js";
+
+/**
+ * What ends the waits of an update before its entry is sent: anchoring on the log, an upgrade,
+ * other writers' intents and turns, a catch-up between attempts.
+ *
+ * The kind of fault (a fresh-eyes trial): those waits ended only when what they waited for
+ * came, so an update held back by another client's intents ignored its `signal` and its
+ * `outcomeTimeoutMs` and outlived `close()`, which then failed it as if the log were
+ * unreachable. Every such wait now takes these limits and ends as soon as one is reached; the
+ * writer then rejects the update with what ended it ({@link unsent}). Nothing was sent yet, so
+ * each of those errors is a definite failure (docs/guarantees.md, "Definite failures").
+ */
+export interface WaitLimits {
+  /** When the waits end, ms since the epoch (the earliest deadline of a batch; Infinity: none). */
+  readonly deadline: number;
+  /** Aborts when an update's own signal aborts or the replica closes. */
+  readonly signal: AbortSignal;
+}
+
+/** One update's own limits: its `signal`, and its deadline (its call + `outcomeTimeoutMs`). */
+export interface UpdateLimits {
+  readonly signal: AbortSignal | undefined;
+  readonly outcomeTimeoutMs: number;
+  /** ms since the epoch. */
+  readonly deadline: number;
+}
+
+/** Returned by {@link within} when the limits ended the wait first. */
+export const ENDED: unique symbol = Symbol("limits ended the wait");
+
+/** The limits of `updates` together, ending also on `closing`; `dispose` drops its listeners. */
+export function waitLimits(
+  updates: readonly UpdateLimits[],
+  closing: AbortSignal,
+): WaitLimits & { dispose(): void } {
+  const controller = new AbortController();
+  const sources = [closing];
+  let deadline = Infinity;
+  for (const u of updates) {
+    if (u.signal) sources.push(u.signal);
+    if (u.deadline < deadline) deadline = u.deadline;
+  }
+  const abort = () => controller.abort();
+  for (const s of sources) {
+    if (s.aborted) controller.abort();
+    else s.addEventListener("abort", abort, { once: true });
+  }
+  return {
+    deadline,
+    signal: controller.signal,
+    dispose: () => sources.forEach((s) => s.removeEventListener("abort", abort)),
+  };
+}
+
+/** Limits that end only when the replica closes (a compaction's waits). */
+export function untilClosing(status: StatusHub): WaitLimits {
+  return { deadline: Infinity, signal: status.signal };
+}
+
+/** True once the limits are reached. */
+export function ended(limits: WaitLimits): boolean {
+  return limits.signal.aborted || Date.now() >= limits.deadline;
+}
+
+/** Milliseconds left before the deadline, at least 0. */
+export function remaining(limits: WaitLimits): number {
+  return Math.max(0, limits.deadline - Date.now());
+}
+
+/** Sleeps `ms`, or less when the limits end first; never rejects. */
+export function pause(ms: number, limits: WaitLimits): Promise<void> {
+  return wakeableSleep(Math.min(ms, remaining(limits)), limits.signal).done;
+}
+
+/**
+ * `work`'s outcome, or {@link ENDED} as soon as the limits end. `work` goes on (a catch-up, an
+ * opening, an upgrade that others may share); its outcome is then ignored, never unhandled.
+ */
+export function within<T>(work: Promise<T>, limits: WaitLimits): Promise<T | typeof ENDED> {
+  if (ended(limits)) {
+    work.catch(() => undefined);
+    return Promise.resolve(ENDED);
+  }
+  return new Promise<T | typeof ENDED>((resolve, reject) => {
+    const end = () => {
+      clearTimeout(timer);
+      limits.signal.removeEventListener("abort", end);
+      resolve(ENDED);
+    };
+    const timer = Number.isFinite(limits.deadline) ? setTimeout(end, remaining(limits)) : undefined;
+    limits.signal.addEventListener("abort", end, { once: true });
+    work.then(
+      (value) => (
+        clearTimeout(timer),
+        limits.signal.removeEventListener("abort", end),
+        resolve(value)
+      ),
+      (e: unknown) => (
+        clearTimeout(timer),
+        limits.signal.removeEventListener("abort", end),
+        reject(e)
+      ),
+    );
+  });
+}
+
+/**
+ * Why an update that was not sent may not go on, or undefined: the replica closed or stalled
+ * (`CLOSED`, or the stall), its signal aborted (`ABORTED`), or its deadline passed
+ * (`UNAVAILABLE`, `details.notSent`: nothing was appended, as when the log stayed unreachable).
+ */
+export function unsent(status: StatusHub, update: UpdateLimits): StateSyncError | undefined {
+  if (status.stopped) return status.endError();
+  if (update.signal?.aborted) return abortError(update.signal);
+  const now = Date.now();
+  if (now < update.deadline) return undefined;
+  const waitedMs = now - (update.deadline - update.outcomeTimeoutMs);
+  return new StateSyncError(
+    "UNAVAILABLE",
+    `nothing was appended: the update waited ${waitedMs} ms without being sent (for the log, or behind other writers), past its outcomeTimeoutMs (${update.outcomeTimeoutMs} ms)`,
+    {
+      details: {
+        notSent: true,
+        timedOut: true,
+        waitedMs,
+        outcomeTimeoutMs: update.outcomeTimeoutMs,
+      },
+    },
+  );
+}
