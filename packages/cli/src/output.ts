@@ -6,11 +6,12 @@
  */
 import { inspect } from "node:util";
 import { ERROR_CODES, StateSyncError, type StateSyncErrorCode } from "@statesync/node";
+import { jsonText } from "./json-text.js";
 import { visible } from "./visible.js";
 
 /** Writes `value` as one line of JSON on stdout (control characters escaped, see `visible`). */
 export function printJson(value: unknown): void {
-  process.stdout.write(`${visible(JSON.stringify(value))}\n`);
+  process.stdout.write(`${visible(jsonText(value))}\n`);
 }
 
 /** Writes `lines` on stdout, one per line, each made `visible`. */
@@ -52,7 +53,7 @@ export function block(pairs: ReadonlyArray<readonly [string, string]>): string[]
 
 /** `JSON.stringify(value)` cut to `max` characters with an ellipsis. */
 export function shortJson(value: unknown, max = 80): string {
-  const text = value === undefined ? "" : JSON.stringify(value);
+  const text = value === undefined ? "" : jsonText(value);
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 

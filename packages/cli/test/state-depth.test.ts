@@ -117,4 +117,20 @@ describe("statesync and a state nested too deep", () => {
     expect(h.stderr).toMatch(/^statesync: VALIDATION: the state in \S+ nests arrays and objects/);
     expect(await streamNames()).not.toContain(target);
   });
+  it("state prints a state nested 5,000 levels deep, as text and --json (a fresh-eyes trial: INTERNAL RangeError)", async () => {
+    const stream = await seeded(5_000);
+    const json = await runJson(["state", ...server(), "--stream", stream, "--model", TREE]);
+    expect(json.revision).toBe(2);
+    expect(json.state.blob).toBe("");
+    let levels = 1; // nested(5_000): arrays 5,000 deep, each holding the next, the last empty
+    for (let v = json.state.tree; v.length > 0; v = v[0]) levels += 1;
+    expect(levels).toBe(5_000);
+    const text = await runCli(["state", ...server(), "--stream", stream, "--model", TREE]);
+    expect([text.code, text.stderr]).toEqual([0, ""]);
+    const lines = text.stdout.trimEnd().split("\n");
+    // JSON.stringify(state, null, 2)'s layout: one bracket per line, indented two spaces a level.
+    expect(lines.slice(0, 3)).toEqual(["{", '  "tree": [', "    ["]);
+    expect(lines.at(-1)).toBe("}");
+    expect(lines).toHaveLength(2 * 5_000 + 2);
+  });
 });

@@ -9,6 +9,7 @@ import { z } from "zod";
 import { action } from "../action.js";
 import { loadModel, type AnyModel } from "../model-file.js";
 import { addCommonOptions, parseCommon, parseWith, revisionSchema } from "../options.js";
+import { jsonText } from "../json-text.js";
 import { printJson, printLines } from "../output.js";
 import { checkFirstEntry, withReplica } from "../replica.js";
 import { withLog, withSession, type Session } from "../session.js";
@@ -72,7 +73,7 @@ export function registerState(program: Command): void {
       const result = await withSession(o, (s) => readState(s, model, args.at));
       if (o.json) printJson(result);
       // Line by line, each made visible: a string's control characters are escaped as in JSON.
-      else printLines(JSON.stringify(result.state, null, 2).split("\n"));
+      else printLines(jsonText(result.state, 2).split("\n"));
     }),
   );
 }
