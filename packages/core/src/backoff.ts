@@ -1,4 +1,5 @@
 import { StateSyncError } from "./errors.js";
+import { whenAborted } from "./abort-watch.js";
 
 /**
  * "Full jitter" exponential backoff (AWS Architecture Blog, "Exponential Backoff And Jitter"):
@@ -17,10 +18,10 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
       reject(abortError(signal!));
     };
     const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
+      stop?.();
       resolve();
     }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
+    const stop = signal && whenAborted(signal, onAbort);
   });
 }
 
@@ -39,10 +40,10 @@ export function wakeableSleep(
 ): { done: Promise<void>; wake(): void } {
   const ended = new AbortController();
   const onAbort = () => ended.abort();
-  signal.addEventListener("abort", onAbort, { once: true });
+  const stop = whenAborted(signal, onAbort);
   const done = (signal.aborted ? Promise.resolve() : sleep(ms, ended.signal))
     .catch(() => undefined)
-    .finally(() => signal.removeEventListener("abort", onAbort));
+    .finally(stop);
   return { done, wake: onAbort };
 }
 

@@ -1,5 +1,6 @@
 import { StateSyncError } from "./errors.js";
 import type { AppendOptions } from "./log.js";
+import { whenAborted } from "./abort-watch.js";
 
 /** Waits for `p`, or rejects `UNAVAILABLE` (outcome unknown) when a limit of `options` ends first. */
 export function raceLimits<T>(p: Promise<T>, options: AppendOptions): Promise<T> {
@@ -18,10 +19,10 @@ export function raceLimits<T>(p: Promise<T>, options: AppendOptions): Promise<T>
     const onAbort = () => end("before the signal aborted", { aborted: true });
     const cleanup = () => {
       if (timer !== undefined) clearTimeout(timer);
-      signal?.removeEventListener("abort", onAbort);
+      stop?.();
     };
     if (signal?.aborted) return end("before the signal aborted", { aborted: true, notSent: true });
-    signal?.addEventListener("abort", onAbort, { once: true });
+    const stop = signal && whenAborted(signal, onAbort);
     p.then(
       (v) => (cleanup(), resolve(v)),
       (e: unknown) => (cleanup(), reject(e)),

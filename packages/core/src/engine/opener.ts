@@ -11,6 +11,7 @@ import type { Replica } from "./replica.js";
 import type { Snapshots } from "./snapshots.js";
 import type { StatusHub } from "./status.js";
 import { within } from "./wait-limits.js";
+import { whenAborted } from "../abort-watch.js";
 
 /**
  * Opening the log and staying on it: checks the restored snapshot against the log, writes the
@@ -223,12 +224,12 @@ export class Opener<S, C extends CommandMap<S>> {
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);
-        signal?.removeEventListener("abort", done);
+        stop?.();
         this.waiting.delete(done);
         resolve();
       };
       const timer = Number.isFinite(ms) ? setTimeout(done, ms) : undefined;
-      signal?.addEventListener("abort", done, { once: true });
+      const stop = signal && whenAborted(signal, done);
       this.waiting.add(done);
     });
   }
@@ -407,11 +408,10 @@ export class Opener<S, C extends CommandMap<S>> {
 function untilAborted<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
   if (!signal) return p;
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(abortError(signal));
-    signal.addEventListener("abort", onAbort, { once: true });
+    const stop = whenAborted(signal, () => reject(abortError(signal)));
     p.then(
-      (v) => (signal.removeEventListener("abort", onAbort), resolve(v)),
-      (e: unknown) => (signal.removeEventListener("abort", onAbort), reject(e)),
+      (v) => (stop(), resolve(v)),
+      (e: unknown) => (stop(), reject(e)),
     );
   });
 }

@@ -9,6 +9,7 @@ import type { SyncStats } from "../synchronizer-types.js";
 import type { OwnEntries, OwnEntry } from "./own-entries.js";
 import type { Origins } from "../pending/origins.js";
 import type { StatusHub } from "./status.js";
+import { whenAborted } from "../abort-watch.js";
 
 /** Entries the replica consumed together, with what each did, in log order. */
 export interface AppliedBatch {
@@ -282,14 +283,14 @@ export class Replica<S, C extends CommandMap<S>> {
     return new Promise((resolve) => {
       const done = (value: boolean) => {
         clearTimeout(timer);
-        signal?.removeEventListener("abort", onAbort);
+        stop?.();
         this.waiters.delete(waiter);
         resolve(value);
       };
       const onAbort = () => done(false);
       const waiter: Waiter = { revision, resolve: () => done(true), reject: onAbort };
       const timer = setTimeout(onAbort, ms);
-      signal?.addEventListener("abort", onAbort, { once: true });
+      const stop = signal && whenAborted(signal, onAbort);
       this.waiters.add(waiter);
     });
   }
@@ -306,15 +307,15 @@ export class Replica<S, C extends CommandMap<S>> {
       const waiter: Waiter = {
         revision,
         resolve: () => {
-          signal?.removeEventListener("abort", onAbort);
+          stop?.();
           resolve();
         },
         reject: (e) => {
-          signal?.removeEventListener("abort", onAbort);
+          stop?.();
           reject(e);
         },
       };
-      signal?.addEventListener("abort", onAbort, { once: true });
+      const stop = signal && whenAborted(signal, onAbort);
       this.waiters.add(waiter);
     });
   }

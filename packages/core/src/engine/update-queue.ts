@@ -1,6 +1,7 @@
 import type { StatusHub } from "./status.js";
 import { unsent } from "./wait-limits.js";
 import { limitsOfUpdate, type QueuedUpdate } from "./write-batch.js";
+import { whenAborted } from "../abort-watch.js";
 
 /**
  * The writer's local queue of conditional updates, in call order. An update waits here while
@@ -34,9 +35,10 @@ export class UpdateQueue<S> {
       if (op.deadline < this.earliest) this.earliest = op.deadline;
       const signal = op.signal;
       if (signal && !this.listeners.has(op)) {
-        const onAbort = () => this.sweep();
-        signal.addEventListener("abort", onAbort, { once: true });
-        this.listeners.set(op, onAbort);
+        this.listeners.set(
+          op,
+          whenAborted(signal, () => this.sweep()),
+        );
       }
     }
     if (first) this.ops.unshift(...ops);
@@ -90,9 +92,9 @@ export class UpdateQueue<S> {
   }
 
   private unwatch(op: QueuedUpdate<S>): void {
-    const onAbort = this.listeners.get(op);
-    if (!onAbort) return;
-    op.signal?.removeEventListener("abort", onAbort);
+    const stop = this.listeners.get(op);
+    if (!stop) return;
+    stop();
     this.listeners.delete(op);
   }
 

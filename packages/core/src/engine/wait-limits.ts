@@ -1,6 +1,7 @@
 import { abortError, wakeableSleep } from "../backoff.js";
 import { StateSyncError } from "../errors.js";
 import type { StatusHub } from "./status.js";
+import { whenAborted } from "../abort-watch.js";
 
 /**
  * What ends the waits of an update before its entry is sent: anchoring on the log, an upgrade,
@@ -44,14 +45,15 @@ export function waitLimits(
     if (u.deadline < deadline) deadline = u.deadline;
   }
   const abort = () => controller.abort();
+  const stops: (() => void)[] = [];
   for (const s of sources) {
     if (s.aborted) controller.abort();
-    else s.addEventListener("abort", abort, { once: true });
+    else stops.push(whenAborted(s, abort));
   }
   return {
     deadline,
     signal: controller.signal,
-    dispose: () => sources.forEach((s) => s.removeEventListener("abort", abort)),
+    dispose: () => stops.forEach((stop) => stop()),
   };
 }
 
@@ -87,22 +89,14 @@ export function within<T>(work: Promise<T>, limits: WaitLimits): Promise<T | typ
   return new Promise<T | typeof ENDED>((resolve, reject) => {
     const end = () => {
       clearTimeout(timer);
-      limits.signal.removeEventListener("abort", end);
+      stop();
       resolve(ENDED);
     };
     const timer = Number.isFinite(limits.deadline) ? setTimeout(end, remaining(limits)) : undefined;
-    limits.signal.addEventListener("abort", end, { once: true });
+    const stop = whenAborted(limits.signal, end);
     work.then(
-      (value) => (
-        clearTimeout(timer),
-        limits.signal.removeEventListener("abort", end),
-        resolve(value)
-      ),
-      (e: unknown) => (
-        clearTimeout(timer),
-        limits.signal.removeEventListener("abort", end),
-        reject(e)
-      ),
+      (value) => (clearTimeout(timer), stop(), resolve(value)),
+      (e: unknown) => (clearTimeout(timer), stop(), reject(e)),
     );
   });
 }

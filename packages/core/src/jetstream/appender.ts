@@ -26,6 +26,7 @@ import { StateSyncError } from "../errors.js";
 import type { AppendOptions, AppendResult } from "../log.js";
 import type { StreamOpener, StreamSession } from "./stream-session.js";
 import type { MessageIdCodec } from "./util.js";
+import { whenAborted } from "../abort-watch.js";
 
 /** Longest message id accepted, in UTF-8 bytes. */
 export const MAX_MESSAGE_ID_BYTES = 256;
@@ -91,14 +92,15 @@ export class JetStreamAppender {
       timeout,
       ...(expect ? { expect } : {}),
     });
-    let onAbort: (() => void) | undefined;
+    let stop: (() => void) | undefined;
     try {
       const ack = await (signal
         ? Promise.race([
             publish,
             new Promise<never>((_, reject) => {
-              onAbort = () => reject(aborted("while its answer was awaited", false));
-              signal.addEventListener("abort", onAbort, { once: true });
+              stop = whenAborted(signal, () =>
+                reject(aborted("while its answer was awaited", false)),
+              );
             }),
           ])
         : publish);
@@ -109,7 +111,7 @@ export class JetStreamAppender {
       if (signal?.aborted) publish.catch(() => undefined); // its answer no longer matters
       throw this.o.opener.failure(err, "append", expected);
     } finally {
-      if (onAbort) signal?.removeEventListener("abort", onAbort);
+      stop?.();
     }
   }
 

@@ -23,6 +23,7 @@ import {
 } from "./pending-op.js";
 import { firstSeq, type PendingStore } from "./pending-store.js";
 import { QueueRecords } from "./queue-records.js";
+import { whenAborted } from "../abort-watch.js";
 
 /** Longest wait between pushes while appends fail (ms); a reconnection ends a wait at once. */
 const MAX_BACKOFF_MS = 30_000;
@@ -187,9 +188,11 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
     this.view.changed();
     this.wake?.();
     queued.catch(() => undefined); // the caller may only await `result`
-    signal?.addEventListener("abort", () => void this.discard(seq).catch(() => undefined), {
-      once: true,
-    });
+    if (signal) {
+      // Waits on the signal only while the update is pending (one listener per signal: abort-watch).
+      const stop = whenAborted(signal, () => void this.discard(seq).catch(() => undefined));
+      result.then(stop, stop);
+    }
     this.kick();
     return { result, queued };
   }
