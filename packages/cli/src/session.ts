@@ -3,11 +3,12 @@
  * state's log on it, and the stream's own information. Every command runs inside
  * {@link withSession}, which closes the connection whatever happens.
  */
-import { access, readFile } from "node:fs/promises";
+import { access } from "node:fs/promises";
 import {
   connectNats,
   DEFAULT_PING_INTERVAL_MS,
   JetStreamLog,
+  readRegularFile,
   resolveLayout,
   serversText,
   StateSyncError,
@@ -55,7 +56,11 @@ export async function connectOptionsOf(
     pingInterval: DEFAULT_PING_INTERVAL_MS,
   };
   if (o.creds !== undefined) {
-    const creds = await readFile(await readable(o.creds, "--creds"));
+    const path = await readable(o.creds, "--creds");
+    const creds = await readRegularFile(
+      path,
+      (kind) => new StateSyncError("VALIDATION", `--creds ${path} is ${kind}, not a regular file`),
+    );
     options.authenticator = credsAuthenticator(new Uint8Array(creds));
   }
   if (o.user !== undefined) {

@@ -1,3 +1,5 @@
+import { execFileSync } from "node:child_process";
+import { symlinkSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -191,5 +193,25 @@ describe("statesync export and import", () => {
     for await (const n of (await nc.jetstreamManager()).streams.names()) names.push(n);
     expect(names).not.toContain(target);
     await nc.close();
+  });
+
+  // A fresh-eyes trial: a FIFO without a writer made the read wait for good, and a device such
+  // as /dev/zero is read without end (/dev/null here, harmless if it were read). Only a regular
+  // file is read; the CLI exits at once.
+  it.each([
+    ["a FIFO", (p: string) => execFileSync("mkfifo", [p])],
+    ["a character device", (p: string) => symlinkSync("/dev/null", p)],
+  ])("refuses a backup file that is %s, reading nothing", async (described, make) => {
+    const special = file();
+    make(special);
+    const r = await runCli(
+      ["import", special, "--server", "nats://127.0.0.1:1", "--stream", uniqueStream("NEVER")],
+      {},
+      { killAfterMs: 30_000 },
+    );
+    expect(r).toMatchObject({ code: 1, signal: null });
+    expect(r.stderr).toBe(
+      `statesync: VALIDATION: cannot read ${special}: it is ${described}, not a regular file\n`,
+    );
   });
 });

@@ -1,4 +1,7 @@
-import { execFile } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { startNatsServer, type NatsServer } from "@statesync/node";
@@ -66,6 +69,16 @@ describe("statesync options", () => {
       expect(r.code, args.join(" ")).toBe(1);
       expect(r.stderr.trim(), args.join(" ")).toBe(line);
     }
+    // A FIFO without a writer would hold the read (and the process) for good: refused unread.
+    const dir = await mkdtemp(path.join(tmpdir(), "statesync-cli-fifo-"));
+    const fifo = path.join(dir, "op.creds");
+    execFileSync("mkfifo", [fifo]);
+    const special = await runCli(["info", ...at, "--creds", fifo], {}, { killAfterMs: 30_000 });
+    await rm(dir, { recursive: true });
+    expect(special).toMatchObject({ code: 1, signal: null });
+    expect(special.stderr.trim()).toBe(
+      `statesync: VALIDATION: --creds ${fifo} is a FIFO, not a regular file`,
+    );
     const unknown = await runCli(["info", ...at, "--bogus"]);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain("unknown option '--bogus'");

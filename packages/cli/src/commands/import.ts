@@ -13,10 +13,15 @@
  * has the shape of a compacted one: replicas of that model open it and start from the state, and `verify` takes the snapshot entry as its starting point
  * (it is not a replay of the genesis, whose initial state it replaces).
  */
-import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import type { Command } from "commander";
-import { encodeEntry, isStateSyncError, StateSyncError, type JetStreamLog } from "@statesync/node";
+import {
+  encodeEntry,
+  isStateSyncError,
+  readRegularFile,
+  StateSyncError,
+  type JetStreamLog,
+} from "@statesync/node";
 import { z } from "zod";
 import { action } from "../action.js";
 import { readBackupText, restoreSnapshotHeader, type Backup } from "../backup.js";
@@ -32,12 +37,20 @@ const importSchema = z.object({ file: z.string().min(1), model: z.string().min(1
 /** Largest backup file read, bytes (the format's largest entry). */
 const MAX_BACKUP_BYTES = 64 * 1024 * 1024;
 
-/** Reads and checks FILE (see `readBackupText`). Throws `VALIDATION` when it cannot be read. */
+/**
+ * Reads and checks FILE (see `readBackupText`). Throws `VALIDATION` when it cannot be read, or
+ * is not a regular file (a FIFO, a device: never read nor waited on, see `readRegularFile`).
+ */
 export async function readBackupFile(file: string): Promise<Backup> {
   let data: Buffer;
   try {
-    data = await readFile(file);
+    data = await readRegularFile(
+      file,
+      (kind) =>
+        new StateSyncError("VALIDATION", `cannot read ${file}: it is ${kind}, not a regular file`),
+    );
   } catch (cause) {
+    if (isStateSyncError(cause)) throw cause;
     throw new StateSyncError("VALIDATION", `cannot read ${file}: ${(cause as Error).message}`, {
       cause,
     });
