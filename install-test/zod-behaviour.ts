@@ -21,6 +21,7 @@ await refusesWith(
   () =>
     defineModel({
       name: "dated",
+      // @ts-expect-error a non-JSON state is a type error too, with this app's zod
       state: z.object({ at: z.date() }),
       initial: { at: new Date(0) },
       commands: {},
@@ -53,6 +54,11 @@ await refusesWith(
       (draft as Record<string, unknown>).extra = 1;
     }),
   /extra/,
+);
+await refusesWith(
+  // @ts-expect-error an async recipe is a type error too
+  () => sync.update(async () => undefined),
+  /synchronous/,
 );
 await sync.update("add", { text: "kept" });
 assert.deepEqual(sync.state, { notes: ["kept"] });

@@ -3,7 +3,7 @@
  * state's log on it, and the stream's own information. Every command runs inside
  * {@link withSession}, which closes the connection whatever happens.
  */
-import { access, readFile } from "node:fs/promises";
+import { access } from "node:fs/promises";
 import {
   connectNats,
   DEFAULT_PING_INTERVAL_MS,
@@ -19,7 +19,11 @@ import {
   type NatsConnection,
   type StreamInfo,
 } from "nats";
+import { readOperatorFile } from "./operator-file.js";
 import type { CommonOptions } from "./options.js";
+
+/** Largest `--creds` file read, bytes (a creds file is about 1 KiB). */
+const MAX_CREDS_BYTES = 1024 * 1024;
 
 /** An open connection and where the state lives. */
 export interface Session {
@@ -55,7 +59,8 @@ export async function connectOptionsOf(
     pingInterval: DEFAULT_PING_INTERVAL_MS,
   };
   if (o.creds !== undefined) {
-    const creds = await readFile(await readable(o.creds, "--creds"));
+    const path = await readable(o.creds, "--creds");
+    const creds = await readOperatorFile(path, MAX_CREDS_BYTES, `--creds ${path}`);
     options.authenticator = credsAuthenticator(new Uint8Array(creds));
   }
   if (o.user !== undefined) {

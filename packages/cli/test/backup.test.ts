@@ -1,3 +1,4 @@
+import { execFileSync, spawn } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -191,5 +192,39 @@ describe("statesync export and import", () => {
     for await (const n of (await nc.jetstreamManager()).streams.names()) names.push(n);
     expect(names).not.toContain(target);
     await nc.close();
+  });
+
+  // A named file may be a pipe on purpose (`import <(ssh host cat b.json)`, /dev/stdin): it is
+  // read as cat reads it. A device without end is refused past the largest backup instead of
+  // being read until memory runs out (a fresh-eyes trial).
+  it("imports a backup from a FIFO; refuses /dev/zero past the largest backup", async () => {
+    const stream = await seeded();
+    const backup = file();
+    await runJson(["export", ...server(), "--stream", stream, "--model", MODEL, backup]);
+    const fifo = file();
+    execFileSync("mkfifo", [fifo]);
+    const writer = spawn("sh", ["-c", 'cat "$0" > "$1"', backup, fifo], { stdio: "ignore" });
+    const target = uniqueStream("FROM_FIFO");
+    const r = await runCli(
+      ["import", fifo, ...server(), "--stream", target],
+      {},
+      { killAfterMs: 60_000 },
+    );
+    writer.kill();
+    expect([r.code, r.stderr]).toEqual([0, ""]);
+    const a = await openCounter(ctx.server.url, stream);
+    const b = await openCounter(ctx.server.url, target);
+    expect(b.state).toEqual(a.state);
+    await Promise.all([a.close(), b.close()]);
+
+    const endless = await runCli(
+      ["import", "/dev/zero", "--server", "nats://127.0.0.1:1", "--stream", uniqueStream("NEVER")],
+      {},
+      { killAfterMs: 60_000 },
+    );
+    expect(endless).toMatchObject({ code: 1, signal: null });
+    expect(endless.stderr).toBe(
+      `statesync: CORRUPT_SNAPSHOT: /dev/zero is larger than ${64 * 1024 * 1024} bytes\n`,
+    );
   });
 });

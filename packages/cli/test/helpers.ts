@@ -38,13 +38,24 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs `node dist/bin.js ...args` to its end. `STATESYNC_SERVER` is unset unless given. */
-export function runCli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+/**
+ * Runs `node dist/bin.js ...args` to its end. `STATESYNC_SERVER` is unset unless given. With
+ * `killAfterMs`, a run still going then is killed (`signal` says so) rather than left behind.
+ */
+export function runCli(
+  args: string[],
+  env: Record<string, string> = {},
+  { killAfterMs }: { killAfterMs?: number } = {},
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], {
       env: { ...process.env, STATESYNC_SERVER: "", ...env },
       stdio: ["ignore", "pipe", "pipe"],
     });
+    if (killAfterMs !== undefined) {
+      const timer = setTimeout(() => child.kill("SIGKILL"), killAfterMs);
+      child.on("exit", () => clearTimeout(timer));
+    }
     let stdout = "";
     let stderr = "";
     // Decoded as a stream, so a character split across chunks stays whole.

@@ -49,6 +49,7 @@ describe("statesync info and history", () => {
       lastSnapshot: null,
       configSafe: true,
       configProblems: [],
+      configWarnings: [],
     });
     expect(info.bytes).toBeGreaterThan(400);
     const text = await runCli(["info", ...where(stream)]);
@@ -168,6 +169,28 @@ describe("statesync info and history", () => {
     const text = await runCli(["info", ...where(stream)]);
     expect(text.code).toBe(0);
     expect(text.stdout).toContain("UNSAFE (STREAM_CONFIG): max_msgs 10 drops history");
+  });
+
+  it("info warns about a usable stream without deny_delete (one deleted message breaks it)", async () => {
+    const stream = uniqueStream("NODENY");
+    const nc = await tcp(ctx.server.url);
+    await (await nc.jetstreamManager()).streams.add({ name: stream, subjects: [`${stream}.log`] });
+    await nc.close();
+    const a = await openCounter(ctx.server.url, stream);
+    await a.update("increment", { by: 1 });
+    await a.close();
+    const info = await runJson(["info", ...where(stream)]);
+    expect(info).toMatchObject({ configSafe: true, configProblems: [], revision: 2 });
+    expect(info.configWarnings).toEqual([expect.stringMatching(/^deny_delete is off: /)]);
+    const text = await runCli(["info", ...where(stream)]);
+    expect(text.stdout).toMatch(
+      /configuration\s+usable, with a warning \(STREAM_CONFIG\): deny_delete is off/,
+    );
+    // verify counts no divergence for it (the log's warning reaches its replica's error events).
+    expect(await runJson(["verify", ...where(stream, "--model", MODEL)])).toMatchObject({
+      ok: true,
+      divergences: 0,
+    });
   });
 
   it("info on the shared layout reads only the key's subject", async () => {

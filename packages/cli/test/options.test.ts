@@ -77,6 +77,17 @@ describe("statesync options", () => {
     expect(dollar.stderr.trim()).toBe(
       "statesync: VALIDATION: --stream $JS cannot start the state's subjects ($JS.log): NATS reserves subjects starting with '$'; give --subject-prefix",
     );
+    // A named file may be a pipe (--creds <(vault read …)), but a device without end is not
+    // read until memory runs out: refused past 1 MiB (a fresh-eyes trial).
+    const endless = await runCli(
+      ["info", ...at, "--creds", "/dev/zero"],
+      {},
+      { killAfterMs: 30_000 },
+    );
+    expect(endless).toMatchObject({ code: 1, signal: null });
+    expect(endless.stderr.trim()).toBe(
+      "statesync: VALIDATION: --creds /dev/zero holds more than 1048576 bytes",
+    );
     const unknown = await runCli(["info", ...at, "--bogus"]);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain("unknown option '--bogus'");

@@ -102,6 +102,7 @@ export type {
   QueuedPromise,
   SubscribeOptions,
 } from "./synchronizer-types.js";
+export type { SyncRecipe } from "./type-checks.js";
 export type { CompactionOptions } from "./compaction-policy.js";
 export type { HistoryEntry, HistoryOptions } from "./history.js";
 export { rebuildStateAt } from "./history.js";

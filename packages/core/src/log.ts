@@ -202,9 +202,10 @@ export interface RevisionedLog {
   watchConfig?(watcher: LogConfigWatcher): () => void;
 
   /**
-   * Optional: warnings, things the log does otherwise than it was asked without failing a call
-   * (JetStream: `fanout: { enable: true }` on a server that refuses to add the republish rule,
-   * so live followers use consumers; docs/fanout.md). Each warning is given once; a listener
+   * Optional: warnings, things the log does otherwise than it was asked, or a risk it takes,
+   * without failing a call (JetStream: `fanout: { enable: true }` on a server that refuses to
+   * add the republish rule, so live followers use consumers, docs/fanout.md; a stream without
+   * `deny_delete`, which one deleted message breaks). Each warning is given once; a listener
    * added later hears the ones given already. Returns an unsubscribe function. The engine
    * reports each as an `"error"` event.
    */

@@ -3,6 +3,7 @@ import { deepFreeze } from "./freeze.js";
 import { z } from "zod/v4";
 import { StateSyncError } from "./errors.js";
 import { assertJson, stateHash } from "./json.js";
+import type { JsonModelCheck } from "./type-checks.js";
 
 /**
  * The deterministic inputs a recipe may use; identical on every replica that applies the entry.
@@ -119,7 +120,7 @@ const nameSchema = z
  * same model, or comes without `migrate`.
  */
 export function defineModel<S, A extends CommandSchemas = Record<never, z.ZodType>, P = any>(
-  definition: ModelDefinition<S, A, P>,
+  definition: ModelDefinition<S, A, P> & NoInfer<JsonModelCheck<S, A>>,
 ): Model<S, CommandsOf<S, A>> {
   const name = nameSchema.safeParse(definition.name);
   if (!name.success) {

@@ -5,6 +5,7 @@ import type { HistoryEntry, HistoryOptions } from "./history.js";
 import type { RevisionedLog } from "./log.js";
 import type { CommandArgs, CommandMap, Model, UpdateContext } from "./model.js";
 import type { SnapshotStore } from "./snapshot-store.js";
+import type { StateTypeCheck, SyncRecipe } from "./type-checks.js";
 import type { PendingUpdate, QueuedInfo } from "./pending/pending-op.js";
 import type { PendingQueueSetup } from "./pending/pending-queue.js";
 import type { PendingApi } from "./pending/pending-api.js";
@@ -140,11 +141,19 @@ export interface SyncEvents {
 /**
  * A replica of one shared state (after Pravega's `StateSynchronizer`). Every replica applies the
  * same entries in log order to the same initial state, so all converge.
+ *
+ * `S` is the state type and `C` the commands; for a model's replica write
+ * `SynchronizerOf<typeof model>` (`StateSynchronizer<typeof model>` is a type error saying so).
  */
 export interface StateSynchronizer<
   S,
   C extends CommandMap<S> = CommandMap<S>,
 > extends PendingApi<S> {
+  /**
+   * Never present: a type-level check that turns `StateSynchronizer<typeof model>` (a model
+   * where the state type belongs) into a short type error. Write `SynchronizerOf<typeof model>`.
+   */
+  readonly "~stateType"?: StateTypeCheck<S>;
   /** The current state: immutable (deeply frozen). */
   readonly state: Immutable<S>;
   /** Revision of the last entry consumed (applied or skipped); 0 = nothing consumed. */
@@ -196,7 +205,7 @@ export interface StateSynchronizer<
    * invalid result state), `RETRY_LIMIT`, `PAYLOAD_TOO_LARGE`, `PERMISSION_DENIED`,
    * `UNKNOWN_OUTCOME`, `UNAVAILABLE`, `ABORTED`, `CLOSED`, or what the recipe threw (unchanged).
    */
-  update<R>(recipe: Recipe<S, R>, options?: UpdateOptions): QueuedPromise<UpdateResult<S, R>>;
+  update<R>(recipe: SyncRecipe<S, R>, options?: UpdateOptions): QueuedPromise<UpdateResult<S, R>>;
   /** Conditional update with a named command; `args` are validated by its schema first. */
   update<K extends keyof C & string>(
     command: K,
@@ -302,7 +311,11 @@ export interface StateSynchronizer<
   close(): Promise<void>;
 }
 
-/** The synchronizer type of a model: `SynchronizerOf<typeof myModel>`. */
+/**
+ * The synchronizer type of a model: `SynchronizerOf<typeof myModel>` is `StateSynchronizer<S, C>`
+ * with the model's state type and commands (what `createSynchronizer` and `openSynchronizer`
+ * resolve to for that model).
+ */
 export type SynchronizerOf<M> = M extends Model<infer S, infer C> ? StateSynchronizer<S, C> : never;
 
 /** Options of {@link createSynchronizer}. */

@@ -21,11 +21,11 @@ import { readHistory, rebuildStateAt, type HistoryEntry, type HistoryOptions } f
 import type { RevisionedLog } from "./log.js";
 import type { CommandArgs, CommandMap, Model } from "./model.js";
 import { randomId } from "./prng.js";
+import type { SyncRecipe } from "./type-checks.js";
 import type {
   CompactionResult,
   CreateSynchronizerOptions,
   QueuedPromise,
-  Recipe,
   StateSynchronizer,
   SubscribeOptions,
   SyncEvents,
@@ -298,7 +298,7 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
 
   // ---- writes
 
-  update<R>(recipe: Recipe<S, R>, options?: UpdateOptions): QueuedPromise<UpdateResult<S, R>>;
+  update<R>(recipe: SyncRecipe<S, R>, options?: UpdateOptions): QueuedPromise<UpdateResult<S, R>>;
   update<K extends keyof C & string>(
     command: K,
     args: CommandArgs<C[K]>,

@@ -1,8 +1,8 @@
-import { readFileSync } from "node:fs";
-import { mkdir, readdir, readFile, rename, unlink } from "node:fs/promises";
+import { mkdir, readdir, rename, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { writeFileAtomically } from "./atomic-file.js";
 import { LOCK, releaseToken, takeLock } from "./queue-lock.js";
+import { readRegularFile, readRegularFileSync } from "./regular-file.js";
 import {
   failed,
   META,
@@ -38,7 +38,9 @@ const MAX_WRITES = 32;
  * file per pending update (`<seq>.pending.json`: `{ sha256, body }`, the record's JSON text and
  * its checksum), and `lock` while a synchronizer holds it. Every write is atomic (temporary
  * file, fsync, rename, fsync of the folder): one file per put, one unlink per removed record.
- * A record file that cannot be read is renamed `<seq>.pending.json.damaged` (see `load`).
+ * A record file that cannot be read is renamed `<seq>.pending.json.damaged` (see `load`); one
+ * that is not a regular file (a FIFO, a socket, a device) is never read nor waited on, and
+ * counts as damaged. `queue.json` or `lock` not being a regular file is `QUEUE_FAILED`.
  *
  * The lock: `open` creates `lock` exclusively (`{ pid, host, token }`); a second holder, in
  * this process or another sharing the directory, gets `QUEUE_LOCKED` at once (it does not
@@ -165,8 +167,9 @@ class FilePendingQueue implements PendingQueue {
   private read(seq: number): { record: PendingRecord } | { reason: string } | undefined {
     let text: string;
     try {
-      text = readFileSync(this.pathOf(seq), "utf8");
+      text = readRegularFileSync(this.pathOf(seq), (kind) => new NotRegular(kind)).toString("utf8");
     } catch (err) {
+      if (err instanceof NotRegular) return { reason: `${err.message}, not a regular file` };
       const code = (err as NodeJS.ErrnoException).code;
       return code === "ENOENT" ? undefined : { reason: `unreadable: ${code ?? String(err)}` };
     }
@@ -309,7 +312,8 @@ class FilePendingQueue implements PendingQueue {
     releaseToken(this.token);
     const lock = join(this.folder, LOCK);
     try {
-      const held = JSON.parse(await readFile(lock, "utf8")) as { token?: unknown };
+      const text = await readRegularFile(lock, () => failed(`${lock} is not a regular file`));
+      const held = JSON.parse(text.toString("utf8")) as { token?: unknown };
       if (held.token === this.token) await unlink(lock);
     } catch {
       // gone already (taken over after this process was thought dead): nothing to release
@@ -332,6 +336,9 @@ class FilePendingQueue implements PendingQueue {
     return join(this.folder, `${String(seq).padStart(12, "0")}.pending.json`);
   }
 }
+
+/** A record file that is not a regular file (`read`): the message says what it is. */
+class NotRegular extends Error {}
 
 async function unlinkIfThere(path: string): Promise<void> {
   try {

@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
-import { mkdir, readdir, readFile, unlink } from "node:fs/promises";
+import { mkdir, readdir, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { isRunning, writeFileAtomically } from "./atomic-file.js";
+import { readRegularFile } from "./regular-file.js";
 import {
   shouldReplaceSnapshot,
   snapshotRecordSchema,
@@ -48,7 +49,9 @@ function corrupt(key: string, why: string, cause?: unknown): StateSyncError {
  * JSON `{ kind, v, key, sha256, body }` where `body` is the record's JSON text and `sha256` its
  * checksum; `load` checks both and validates the record with `snapshotRecordSchema`, so a
  * truncated, bit-flipped or foreign file throws `StateSyncError("CORRUPT_SNAPSHOT")` rather than
- * returning garbage.
+ * returning garbage. So does anything there that is not a regular file (a FIFO, a socket, a
+ * device, a directory): it is never read, and never waited on (see `readRegularFile`); the next
+ * save replaces it.
  *
  * Saves are atomic (temporary file in the same directory, write, fsync, rename, fsync of the
  * directory) and follow `shouldReplaceSnapshot` (never replace a newer revision of the same log).
@@ -76,7 +79,10 @@ export class FileSnapshotStore implements SnapshotStore {
   async load(key: string): Promise<SnapshotRecord | undefined> {
     let text: string;
     try {
-      text = await readFile(this.pathOf(key), "utf8");
+      const data = await readRegularFile(this.pathOf(key), (kind) =>
+        corrupt(key, `the file is ${kind}, not a regular file`),
+      );
+      text = data.toString("utf8");
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
       throw err;

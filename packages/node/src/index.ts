@@ -11,6 +11,7 @@ export {
 } from "./open-synchronizer.js";
 export { FileSnapshotStore, snapshotFileName } from "./file-snapshot-store.js";
 export { FilePendingStore } from "./file-pending-store.js";
+export { readRegularFile } from "./regular-file.js";
 export { pendingQueueFolder } from "./queue-folder.js";
 export { connectInBackground, type BackgroundConnection } from "./background-connect.js";
 export { connectNats } from "./connect-nats.js";

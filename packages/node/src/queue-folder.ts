@@ -1,9 +1,10 @@
 import { createHash, randomBytes } from "node:crypto";
-import { readdir, readFile, stat, unlink } from "node:fs/promises";
+import { readdir, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { StateSyncError } from "@statesync/core";
 import { writeFileAtomically } from "./atomic-file.js";
 import { UNREADABLE_LOCK_MS } from "./queue-lock.js";
+import { readRegularFile } from "./regular-file.js";
 
 /**
  * The files of a `FilePendingStore` queue folder besides its records: where the folder is, its
@@ -46,7 +47,10 @@ export async function readOrCreateMeta(
 ): Promise<MetaFile> {
   const path = join(folder, META);
   try {
-    const meta = JSON.parse(await readFile(path, "utf8")) as Partial<MetaFile>;
+    const text = await readRegularFile(path, (kind) =>
+      failed(`${path} is ${kind}, not a statesync queue of ${key} for ${owner}`),
+    );
+    const meta = JSON.parse(text.toString("utf8")) as Partial<MetaFile>;
     if (
       meta.kind === QUEUE_KIND &&
       meta.v === 1 &&

@@ -1,10 +1,11 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { open, readFile, rename, stat, unlink } from "node:fs/promises";
+import { open, rename, stat, unlink } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { StateSyncError } from "@statesync/core";
 import { isRunning } from "./atomic-file.js";
+import { readRegularFile } from "./regular-file.js";
 
 /**
  * The lock of a file pending queue (`FilePendingStore`): a file `lock` in the queue's folder,
@@ -48,15 +49,17 @@ function startTimeOf(pid: number): string | undefined {
  * process of this host that no longer runs (its pid is not running, or runs a process that
  * started at another time: the pid was reused; or it is this process's pid and this process
  * does not hold the lock), or when the file stays unreadable (a process killed between
- * creating and writing it) for {@link UNREADABLE_LOCK_MS}.
+ * creating and writing it) for {@link UNREADABLE_LOCK_MS}. A lock that is not a regular file (a
+ * FIFO: never read nor waited on) is `QUEUE_FAILED`: no statesync process made it.
  */
 async function readLock(path: string): Promise<LockHolder | undefined> {
   let text: string;
   let age: number;
   try {
-    text = await readFile(path, "utf8");
+    text = (await readRegularFile(path, (kind) => notRegular(path, kind))).toString("utf8");
     age = Date.now() - (await stat(path)).mtimeMs;
-  } catch {
+  } catch (err) {
+    if (err instanceof StateSyncError) throw err;
     return undefined;
   }
   let holder: { pid?: unknown; host?: unknown; token?: unknown; start?: unknown } | undefined;
@@ -158,6 +161,10 @@ async function unlinkIfThere(path: string): Promise<void> {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
   }
+}
+
+function notRegular(path: string, kind: string): StateSyncError {
+  return failed(`${path} is ${kind}, not a lock file`);
 }
 
 function failed(message: string, cause?: unknown): StateSyncError {

@@ -14,7 +14,6 @@
  * has the shape of a compacted one: replicas of that model open it and start from the state, and `verify` takes the snapshot entry as its starting point
  * (it is not a replay of the genesis, whose initial state it replaces).
  */
-import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import type { Command } from "commander";
 import { encodeEntry, isStateSyncError, StateSyncError, type JetStreamLog } from "@statesync/node";
@@ -23,6 +22,7 @@ import { action } from "../action.js";
 import { readBackupText, restoreSnapshotHeader, type Backup } from "../backup.js";
 import { loadModel, type AnyModel } from "../model-file.js";
 import { addCommonOptions, parseCommon, parseWith } from "../options.js";
+import { readOperatorFile } from "../operator-file.js";
 import { printJson, printLines } from "../output.js";
 import { cliClientId } from "../replica.js";
 import { writeChunkedRestore } from "../restore-chunked.js";
@@ -33,22 +33,19 @@ const importSchema = z.object({ file: z.string().min(1), model: z.string().min(1
 /** Largest backup file read, bytes (the format's largest entry). */
 const MAX_BACKUP_BYTES = 64 * 1024 * 1024;
 
-/** Reads and checks FILE (see `readBackupText`). Throws `VALIDATION` when it cannot be read. */
+/**
+ * Reads and checks FILE (see `readBackupText`). Throws `VALIDATION` when it cannot be read, and
+ * `CORRUPT_SNAPSHOT` past {@link MAX_BACKUP_BYTES}. A pipe is read (`import <(…)`, `/dev/stdin`):
+ * see `readOperatorFile`.
+ */
 export async function readBackupFile(file: string): Promise<Backup> {
-  let data: Buffer;
-  try {
-    data = await readFile(file);
-  } catch (cause) {
-    throw new StateSyncError("VALIDATION", `cannot read ${file}: ${(cause as Error).message}`, {
-      cause,
-    });
-  }
-  if (data.byteLength > MAX_BACKUP_BYTES) {
-    throw new StateSyncError(
-      "CORRUPT_SNAPSHOT",
-      `${file} is larger than ${MAX_BACKUP_BYTES} bytes`,
-    );
-  }
+  const data = await readOperatorFile(
+    file,
+    MAX_BACKUP_BYTES,
+    file,
+    () =>
+      new StateSyncError("CORRUPT_SNAPSHOT", `${file} is larger than ${MAX_BACKUP_BYTES} bytes`),
+  );
   return readBackupText(data.toString("utf8"), file);
 }
 

@@ -10,6 +10,7 @@ import type { Command } from "commander";
 import {
   decodeEntry,
   streamConfigProblems,
+  streamConfigWarnings,
   type JetStreamLog,
   type StreamConfigLike,
 } from "@statesync/node";
@@ -60,6 +61,8 @@ export interface InfoReport {
   /** True when the stream cannot drop history (see `streamConfigProblems`). */
   configSafe: boolean;
   configProblems: string[];
+  /** What makes a usable stream unsafe (see `streamConfigWarnings`: `deny_delete` off). */
+  configWarnings: string[];
 }
 
 async function scan(log: JetStreamLog, report: InfoReport): Promise<void> {
@@ -107,6 +110,7 @@ export async function readInfo(s: Session): Promise<InfoReport> {
     lastSnapshot: null,
     configSafe: problems.length === 0,
     configProblems: problems,
+    configWarnings: streamConfigWarnings(si.config as StreamConfigLike),
   };
   if (problems.length === 0) {
     await withLog(s, (log) => scan(log, report));
@@ -134,9 +138,11 @@ function text(r: InfoReport): string[] {
   const snapshot = r.lastSnapshot
     ? `revision ${r.lastSnapshot.revision} (state at base ${r.lastSnapshot.base})`
     : "none";
-  const config = r.configSafe
-    ? "safe (no limit drops history)"
-    : `UNSAFE (STREAM_CONFIG): ${r.configProblems.join("; ")}`;
+  const config = !r.configSafe
+    ? `UNSAFE (STREAM_CONFIG): ${r.configProblems.join("; ")}`
+    : r.configWarnings.length > 0
+      ? `usable, with a warning (STREAM_CONFIG): ${r.configWarnings.join("; ")}`
+      : "safe (no limit drops history)";
   return block([
     ["stream", `${r.stream} (${r.layout} layout, subject ${r.subject})`],
     ["server", r.serverVersion],

@@ -32,7 +32,11 @@ export type {
   ConsumerV3Like,
   OrderedConsumerV3OptionsLike,
 } from "./nats-v3-types.js";
-export { createdStreamConfig, streamConfigProblems } from "./stream-config.js";
+export {
+  createdStreamConfig,
+  streamConfigProblems,
+  streamConfigWarnings,
+} from "./stream-config.js";
 export type { PointReadMode } from "./point-reads.js";
 export { compareServerVersions, MIN_CLUSTERED_SHARED_VERSION } from "./server-version.js";
 export {

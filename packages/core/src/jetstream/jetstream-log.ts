@@ -133,6 +133,7 @@ export class JetStreamLog implements RevisionedLog {
       domain: o.domain,
       assertOpen: () => this.assertOpen(),
       onRepublishRefused: (e) => this.warn(e),
+      onConfigWarning: (e) => this.warn(e),
     });
     this.appender = new JetStreamAppender({
       opener: this.opener,
@@ -301,7 +302,11 @@ export class JetStreamLog implements RevisionedLog {
     return this.opener.republishRefused;
   }
 
-  /** See {@link RevisionedLog.watchWarnings}: {@link fanoutRefused}, once. */
+  /**
+   * See {@link RevisionedLog.watchWarnings}: {@link fanoutRefused}, once; and a usable stream's
+   * configuration warnings (`STREAM_CONFIG`, `details.usable: true`: a stream without
+   * `deny_delete`, see `streamConfigWarnings`), once each.
+   */
   watchWarnings(listener: (warning: StateSyncError) => void): () => void {
     this.warningListeners.add(listener);
     for (const w of [...this.warnings]) listener(w);

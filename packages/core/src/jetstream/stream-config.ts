@@ -83,6 +83,45 @@ export function streamConfigProblems(config: StreamConfigLike, layout: JetStream
   return problems;
 }
 
+/**
+ * What makes `config` unsafe although the log can use it, empty when nothing does: settings that
+ * drop no history by themselves but let one request break the log for every new replica. Such a
+ * stream is opened (refusing it would lock out logs that work), and the log warns once
+ * ({@link configWarning}). Today one: `deny_delete` off. Deleting one message of the log
+ * (`nats stream rmm`, anyone with the `STREAM.MSG.DELETE` API) leaves a gap before the tail that
+ * no snapshot entry covers: replicas that read across it stop with `TRUNCATED`. The streams
+ * statesync creates set `deny_delete: true` (and still allow the filtered purge compaction uses);
+ * an existing stream can be updated to it (nats-server refuses to unset it: checked on 2.9.10 and
+ * 2.10.27), so the warning cannot come up later under a live replica, only go away.
+ */
+export function streamConfigWarnings(config: StreamConfigLike): string[] {
+  const warnings: string[] = [];
+  if (config.deny_delete !== true) {
+    warnings.push(
+      "deny_delete is off: deleting one message leaves a gap that replicas reading across it stop at (TRUNCATED); turn it on (a stream update may set it, never unset it)",
+    );
+  }
+  return warnings;
+}
+
+/**
+ * The `STREAM_CONFIG` warning of a usable stream with {@link streamConfigWarnings} (`details`:
+ * `stream`, `warnings`, `usable: true`), or undefined when there are none. A warning, not a
+ * refusal: the log given to the replica's `"error"` listeners (`RevisionedLog.watchWarnings`).
+ */
+export function configWarning(
+  config: StreamConfigLike,
+  layout: JetStreamLayout,
+): StateSyncError | undefined {
+  const warnings = streamConfigWarnings(config);
+  if (warnings.length === 0) return undefined;
+  return new StateSyncError(
+    "STREAM_CONFIG",
+    `stream ${layout.stream} is usable but unsafe for statesync: ${warnings.join("; ")}`,
+    { details: { stream: layout.stream, warnings, usable: true } },
+  );
+}
+
 /** Throws `StateSyncError("STREAM_CONFIG")` listing {@link streamConfigProblems}, if any. */
 export function assertStreamConfig(info: StreamInfoLike, layout: JetStreamLayout): void {
   const problems = streamConfigProblems(info.config, layout);

@@ -3,7 +3,8 @@
  *
  * Responsibilities: wait for the connection (through the {@link ConnectionGate}), open its
  * JetStream API (client and manager, through the connection's {@link JetStreamAdapter}), create the stream when missing and allowed, check its
- * configuration (`STREAM_CONFIG`), and keep what later calls need from it ({@link StreamSession}:
+ * configuration (`STREAM_CONFIG`; a usable stream's warnings, such as `deny_delete` off, once
+ * each through `onConfigWarning`), and keep what later calls need from it ({@link StreamSession}:
  * creation time, `max_msg_size`, `duplicate_window`). Maps client errors for the rest of the log
  * ({@link StreamOpener.failure}).
  *
@@ -26,7 +27,7 @@ import { apiErrorCode, JS_ERR, toStateSyncError } from "./nats-errors.js";
 import type { StreamInfoLike } from "./nats-types.js";
 import { assertSharedLayoutSupported } from "./server-version.js";
 import { enableRepublish, liveSubjectOf, republishRule } from "./republish.js";
-import { assertStreamConfig, ensureStream } from "./stream-config.js";
+import { assertStreamConfig, configWarning, ensureStream } from "./stream-config.js";
 
 /** Room left in `max_payload` for the headers of a publish (message id, expected sequence). */
 export const HEADER_ALLOWANCE_BYTES = 1024;
@@ -77,6 +78,11 @@ export interface StreamOpenerOptions {
   readonly fanout?: { readonly prefix: string; readonly enable: boolean } | undefined;
   /** Called once when the server refuses to add the republish rule (`fanout.enable`). */
   readonly onRepublishRefused?: (error: StateSyncError) => void;
+  /**
+   * Called once per distinct warning about a stream the log uses anyway (`configWarning`: a
+   * stream without `deny_delete`), at the opening or at a later read of its configuration.
+   */
+  readonly onConfigWarning?: (warning: StateSyncError) => void;
 }
 
 function duplicateWindowMs(si: StreamInfoLike): number {
@@ -130,6 +136,8 @@ export class StreamOpener {
   private clustered = false;
   /** Why the server refused to add a republish rule (fan-out `enable`), if it did. */
   republishRefused: StateSyncError | undefined;
+  /** The configuration warnings given so far (by message): each is given once. */
+  private readonly warned = new Set<string>();
 
   constructor(private readonly o: StreamOpenerOptions) {}
 
@@ -158,11 +166,20 @@ export class StreamOpener {
   observe(s: StreamSession, si: StreamInfoLike): void {
     this.checkIncarnation(si.created);
     assertStreamConfig(si, this.o.layout);
+    this.warnAbout(si);
     s.created = si.created;
     s.maxMsgSize = si.config.max_msg_size ?? -1;
     s.duplicateWindowMs = duplicateWindowMs(si);
     s.liveSubject = liveSubjectOf(si.config.republish, this.o.layout.subject);
     s.allowDirect = si.config.allow_direct === true;
+  }
+
+  /** Gives a usable stream's configuration warning (`configWarning`), once per distinct one. */
+  private warnAbout(si: StreamInfoLike): void {
+    const warning = configWarning(si.config, this.o.layout);
+    if (warning === undefined || this.warned.has(warning.message)) return;
+    this.warned.add(warning.message);
+    this.o.onConfigWarning?.(warning);
   }
 
   /** Fresh stream info of the session's stream, observed. Throws the raw client error. */
@@ -290,6 +307,7 @@ export class StreamOpener {
       throw jetStreamUnreachable(err, adapter, this.o.layout.stream, this.o.domain) ?? err;
     }
     this.checkIncarnation(si.created);
+    this.warnAbout(si);
     this.openedAt = Date.now();
     this.clustered = adapter.info?.cluster !== undefined && adapter.info.cluster !== "";
     return {
