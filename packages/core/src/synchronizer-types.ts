@@ -234,7 +234,10 @@ export interface StateSynchronizer<
     options?: SubscribeOptions,
   ): () => void;
 
-  /** Listens to an event; returns an unsubscribe function. */
+  /**
+   * Listens to an event; returns an unsubscribe function. The `closed` status is the last event:
+   * none follows it, and no `subscribe` listener is called after it.
+   */
   on<E extends keyof SyncEvents>(event: E, listener: SyncEvents[E]): () => void;
 
   /**
@@ -300,7 +303,9 @@ export interface StateSynchronizer<
    * reject `CLOSED` (nothing stored), and so do those still waiting for the log to be opened or
    * caught up with, `synced()` and `fetchUpdates()`: at once, without waiting for a log that does
    * not answer (a stopped server) until its request timeout. Pending updates stay queued (their
-   * callers reject `CLOSED` with `details.queued`).
+   * callers reject `CLOSED` with `details.queued`). Calling it again returns the first call's
+   * promise. A closed replica serves its last state; every call that would read the log, write,
+   * or change the pending queue rejects `CLOSED`.
    *
    * What `close()` itself may still wait for, at most one request timeout (`requestTimeoutMs`),
    * against a server that stopped answering: an append already sent (its outcome), and the live

@@ -85,6 +85,7 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
   private readonly upgrader: Upgrader<S, C>;
   private readonly offline: PendingPart<S, C>;
   private readonly unwatchConnection: (() => void) | undefined;
+  private closing: Promise<void> | undefined;
 
   constructor(private readonly options: CreateSynchronizerOptions<S, C>) {
     const log = (this.log = options.log);
@@ -154,7 +155,7 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
       read: async () => (await log.info()).identity,
     };
     const parts = { model, clientId, replica, writer, reader, status, logIdentities };
-    this.offline = options.pending ? options.pending.create(parts) : noQueue(replica);
+    this.offline = options.pending ? options.pending.create(parts) : noQueue(replica, status);
     const policy =
       options.compaction === false ? undefined : new CompactionPolicy(options.compaction);
     this.compactor = new Compactor(
@@ -381,8 +382,11 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
     return this.snapshots.save();
   }
 
-  async close(): Promise<void> {
-    if (this.hub.closed) return;
+  close(): Promise<void> {
+    return (this.closing ??= this.shutdown()); // a second call waits for the first one's work
+  }
+
+  private async shutdown(): Promise<void> {
     this.hub.close();
     this.opener.close();
     const closed = closedError();

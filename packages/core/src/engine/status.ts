@@ -19,6 +19,8 @@ import type { SyncEvents, SyncStats, SyncStatus } from "../synchronizer-types.js
  *    replica is stalled or closed (final). A successful append makes it true again; so does a
  *    (re)connection that stands on the log, except after a denial or a refused model switch,
  *    which only an append that succeeds can disprove. Its changes are announced once each, like the status's.
+ * 6. The `closed` status is the last thing users hear: no event and no subscriber call follows
+ *    it (work that ends later, a write or a timer, is not announced).
  */
 export class StatusHub {
   private value: SyncStatus = "connecting";
@@ -140,6 +142,7 @@ export class StatusHub {
     state: T,
     revision: number,
   ): void {
+    if (this.value === "closed") return; // invariant 6
     for (const l of [...listeners]) {
       try {
         l(state, revision);
@@ -153,6 +156,7 @@ export class StatusHub {
 
   /** Reports a problem that rejects no call. A listener that throws is ignored. */
   report(error: StateSyncError): void {
+    if (this.value === "closed") return; // invariant 6
     for (const l of [...this.errorListeners]) {
       try {
         l(error);
@@ -164,11 +168,13 @@ export class StatusHub {
 
   /** A pending update was refused and dropped (`pending/offline-queue.ts`). */
   refused(error: StateSyncError, update: PendingUpdate): void {
+    if (this.value === "closed") return;
     for (const l of [...this.refusedListeners]) this.call("refused", () => l(error, update));
   }
 
   /** The pending queue became empty. */
   drained(): void {
+    if (this.value === "closed") return;
     for (const l of [...this.drainedListeners]) this.call("drained", () => l());
   }
 
@@ -207,7 +213,7 @@ export class StatusHub {
   }
 
   private setWritable(writable: boolean, error: StateSyncError | undefined): void {
-    if (this.stopped && writable) return;
+    if ((this.stopped && writable) || this.value === "closed") return;
     if (this.writableValue === writable && this.writeErrorValue === error) return;
     const changed = this.writableValue !== writable;
     this.writableValue = writable;

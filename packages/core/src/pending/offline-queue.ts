@@ -4,7 +4,7 @@ import { randomId } from "../prng.js";
 import type { CommandMap, Model } from "../model.js";
 import type { RecipeRun } from "../engine/recipes.js";
 import type { Replica } from "../engine/replica.js";
-import type { StatusHub } from "../engine/status.js";
+import { closedError, type StatusHub } from "../engine/status.js";
 import type { Reader } from "../engine/reader.js";
 import type { Writer } from "../engine/writer.js";
 import { ChunkSender } from "./chunk-sender.js";
@@ -22,6 +22,7 @@ import {
   type QueuedInfo,
 } from "./pending-op.js";
 import { firstSeq, type PendingStore } from "./pending-store.js";
+import { QueueChanges } from "./queue-changes.js";
 import { QueueRecords } from "./queue-records.js";
 import { whenAborted } from "../abort-watch.js";
 
@@ -88,12 +89,15 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
   private pushing: Promise<void> | undefined;
   private wake: (() => void) | undefined;
   private readonly drainWaiters = new Waiters();
+  /** `discard`, `clear` and `rebind`: one at a time, none after `close()`. */
+  private readonly changes: QueueChanges;
 
   private readonly sender: ChunkSender<S, C>;
 
   constructor(private readonly p: OfflineQueueParts<S, C>) {
     this.sender = new ChunkSender(p);
     this.records = new QueueRecords(p.status, p.model.version);
+    this.changes = new QueueChanges(p.status);
     this.binding = new LogBinding(p.logIdentities);
     this.view = new OptimisticView(
       p.replica,
@@ -134,15 +138,18 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
     this.nextSeq = firstSeq(nextSeq, Date.now());
   }
 
-  /** Reports damaged records, pushes what was loaded: after a macrotask (`on` listeners set). */
+  /**
+   * Reports damaged records, pushes what was loaded: after a macrotask (`on` listeners set), or
+   * the report in `close()` if that comes first (it is the only one, and no event follows close).
+   */
   start(): void {
-    const [damaged, push] = [this.damaged, this.ops.length > 0];
+    if (!this.damaged && this.ops.length === 0) return;
+    setTimeout(() => (this.reportDamaged(), this.kick()), 0);
+  }
+
+  private reportDamaged(): void {
+    if (this.damaged) this.p.status.report(this.damaged);
     this.damaged = undefined;
-    if (!damaged && !push) return;
-    setTimeout(() => {
-      if (damaged) this.p.status.report(damaged);
-      if (push) this.kick();
-    }, 0);
   }
 
   /** The pending updates, in queue order. */
@@ -199,6 +206,7 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
 
   /** Resolves once the queue is empty; rejects `CLOSED` or the stall error when it never will. */
   flush(): Promise<void> {
+    if (this.p.status.closed) return Promise.reject(closedError());
     if (this.count === 0) return Promise.resolve();
     if (this.p.status.stopped) return Promise.reject(this.p.status.endError());
     if (this.ops.length === 0) return Promise.reject(this.binding.error()); // only set-aside ones
@@ -209,34 +217,45 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
 
   /**
    * Removes one pending update that is not being sent: its caller rejects `ABORTED`. False when
-   * there is none with that id, or it is being appended now (its outcome decides).
+   * there is none with that id, or it is being appended now (its outcome decides). In turn with
+   * `clear` and `rebind` ({@link QueueChanges}); `CLOSED` after `close()`.
    */
-  async discard(id: number): Promise<boolean> {
-    const op = this.ops.find((o) => o.seq === id) ?? this.binding.aside.find((o) => o.seq === id);
-    if (op === undefined || op.state !== "queued") return false;
-    await this.remove([op], true);
-    op.reject(
-      new StateSyncError("ABORTED", `pending update ${id} was discarded`, { details: { id } }),
-    );
-    this.drainedCheck();
-    return true;
+  discard(id: number): Promise<boolean> {
+    return this.changes.run(async () => {
+      const op = [...this.ops, ...this.binding.aside].find((o) => o.seq === id);
+      if (op?.state !== "queued") return false;
+      return (await this.abort([op], `pending update ${id} was discarded`)) === 1;
+    });
   }
 
-  /** Discards every pending update not being sent (a user logs out); resolves to how many. */
-  async clear(): Promise<number> {
-    const ops = [...this.binding.aside, ...this.ops.filter((o) => o.state === "queued")];
+  /**
+   * Discards every pending update queued before the call that is not being sent (a user logs
+   * out); resolves to how many. In turn with `discard` and `rebind`; `CLOSED` after `close()`.
+   */
+  clear(): Promise<number> {
+    const before = this.nextSeq; // seqs are handed out in call order: later updates stay
+    return this.changes.run(() => {
+      const ops = [...this.binding.aside, ...this.ops];
+      const clearing = ops.filter((op) => op.state === "queued" && op.seq < before);
+      return this.abort(clearing, "the pending queue was cleared");
+    });
+  }
+
+  /** Removes `ops` (discarded, cleared): their callers reject `ABORTED`. Resolves to how many. */
+  private async abort(ops: readonly PendingOp[], message: string): Promise<number> {
+    if (ops.length === 0) return 0;
     await this.remove(ops, true);
     for (const op of ops) {
-      op.reject(
-        new StateSyncError("ABORTED", "the pending queue was cleared", { details: { id: op.seq } }),
-      );
+      op.reject(new StateSyncError("ABORTED", message, { details: { id: op.seq } }));
     }
     this.drainedCheck();
     return ops.length;
   }
 
-  /** Waits for the pushes and the store writes in flight, then releases the queue's lock. */
+  /** Waits for the changes called before, the pushes and store writes in flight; unlocks. */
   async close(error: StateSyncError): Promise<void> {
+    this.reportDamaged();
+    await this.changes.settled();
     this.wake?.();
     await this.pushing;
     await this.records.settle();
@@ -316,17 +335,20 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
    * Binds the updates set aside to this replica's log and queues them again (see
    * `StateSynchronizer.rebindPending`): pushed in seq order with the others, after those being
    * sent. Resolves to how many, once their new records are stored (or the store wait ran out).
+   * In turn with `discard` and `clear`.
    */
-  async rebind(): Promise<number> {
-    this.p.status.assertUsable();
-    const ops = this.binding.takeAside();
-    for (const op of ops) this.records.rewrite(op);
-    this.ops = [...this.ops, ...ops].sort((a, b) => a.seq - b.seq);
-    this.view.invalidate();
-    await this.records.stored(ops);
-    this.kick();
-    this.wake?.();
-    return ops.length;
+  rebind(): Promise<number> {
+    return this.changes.run(async () => {
+      this.p.status.assertUsable(); // also when it stalled, or closed, while waiting its turn
+      const ops = this.binding.takeAside();
+      for (const op of ops) this.records.rewrite(op);
+      this.ops = [...this.ops, ...ops].sort((a, b) => a.seq - b.seq);
+      this.view.invalidate();
+      await this.records.stored(ops);
+      this.kick();
+      this.wake?.();
+      return ops.length;
+    });
   }
 
   /** Drops the queued updates the confirmed state already holds (a restart after a crash). */

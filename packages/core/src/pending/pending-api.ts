@@ -1,7 +1,12 @@
 import type { Immutable } from "immer";
 import type { PendingUpdate } from "./pending-op.js";
 
-/** The optimistic view and the pending queue of a replica (docs/offline.md). */
+/**
+ * The optimistic view and the pending queue of a replica (docs/offline.md). `discard`,
+ * `clearPending` and `rebindPending` take effect one at a time, in call order (each once those
+ * called before it have settled). After `close()` the replica holds no queue: they and `flush`
+ * reject `CLOSED`, and `optimisticState`, `pending`, `pendingCount` keep what it held then.
+ */
 export interface PendingApi<S> {
   /**
    * The optimistic view (docs/offline.md): `state` with every pending update of this replica
@@ -23,12 +28,13 @@ export interface PendingApi<S> {
   /**
    * Removes the pending update `id` unless it is being appended right now; its caller rejects
    * `ABORTED`. Resolves true when it was removed (and its record deleted). Also removes an update
-   * set aside for another log.
+   * set aside for another log. Rejects `CLOSED` after `close()`.
    */
   discard(id: number): Promise<boolean>;
   /**
-   * Discards every pending update not being appended (a user logs out), those set aside for
-   * another log included; resolves to how many.
+   * Discards every pending update queued before the call and not being appended (a user logs
+   * out), those set aside for another log included; resolves to how many. Rejects `CLOSED` after
+   * `close()`: call it before, or clear the queue through its store (docs/offline.md, "Control").
    */
   clearPending(): Promise<number>;
   /**
@@ -38,8 +44,9 @@ export interface PendingApi<S> {
    * to this log, stores that, and queues them again: each is run on this log's state (a rebase)
    * and committed once, or refused, like any queued update, after those already being sent.
    * Their first callers were told `LOG_REPLACED`: follow them with `pending`, the `"refused"`
-   * and `"drained"` events. Resolves to how many; 0 when none is set aside (or no `pending`
-   * option). Rejects `CLOSED` or the stall error.
+   * and `"drained"` events. Resolves to how many, once they are queued again (a `clearPending()`
+   * called after it then counts them too); 0 when none is set aside (or no `pending` option).
+   * Rejects `CLOSED` or the stall error.
    */
   rebindPending(): Promise<number>;
 }

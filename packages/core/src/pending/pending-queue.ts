@@ -2,6 +2,7 @@ import type { Immutable } from "immer";
 import { z } from "zod/v4";
 import { StateSyncError } from "../errors.js";
 import type { Replica } from "../engine/replica.js";
+import { closedError, type StatusHub } from "../engine/status.js";
 import type { CommandMap } from "../model.js";
 import { OfflineQueue, type OfflineQueueParts } from "./offline-queue.js";
 import { ownerSchema, type PendingStore } from "./pending-store.js";
@@ -78,12 +79,18 @@ export function pendingQueue(options: { store: PendingStore; owner: string }): P
 
 /**
  * The synchronizer's queue part without a `pending` option: updates bypass it (`enabled` false),
- * the optimistic view is the confirmed state, nothing is ever pending.
+ * the optimistic view is the confirmed state, nothing is ever pending. Its calls reject `CLOSED`
+ * after `close()`, as the queue's do.
  */
-export function noQueue<S, C extends CommandMap<S>>(replica: Replica<S, C>): PendingPart<S, C> {
+export function noQueue<S, C extends CommandMap<S>>(
+  replica: Replica<S, C>,
+  status: StatusHub,
+): PendingPart<S, C> {
   const none = (): never => {
     throw new StateSyncError("VALIDATION", "no pending queue: give pendingQueue({ store, owner })");
   };
+  const nothing = <T>(value: T) =>
+    status.closed ? Promise.reject<T>(closedError()) : Promise.resolve(value);
   return {
     enabled: false,
     durable: false,
@@ -98,10 +105,10 @@ export function noQueue<S, C extends CommandMap<S>>(replica: Replica<S, C>): Pen
     pending: [],
     count: 0,
     enqueue: none,
-    flush: () => Promise.resolve(),
-    discard: () => Promise.resolve(false),
-    clear: () => Promise.resolve(0),
-    rebind: () => Promise.resolve(0),
+    flush: () => nothing(undefined),
+    discard: () => nothing(false),
+    clear: () => nothing(0),
+    rebind: () => nothing(0),
     close: () => Promise.resolve(),
   };
 }
