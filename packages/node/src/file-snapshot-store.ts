@@ -3,6 +3,7 @@ import { mkdir, readdir, readFile, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { isRunning, writeFileAtomically } from "./atomic-file.js";
 import {
+  checkSnapshotDepth,
   shouldReplaceSnapshot,
   snapshotRecordSchema,
   StateSyncError,
@@ -111,6 +112,11 @@ export class FileSnapshotStore implements SnapshotStore {
   }
 
   save(key: string, record: SnapshotRecord): Promise<void> {
+    try {
+      checkSnapshotDepth(record);
+    } catch (e) {
+      return Promise.reject(e);
+    }
     return this.serialize(key, async () => {
       let stored: SnapshotRecord | undefined;
       try {
