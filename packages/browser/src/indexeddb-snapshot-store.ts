@@ -1,4 +1,5 @@
 import {
+  checkSnapshotDepthInSlices,
   isStateSyncError,
   MemorySnapshotStore,
   shouldReplaceSnapshot,
@@ -200,6 +201,7 @@ export class IndexedDbSnapshotStore implements SnapshotStore {
 
   async save(key: string, record: SnapshotRecord): Promise<void> {
     if (this.closed) throw new StateSyncError("CLOSED", "the snapshot store is closed");
+    await checkSnapshotDepthInSlices(record);
     const value = await encodeSnapshot(record);
     return this.run(
       async (db) => {

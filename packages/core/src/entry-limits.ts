@@ -12,6 +12,23 @@ export const MAX_NESTING_DEPTH = 256;
  */
 export const MAX_STATE_DEPTH = MAX_NESTING_DEPTH - 1;
 
+/**
+ * Deepest value one patch of an update entry may write: the entry holds it three levels down
+ * (`{ "patches": [ { "value": … } ] }`), so it nests three levels less than
+ * {@link MAX_NESTING_DEPTH}. A conditional update writing a deeper value is refused by its writer
+ * (docs/format.md, "Limits"), whatever the depth of the state it makes.
+ */
+export const MAX_PATCH_VALUE_DEPTH = MAX_NESTING_DEPTH - 3;
+
+/**
+ * Deepest arguments of a command queued for a conditional update: its update entry holds them
+ * three levels down (`{ "commands": [ { "args": … } ] }`), like a patch's value.
+ */
+export const MAX_UPDATE_ARGS_DEPTH = MAX_NESTING_DEPTH - 3;
+
+/** Deepest arguments of an unconditional command: its entry holds them one level down. */
+export const MAX_COMMAND_ARGS_DEPTH = MAX_NESTING_DEPTH - 1;
+
 /** The format of the kinds format 1 already had: what this SDK writes for them. */
 export const WRITE_FORMAT = 1;
 

@@ -1,6 +1,7 @@
 import { z } from "zod/v4";
 import { StateSyncError } from "./errors.js";
 import type { Entry } from "./entry-types.js";
+import { storedJson } from "./json.js";
 import { fastEnvelope } from "./entry-fast-path.js";
 import { MAX_NESTING_DEPTH, MAX_RECENT } from "./entry-limits.js";
 
@@ -354,7 +355,7 @@ const entryEncoder = new TextEncoder();
  * For tools that write entries themselves (the `statesync import` command of `@statesync/cli`).
  */
 export function encodeEntry(entry: Entry): Uint8Array {
-  const text = JSON.stringify(entry);
+  const text = storedJson(entry, MAX_NESTING_DEPTH, "entry");
   const data = entryEncoder.encode(text);
   const checked =
     entry.kind === "command" ? decodeEntry(data) : checkOwnEntry(entry, text, data.byteLength);

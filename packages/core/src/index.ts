@@ -25,6 +25,8 @@ export { MemoryLog, type MemoryLogOptions } from "./memory-log.js";
 export {
   snapshotRecordSchema,
   shouldReplaceSnapshot,
+  checkSnapshotDepth,
+  checkSnapshotDepthInSlices,
   type SnapshotRecord,
   type SnapshotStore,
 } from "./snapshot-store.js";

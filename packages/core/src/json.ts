@@ -1,6 +1,7 @@
 import { sha256 } from "@noble/hashes/sha2.js";
 import { bytesToHex } from "@noble/hashes/utils.js";
 import { StateSyncError } from "./errors.js";
+import { nestingDepth } from "./nesting.js";
 
 /** A JSON value: what states, command arguments and patch values are restricted to. */
 export type JsonValue =
@@ -80,6 +81,21 @@ export function findJsonProblem(value: unknown, maxDepth = Infinity): JsonProble
   return undefined;
 }
 
+/**
+ * {@link findJsonProblem}, and for a value found too deep, how deep it nests (`depth`, walked
+ * again only then, for the message); a value too deep that also contains itself is reported as
+ * what is wrong with it (the cycle), which has no depth.
+ */
+export function findJsonProblemWithDepth(
+  value: unknown,
+  maxDepth: number,
+): (JsonProblem & { readonly depth?: number }) | undefined {
+  const problem = findJsonProblem(value, maxDepth);
+  if (!problem?.tooDeep) return problem;
+  const depth = nestingDepth(value);
+  return depth === Infinity ? (findJsonProblem(value) ?? problem) : { ...problem, depth };
+}
+
 function bad(path: string, message: string): JsonProblem {
   return { path: shortPath(path), tooDeep: false, message };
 }
@@ -89,11 +105,24 @@ function shortPath(path: string): string {
   return path.length <= 160 ? path : `${path.slice(0, 80)}…${path.slice(-60)}`;
 }
 
-/** Throws `VALIDATION` unless `value` is a plain JSON value (see {@link findNonJson}). */
-export function assertJson(value: unknown, what: string): void {
-  const problem = findNonJson(value);
-  if (problem !== undefined) {
-    throw new StateSyncError("VALIDATION", `${what} is not a JSON value (${problem})`);
+/**
+ * `JSON.stringify(value)` of a value about to be stored (an entry, a record) whose parts were
+ * checked where they came in: should it still hold something `JSON.stringify` cannot write (a
+ * value nested too deep for its recursion, a cycle, a `BigInt`), `VALIDATION` saying `what` it
+ * is and where, found by an iterative walk, instead of a raw `RangeError` or `TypeError`.
+ */
+export function storedJson(value: unknown, maxDepth: number, what: string): string {
+  try {
+    return JSON.stringify(value);
+  } catch (cause) {
+    const problem = findJsonProblemWithDepth(value, maxDepth);
+    const why =
+      problem === undefined
+        ? String(cause)
+        : problem.depth !== undefined
+          ? `it nests ${problem.depth} levels deep, past ${maxDepth} at ${problem.path}`
+          : `${problem.path}: ${problem.message}`;
+    throw new StateSyncError("VALIDATION", `${what} cannot be stored: ${why}`, { cause });
   }
 }
 
@@ -109,14 +138,83 @@ export function canonicalJson(value: unknown): string {
   return canonical(value);
 }
 
-function canonical(v: unknown): string {
+/** A container `canonical` is inside: its members (an object's keys, sorted) and where it is. */
+interface Frame {
+  readonly container: Record<string, unknown> | unknown[];
+  readonly keys: string[] | undefined;
+  at: number;
+}
+
+/**
+ * How many levels `canonical` recurses (the fast way); members nested deeper are written by
+ * `canonicalDeep`, iteratively, so a state nested 100,000 levels deep (which an unconditional
+ * command can make) is hashed like any other, on any stack.
+ */
+const RECURSE_LEVELS = 256;
+
+function canonical(v: unknown, depth = 0): string {
   if (v === null || typeof v !== "object") return JSON.stringify(v);
-  if (Array.isArray(v)) return `[${v.map(canonical).join(",")}]`;
+  if (depth >= RECURSE_LEVELS) return canonicalDeep(v);
+  if (Array.isArray(v)) return `[${v.map((m) => canonical(m, depth + 1)).join(",")}]`;
   const o = v as Record<string, unknown>;
   return `{${Object.keys(o)
     .sort()
-    .map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`)
+    .map((k) => `${JSON.stringify(k)}:${canonical(o[k], depth + 1)}`)
     .join(",")}}`;
+}
+
+/**
+ * `canonical`'s text, iteratively (slower): `frames` holds the containers being written,
+ * innermost last.
+ */
+function canonicalDeep(value: unknown): string {
+  let out = "";
+  const frames: Frame[] = [];
+  let v = value;
+  for (;;) {
+    // Write the start of `v` (all of it, for a leaf or an empty container).
+    if (v === null || typeof v !== "object") out += JSON.stringify(v);
+    else if (Array.isArray(v)) {
+      if (v.length > 0) {
+        out += "[";
+        frames.push({ container: v, keys: undefined, at: 0 });
+        v = v[0];
+        continue;
+      }
+      out += "[]";
+    } else {
+      const o = v as Record<string, unknown>;
+      const keys = Object.keys(o).sort();
+      if (keys.length > 0) {
+        out += `{${JSON.stringify(keys[0])}:`;
+        frames.push({ container: o, keys, at: 0 });
+        v = o[keys[0]!];
+        continue;
+      }
+      out += "{}";
+    }
+    // Then the next member of the innermost container not finished, closing finished ones.
+    let next = false;
+    while (!next) {
+      const f = frames[frames.length - 1];
+      if (f === undefined) return out;
+      f.at++;
+      if (f.keys === undefined) {
+        const a = f.container as unknown[];
+        if (f.at < a.length) {
+          out += ",";
+          v = a[f.at];
+          next = true;
+        } else out += "]";
+      } else if (f.at < f.keys.length) {
+        const k = f.keys[f.at]!;
+        out += `,${JSON.stringify(k)}:`;
+        v = (f.container as Record<string, unknown>)[k];
+        next = true;
+      } else out += "}";
+      if (!next) frames.pop();
+    }
+  }
 }
 
 /**

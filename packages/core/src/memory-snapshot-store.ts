@@ -1,5 +1,6 @@
 import { StateSyncError } from "./errors.js";
 import {
+  checkSnapshotDepth,
   shouldReplaceSnapshot,
   snapshotRecordSchema,
   type SnapshotRecord,
@@ -36,6 +37,7 @@ export class MemorySnapshotStore implements SnapshotStore {
   }
 
   async save(key: string, record: SnapshotRecord): Promise<void> {
+    checkSnapshotDepth(record);
     let stored: SnapshotRecord | undefined;
     try {
       stored = this.loadNow(key);

@@ -2,7 +2,9 @@ import type { Draft } from "immer";
 import { deepFreeze } from "./freeze.js";
 import { z } from "zod/v4";
 import { StateSyncError } from "./errors.js";
-import { assertJson, stateHash } from "./json.js";
+import { MAX_STATE_DEPTH } from "./entry-limits.js";
+import { findJsonProblemWithDepth, stateHash } from "./json.js";
+import { nestedDeeperThan } from "./nesting.js";
 import type { JsonModelCheck } from "./type-checks.js";
 
 /**
@@ -142,6 +144,9 @@ export function defineModel<S, A extends CommandSchemas = Record<never, z.ZodTyp
       { cause },
     );
   }
+  // Too deep, or a cycle, before the schema, which may recurse; other values that are not JSON
+  // after it (its message says more of a missing or mistyped field).
+  if (nestedDeeperThan(definition.initial, MAX_STATE_DEPTH)) checkInitial(definition.initial);
   const parsed = definition.state.safeParse(definition.initial);
   if (!parsed.success) {
     throw new StateSyncError(
@@ -150,7 +155,7 @@ export function defineModel<S, A extends CommandSchemas = Record<never, z.ZodTyp
       { cause: parsed.error },
     );
   }
-  assertJson(parsed.data, "initial state");
+  checkInitial(parsed.data);
   for (const [commandName, command] of Object.entries(definition.commands ?? {})) {
     if (!command || !(command.args instanceof z.ZodType) || typeof command.apply !== "function") {
       throw new StateSyncError(
@@ -173,6 +178,28 @@ export function defineModel<S, A extends CommandSchemas = Record<never, z.ZodTyp
     migrate: definition.migrate,
     upgradeCommand: definition.upgradeCommand,
   });
+}
+
+/**
+ * Throws `VALIDATION` unless `initial` is JSON nested at most `MAX_STATE_DEPTH` levels (a deeper
+ * state could never be compacted, switched, saved or exported: docs/format.md, "Limits"),
+ * walked iteratively before anything recursive touches it.
+ */
+function checkInitial(initial: unknown): void {
+  const problem = findJsonProblemWithDepth(initial, MAX_STATE_DEPTH);
+  if (problem?.depth !== undefined) {
+    throw new StateSyncError(
+      "VALIDATION",
+      `the initial state nests ${problem.depth} levels deep (past ${MAX_STATE_DEPTH} at ${problem.path}); a state may nest at most ${MAX_STATE_DEPTH} levels (docs/format.md, "Limits")`,
+      { details: { depth: problem.depth, maxDepth: MAX_STATE_DEPTH } },
+    );
+  }
+  if (problem !== undefined) {
+    throw new StateSyncError(
+      "VALIDATION",
+      `initial state is not a JSON value (${problem.path}: ${problem.message})`,
+    );
+  }
 }
 
 function checkPredecessor(definition: ModelDefinition<any, any>, version: number): void {

@@ -71,6 +71,52 @@ export function nestedDeeperThan(value: unknown, limit: number): boolean {
 }
 
 /**
+ * How deep the arrays and objects of `value` nest (as {@link nestedDeeperThan} counts them), or
+ * Infinity when it contains itself. Iterative, and each container is measured once (a value in
+ * many places costs what it costs in one), so it is linear in the value's size: for error
+ * messages, after a bounded walk found a value too deep.
+ */
+export function nestingDepth(value: unknown): number {
+  if (value === null || typeof value !== "object") return 0;
+  /** The depth below each container measured so far (1 for `{}`). */
+  const measured = new Map<object, number>();
+  /** The containers on the path being walked (a cycle returns to one of them). */
+  const open = new Set<object>();
+  const stack: Array<{ v: object; exit: boolean }> = [{ v: value, exit: false }];
+  while (stack.length > 0) {
+    const { v, exit } = stack.pop()!;
+    if (exit) {
+      let below = 0;
+      for (const child of childObjects(v)) below = Math.max(below, measured.get(child) ?? 0);
+      measured.set(v, below + 1);
+      open.delete(v);
+      continue;
+    }
+    if (measured.has(v)) continue;
+    if (open.has(v)) return Infinity;
+    open.add(v);
+    stack.push({ v, exit: true });
+    for (const child of childObjects(v)) {
+      if (!measured.has(child)) stack.push({ v: child, exit: false });
+    }
+  }
+  return measured.get(value)!;
+}
+
+/** The members of `v` that are arrays or objects (own enumerable keys, as JSON reads them). */
+function childObjects(v: object): object[] {
+  const out: object[] = [];
+  const members: unknown[] = Array.isArray(v)
+    ? v
+    : Object.keys(v).map((k) => (v as Record<string, unknown>)[k]);
+  for (let i = 0; i < members.length; i++) {
+    const child = members[i];
+    if (child !== null && typeof child === "object") out.push(child);
+  }
+  return out;
+}
+
+/**
  * {@link nestedDeeperThan} in slices of about `sliceMs` of work, giving the event loop a turn
  * between them, so that the walk of a state of many megabytes never blocks a page for long (as
  * the browser's snapshot encoder does). `value` must not change meanwhile (a replica's state is

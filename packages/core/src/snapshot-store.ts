@@ -1,4 +1,7 @@
 import { z } from "zod/v4";
+import { MAX_STATE_DEPTH } from "./entry-limits.js";
+import { StateSyncError } from "./errors.js";
+import { nestedDeeperThan, nestedDeeperThanInSlices } from "./nesting.js";
 
 /**
  * A persisted replica: the state and the revision it was computed at, written together.
@@ -69,6 +72,29 @@ export interface SnapshotStore {
   delete(key: string): Promise<void>;
   /** Releases resources. Optional. */
   close?(): Promise<void>;
+}
+
+/**
+ * Throws `VALIDATION` when `record`'s state nests deeper than `MAX_STATE_DEPTH` levels, which no
+ * store keeps (a replica refuses such a state at load as `CORRUPT_SNAPSHOT`): stores call it in
+ * `save` before anything recursive (`JSON.stringify`) touches the state. The engine never saves
+ * such a state; this is for other callers. Iterative, proportional to the state's size.
+ */
+export function checkSnapshotDepth(record: SnapshotRecord): void {
+  if (nestedDeeperThan(record.state, MAX_STATE_DEPTH)) throw snapshotTooDeep();
+}
+
+/** {@link checkSnapshotDepth} in slices that give the event loop a turn (a page's store). */
+export async function checkSnapshotDepthInSlices(record: SnapshotRecord): Promise<void> {
+  if (await nestedDeeperThanInSlices(record.state, MAX_STATE_DEPTH)) throw snapshotTooDeep();
+}
+
+function snapshotTooDeep(): StateSyncError {
+  return new StateSyncError(
+    "VALIDATION",
+    `the snapshot's state nests arrays and objects deeper than ${MAX_STATE_DEPTH} levels, more than a log entry may hold (docs/format.md, "Limits"); nothing was saved`,
+    { details: { maxDepth: MAX_STATE_DEPTH } },
+  );
 }
 
 /**

@@ -318,7 +318,7 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
         run = { run: first as RecipeRun["run"] };
         options = second;
       } else if (typeof first === "string") {
-        run = commandRun(this.model as never, first, second);
+        run = commandRun(this.model as never, first, second, "update");
         options = third;
       } else {
         throw new StateSyncError("VALIDATION", "update takes a recipe function or a command name");
@@ -351,7 +351,7 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
       if (typeof command !== "string") {
         throw new StateSyncError("VALIDATION", "command must be a command name");
       }
-      const run = commandRun(this.model as never, command, args);
+      const run = commandRun(this.model as never, command, args, "command");
       const parsed = parseUpdateOptions(options);
       if (this.offline.enabled) {
         const { result, queued } = this.offline.enqueue("command", run, parsed.signal);

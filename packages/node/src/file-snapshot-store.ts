@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { isRunning, writeFileAtomically } from "./atomic-file.js";
 import { readRegularFile } from "./regular-file.js";
 import {
+  checkSnapshotDepth,
   shouldReplaceSnapshot,
   snapshotRecordSchema,
   StateSyncError,
@@ -117,6 +118,11 @@ export class FileSnapshotStore implements SnapshotStore {
   }
 
   save(key: string, record: SnapshotRecord): Promise<void> {
+    try {
+      checkSnapshotDepth(record);
+    } catch (e) {
+      return Promise.reject(e);
+    }
     return this.serialize(key, async () => {
       let stored: SnapshotRecord | undefined;
       try {

@@ -1,5 +1,7 @@
 import { abortError, sleep } from "../backoff.js";
 import { checkOwnEntry, decodeEntry, type Entry } from "../entry.js";
+import { MAX_NESTING_DEPTH } from "../entry-limits.js";
+import { storedJson } from "../json.js";
 import { AppendConflictError, isStateSyncError, StateSyncError } from "../errors.js";
 import type { LogEntry, LogInfo, RevisionedLog } from "../log.js";
 import { randomId } from "../prng.js";
@@ -85,7 +87,7 @@ export class Appender {
    * is checked as built (see `checkOwnEntry`).
    */
   async prepare(entry: Entry, what: string): Promise<Prepared> {
-    const text = JSON.stringify(entry);
+    const text = storedJson(entry, MAX_NESTING_DEPTH, what);
     const data = encoder.encode(text);
     const limit = this.maxBytes ?? (await this.maxEntryBytes());
     if (data.byteLength > limit) {

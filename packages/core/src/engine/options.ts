@@ -1,6 +1,8 @@
 import { z } from "zod/v4";
 import { StateSyncError } from "../errors.js";
-import { findNonJson } from "../json.js";
+import { MAX_COMMAND_ARGS_DEPTH, MAX_UPDATE_ARGS_DEPTH } from "../entry-limits.js";
+import { findJsonProblemWithDepth } from "../json.js";
+import { nestedDeeperThan } from "../nesting.js";
 import type { RevisionedLog } from "../log.js";
 import type { CommandDefinition, CommandMap, Model } from "../model.js";
 import type { PendingQueueSetup } from "../pending/pending-queue.js";
@@ -114,13 +116,29 @@ export function parseUpdateOptions(options: unknown): ParsedUpdateOptions {
 }
 
 /**
+ * Where a command's arguments travel: in an update entry (`update(name, args)`, a queued
+ * update) or in a command entry of their own (`updateUnconditionally`).
+ */
+export type ArgsCarrier = "update" | "command";
+
+/** How deep arguments may nest in each carrier, and how its entry is named in errors. */
+const CARRIERS: Record<ArgsCarrier, { readonly maxDepth: number; readonly entry: string }> = {
+  update: { maxDepth: MAX_UPDATE_ARGS_DEPTH, entry: "the entry of a conditional update" },
+  command: { maxDepth: MAX_COMMAND_ARGS_DEPTH, entry: "an unconditional command's entry" },
+};
+
+/**
  * Looks a command up and validates its arguments: `UNKNOWN_COMMAND` for a name the model does not
- * have, `VALIDATION` for arguments its schema refuses or that are not JSON.
+ * have, `VALIDATION` for arguments that nest deeper than the entry that carries them may hold
+ * (docs/format.md, "Limits"), that its schema refuses, or that are not JSON. The arguments are
+ * walked iteratively before anything recursive (the schema, `JSON.stringify`, a store) touches
+ * them.
  */
 export function parseCommand<S, C extends CommandMap<S>>(
   model: Model<S, C>,
   name: string,
   args: unknown,
+  carrier: ArgsCarrier,
 ): { definition: CommandDefinition<S>; args: unknown } {
   const definition = Object.hasOwn(model.commands, name) ? model.commands[name] : undefined;
   if (definition === undefined) {
@@ -128,11 +146,24 @@ export function parseCommand<S, C extends CommandMap<S>>(
       details: { command: name },
     });
   }
-  const parsed = definition.args.safeParse(args);
-  if (!parsed.success) throw validation(`invalid arguments for command "${name}"`, parsed.error);
-  const problem = findNonJson(args);
-  if (problem !== undefined) {
-    throw new StateSyncError("VALIDATION", `arguments of "${name}" are not JSON (${problem})`);
+  const { maxDepth, entry } = CARRIERS[carrier];
+  const problem = findJsonProblemWithDepth(args, maxDepth);
+  if (problem?.depth !== undefined) {
+    throw new StateSyncError(
+      "VALIDATION",
+      `the arguments of command "${name}" nest ${problem.depth} levels deep (past ${maxDepth} at ${problem.path}); ${entry} carries arguments of at most ${maxDepth} levels (docs/format.md, "Limits"); nothing was appended`,
+      { details: { command: name, depth: problem.depth, maxDepth } },
+    );
   }
-  return { definition, args: parsed.data as unknown };
+  // Arguments that are not JSON may fail the schema too (`undefined` for missing ones), whose
+  // message says more; only a value of bounded depth without a cycle reaches the schema.
+  if (problem === undefined || !nestedDeeperThan(args, maxDepth)) {
+    const parsed = definition.args.safeParse(args);
+    if (!parsed.success) throw validation(`invalid arguments for command "${name}"`, parsed.error);
+    if (problem === undefined) return { definition, args: parsed.data as unknown };
+  }
+  throw new StateSyncError(
+    "VALIDATION",
+    `arguments of "${name}" are not JSON (${problem.path}: ${problem.message})`,
+  );
 }

@@ -3,8 +3,8 @@ import { immer } from "../apply.js";
 import { deepFreeze, freezeAlong, freezeWalk } from "../freeze.js";
 import type { StoredPatch } from "../entry.js";
 import { StateSyncError } from "../errors.js";
-import { MAX_STATE_DEPTH } from "../entry-limits.js";
-import { findJsonProblem, type JsonProblem } from "../json.js";
+import { MAX_PATCH_VALUE_DEPTH, MAX_STATE_DEPTH } from "../entry-limits.js";
+import { findJsonProblemWithDepth } from "../json.js";
 import type { CommandMap, Model, UpdateContext } from "../model.js";
 import { StateChecker } from "./state-check.js";
 import { freezeWritten, TouchRecorder, withValues, type Touch } from "./touch-recorder.js";
@@ -225,38 +225,103 @@ export class RecipeRunner<S, C extends CommandMap<S>> {
     } catch (e) {
       // What the recipe threw reaches the caller unchanged (a command's domain error, say),
       // where the same command appended unconditionally is reported as COMMAND_FAILED. What
-      // Immer threw after the recipe returned (a result nested so deep that freezing it
+      // Immer threw after the recipe returned (a result nested so deep that finalizing it
       // overflows the stack) is a VALIDATION error of the update.
-      acc.failures.set(op, returned && !(e instanceof StateSyncError) ? unusableResult(e) : e);
+      acc.failures.set(
+        op,
+        returned && !(e instanceof StateSyncError) ? this.unusable(op, next, ctx, e) : e,
+      );
     }
   }
 
   /**
-   * Checks the state a recipe produced against the model's schema (along the patched paths where
-   * the schema allows it; see `StateChecker`), that it is still JSON, and that no value it put in
-   * nests deeper than `MAX_STATE_DEPTH` (a state that deep could never be compacted, switched,
-   * saved or exported: docs/guarantees.md). Only the values its patches put in need looking at:
-   * each sits under as many arrays and objects as its path has steps, so the state's depth there
-   * is the path's length plus the value's own depth, found by the JSON walk it gets anyway.
+   * The `VALIDATION` error of a result Immer could not keep (it threw after the recipe returned:
+   * a value nested so deep that Immer's recursive walk overflowed the stack). The recipe runs once
+   * more (recipes may run several times: conflicts run them again) with a recorder, in a draft
+   * that is dropped, and what it wrote gets `checkWritten`, which names the value, where it was
+   * written and how deep it nests; failing that, `cause` is reported as it is.
+   */
+  private unusable<R extends RecipeRun>(
+    op: R,
+    state: S,
+    ctx: UpdateContext,
+    cause: unknown,
+  ): StateSyncError {
+    const recorder = new TouchRecorder();
+    let found: StateSyncError | undefined;
+    try {
+      immer.produce(state, (draft) => {
+        try {
+          recorder.unwrap(op.run(recorder.wrap(draft), ctx));
+        } catch {
+          throw ABORT;
+        }
+        try {
+          checkWritten(withValues(draft, recorder.take()));
+        } catch (e) {
+          if (e instanceof StateSyncError) found = e;
+        }
+        throw ABORT;
+      });
+    } catch {
+      // ABORT: the draft is dropped.
+    }
+    return found ?? unusableResult(cause);
+  }
+
+  /**
+   * Checks the state a recipe produced: first that every value its patches put in is JSON and
+   * can be written (`checkWritten`, iteratively, before anything recursive touches it), then the
+   * model's schema (along the patched paths where the schema allows it; see `StateChecker`).
+   * Only the values the patches put in need looking at: the state before was checked.
    */
   private check(before: S, after: S, patches: readonly Patch[]): void {
+    checkWritten(patches);
     this.checker.check(before, after, patches);
-    for (const patch of patches) {
-      if (patch.op === "remove") continue;
-      const room = MAX_STATE_DEPTH - patch.path.length;
-      const problem: JsonProblem | undefined =
-        room < 0 ? { path: "$", tooDeep: true, message: "" } : findJsonProblem(patch.value, room);
-      if (problem === undefined) continue;
-      const at = pathText(patch.path);
-      const where = `$${at}${problem.path.slice(1)}`;
+  }
+}
+
+/**
+ * Throws `VALIDATION` unless each value `patches` write is JSON and fits both limits a
+ * conditional update has (docs/format.md, "Limits"): the state may nest at most
+ * `MAX_STATE_DEPTH` levels (a state that deep could never be compacted, switched, saved or
+ * exported: docs/guarantees.md), and its update entry carries a patch's value three levels down,
+ * so a value of at most `MAX_PATCH_VALUE_DEPTH` levels. A value sits under as many arrays and
+ * objects as its path has steps: the state's depth there is the path's length plus the value's
+ * own depth, found by the walk each written value gets anyway.
+ */
+function checkWritten(patches: readonly Patch[]): void {
+  for (const patch of patches) {
+    if (patch.op === "remove") continue;
+    const room = Math.min(MAX_STATE_DEPTH - patch.path.length, MAX_PATCH_VALUE_DEPTH);
+    // A path longer than the limit (through a state an unconditional command nested that
+    // deep) leaves no room even for a number.
+    const problem =
+      findJsonProblemWithDepth(patch.value, Math.max(room, 0)) ??
+      (room < 0 ? { path: "$", message: "", depth: 0 } : undefined);
+    if (problem === undefined) continue;
+    const at = `$${pathText(patch.path)}`;
+    if (problem.depth === undefined) {
       throw new StateSyncError(
         "VALIDATION",
-        problem.tooDeep
-          ? `the update would nest the state's arrays and objects deeper than ${MAX_STATE_DEPTH} levels (at ${where}), more than a snapshot entry may hold; nothing was appended`
-          : `the update would put a non-JSON value in the state (${where}: ${problem.message})`,
-        { details: problem.tooDeep ? { maxDepth: MAX_STATE_DEPTH } : {} },
+        `the update would put a non-JSON value in the state (${at}${problem.path.slice(1)}: ${problem.message})`,
       );
     }
+    const { depth } = problem;
+    const details = {
+      path: at,
+      depth,
+      maxDepth: MAX_STATE_DEPTH,
+      maxValueDepth: MAX_PATCH_VALUE_DEPTH,
+    };
+    const writes = `the update writes a value nested ${depth} levels deep at ${at}`;
+    throw new StateSyncError(
+      "VALIDATION",
+      patch.path.length + depth > MAX_STATE_DEPTH
+        ? `${writes}: it would nest the state's arrays and objects ${patch.path.length + depth} levels deep, deeper than ${MAX_STATE_DEPTH} levels, the most a state may have (docs/format.md, "Limits"); nothing was appended`
+        : `${writes}; an update entry carries values of at most ${MAX_PATCH_VALUE_DEPTH} levels (docs/format.md, "Limits": write the value's container in one update and the value into it in the next); nothing was appended`,
+      { details },
+    );
   }
 }
 

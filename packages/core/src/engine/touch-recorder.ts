@@ -123,27 +123,47 @@ export class TouchRecorder {
 
   /**
    * `value` with every view inside it replaced by its object (a new object built by a recipe may
-   * hold views it read, `{ ...draft.cards }`). Frozen values and drafts hold none.
+   * hold views it read, `{ ...draft.cards }`). Frozen values and drafts hold none. Iterative, each
+   * object walked once: a value of any depth, or one that contains itself, is the check's to
+   * refuse (`VALIDATION`), after the recipe, not a stack overflow inside it.
    */
-  private unwrapDeep(value: unknown, depth = 0): unknown {
+  private unwrapDeep(value: unknown): unknown {
     if (value === null || typeof value !== "object") return value;
+    const top = this.unwrapOne(value);
+    if (top !== value || !walkable(value)) return top;
+    const seen = new Set<object>([value]);
+    const stack: object[] = [value];
+    while (stack.length > 0) {
+      const obj = stack.pop() as Record<string, unknown>;
+      for (const k of Object.keys(obj)) {
+        const v = obj[k];
+        if (v === null || typeof v !== "object") continue;
+        const u = this.unwrapOne(v);
+        if (u !== v) obj[k] = u;
+        else if (walkable(v) && !seen.has(v)) {
+          seen.add(v);
+          stack.push(v);
+        }
+      }
+    }
+    return value;
+  }
+
+  /** The object behind `value` when it is a view; notes a draft put in the draft (`aliased`). */
+  private unwrapOne(value: object): unknown {
     const target = this.targets.get(value);
     if (target) {
       if (isDraft(target)) this.aliased = true;
       return target;
     }
     if (isDraft(value)) this.aliased = true;
-    if (isDraft(value) || Object.isFrozen(value) || depth > 10_000) return value;
-    const obj = value as Record<string, unknown>;
-    for (const k of Object.keys(obj)) {
-      const v = obj[k];
-      if (v !== null && typeof v === "object") {
-        const u = this.unwrapDeep(v, depth + 1);
-        if (u !== v) obj[k] = u;
-      }
-    }
     return value;
   }
+}
+
+/** Whether `unwrapDeep` looks inside `value`: a draft or a frozen value holds no view. */
+function walkable(value: object): boolean {
+  return !isDraft(value) && !Object.isFrozen(value);
 }
 
 /**

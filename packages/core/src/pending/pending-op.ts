@@ -2,7 +2,7 @@ import type { CommandEntry } from "../entry.js";
 import { StateSyncError } from "../errors.js";
 import type { CommandMap, Model, UpdateContext } from "../model.js";
 import type { RecipeRun } from "../engine/recipes.js";
-import { parseCommand } from "../engine/options.js";
+import { parseCommand, type ArgsCarrier } from "../engine/options.js";
 import { commandForLog } from "../versions.js";
 import type { QueuedPromise } from "../synchronizer-types.js";
 import type { DamagedPendingRecord, PendingRecord } from "./pending-store.js";
@@ -108,13 +108,17 @@ export function newOp(
   return { op, result };
 }
 
-/** The run of a named command with parsed arguments (what `update(name, args)` queues). */
+/**
+ * The run of a named command with parsed arguments (what `update(name, args)` queues), for the
+ * entry that will carry them (`carrier`: an update entry, or a command entry of their own).
+ */
 export function commandRun<S>(
   model: Model<S, CommandMap<S>>,
   name: string,
   args: unknown,
+  carrier: ArgsCarrier,
 ): Pick<RecipeRun, "run" | "command"> {
-  const { definition, args: parsed } = parseCommand(model, name, args);
+  const { definition, args: parsed } = parseCommand(model, name, args, carrier);
   return {
     run: (draft, ctx: UpdateContext) => void definition.apply(draft as never, parsed, ctx),
     command: { name, args },
@@ -158,7 +162,7 @@ export function opOfRecord<S>(
     ({ name, args } = read);
   }
   try {
-    return { ...base, ...commandRun(model, name, args) };
+    return { ...base, ...commandRun(model, name, args, record.kind) };
   } catch (e) {
     return invalidOp(base, record, e as StateSyncError);
   }

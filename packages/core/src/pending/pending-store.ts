@@ -1,4 +1,6 @@
 import { z } from "zod/v4";
+import { MAX_COMMAND_ARGS_DEPTH } from "../entry-limits.js";
+import { findJsonProblem } from "../json.js";
 
 /**
  * The port of the offline queue: where a replica persists its pending updates (docs/offline.md).
@@ -169,7 +171,13 @@ export const pendingRecordSchema = z.object({
   origin: originSchema.optional(),
   kind: z.enum(["update", "command"]),
   name: z.string().min(1).max(256),
-  args: z.unknown(),
+  // Walked iteratively: arguments no entry could carry never reach a store's JSON.stringify.
+  args: z
+    .unknown()
+    .refine(
+      (args) => findJsonProblem(args, MAX_COMMAND_ARGS_DEPTH) === undefined,
+      `arguments must be JSON nested at most ${MAX_COMMAND_ARGS_DEPTH} levels deep`,
+    ),
   queuedAt: z.number().int().nonnegative(),
   mv: z.number().int().nonnegative(),
   logIdentity: logIdentitySchema.optional(),

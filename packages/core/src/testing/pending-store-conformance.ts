@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { MAX_NESTING_DEPTH } from "../entry-limits.js";
 import { isStateSyncError } from "../errors.js";
 import { originSchema, type PendingRecord, type PendingStore } from "../pending/pending-store.js";
 
@@ -33,6 +34,13 @@ function record(seq: number, args: unknown = { n: seq }, kind: "update" | "comma
     queuedAt: 1_700_000_000_000 + seq,
     mv: 1,
   } satisfies PendingRecord;
+}
+
+/** Arrays `levels` deep (`[[[]]]` is 3), built without recursion. */
+function nested(levels: number): unknown[] {
+  let v: unknown[] = [];
+  for (let i = 1; i < levels; i++) v = [v];
+  return v;
 }
 
 async function rejection(promise: Promise<unknown>): Promise<unknown> {
@@ -299,6 +307,15 @@ export function runPendingStoreConformance(
         const q = await store.open("k", "app");
         const bad = { ...record(1), seq: 0 };
         expect(isStateSyncError(await rejection(q.put(bad)), "VALIDATION")).toBe(true);
+        // Arguments no entry could carry, 256 and 100,000 levels deep: refused before anything
+        // recursive (the store's JSON.stringify, a structured clone) touches them.
+        for (const levels of [MAX_NESTING_DEPTH, 100_000]) {
+          const deep = record(2, nested(levels), "command");
+          expect(isStateSyncError(await rejection(q.put(deep)), "VALIDATION")).toBe(true);
+        }
+        await q.put(record(3, nested(MAX_NESTING_DEPTH - 1), "command"));
+        expect((await q.load()).records.map((r) => r.seq)).toEqual([3]);
+        await q.delete([3]);
         expect((await q.load()).records).toEqual([]);
         await q.close();
       }));

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { MAX_STATE_DEPTH } from "../entry-limits.js";
 import { isStateSyncError } from "../errors.js";
 import type { SnapshotRecord, SnapshotStore } from "../snapshot-store.js";
 
@@ -21,6 +22,13 @@ function record(revision: number, state: unknown, logIdentity = "log-1"): Snapsh
     modelVersion: 1,
     savedAt: 1_700_000_000_000 + revision,
   };
+}
+
+/** Arrays `levels` deep (`[[[]]]` is 3), built without recursion. */
+function nested(levels: number): unknown[] {
+  let v: unknown[] = [];
+  for (let i = 1; i < levels; i++) v = [v];
+  return v;
 }
 
 /**
@@ -104,6 +112,25 @@ export function runSnapshotStoreConformance(
         };
         await store.save("big", record(1, state));
         expect((await store.load("big"))?.state).toEqual(state);
+      }));
+
+    it("refuses a state nested deeper than MAX_STATE_DEPTH with VALIDATION, keeping what it had", () =>
+      withStore(async ({ store }) => {
+        // 256 and 100,000 levels: refused before anything recursive (JSON.stringify, a
+        // structured clone) touches the state; a replica would refuse it at load anyway.
+        await store.save("k", record(1, { v: 1 }));
+        for (const levels of [MAX_STATE_DEPTH + 1, 100_000]) {
+          let error: unknown;
+          try {
+            await store.save("k", record(2, nested(levels)));
+          } catch (e) {
+            error = e;
+          }
+          expect(isStateSyncError(error, "VALIDATION")).toBe(true);
+        }
+        expect(await store.load("k")).toEqual(record(1, { v: 1 }));
+        await store.save("k", record(3, nested(MAX_STATE_DEPTH)));
+        expect((await store.load("k"))?.revision).toBe(3);
       }));
 
     it("rejects a damaged record with CORRUPT_SNAPSHOT instead of returning garbage", () =>
