@@ -1,12 +1,7 @@
-import {
-  createSynchronizer,
-  MemoryLog,
-  MemoryPendingStore,
-  type PendingRecord,
-} from "@statesync/core";
+import { createSynchronizer, MemoryLog, MemoryPendingStore } from "@statesync/core";
 import { describe, expect, it } from "vitest";
 import { codeOf, until } from "../fixtures.js";
-import { board, entries, openQueued } from "./fixtures.js";
+import { board, entries, openQueued, stored } from "./fixtures.js";
 
 /**
  * The pending API of a closed replica, and calls that change the queue made together
@@ -16,16 +11,6 @@ import { board, entries, openQueued } from "./fixtures.js";
  * together both resolved to every update, the rebind once the clear had removed them.
  */
 const OWNER = "device-1";
-
-/** The records stored in `store`'s queue (the queue must not be held). */
-async function stored(store: MemoryPendingStore): Promise<PendingRecord[]> {
-  const q = await store.open("board", OWNER);
-  try {
-    return (await q.load()).records;
-  } finally {
-    await q.close();
-  }
-}
 
 /** A replica that queued three updates while its log was unreachable, and closed. */
 async function closedWithThree(log: MemoryLog, store: MemoryPendingStore) {

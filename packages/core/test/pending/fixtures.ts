@@ -6,6 +6,7 @@ import {
   MemoryPendingStore,
   pendingQueue,
   type MemoryLog,
+  type PendingRecord,
   type PendingStore,
   type SnapshotStore,
   type StateSyncError,
@@ -79,4 +80,14 @@ export async function entries(log: MemoryLog) {
     out.push({ revision: e.revision, kind: json.kind, origin: json.origin, v: json.v });
   }
   return out;
+}
+
+/** The records stored in `store`'s queue of `board` for `owner` (the queue must not be held). */
+export async function stored(store: PendingStore, owner = "device-1"): Promise<PendingRecord[]> {
+  const q = await store.open("board", owner);
+  try {
+    return (await q.load()).records;
+  } finally {
+    await q.close();
+  }
 }

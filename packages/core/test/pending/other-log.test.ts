@@ -7,7 +7,7 @@ import {
 } from "@statesync/core";
 import { describe, expect, it } from "vitest";
 import { until } from "../fixtures.js";
-import { board, entries, openQueued } from "./fixtures.js";
+import { board, entries, openQueued, stored } from "./fixtures.js";
 
 /**
  * docs/offline.md, "One log": a pending update is bound to the log it was queued for (the
@@ -18,16 +18,6 @@ import { board, entries, openQueued } from "./fixtures.js";
  * into the new log.
  */
 const OWNER = "device-1";
-
-/** The records stored in `store`'s queue (the queue must not be held). */
-async function stored(store: MemoryPendingStore): Promise<PendingRecord[]> {
-  const q = await store.open("board", OWNER);
-  try {
-    return (await q.load()).records;
-  } finally {
-    await q.close();
-  }
-}
 
 /** Waits for the `LOG_REPLACED` event of updates set aside and returns it. */
 async function setAside(sync: { errors: StateSyncError[] }): Promise<StateSyncError> {
