@@ -337,8 +337,20 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
         }),
       );
     } catch (e) {
-      return withQueued(Promise.reject(e), Promise.reject(e));
+      return this.refusedAtCall(e);
     }
+  }
+
+  /**
+   * An update refused before it was queued or sent (invalid arguments, closed): both promises
+   * reject. With a pending queue the outcome's rejection is marked handled, as a queued update's
+   * is (docs/offline.md): an app that awaits only `queued` (`await p.queued; … await p`) learns
+   * of it there, and Node must not end the process for the other (a fresh-eyes trial).
+   */
+  private refusedAtCall(e: unknown): QueuedPromise<never> {
+    const outcome = Promise.reject(e);
+    if (this.offline.enabled) outcome.catch(() => undefined);
+    return withQueued(outcome, Promise.reject(e));
   }
 
   updateUnconditionally<K extends keyof C & string>(
@@ -360,7 +372,7 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
       }
       return withQueued(this.writer.unconditional(command, args, parsed));
     } catch (e) {
-      return withQueued(Promise.reject(e), Promise.reject(e));
+      return this.refusedAtCall(e);
     }
   }
 

@@ -338,8 +338,12 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
    * In turn with `discard` and `clear`.
    */
   rebind(): Promise<number> {
+    if (this.p.status.stopped) return Promise.reject(this.p.status.endError());
     return this.changes.run(async () => {
-      this.p.status.assertUsable(); // also when it stalled, or closed, while waiting its turn
+      // A stall while it waited its turn refuses it; a close() called after it does not (it takes
+      // effect, QueueChanges invariant 3): the records are bound to this log on storage, and the
+      // replica that holds the queue next pushes them (a fresh-eyes trial: it rejected CLOSED).
+      if (!this.p.status.closed) this.p.status.assertUsable();
       const ops = this.binding.takeAside();
       for (const op of ops) this.records.rewrite(op);
       this.ops = [...this.ops, ...ops].sort((a, b) => a.seq - b.seq);

@@ -52,6 +52,48 @@ describe("the pending API of a closed replica", () => {
     expect(await stored(store)).toEqual([]);
   });
 
+  it("calls made before close() take effect, rebindPending too (a fresh-eyes trial: it rejected CLOSED)", async () => {
+    const log = new MemoryLog();
+    const a = await openQueued(log, new MemoryPendingStore());
+    log.setOffline(true);
+    await until(() => a.status !== "live");
+    const queued = ["x", "y"].map((card) => a.update("add", { card }));
+    for (const p of queued) p.catch(() => undefined);
+    const [x] = await Promise.all(queued.map((p) => p.queued));
+    const rebound = a.rebindPending();
+    const discarded = a.discard(x!.id!);
+    const cleared = a.clearPending();
+    const closed = a.close();
+    expect(await rebound).toBe(0); // none was set aside for another log
+    expect(await discarded).toBe(true);
+    expect(await cleared).toBe(1);
+    await closed;
+    expect(await codeOf(a.rebindPending())).toBe("CLOSED");
+  });
+
+  it("an update refused at the call (invalid arguments) rejects queued, and its outcome is no unhandled rejection", async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (e: unknown) => unhandled.push(e);
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      const sync = await openQueued(new MemoryLog(), new MemoryPendingStore());
+      // The documented pattern (docs/offline.md): await p.queued first, then p.
+      expect(await codeOf(sync.update("add", { card: 7 as unknown as string }).queued)).toBe(
+        "VALIDATION",
+      );
+      expect(
+        await codeOf(
+          sync.updateUnconditionally("add", { card: Number.NaN as unknown as string }).queued,
+        ),
+      ).toBe("VALIDATION");
+      await new Promise((r) => setTimeout(r, 20)); // unhandled rejections are reported after a turn
+      expect(unhandled).toEqual([]);
+      await sync.close();
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+    }
+  });
+
   it("every other call that would act rejects CLOSED; reads keep the last state, nothing is called", async () => {
     const log = new MemoryLog();
     const sync = await openQueued(log, new MemoryPendingStore());
