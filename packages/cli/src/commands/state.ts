@@ -4,13 +4,13 @@
  * Prints the state pretty-printed; `--json`: `{ revision, state }` on one line.
  */
 import type { Command } from "commander";
-import { rebuildStateAt, StateSyncError } from "@statesync/node";
+import { nestedDeeperThan, rebuildStateAt, StateSyncError } from "@statesync/node";
 import { z } from "zod";
 import { action } from "../action.js";
 import { loadModel, type AnyModel } from "../model-file.js";
 import { addCommonOptions, parseCommon, parseWith, revisionSchema } from "../options.js";
 import { jsonText } from "../json-text.js";
-import { printJson, printLines } from "../output.js";
+import { printJson, printLines, printNotice } from "../output.js";
 import { checkFirstEntry, withReplica } from "../replica.js";
 import { withLog, withSession, type Session } from "../session.js";
 
@@ -18,6 +18,9 @@ const stateSchema = z.object({
   model: z.string({ error: "PATH is required (a .js/.mjs module exporting the model)" }),
   at: revisionSchema.optional(),
 });
+
+/** Deepest state printed indented (deeper ones: one line, see `registerState`). */
+const PRETTY_UP_TO = 1_000;
 
 /** The option every model command takes. */
 export const MODEL_OPTION = [
@@ -72,8 +75,15 @@ export function registerState(program: Command): void {
       const model = await loadModel(args.model);
       const result = await withSession(o, (s) => readState(s, model, args.at));
       if (o.json) printJson(result);
-      // Line by line, each made visible: a string's control characters are escaped as in JSON.
-      else printLines(jsonText(result.state, 2).split("\n"));
+      // Indented, line by line, each made visible (control characters escaped as in JSON). A
+      // state nested past PRETTY_UP_TO levels on one line: indenting grows with the square of
+      // the depth (20,000 levels: 800 MB, past V8's longest string; a fresh-eyes trial).
+      else if (nestedDeeperThan(result.state, PRETTY_UP_TO)) {
+        printNotice(
+          `statesync: the state nests deeper than ${PRETTY_UP_TO} levels: printed on one line, not indented`,
+        );
+        printLines([jsonText(result.state)]);
+      } else printLines(jsonText(result.state, 2).split("\n"));
     }),
   );
 }
