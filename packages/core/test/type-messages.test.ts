@@ -62,14 +62,18 @@ const SNIPPETS = {
  * error, from one program with a file per snippet beside this test (so `@statesync/core` and
  * `zod` resolve as they do for the tests).
  */
-function typeErrors(): Record<keyof typeof SNIPPETS, string[]> {
+function typeErrors<K extends string>(
+  snippets: Record<K, string>,
+  extra: ts.CompilerOptions = {},
+): Record<K | "preamble", string[]> {
   const files = new Map(
-    Object.entries(SNIPPETS).map(([name, body]) => [
+    Object.entries<string>(snippets).map(([name, body]) => [
       join(root, `packages/core/test/__type-message-${name}__.ts`),
       { name, text: `${PREAMBLE}\n${body}\n` },
     ]),
   );
-  const host = ts.createCompilerHost(options);
+  const compilerOptions = { ...options, ...extra };
+  const host = ts.createCompilerHost(compilerOptions);
   const { getSourceFile, fileExists, readFile } = host;
   host.fileExists = (f) => files.has(f) || fileExists.call(host, f);
   host.readFile = (f) => files.get(f)?.text ?? readFile.call(host, f);
@@ -79,17 +83,19 @@ function typeErrors(): Record<keyof typeof SNIPPETS, string[]> {
       ? ts.createSourceFile(f, snippet.text, language, true)
       : getSourceFile.call(host, f, language, ...rest);
   };
-  const program = ts.createProgram([...files.keys()], options, host);
-  const errors = Object.fromEntries(Object.keys(SNIPPETS).map((name) => [name, [] as string[]]));
+  const program = ts.createProgram([...files.keys()], compilerOptions, host);
+  const errors = Object.fromEntries(
+    ["preamble", ...Object.keys(snippets)].map((name) => [name, [] as string[]]),
+  );
   for (const d of ts.getPreEmitDiagnostics(program)) {
     const name = (d.file && files.get(d.file.fileName)?.name) ?? "preamble";
     errors[name]!.push(ts.flattenDiagnosticMessageText(d.messageText, "\n"));
   }
-  return errors as Record<keyof typeof SNIPPETS, string[]>;
+  return errors as Record<K | "preamble", string[]>;
 }
 
 describe("type errors", () => {
-  const errors = typeErrors();
+  const errors = typeErrors(SNIPPETS);
 
   it("compiles the preamble alone without errors", () => {
     expect(errors.preamble).toEqual([]);
@@ -117,5 +123,46 @@ describe("type errors", () => {
     expect(errors.dateArgs).toEqual([
       expect.stringContaining("this command's args schema admits values that are not JSON"),
     ]);
+  });
+});
+
+/**
+ * Valid programs the checks must not refuse (a fresh-eyes trial found both refused): a helper
+ * generic in the recipe's result, and `.optional()` properties under
+ * `exactOptionalPropertyTypes` (zod infers `a?: string | undefined`).
+ */
+describe("valid programs stay valid", () => {
+  const VALID = {
+    genericRecipe: `
+      import type { Draft } from "immer";
+      import type { Recipe } from "@statesync/core";
+      export async function run<S, R>(s: StateSynchronizer<S>, recipe: Recipe<S, R>) {
+        return s.update(recipe);
+      }
+      export async function run2<S, R>(s: StateSynchronizer<S>, recipe: (d: Draft<S>) => R) {
+        return (await s.update(recipe)).result;
+      }
+      export const five = run(sync, () => 5);`,
+    optionals: `
+      export const opt = defineModel({
+        name: "opt",
+        state: z.object({ a: z.string().optional(), b: z.object({ c: z.number().optional() }) }),
+        initial: { b: {} },
+        commands: {
+          set: {
+            args: z.object({ a: z.string().optional(), d: z.string().default("x") }),
+            apply(draft, { a }) { if (a !== undefined) draft.a = a; },
+          },
+        },
+      });`,
+  };
+
+  it("compile without errors, with and without exactOptionalPropertyTypes", () => {
+    expect(typeErrors(VALID)).toEqual({ preamble: [], genericRecipe: [], optionals: [] });
+    expect(typeErrors(VALID, { exactOptionalPropertyTypes: true })).toEqual({
+      preamble: [],
+      genericRecipe: [],
+      optionals: [],
+    });
   });
 });
