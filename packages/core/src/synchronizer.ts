@@ -15,7 +15,7 @@ import { closedError, emptyStats, StatusHub } from "./engine/status.js";
 import { Upgrader } from "./engine/upgrader.js";
 import { Writer } from "./engine/writer.js";
 import { noQueue, type PendingPart } from "./pending/pending-queue.js";
-import { commandRun, withQueued, type PendingUpdate } from "./pending/pending-op.js";
+import { commandRun, refusedAtCall, withQueued, type PendingUpdate } from "./pending/pending-op.js";
 import { StateSyncError } from "./errors.js";
 import { readHistory, rebuildStateAt, type HistoryEntry, type HistoryOptions } from "./history.js";
 import type { RevisionedLog } from "./log.js";
@@ -337,20 +337,8 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
         }),
       );
     } catch (e) {
-      return this.refusedAtCall(e);
+      return refusedAtCall(e, this.offline.enabled);
     }
-  }
-
-  /**
-   * An update refused before it was queued or sent (invalid arguments, closed): both promises
-   * reject. With a pending queue the outcome's rejection is marked handled, as a queued update's
-   * is (docs/offline.md): an app that awaits only `queued` (`await p.queued; … await p`) learns
-   * of it there, and Node must not end the process for the other (a fresh-eyes trial).
-   */
-  private refusedAtCall(e: unknown): QueuedPromise<never> {
-    const outcome = Promise.reject(e);
-    if (this.offline.enabled) outcome.catch(() => undefined);
-    return withQueued(outcome, Promise.reject(e));
   }
 
   updateUnconditionally<K extends keyof C & string>(
@@ -372,7 +360,7 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
       }
       return withQueued(this.writer.unconditional(command, args, parsed));
     } catch (e) {
-      return this.refusedAtCall(e);
+      return refusedAtCall(e, this.offline.enabled);
     }
   }
 

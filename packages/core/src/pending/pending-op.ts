@@ -327,6 +327,18 @@ export function withQueued<T>(
   return Object.assign(promise, { queued });
 }
 
+/**
+ * An update refused before it was queued or sent (invalid arguments, closed): both promises
+ * reject. With a pending queue (`queueing`) the outcome's rejection is marked handled, as a queued
+ * update's is (docs/offline.md): an app that awaits only `queued` (`await p.queued; … await p`)
+ * learns of it there, and Node must not end the process for the other (a fresh-eyes trial).
+ */
+export function refusedAtCall(e: unknown, queueing: boolean): QueuedPromise<never> {
+  const outcome = Promise.reject(e);
+  if (queueing) outcome.catch(() => undefined);
+  return withQueued(outcome, Promise.reject(e));
+}
+
 /** Queued updates one conditional append carries at most (as the writer's batches). */
 const CHUNK = 64;
 
