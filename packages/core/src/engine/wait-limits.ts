@@ -37,13 +37,16 @@ export function waitLimits(
   updates: readonly UpdateLimits[],
   closing: AbortSignal,
 ): WaitLimits & { dispose(): void } {
-  const controller = new AbortController();
   const sources = [closing];
   let deadline = Infinity;
   for (const u of updates) {
     if (u.signal) sources.push(u.signal);
     if (u.deadline < deadline) deadline = u.deadline;
   }
+  // No update brought a signal (the common case): the replica's own is the one to end on, with
+  // no controller and no listener per attempt (the write path runs this for every attempt).
+  if (sources.length === 1) return { deadline, signal: closing, dispose: () => undefined };
+  const controller = new AbortController();
   const abort = () => controller.abort();
   const stops: (() => void)[] = [];
   for (const s of sources) {
