@@ -81,3 +81,15 @@ export class Waiters {
     this.waiting.clear();
   }
 }
+
+/** `p`, or `ABORTED` as soon as `signal` aborts (`p` goes on; its outcome is then ignored). */
+export function untilAborted<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return p;
+  return new Promise<T>((resolve, reject) => {
+    const stop = whenAborted(signal, () => reject(abortError(signal)));
+    p.then(
+      (v) => (stop(), resolve(v)),
+      (e: unknown) => (stop(), reject(e)),
+    );
+  });
+}

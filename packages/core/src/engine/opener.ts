@@ -1,4 +1,4 @@
-import { abortError, sleep } from "../backoff.js";
+import { abortError, sleep, untilAborted } from "../backoff.js";
 import type { GenesisEntry, SnapshotEntry } from "../entry.js";
 import { randomId } from "../prng.js";
 import { connectionClosedError, isStateSyncError, StateSyncError } from "../errors.js";
@@ -402,16 +402,4 @@ export class Opener<S, C extends CommandMap<S>> {
     this.wakeWaiting();
     this.unwatch?.();
   }
-}
-
-/** `p`, or `ABORTED` as soon as `signal` aborts (`p` goes on; its outcome is then ignored). */
-function untilAborted<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return p;
-  return new Promise<T>((resolve, reject) => {
-    const stop = whenAborted(signal, () => reject(abortError(signal)));
-    p.then(
-      (v) => (stop(), resolve(v)),
-      (e: unknown) => (stop(), reject(e)),
-    );
-  });
 }
