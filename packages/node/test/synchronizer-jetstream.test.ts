@@ -111,6 +111,7 @@ describe("disk snapshots on nats-server", () => {
       model: counter,
       snapshotDir,
     });
+    await b.synced();
     expect(b.stats.snapshotsRestored).toBe(1);
     expect(b.stats.entriesFetched).toBe(5);
     expect(b.state.count).toBe(25);
@@ -143,6 +144,7 @@ describe("disk snapshots on nats-server", () => {
       model: counter,
       snapshotDir,
     });
+    await b.synced();
     expect(b.stats.snapshotsRestored).toBe(0);
     expect(b.state.count).toBe(3);
     expect(b.stats.entriesFetched).toBe(4);
@@ -169,6 +171,7 @@ describe("disk snapshots on nats-server", () => {
       model: counter,
       snapshotDir,
     });
+    await b.synced();
     expect(b.state.count).toBe(0);
     expect(b.revision).toBe(1);
     await b.close();
@@ -192,10 +195,44 @@ describe("disk snapshots on nats-server", () => {
     expect(rec.revision).toBe(2);
     await store.save("ahead", { ...rec, revision: 999, state: { count: 42, seen: [] } });
     const c = await openSynchronizer(opts);
+    // The check against the log runs once the log answers: on a loaded machine the opening can
+    // end `offline` first (CI met it), so the outcome is read after synced(), not after open.
+    await c.synced();
     expect(c.state.count).toBe(1);
     expect(c.revision).toBe(2);
     expect(c.stats.snapshotsRestored).toBe(0);
     await c.close();
+  });
+
+  it("a snapshot ahead of the log, restored while the server is unreachable, is discarded once the log answers", async () => {
+    const stream = fresh("AHEADOFF");
+    const snapshotDir = path.join(ctx.dir, stream);
+    const opts = { stream, model: counter, snapshotDir, snapshotKey: "ahead" };
+    const a = await openSynchronizer({ ...opts, servers: ctx.server.url });
+    await a.update("increment", { by: 1 });
+    await a.close();
+    const store = new FileSnapshotStore(snapshotDir);
+    const rec = (await store.load("ahead"))!;
+    await store.save("ahead", { ...rec, revision: 999, state: { count: 42, seen: [] } });
+    const proxy = await TcpProxy.start({ host: "127.0.0.1", port: ctx.server.port });
+    proxy.setRefusing(true);
+    const c = await openSynchronizer({ ...opts, servers: proxy.url });
+    try {
+      const errors: string[] = [];
+      c.on("error", (e) => errors.push(e.message));
+      // Offline first: the restored snapshot serves reads until the log can check it.
+      expect(c.status).toBe("offline");
+      expect(c.state.count).toBe(42);
+      proxy.setRefusing(false);
+      await c.synced();
+      expect(c.state.count).toBe(1);
+      expect(c.revision).toBe(2);
+      expect(c.stats.snapshotsRestored).toBe(0);
+      expect(errors.some((m) => m.includes("ahead of the log"))).toBe(true);
+    } finally {
+      await c.close();
+      await proxy.stop();
+    }
   });
 });
 

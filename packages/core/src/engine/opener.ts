@@ -323,7 +323,16 @@ export class Opener<S, C extends CommandMap<S>> {
   }
 
   /**
-   * Resolves once the replica stands on the log's first entry (genesis) or a snapshot
+   * True once the replica stands on the log: on its first entry or a snapshot entry, or on a
+   * restored snapshot that was checked against the log (invariant 1). Until then, nothing is
+   * appended and no catch-up starts from the replica's revision.
+   */
+  get standsOnLog(): boolean {
+    return this.replica.anchored && !this.snapshots.unchecked;
+  }
+
+  /**
+   * Resolves once the replica stands on the log (see {@link standsOnLog}): the log's first entry (genesis) or a snapshot
    * (invariant 1), through the opening in flight, else the next one scheduled (invariant 4),
    * else a new one; with `until` (ms since the epoch) through every opening until then (an
    * update waits up to its `outcomeTimeoutMs` for a log that is not reachable yet, as it does
@@ -334,7 +343,7 @@ export class Opener<S, C extends CommandMap<S>> {
     // An opening in flight may take the log's request timeout: `until` and `signal` end the
     // wait for it too (the opening goes on).
     const limits = { deadline: until ?? Infinity, signal: signal ?? this.status.signal };
-    for (let first = true; !this.replica.anchored; first = false) {
+    for (let first = true; !this.standsOnLog; first = false) {
       const over = until === undefined || Date.now() >= until || signal?.aborted === true;
       if (!first && (over || this.lastingProblem || this.status.closed)) break;
       if (this.opening) await this.status.untilClosed(within(this.opening, limits));
@@ -344,11 +353,11 @@ export class Opener<S, C extends CommandMap<S>> {
       this.status.assertUsable();
       if (signal?.aborted) throw abortError(signal);
     }
-    if (!this.replica.anchored) {
+    if (!this.standsOnLog) {
       // A lasting problem (no JetStream in the account or domain) says why and what to change.
       const error = new StateSyncError(
         "UNAVAILABLE",
-        `the log's first entry could not be written or read yet; nothing was appended${this.lastingProblem ? `: ${this.lastingProblem.message}` : ""}`,
+        `${this.replica.anchored ? "the restored snapshot could not be checked against the log yet" : "the log's first entry could not be written or read yet"}; nothing was appended${this.lastingProblem ? `: ${this.lastingProblem.message}` : ""}`,
         { details: { ...this.lastingProblem?.details } },
       );
       this.status.cannotWrite(error); // until a (re)connection stands on the log
@@ -362,7 +371,7 @@ export class Opener<S, C extends CommandMap<S>> {
     // Not standing on the log's first entry yet (its genesis could not be written or read when
     // the replica opened): do that first, or fail UNAVAILABLE, rather than call an empty log
     // caught up (found by the cluster test: synced() resolved, and the next update failed).
-    if (!this.replica.anchored) await this.anchor();
+    if (!this.standsOnLog) await this.anchor();
     try {
       await this.reader.catchUp();
     } catch (e) {

@@ -161,10 +161,23 @@ export class Snapshots<S, C extends CommandMap<S>> {
     this.stats.snapshotsRestored += 1;
   }
 
-  /** Checks a restored snapshot against the log it claims to come from (invariant 1). */
+  /**
+   * True while a restored snapshot has not been checked against the log yet: the replica serves
+   * reads from it, but nothing reads or writes the log on top of it until the check ran
+   * (invariant 1; before, a `synced()` or an update that reached the log before the reconnection
+   * did caught up from the snapshot's revision unchecked: a snapshot ahead of the log stayed).
+   */
+  get unchecked(): boolean {
+    return this.restored !== undefined;
+  }
+
+  /**
+   * Checks a restored snapshot against the log it claims to come from (invariant 1). The record
+   * counts as checked only once the check ran to its end: a read that fails (`UNAVAILABLE`)
+   * leaves it for the next opening.
+   */
   async checkAgainstLog(log: RevisionedLog, info: LogInfo): Promise<void> {
     const record = this.restored;
-    this.restored = undefined;
     if (record === undefined) return;
     let problem: string | undefined;
     if (record.logIdentity !== info.identity) {
@@ -185,6 +198,7 @@ export class Snapshots<S, C extends CommandMap<S>> {
         problem = `the log's entry at revision ${record.revision} is another one`;
       }
     }
+    this.restored = undefined;
     if (problem === undefined) return;
     await this.discard(problem);
     this.stats.snapshotsRestored -= 1;

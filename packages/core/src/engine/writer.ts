@@ -178,7 +178,7 @@ export class Writer<S, C extends CommandMap<S>> {
   private async beforeSending(batch: Batch<S>): Promise<boolean> {
     const limits = batch.limits(this.p.status.signal);
     try {
-      if (!this.p.replica.anchored) await this.p.opener.anchor(limits.deadline, limits.signal);
+      if (!this.p.opener.standsOnLog) await this.p.opener.anchor(limits.deadline, limits.signal);
       if (this.p.replica.legacy && (await within(this.p.upgrader.ensure(), limits)) === ENDED) {
         return false;
       }
@@ -194,7 +194,7 @@ export class Writer<S, C extends CommandMap<S>> {
 
   /** One round: run the recipes on the current state and append their entry conditionally. */
   private async attempt(batch: Batch<S>): Promise<Attempt<S>> {
-    const waits = !this.p.replica.anchored || this.p.replica.legacy || this.p.contention.mayWait;
+    const waits = !this.p.opener.standsOnLog || this.p.replica.legacy || this.p.contention.mayWait;
     if (waits && !(await this.beforeSending(batch))) return { kind: "interrupted" };
     const base = this.p.replica.revision;
     const state = this.p.replica.state as S;
@@ -273,7 +273,7 @@ export class Writer<S, C extends CommandMap<S>> {
     const update: UpdateLimits = { ...options, deadline: Date.now() + options.outcomeTimeoutMs };
     let error = unsent(this.p.status, update);
     if (error) throw error;
-    if (!this.p.replica.anchored || this.p.replica.legacy || this.p.contention.mayWait) {
+    if (!this.p.opener.standsOnLog || this.p.replica.legacy || this.p.contention.mayWait) {
       await this.beforeUnconditional(update);
       error = unsent(this.p.status, update);
       if (error) throw error;
@@ -321,7 +321,7 @@ export class Writer<S, C extends CommandMap<S>> {
   private async beforeUnconditional(update: UpdateLimits): Promise<void> {
     const limits = waitLimits([update], this.p.status.signal);
     try {
-      if (!this.p.replica.anchored) await this.p.opener.anchor(limits.deadline, limits.signal);
+      if (!this.p.opener.standsOnLog) await this.p.opener.anchor(limits.deadline, limits.signal);
       if (this.p.replica.legacy && (await within(this.p.upgrader.ensure(), limits)) === ENDED) {
         return;
       }
