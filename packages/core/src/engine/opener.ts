@@ -1,11 +1,10 @@
 import { abortError, sleep, untilAborted } from "../backoff.js";
-import type { GenesisEntry, SnapshotEntry } from "../entry.js";
-import { randomId } from "../prng.js";
 import { connectionClosedError, isStateSyncError, StateSyncError } from "../errors.js";
 import type { LogConnectionStatus, RevisionedLog } from "../log.js";
 import type { CommandMap, Model } from "../model.js";
 import type { Appender } from "./appender.js";
 import type { ConfigWatch } from "./config-watch.js";
+import { FirstEntry } from "./first-entry.js";
 import type { Reader } from "./reader.js";
 import type { Replica } from "./replica.js";
 import type { Snapshots } from "./snapshots.js";
@@ -19,9 +18,11 @@ import { whenAborted } from "../abort-watch.js";
  * it keeps trying in the background (status `offline`), and after a reconnect it catches up.
  *
  * Invariants:
- * 1. Nothing is appended before the replica stands on the log's first entry (genesis) or a
- *    snapshot (`anchor`): on an empty log an update would become the first entry, before the
- *    genesis, and no replica could ever open the log (found by the cluster fault test).
+ * 1. Nothing is appended, and no catch-up starts, before the replica stands on the log
+ *    (`standsOnLog`, `anchor`): on its first entry (genesis), a snapshot entry, or a restored
+ *    snapshot that was checked against the log. On an empty log an update would become the first
+ *    entry, before the genesis, and no replica could ever open the log (found by the cluster fault
+ *    test); on an unchecked snapshot it would be computed on a state the log may not have (CI).
  * 2. An unreachable log is not fatal (`offline`, retried with a backoff that grows with each
  *    failure in a row, 100 ms doubling to 3 s, jittered, and cut short when the log says it is
  *    back: 10,000 replicas opening against a server that is restarting must not ask it 10 to 20
@@ -63,6 +64,7 @@ export class Opener<S, C extends CommandMap<S>> {
   private unwatch: (() => void) | undefined;
   /** The lasting opening problem reported last (invariant 2). */
   private lastingProblem: StateSyncError | undefined;
+  private readonly firstEntry: FirstEntry<S, C>;
 
   constructor(
     private readonly log: RevisionedLog,
@@ -76,6 +78,7 @@ export class Opener<S, C extends CommandMap<S>> {
     private readonly status: StatusHub,
     private readonly config: ConfigWatch,
   ) {
+    this.firstEntry = new FirstEntry(log, model, clientId, reader, appender, status);
     // Invariant 6: a stopped replica opens and checks nothing more; who waits for an opening
     // learns it at once.
     status.onStall(() => {
@@ -149,12 +152,13 @@ export class Opener<S, C extends CommandMap<S>> {
       if (this.status.closed) return;
       this.snapshots.logIdentity = info.identity;
       let latest = info.latestRevision;
-      if (latest === 0 && this.replica.revision === 0) latest = await this.appendGenesis();
+      if (latest === 0 && this.replica.revision === 0)
+        latest = await this.firstEntry.appendGenesis();
       await this.reader.readRange(latest);
       // Closed while reading: the read ended early, which is no sign of an unusable log.
       if (this.status.closed) return;
       if (this.status.stallReason) throw this.status.stallReason;
-      if (!this.replica.anchored && latest > 0) await this.reanchor(latest);
+      if (!this.replica.anchored && latest > 0) await this.firstEntry.reanchor(latest);
       this.connected = true;
       this.failures = 0;
       this.lastingProblem = undefined;
@@ -236,67 +240,6 @@ export class Opener<S, C extends CommandMap<S>> {
 
   private wakeWaiting(): void {
     for (const done of [...this.waiting]) done();
-  }
-
-  private async appendGenesis(): Promise<number> {
-    const entry: GenesisEntry = {
-      v: 1,
-      kind: "genesis",
-      ts: Date.now(),
-      client: this.clientId,
-      model: this.model.name,
-      version: this.model.version,
-      initialHash: this.model.initialHash,
-    };
-    const { data } = await this.appender.prepare(entry, "the genesis entry");
-    const id = `genesis-${this.model.name}-${this.model.version}-${this.model.initialHash.slice(0, 16)}`;
-    try {
-      const stored = await this.log.appendConditional(data, 0, id);
-      if (!stored.duplicate || (await this.log.entryAt(stored.revision)) !== undefined) {
-        return stored.revision;
-      }
-      // The server still remembers a genesis that was purged since (a key of a shared stream
-      // purged within the duplicate window: reopening it failed TRUNCATED, found by a fresh-eyes
-      // trial). Write a new one; the condition still lets only one opener win.
-      return (await this.log.appendConditional(data, 0, `${id}-${randomId(8)}`)).revision;
-    } catch (e) {
-      if (!isStateSyncError(e, "CONFLICT")) throw e;
-      return (await this.log.info()).latestRevision;
-    }
-  }
-
-  /**
-   * The log holds entries but none a replica can stand on: its first entry is unusable (an older
-   * client with a clock before 1970 wrote a genesis every reader refuses, say), so no replica
-   * could ever write to it (issue 10, case 10). The way forward, taken by whichever replica
-   * gets there first: a snapshot entry of the model's initial state, appended only if the log is
-   * still at `latest` (one wins; the others read it), which every replica then starts from.
-   * Reported as a `CORRUPT_ENTRY` event so that the repair is seen.
-   */
-  private async reanchor(latest: number): Promise<void> {
-    this.status.report(
-      new StateSyncError(
-        "CORRUPT_ENTRY",
-        `the log's entries up to revision ${latest} hold no usable genesis or snapshot entry; starting it again from the model's initial state with a snapshot entry`,
-        { details: { latest } },
-      ),
-    );
-    const entry: SnapshotEntry = {
-      v: 1,
-      kind: "snapshot",
-      base: latest,
-      ts: Date.now(),
-      client: this.clientId,
-      model: this.model.name,
-      version: this.model.version,
-      initialHash: this.model.initialHash,
-      state: this.model.initial,
-    };
-    const prepared = await this.appender.prepare(entry, "the snapshot entry of the initial state");
-    const outcome = await this.appender.appendConditional(prepared, latest, { timeoutMs: 30_000 });
-    const target = outcome.kind === "committed" ? outcome.entry.revision : outcome.latest;
-    await this.reader.readRange(target ?? (await this.log.info()).latestRevision);
-    if (this.status.stallReason) throw this.status.stallReason;
   }
 
   private onLogStatus(status: LogConnectionStatus, error?: StateSyncError): void {

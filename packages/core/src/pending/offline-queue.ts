@@ -1,4 +1,4 @@
-import { wakeableSleep, Waiters } from "../backoff.js";
+import { Waiters } from "../backoff.js";
 import { StateSyncError } from "../errors.js";
 import { randomId } from "../prng.js";
 import type { CommandMap, Model } from "../model.js";
@@ -23,14 +23,9 @@ import {
 } from "./pending-op.js";
 import { firstSeq, type PendingStore } from "./pending-store.js";
 import { QueueChanges } from "./queue-changes.js";
+import { QueuePusher, type PushSteps } from "./queue-pusher.js";
 import { QueueRecords } from "./queue-records.js";
 import { whenAborted } from "../abort-watch.js";
-
-/** Longest wait between pushes while appends fail (ms); a reconnection ends a wait at once. */
-const MAX_BACKOFF_MS = 30_000;
-
-/** The wait after `failures` failed pushes in a row: 250 ms doubling to 30 s. */
-const backoff = (failures: number) => Math.min(MAX_BACKOFF_MS, 250 * 2 ** Math.min(failures, 7));
 
 /** What the queue needs of the other parts. */
 export interface OfflineQueueParts<S, C extends CommandMap<S>> {
@@ -86,8 +81,7 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
   private readonly binding: LogBinding;
   /** What the load could not read, reported once by `start()`. */
   private damaged: StateSyncError | undefined;
-  private pushing: Promise<void> | undefined;
-  private wake: (() => void) | undefined;
+  private readonly pusher: QueuePusher;
   private readonly drainWaiters = new Waiters();
   /** `discard`, `clear` and `rebind`: one at a time, none after `close()`. */
   private readonly changes: QueueChanges;
@@ -106,9 +100,10 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
       p.clientId,
       p.status,
     );
-    p.status.on("status", (status) => void (status === "live" && this.wake?.()));
+    this.pusher = new QueuePusher(p.status, this.pushSteps());
+    p.status.on("status", (status) => void (status === "live" && this.pusher.wake()));
     // At the stall (before users hear of it), not when the push loop next looks: it may wait.
-    p.status.onStall(() => (this.wake?.(), this.stopped()));
+    p.status.onStall(() => (this.pusher.wake(), this.stopped()));
   }
 
   /** Whether a store was opened (without one, updates bypass the queue). */
@@ -144,7 +139,7 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
    */
   start(): void {
     if (!this.damaged && this.ops.length === 0) return;
-    setTimeout(() => (this.reportDamaged(), this.kick()), 0);
+    setTimeout(() => (this.reportDamaged(), this.pusher.kick()), 0);
   }
 
   private reportDamaged(): void {
@@ -193,14 +188,14 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
       : Promise.resolve({ id: seq, durable: false });
     this.ops.push(op);
     this.view.changed();
-    this.wake?.();
+    this.pusher.wake();
     queued.catch(() => undefined); // the caller may only await `result`
     if (signal) {
       // Waits on the signal only while the update is pending (one listener per signal: abort-watch).
       const stop = whenAborted(signal, () => void this.discard(seq).catch(() => undefined));
       result.then(stop, stop);
     }
-    this.kick();
+    this.pusher.kick();
     return { result, queued };
   }
 
@@ -210,8 +205,8 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
     if (this.count === 0) return Promise.resolve();
     if (this.p.status.stopped) return Promise.reject(this.p.status.endError());
     if (this.ops.length === 0) return Promise.reject(this.binding.error()); // only set-aside ones
-    this.kick();
-    this.wake?.();
+    this.pusher.kick();
+    this.pusher.wake();
     return this.drainWaiters.add();
   }
 
@@ -256,8 +251,8 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
   async close(error: StateSyncError): Promise<void> {
     this.reportDamaged();
     await this.changes.settled();
-    this.wake?.();
-    await this.pushing;
+    this.pusher.wake();
+    await this.pusher.idle();
     await this.records.settle();
     for (const op of [...this.ops, ...this.binding.aside]) {
       op.reject(closedWhileQueued(op, error, this.durable));
@@ -266,47 +261,30 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
     await this.records.close();
   }
 
-  // ---- the push loop
-
-  private kick(): void {
-    if (this.pushing || this.p.status.stopped) return;
-    if (!this.ops.some((op) => op.state === "queued")) return;
-    this.pushing = this.push().finally(() => {
-      this.pushing = undefined;
-      if (!this.p.status.stopped && !this.p.status.closed) this.kick();
-    });
-  }
-
-  /** Pushes chunk after chunk in order (invariant 2) until the queue is empty or stops. */
-  private async push(): Promise<void> {
-    for (let failures = 0; !this.p.status.stopped;) {
-      await this.dropApplied();
-      const head = this.ops.find((op) => op.state === "queued");
-      if (head === undefined) return;
-      if (head.invalid) {
-        await this.refuse([[head, head.invalid]]);
-        continue;
-      }
-      if (this.p.status.status !== "live") {
-        await this.pause(MAX_BACKOFF_MS);
-        continue;
-      }
-      if (!this.binding.checked) {
-        if (!(await this.checkLog())) await this.pause(backoff(++failures));
-        continue;
-      }
-      const chunk = chunkAt(this.ops, head);
-      await this.records.stored(chunk);
-      const ready = chunk.filter((op) => op.state === "queued");
-      if (ready.length === 0) continue;
-      const { committed, refused, retry } = await this.sender.push(ready);
-      await this.commit(committed);
-      await this.refuse(refused);
-      if (this.p.status.stopped || this.p.status.closed) return this.stopped();
-      failures = retry ? failures + 1 : 0;
-      if (retry) await this.pause(backoff(failures));
-    }
-    this.stopped();
+  /** What the push loop asks of the queue (`QueuePusher`). */
+  private pushSteps(): PushSteps {
+    return {
+      head: async () => {
+        await this.dropApplied();
+        return this.ops.find((op) => op.state === "queued");
+      },
+      anyQueued: () => this.ops.some((op) => op.state === "queued"),
+      refuseInvalid: (op) => this.refuse([[op, op.invalid]]),
+      logChecked: () => this.binding.checked,
+      checkLog: () => this.checkLog(),
+      send: async (head) => {
+        const chunk = chunkAt(this.ops, head);
+        await this.records.stored(chunk);
+        const ready = chunk.filter((op) => op.state === "queued");
+        if (ready.length === 0) return "sent";
+        const { committed, refused, retry } = await this.sender.push(ready);
+        await this.commit(committed);
+        await this.refuse(refused);
+        if (this.p.status.stopped || this.p.status.closed) return "stopped";
+        return retry ? "retry" : "sent";
+      },
+      stopped: () => this.stopped(),
+    };
   }
 
   /**
@@ -349,8 +327,8 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
       this.ops = [...this.ops, ...ops].sort((a, b) => a.seq - b.seq);
       this.view.invalidate();
       await this.records.stored(ops);
-      this.kick();
-      this.wake?.();
+      this.pusher.kick();
+      this.pusher.wake();
       return ops.length;
     });
   }
@@ -418,13 +396,5 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
     const error = this.p.status.endError();
     for (const op of this.ops) op.reject(error);
     this.drainWaiters.rejectAll(error);
-  }
-
-  /** Waits `ms`, or less: a reconnection, `flush()`, a new update or `close()` end it. */
-  private async pause(ms: number): Promise<void> {
-    const wait = wakeableSleep(ms, this.p.status.signal);
-    this.wake = wait.wake;
-    await wait.done;
-    this.wake = undefined;
   }
 }
