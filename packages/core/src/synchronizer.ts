@@ -1,26 +1,21 @@
 import type { Immutable } from "immer";
-import { CompactionPolicy } from "./compaction-policy.js";
-import { Appender } from "./engine/appender.js";
-import { Compactor } from "./engine/compactor.js";
-import { ConfigWatch } from "./engine/config-watch.js";
-import { Contention } from "./engine/contention.js";
-import { Opener } from "./engine/opener.js";
+import type { Compactor } from "./engine/compactor.js";
+import type { Opener } from "./engine/opener.js";
 import { optionsSchema, parseUpdateOptions, validation } from "./engine/options.js";
-import { OwnEntries } from "./engine/own-entries.js";
-import { Reader } from "./engine/reader.js";
-import { RecipeRunner, type RecipeRun } from "./engine/recipes.js";
-import { Replica } from "./engine/replica.js";
-import { Snapshots } from "./engine/snapshots.js";
+import type { Reader } from "./engine/reader.js";
+import type { RecipeRun } from "./engine/recipes.js";
+import type { Replica } from "./engine/replica.js";
+import type { Snapshots } from "./engine/snapshots.js";
 import { closedError, emptyStats, StatusHub } from "./engine/status.js";
-import { Upgrader } from "./engine/upgrader.js";
-import { Writer } from "./engine/writer.js";
-import { noQueue, type PendingPart } from "./pending/pending-queue.js";
+import type { Upgrader } from "./engine/upgrader.js";
+import { wireParts } from "./engine/wiring.js";
+import type { Writer } from "./engine/writer.js";
+import type { PendingPart } from "./pending/pending-queue.js";
 import { commandRun, refusedAtCall, withQueued, type PendingUpdate } from "./pending/pending-op.js";
 import { StateSyncError } from "./errors.js";
 import { readHistory, rebuildStateAt, type HistoryEntry, type HistoryOptions } from "./history.js";
 import type { RevisionedLog } from "./log.js";
 import type { CommandArgs, CommandMap, Model } from "./model.js";
-import { randomId } from "./prng.js";
 import type { SyncRecipe } from "./type-checks.js";
 import type {
   CompactionResult,
@@ -61,8 +56,8 @@ export async function createSynchronizer<S, C extends CommandMap<S>>(
 }
 
 /**
- * The facade: builds the parts of a replica and forwards the public API to them; it holds no
- * logic of its own (see packages/core/README.md for the map of the parts):
+ * The facade: forwards the public API to the parts of a replica (built by `wireParts`); it holds
+ * no logic of its own (see packages/core/README.md for the map of the parts):
  * - `StatusHub`: status, stall, events;      - `Replica`: state, revision, waiters, subscribers;
  * - `Reader`: catch-up reads and the follower; - `Opener`: opening the log, reconnecting;
  * - `Snapshots`: the local snapshot;           - `Writer`: the queue and the write loop;
@@ -88,97 +83,12 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
   private closing: Promise<void> | undefined;
 
   constructor(private readonly options: CreateSynchronizerOptions<S, C>) {
-    const log = (this.log = options.log);
-    const model = (this.model = options.model);
-    const clientId = (this.clientId = options.clientId ?? randomId(8));
-    const status = this.hub;
-    const own = new OwnEntries();
-    const replica = (this.replica = new Replica(model, log.contiguous, status, this.stats, own));
-    const reader = (this.reader = new Reader(log, replica, status));
-    const snapshots = (this.snapshots = new Snapshots(
-      options.snapshots || undefined,
-      options.snapshotKey ?? model.name,
-      options.snapshotEvery ?? 100,
-      model,
-      replica,
-      status,
-      this.stats,
-    ));
-    const appender = new Appender(log, own, replica, status, this.stats, clientId);
-    const live = options.live ?? true;
-    const opener = (this.opener = new Opener(
-      log,
-      model,
-      clientId,
-      live,
-      replica,
-      reader,
-      snapshots,
-      appender,
-      status,
-      new ConfigWatch(log, status, options.streamCheckIntervalMs ?? 45_000),
-    ));
-    const contention = new Contention(
-      options.contention ?? "retry",
-      clientId,
-      replica,
-      reader,
-      appender,
-      status,
-    );
-    const recipes = new RecipeRunner(model);
-    const upgrader = (this.upgrader = new Upgrader(
-      options.upgrade ?? "on-open",
-      model,
-      clientId,
-      replica,
-      reader,
-      opener,
-      appender,
-      status,
-    ));
-    const writer = (this.writer = new Writer({
-      log,
-      clientId,
-      replica,
-      reader,
-      opener,
-      appender,
-      contention,
-      recipes,
-      upgrader,
-      status,
-    }));
-    const logIdentities = {
-      known: () => snapshots.logIdentity,
-      restored: () => snapshots.restoredIdentity,
-      read: async () => (await log.info()).identity,
-    };
-    const parts = { model, clientId, replica, writer, reader, status, logIdentities };
-    this.offline = options.pending ? options.pending.create(parts) : noQueue(replica, status);
-    const policy =
-      options.compaction === false ? undefined : new CompactionPolicy(options.compaction);
-    this.compactor = new Compactor(
-      log,
-      model,
-      clientId,
-      policy,
-      replica,
-      reader,
-      opener,
-      writer,
-      appender,
-      contention,
-      status,
-      this.stats,
-    );
-    if (options.onError) status.on("error", options.onError);
-    if (options.onStatus) status.on("status", options.onStatus);
-    this.unwatchConnection = options.connectionErrors?.((error) => {
-      if (status.closed) return;
-      opener.connectionFailedOnce();
-      status.report(error);
-    });
+    const parts = wireParts(options, this.hub, this.stats);
+    ({ log: this.log, model: this.model, clientId: this.clientId } = parts);
+    ({ replica: this.replica, reader: this.reader, opener: this.opener } = parts);
+    ({ snapshots: this.snapshots, writer: this.writer, compactor: this.compactor } = parts);
+    ({ upgrader: this.upgrader, offline: this.offline } = parts);
+    this.unwatchConnection = parts.unwatchConnection;
   }
 
   async start(): Promise<void> {

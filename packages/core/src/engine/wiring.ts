@@ -1,0 +1,141 @@
+import { CompactionPolicy } from "../compaction-policy.js";
+import type { RevisionedLog } from "../log.js";
+import type { CommandMap, Model } from "../model.js";
+import { noQueue, type PendingPart } from "../pending/pending-queue.js";
+import { randomId } from "../prng.js";
+import type { CreateSynchronizerOptions, SyncStats } from "../synchronizer-types.js";
+import { Appender } from "./appender.js";
+import { Compactor } from "./compactor.js";
+import { ConfigWatch } from "./config-watch.js";
+import { Contention } from "./contention.js";
+import { Opener } from "./opener.js";
+import { OwnEntries } from "./own-entries.js";
+import { Reader } from "./reader.js";
+import { RecipeRunner } from "./recipes.js";
+import { Replica } from "./replica.js";
+import { Snapshots } from "./snapshots.js";
+import type { StatusHub } from "./status.js";
+import { Upgrader } from "./upgrader.js";
+import { Writer } from "./writer.js";
+
+/** The parts of one replica that the facade (`synchronizer.ts`) forwards its API to. */
+export interface Parts<S, C extends CommandMap<S>> {
+  readonly log: RevisionedLog;
+  readonly model: Model<S, C>;
+  readonly clientId: string;
+  readonly replica: Replica<S, C>;
+  readonly reader: Reader<S, C>;
+  readonly opener: Opener<S, C>;
+  readonly snapshots: Snapshots<S, C>;
+  readonly writer: Writer<S, C>;
+  readonly compactor: Compactor<S, C>;
+  readonly upgrader: Upgrader<S, C>;
+  readonly offline: PendingPart<S, C>;
+  /** Stops listening to the connection's failed attempts (`connectionErrors`). */
+  readonly unwatchConnection: (() => void) | undefined;
+}
+
+/**
+ * Builds the parts of a replica from its options and wires them to one another and to `status`
+ * (the map: packages/core/README.md). Nothing is started: `Synchronizer.start` does that.
+ */
+export function wireParts<S, C extends CommandMap<S>>(
+  options: CreateSynchronizerOptions<S, C>,
+  status: StatusHub,
+  stats: SyncStats,
+): Parts<S, C> {
+  const log = options.log;
+  const model = options.model;
+  const clientId = options.clientId ?? randomId(8);
+  const own = new OwnEntries();
+  const replica = new Replica(model, log.contiguous, status, stats, own);
+  const reader = new Reader(log, replica, status);
+  const snapshots = new Snapshots(
+    options.snapshots || undefined,
+    options.snapshotKey ?? model.name,
+    options.snapshotEvery ?? 100,
+    model,
+    replica,
+    status,
+    stats,
+  );
+  const appender = new Appender(log, own, replica, status, stats, clientId);
+  const live = options.live ?? true;
+  const opener = new Opener(
+    log,
+    model,
+    clientId,
+    live,
+    replica,
+    reader,
+    snapshots,
+    appender,
+    status,
+    new ConfigWatch(log, status, options.streamCheckIntervalMs ?? 45_000),
+  );
+  const contention = new Contention(
+    options.contention ?? "retry",
+    clientId,
+    replica,
+    reader,
+    appender,
+    status,
+  );
+  const recipes = new RecipeRunner(model);
+  const upgrader = new Upgrader(
+    options.upgrade ?? "on-open",
+    model,
+    clientId,
+    replica,
+    reader,
+    opener,
+    appender,
+    status,
+  );
+  const writer = new Writer({
+    log,
+    clientId,
+    replica,
+    reader,
+    opener,
+    appender,
+    contention,
+    recipes,
+    upgrader,
+    status,
+  });
+  const logIdentities = {
+    known: () => snapshots.logIdentity,
+    restored: () => snapshots.restoredIdentity,
+    read: async () => (await log.info()).identity,
+  };
+  const parts = { model, clientId, replica, writer, reader, status, logIdentities };
+  const offline = options.pending ? options.pending.create(parts) : noQueue(replica, status);
+  const policy =
+    options.compaction === false ? undefined : new CompactionPolicy(options.compaction);
+  const compactor = new Compactor(
+    log,
+    model,
+    clientId,
+    policy,
+    replica,
+    reader,
+    opener,
+    writer,
+    appender,
+    contention,
+    status,
+    stats,
+  );
+  if (options.onError) status.on("error", options.onError);
+  if (options.onStatus) status.on("status", options.onStatus);
+  const unwatchConnection = options.connectionErrors?.((error) => {
+    if (status.closed) return;
+    opener.connectionFailedOnce();
+    status.report(error);
+  });
+  return {
+    ...{ log, model, clientId, replica, reader, opener, snapshots, writer },
+    ...{ compactor, upgrader, offline, unwatchConnection },
+  };
+}
