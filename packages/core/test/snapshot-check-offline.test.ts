@@ -21,7 +21,11 @@ describe("a snapshot restored offline is checked before the log is read or writt
     const log = new MemoryLog();
     const store = new MemorySnapshotStore();
     const saved = await snapshotAt(log, store, 1);
-    await store.save("counter", { ...saved, revision: 999, state: { ...saved.state, count: 42 } });
+    await store.save("counter", {
+      ...saved,
+      revision: 999,
+      state: { count: 42, items: [], log: [] },
+    });
     log.setOffline(true);
     const b = await open(log, { snapshots: store });
     expect(b.status).toBe("offline");
