@@ -4,7 +4,8 @@
  * the rules of the engine's replay (core's replay.ts, `Replay.step`) that need no model:
  * - an entry that does not decode is skipped, or stops the replay when its format is newer
  *   (`UNSUPPORTED_FORMAT`);
- * - a second genesis entry is skipped;
+ * - a second genesis entry is skipped in a log of one state; in a shared stream it is the key
+ *   starting again (purged by an operator), and the replay goes on from it;
  * - a conditional update based on another revision than the entry before it is skipped in a
  *   log of one state; in a shared stream, where revisions of one state have gaps anyway, the
  *   replay stops there (`TRUNCATED`);
@@ -68,6 +69,7 @@ export class ChainCheck {
     if (x.kind === "switch") return void (this.revision = revision);
     if (gap) return this.stopAt(revision, truncated(last, revision));
     if (x.kind === "genesis" && prev !== undefined) {
+      if (!this.contiguous) return void (this.revision = revision);
       return this.skip(revision, new StateSyncError("CORRUPT_ENTRY", "a second genesis entry"));
     }
     if (x.kind === "update" && x.base !== last) {

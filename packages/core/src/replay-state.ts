@@ -123,6 +123,25 @@ export class ReplayState<S, C extends CommandMap<S>> {
     return { kind: "applied", entry };
   }
 
+  /**
+   * A genesis entry of a shared stream's key after the state here (see `Replay.step`): the
+   * model's initial state at its revision, as a fresh replica has it; reported as `TRUNCATED`
+   * (an event, not a stop: the entries before it were purged).
+   */
+  protected restart(logEntry: LogEntry, entry: GenesisEntry): StepResult {
+    const from = this.revision;
+    this.setRecent(undefined);
+    this.origins = new Origins(undefined);
+    const result = this.genesis(logEntry, entry);
+    if (result.kind !== "applied") return result;
+    const error = new StateSyncError(
+      "TRUNCATED",
+      `the state started again from a genesis entry at revision ${logEntry.revision}: the log's entries of it up to revision ${from} were purged, and the state is the model's initial state again`,
+      { details: { restartedAt: logEntry.revision, from } },
+    );
+    return { ...result, error };
+  }
+
   /** A snapshot or switch entry: the state at its revision, whatever came before. */
   protected jump(logEntry: LogEntry, entry: SnapshotEntry | SwitchEntry): StepResult {
     const model = logModelOf(this.model, entry);

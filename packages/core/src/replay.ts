@@ -114,7 +114,15 @@ const PENDING: StepResult = { kind: "pending" };
       return this.stall(this.truncated(logEntry.revision), logEntry);
     }
     if (entry.kind === "genesis") {
-      return this.skip(logEntry, new StateSyncError("CORRUPT_ENTRY", "a second genesis entry"));
+      // In a shared stream a genesis entry after the state here is the key starting again: an
+      // operator purged it, and its next opener wrote the genesis (conditional on an empty key,
+      // so nothing else can put one there). Every replica starts again from it, as a fresh one
+      // does (before, one that had read the key skipped it and diverged: fresh-eyes trial). In a
+      // log of one state no opener writes a second one (the condition is an empty stream).
+      if (this.contiguous) {
+        return this.skip(logEntry, new StateSyncError("CORRUPT_ENTRY", "a second genesis entry"));
+      }
+      return this.restart(logEntry, entry);
     }
     if (entry.kind === "intent") {
       this.advance(logEntry, "intent", entry.ts);
