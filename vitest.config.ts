@@ -45,7 +45,12 @@ export default defineConfig({
           include: [
             "packages/node/test/**/*.test.ts",
             "packages/browser/test/*-node.test.ts",
-            "packages/cli/test/**/*.test.ts",
+            // The CLI where it reads what the server says (stream configurations, advisories,
+            // truncation, credentials, the live tail): its argument handling, output, model
+            // loading and deep-state checks do not depend on the server, and run once ("node").
+            ...["backup", "credentials", "info-history", "tail", "verify-compact"].map(
+              (name) => `packages/cli/test/${name}.test.ts`,
+            ),
           ],
           exclude: ["**/*.browser.test.{ts,tsx}", "**/node_modules/**"],
           env: { NATS_SERVER_BIN: TRIXIE_NATS_SERVER, STATESYNC_EXPECT_SERVER_VERSION: "2.10." },

@@ -64,7 +64,9 @@ export const ERROR_CODES = [
   "SNAPSHOT_FAILED",
   /**
    * The log is no longer the one the replica opened: its stream was deleted and created again (a
-   * new creation time), or its entry at the replica's revision is another one. The replica stops
+   * new creation time), or its entry at the replica's revision is another one, or, found at a
+   * reconnection, the log went back behind what the replica applied (`details.rewound: true`,
+   * `revision`, `latest`: a server that lost acknowledged appends). The replica stops
    * (status `stalled`, reads serve its last state) and never appends to the new log; open a new
    * replica to start on it (issue 10, case 3). Also, without a stall, the `"error"` event (and
    * the callers) of pending updates queued for another log than the one the replica opened

@@ -5,6 +5,7 @@ import type { CommandMap, Model } from "../model.js";
 import type { Appender } from "./appender.js";
 import type { ConfigWatch } from "./config-watch.js";
 import { FirstEntry } from "./first-entry.js";
+import { logWentBack, writeBackAfterPurge } from "./log-changes.js";
 import type { Reader } from "./reader.js";
 import type { Replica } from "./replica.js";
 import type { Snapshots } from "./snapshots.js";
@@ -48,6 +49,9 @@ import { whenAborted } from "../abort-watch.js";
  *    `CONNECTION_CLOSED`) stalls the replica with that error: no reconnect is tried, and every
  *    wait on an opening ends at once (before, the replica stayed `offline` and `synced()` waited
  *    until `close()`; found by a fresh-eyes trial).
+ * 7. After a reconnection the log must still hold the entry this replica applied last: a log
+ *    that went back stalls it with `LOG_REPLACED` (`log-changes.ts`).
+ * 8. A local snapshot kept over a purged log is written back into it (`log-changes.ts`).
  */
 export class Opener<S, C extends CommandMap<S>> {
   /** True once the replica has caught up with the log since it was opened. */
@@ -65,6 +69,8 @@ export class Opener<S, C extends CommandMap<S>> {
   /** The lasting opening problem reported last (invariant 2). */
   private lastingProblem: StateSyncError | undefined;
   private readonly firstEntry: FirstEntry<S, C>;
+  /** Set by the wiring: a compaction, for invariant 8. */
+  compactPurged: (() => Promise<unknown>) | undefined;
 
   constructor(
     private readonly log: RevisionedLog,
@@ -166,6 +172,10 @@ export class Opener<S, C extends CommandMap<S>> {
       this.status.set(this.log.status === "online" ? "live" : "offline");
       this.status.reconnected();
       this.config.check();
+      if (this.snapshots.keptOverPurge) {
+        this.snapshots.keptOverPurge = false;
+        writeBackAfterPurge(this.compactPurged, this.status);
+      }
     } catch (e) {
       if (this.status.closed) return;
       if (isStateSyncError(e, "UNAVAILABLE")) {
@@ -258,8 +268,19 @@ export class Opener<S, C extends CommandMap<S>> {
     }
     this.status.set("live");
     this.config.check(); // the configuration may have been edited while this replica was away
-    // The follower resumes by itself; a catch-up closes any gap it cannot see.
-    this.fetchUpdates().then(
+    void this.afterReconnect();
+  }
+
+  /**
+   * Invariant 7: the log still holds what this replica applied (`logWentBack`), else it stalls
+   * `LOG_REPLACED`. Then the catch-up closes any gap the follower (which resumes by itself)
+   * cannot see. A check the log could not answer is left to the next reconnection.
+   */
+  private async afterReconnect(): Promise<void> {
+    const wentBack = await logWentBack(this.log, this.replica).catch(() => undefined);
+    if (this.status.stopped) return;
+    if (wentBack) return this.status.stall(wentBack);
+    await this.fetchUpdates().then(
       () => this.status.reconnected(),
       () => undefined,
     );

@@ -167,6 +167,9 @@ export class Snapshots<S, C extends CommandMap<S>> {
    * (invariant 1; before, a `synced()` or an update that reached the log before the reconnection
    * did caught up from the snapshot's revision unchecked: a snapshot ahead of the log stayed).
    */
+  /** The check kept the snapshot over a purged log: the opener writes it back (log-changes.ts). */
+  keptOverPurge = false;
+
   get unchecked(): boolean {
     return this.restored !== undefined;
   }
@@ -194,6 +197,7 @@ export class Snapshots<S, C extends CommandMap<S>> {
       const purged = info.firstRevision === 0 || info.firstRevision > record.revision;
       if (entry === undefined) {
         if (!purged) problem = `the log has no entry at revision ${record.revision}`;
+        else this.keptOverPurge = true;
       } else if (entry.messageId !== record.messageId) {
         problem = `the log's entry at revision ${record.revision} is another one`;
       }

@@ -134,6 +134,7 @@ export function wireParts<S, C extends CommandMap<S>>(
     opener.connectionFailedOnce();
     status.report(error);
   });
+  opener.compactPurged = () => compactor.compact();
   return {
     ...{ log, model, clientId, replica, reader, opener, snapshots, writer },
     ...{ compactor, upgrader, offline, unwatchConnection },

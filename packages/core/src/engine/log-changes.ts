@@ -1,0 +1,78 @@
+import { isStateSyncError, StateSyncError } from "../errors.js";
+import type { RevisionedLog } from "../log.js";
+import type { CommandMap } from "../model.js";
+import type { Replica } from "./replica.js";
+import type { StatusHub } from "./status.js";
+
+// What a replica does when the log changed shape under it, found when it (re)connects.
+
+/**
+ * After a reconnection: whether the log still holds what this replica applied. A log that went
+ * back (a single server that lost its last acknowledged appends at a power loss, a store restored
+ * from a backup) answers with a latest revision before the replica's, or with another entry at
+ * the replica's revision; a replica that went on would ignore the log's new entries at the
+ * revisions it holds and apply the later ones on its own state, and its conditional updates
+ * would be accepted on that state (found by a fresh-eyes trial: no event, `live`, diverged).
+ * The same check a restored local snapshot gets at open (`Snapshots.checkAgainstLog`).
+ *
+ * Resolves to the `LOG_REPLACED` error the replica stalls with (`details.rewound: true`, its
+ * revision, the log's latest), or undefined when the log holds its position (or no longer holds
+ * that entry because it was truncated or purged, which the catch-up handles). Rejects as the
+ * log does (`UNAVAILABLE`, ...): the next reconnection checks again.
+ */
+export async function logWentBack<S, C extends CommandMap<S>>(
+  log: RevisionedLog,
+  replica: Replica<S, C>,
+): Promise<StateSyncError | undefined> {
+  const revision = replica.revision;
+  const messageId = replica.messageId;
+  if (revision === 0) return undefined;
+  const info = await log.info();
+  let problem: string | undefined;
+  if (info.latestRevision < revision) {
+    problem = `its latest revision is ${info.latestRevision}, before this replica's ${revision}`;
+  } else if (messageId !== undefined && revision >= info.firstRevision && info.firstRevision > 0) {
+    const entry = await log.entryAt(revision);
+    // Gone (a message delete, a purge): the catch-up decides; another entry is another history.
+    if (entry !== undefined && entry.messageId !== messageId) {
+      problem = `its entry at revision ${revision} is another one than this replica applied`;
+    }
+  }
+  // Whatever the replica applied meanwhile (its follower resumes by itself), the log no longer
+  // holds what it had applied at `revision`.
+  if (problem === undefined) return undefined;
+  return new StateSyncError(
+    "LOG_REPLACED",
+    `the log went back under this replica: ${problem} (a server that lost acknowledged appends, or a store restored from a backup); the replica stops, keeping its last state, and writes nothing more: open a new replica`,
+    { details: { rewound: true, revision, latest: info.latestRevision } },
+  );
+}
+
+/**
+ * A local snapshot kept over a purged log (`Snapshots.keptOverPurge`: an operator purged the whole
+ * stream, and nothing after the snapshot's revision is missing) is written back into the log:
+ * `compact` appends the state as a snapshot entry and truncates the history before it, so
+ * replicas without a local snapshot can open the log again. Before, the holder wrote on and every
+ * fresh replica's opening failed `TRUNCATED` for good (fresh-eyes trial). An update that lands
+ * first is fine (the compaction truncates before its snapshot entry); a fresh replica that opens
+ * first starts the empty log again from the initial state (the opener's re-anchoring), which the
+ * holder then reads like any snapshot entry. Runs in the background; a failure is a `TRUNCATED`
+ * event, not a stop.
+ */
+export function writeBackAfterPurge(
+  compact: (() => Promise<unknown>) | undefined,
+  status: StatusHub,
+): void {
+  if (!compact || status.stopped) return;
+  compact().catch((e: unknown) => {
+    if (status.closed || isStateSyncError(e, "CLOSED")) return;
+    const why = e instanceof Error ? e.message : String(e);
+    status.report(
+      new StateSyncError(
+        "TRUNCATED",
+        `the log's entries up to this replica's local snapshot were purged, and writing its state back into the log failed (${why}): replicas without a local snapshot cannot open it until a compaction succeeds`,
+        { cause: e },
+      ),
+    );
+  });
+}

@@ -1,0 +1,43 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { openSynchronizer, stateHash } from "@statesync/node";
+import { tcp, uniqueStream, until, useNatsServer } from "../helpers.js";
+import { counter } from "../support/models.js";
+
+/**
+ * Found by a fresh-eyes trial (stop 17): after an operator purged a whole stream, a replica that
+ * kept its local snapshot (nothing after it is missing) wrote on, and from then on every fresh
+ * replica's opening failed `TRUNCATED` for good: the log held no entry to start from. Now the
+ * holder writes its state back into the log (a compaction) when it opens.
+ */
+describe("a whole stream purged under a local snapshot (real nats-server)", () => {
+  const ctx = useNatsServer();
+
+  it("the snapshot's holder writes its state back, and fresh replicas open on it", async () => {
+    const stream = uniqueStream("PURGEWB");
+    const dir = await mkdtemp(path.join(tmpdir(), "purge-wb-"));
+    const where = { servers: ctx.server.url, stream, model: counter };
+    try {
+      let a = await openSynchronizer({ ...where, snapshotDir: dir });
+      for (let i = 0; i < 3; i++) await a.update("increment", { by: 1 });
+      await a.close();
+      const nc = await tcp(ctx.server.url);
+      await (await nc.jetstreamManager()).streams.purge(stream);
+      await nc.close();
+      a = await openSynchronizer({ ...where, snapshotDir: dir });
+      expect(a.stats.snapshotsRestored).toBe(1);
+      expect(a.state.count).toBe(3);
+      await until(() => a.stats.compactions === 1 || undefined);
+      const { revision } = await a.update("increment", { by: 10 });
+      const c = await openSynchronizer({ ...where, snapshots: false });
+      await c.waitFor(revision);
+      expect(c.state.count).toBe(13);
+      expect(stateHash(c.state)).toBe(stateHash(a.state));
+      await Promise.all([a.close(), c.close()]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
