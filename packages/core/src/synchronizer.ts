@@ -1,4 +1,11 @@
 import type { Immutable } from "immer";
+import {
+  parseHistoryOptions,
+  parsePendingId,
+  parseRevision,
+  parseSubscribeOptions,
+  parseWaitOptions,
+} from "./engine/call-args.js";
 import type { Compactor } from "./engine/compactor.js";
 import type { Opener } from "./engine/opener.js";
 import { optionsSchema, parseUpdateOptions, validation } from "./engine/options.js";
@@ -133,7 +140,7 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
     listener: (state: Immutable<S>, revision: number) => void,
     options?: SubscribeOptions,
   ): () => void {
-    if (options?.optimistic === true) return this.offline.view.subscribe(listener);
+    if (parseSubscribeOptions(options)) return this.offline.view.subscribe(listener);
     return this.replica.subscribe(listener);
   }
 
@@ -152,15 +159,11 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
     return this.offline.flush();
   }
   discard(id: number): Promise<boolean> {
-    if (!Number.isSafeInteger(id) || id < 1) {
-      return Promise.reject(
-        new StateSyncError(
-          "VALIDATION",
-          "discard takes a pending update's id (a positive integer)",
-        ),
-      );
+    try {
+      return this.offline.discard(parsePendingId(id));
+    } catch (e) {
+      return Promise.reject(e);
     }
-    return this.offline.discard(id);
   }
   clearPending(): Promise<number> {
     return this.offline.clear();
@@ -174,11 +177,13 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
   }
 
   async history(options?: HistoryOptions): Promise<HistoryEntry[]> {
+    const range = parseHistoryOptions(options);
     if (this.hub.closed) throw closedError();
-    return readHistory(this.log, options);
+    return readHistory(this.log, range);
   }
 
   async stateAt(revision: number): Promise<Immutable<S>> {
+    parseRevision(revision, "stateAt's revision");
     if (this.hub.closed) throw closedError();
     return rebuildStateAt(this.log, this.model, revision);
   }
@@ -187,24 +192,29 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
     return this.opener.fetchUpdates();
   }
 
-  waitFor(revision: number, options: { signal?: AbortSignal } = {}): Promise<void> {
-    if (!Number.isSafeInteger(revision) || revision < 0) {
-      return Promise.reject(
-        new StateSyncError("VALIDATION", "revision must be a non-negative integer"),
-      );
-    }
-    if (this.revision >= revision) return Promise.resolve();
+  waitFor(revision: number, options?: { signal?: AbortSignal }): Promise<void> {
+    let signal: AbortSignal | undefined;
     try {
+      // Both arguments are checked before anything starts (a catch-up below).
+      parseRevision(revision, "waitFor's revision");
+      signal = parseWaitOptions(options, "waitFor");
+      if (this.revision >= revision) return Promise.resolve();
       this.hub.assertUsable();
     } catch (e) {
       return Promise.reject(e);
     }
     if (!(this.options.live ?? true)) this.fetchUpdates().catch(() => undefined);
-    return this.replica.waitFor(revision, options.signal);
+    return this.replica.waitFor(revision, signal);
   }
 
-  synced(options: { signal?: AbortSignal } = {}): Promise<number> {
-    return this.opener.synced(options.signal);
+  synced(options?: { signal?: AbortSignal }): Promise<number> {
+    let signal: AbortSignal | undefined;
+    try {
+      signal = parseWaitOptions(options, "synced"); // before the catch-up starts
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return this.opener.synced(signal);
   }
 
   // ---- writes
