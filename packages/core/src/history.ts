@@ -83,15 +83,18 @@ function loadRead(): Promise<typeof import("./history-read.js")> {
  * what is no longer retained is left out.
  *
  * Throws `VALIDATION` for options that are not `{ from?, to? }` (an unknown key, `null`), a
- * bound that is not a non-negative integer, or `from` after `to`, before reading anything.
+ * bound that is not a non-negative integer, or `from` after `to`, before reading anything. Once
+ * `signal` aborts (a replica's close signal) the read stops at its next entry or request and
+ * throws the signal's reason.
  */
 export async function readHistory(
   log: RevisionedLog,
   options?: HistoryOptions,
+  signal?: AbortSignal,
 ): Promise<HistoryEntry[]> {
   const range = parseHistoryOptions(options);
   const { listHistory } = await loadRead();
-  return listHistory(log, range, deps);
+  return listHistory(log, range, deps, signal);
 }
 
 /**
@@ -110,14 +113,27 @@ export async function readHistory(
  * `revision` (in a log of one state, its last entry is `revision`), the state is rebuilt again
  * (at most {@link MAX_OVERTAKEN} times), then `TRUNCATED`: never the state of another revision.
  */
-export async function rebuildStateAt<S, C extends CommandMap<S>>(
+export function rebuildStateAt<S, C extends CommandMap<S>>(
   log: RevisionedLog,
   model: Model<S, C>,
   revision: number,
+): Promise<Immutable<S>> {
+  return stateAtRevision(log, model, revision, undefined);
+}
+
+/**
+ * {@link rebuildStateAt} for a replica's `stateAt`: once `signal` aborts (the replica's close
+ * signal) the replay stops at its next entry or request and throws the signal's reason.
+ */
+export async function stateAtRevision<S, C extends CommandMap<S>>(
+  log: RevisionedLog,
+  model: Model<S, C>,
+  revision: number,
+  signal: AbortSignal | undefined,
 ): Promise<Immutable<S>> {
   parseRevision(revision, "revision");
   // Revision 0 (nothing consumed) is the model's initial state, whatever the log retains.
   if (revision === 0) return new Replay(model, log.contiguous).state as Immutable<S>;
   const { replayTo } = await loadRead();
-  return replayTo(log, model, revision, deps);
+  return replayTo(log, model, revision, deps, signal);
 }

@@ -307,10 +307,13 @@ export interface StateSynchronizer<
    * (conditional or not) are waited for and resolve with their outcome; those still queued
    * reject `CLOSED` (nothing stored), and so do those still waiting for the log to be opened or
    * caught up with, `synced()` and `fetchUpdates()`: at once, without waiting for a log that does
-   * not answer (a stopped server) until its request timeout. Pending updates stay queued (their
-   * callers reject `CLOSED` with `details.queued`). Calling it again returns the first call's
-   * promise. A closed replica serves its last state; every call that would read the log, write,
-   * or change the pending queue rejects `CLOSED`.
+   * not answer (a stopped server) until its request timeout. `history()` and `stateAt()` in
+   * flight reject `CLOSED` at once as well; their read stops at its next entry, and a log the
+   * replica owns (`openSynchronizer`'s) ends it at once when it is closed, before the connection
+   * the replica owns is closed (nats.js is not left pulling on a closed connection). Pending
+   * updates stay queued (their callers reject `CLOSED` with `details.queued`). Calling it again
+   * returns the first call's promise. A closed replica serves its last state; every call that
+   * would read the log, write, or change the pending queue rejects `CLOSED`.
    *
    * What `close()` itself may still wait for, at most one request timeout (`requestTimeoutMs`),
    * against a server that stopped answering: an append already sent (its outcome), and the live

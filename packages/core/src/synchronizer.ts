@@ -20,7 +20,7 @@ import type { Writer } from "./engine/writer.js";
 import type { PendingPart } from "./pending/pending-queue.js";
 import { commandRun, refusedAtCall, withQueued, type PendingUpdate } from "./pending/pending-op.js";
 import { StateSyncError } from "./errors.js";
-import { readHistory, rebuildStateAt, type HistoryEntry, type HistoryOptions } from "./history.js";
+import { readHistory, stateAtRevision, type HistoryEntry, type HistoryOptions } from "./history.js";
 import type { RevisionedLog } from "./log.js";
 import type { CommandArgs, CommandMap, Model } from "./model.js";
 import type { SyncRecipe } from "./type-checks.js";
@@ -176,16 +176,19 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
     return this.hub.on(event, listener);
   }
 
+  // Both end CLOSED at close(), at once, a stalled replica's too; their read stops at its next
+  // entry (see StateSynchronizer.close).
   async history(options?: HistoryOptions): Promise<HistoryEntry[]> {
     const range = parseHistoryOptions(options);
     if (this.hub.closed) throw closedError();
-    return readHistory(this.log, range);
+    return this.hub.untilClosed(readHistory(this.log, range, this.hub.signal), closedError);
   }
 
   async stateAt(revision: number): Promise<Immutable<S>> {
     parseRevision(revision, "stateAt's revision");
     if (this.hub.closed) throw closedError();
-    return rebuildStateAt(this.log, this.model, revision);
+    const read = stateAtRevision(this.log, this.model, revision, this.hub.signal);
+    return this.hub.untilClosed(read, closedError);
   }
 
   fetchUpdates(): Promise<number> {
