@@ -79,7 +79,7 @@ export type FailureCode = StateSyncErrorCode | "INTERNAL";
  */
 export function failureOf(error: unknown): { code: FailureCode; message: string } {
   if (error instanceof StateSyncError || isStateSyncLike(error)) {
-    return { code: error.code, message: error.message };
+    return { code: error.code, message: forOperators(error) };
   }
   if (error instanceof Error && error.name === "NatsError") {
     const natsCode = (error as { code?: unknown }).code;
@@ -90,6 +90,21 @@ export function failureOf(error: unknown): { code: FailureCode; message: string 
     code: "INTERNAL",
     message: `${message} (an unexpected error, likely a bug in statesync; STATESYNC_DEBUG=1 prints its stack)`,
   };
+}
+
+/**
+ * A library error's message in an operator's words where the library's advice is a program's:
+ * `LOG_REPLACED` says "open a new replica to use a new one", which means nothing at a prompt (a
+ * fresh-eyes trial: `statesync tail` on a stream deleted under it). The command's stream was
+ * deleted, or deleted and created again, while it ran: say so, and what to do (run it again).
+ */
+function forOperators(error: StateSyncError): string {
+  if (error.code !== "LOG_REPLACED") return error.message;
+  const why = typeof error.details.why === "string" ? error.details.why : error.message;
+  const advice = /created again/.test(why)
+    ? "the stream this command was using was replaced by a new one; run the command again to use the new stream"
+    : "the stream this command was using is gone; run the command again once the stream exists";
+  return `${why}: ${advice}`;
 }
 
 /** A StateSyncError from another copy of the core (a model module's own install). */

@@ -165,10 +165,13 @@ describe("statesync info and history", () => {
     const info = await runJson(["info", ...where(stream)]);
     expect(info.configSafe).toBe(false);
     expect(info.configProblems).toEqual(["max_msgs 10 drops history"]);
+    expect(info.configWarnings).toEqual([expect.stringMatching(/^deny_delete is off: /)]);
     expect(info).toMatchObject({ revision: 1, entries: 1, model: null });
     const text = await runCli(["info", ...where(stream)]);
     expect(text.code).toBe(0);
     expect(text.stdout).toContain("UNSAFE (STREAM_CONFIG): max_msgs 10 drops history");
+    // Its warnings too, not only in --json (a fresh-eyes trial found them left out).
+    expect(text.stdout).toMatch(/^config warning\s+deny_delete is off: /m);
   });
 
   it("info warns about a usable stream without deny_delete (one deleted message breaks it)", async () => {

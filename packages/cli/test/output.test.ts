@@ -17,6 +17,26 @@ describe("the CLI's output", () => {
     expect(errorLine(nats)).toBe("statesync: UNAVAILABLE: TIMEOUT (nats: TIMEOUT)");
   });
 
+  // Regression test (fresh-eyes trial): `statesync tail` on a stream deleted under it ended with
+  // the library's advice to a program ("open a new replica to use a new one").
+  it("says what an operator does when the command's stream was deleted, or re-created", () => {
+    const deleted = new StateSyncError(
+      "LOG_REPLACED",
+      "stream CLI was deleted: this replica's log is gone; open a new replica to use a new one",
+      { details: { stream: "CLI", why: "stream CLI was deleted" } },
+    );
+    expect(errorLine(deleted)).toBe(
+      "statesync: LOG_REPLACED: stream CLI was deleted: the stream this command was using is gone; run the command again once the stream exists",
+    );
+    const recreated = new StateSyncError(
+      "LOG_REPLACED",
+      "follow CLI.log: stream CLI was deleted and created again",
+    );
+    expect(errorLine(recreated)).toBe(
+      "statesync: LOG_REPLACED: follow CLI.log: stream CLI was deleted and created again: the stream this command was using was replaced by a new one; run the command again to use the new stream",
+    );
+  });
+
   it("escapes control characters in an error line, which may quote the log", () => {
     const e = new StateSyncError("UNKNOWN_COMMAND", 'command "\u001b[2J\u202e" is unknown\nhere');
     expect(errorLine(e)).toBe(

@@ -82,14 +82,21 @@ export class Waiters {
   }
 }
 
-/** `p`, or `ABORTED` as soon as `signal` aborts (`p` goes on; its outcome is then ignored). */
+/**
+ * `p`, or `ABORTED` as soon as `signal` aborts (at once when it has: `p` goes on; its outcome is
+ * then ignored). `p`'s handlers are attached before anything else, so its rejection is never
+ * unhandled, whatever ends the wait first (before, a signal that was no `AbortSignal` threw
+ * before they were, and the catch-up `synced()` had started rejected unhandled at `close()`).
+ */
 export function untilAborted<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
   if (!signal) return p;
   return new Promise<T>((resolve, reject) => {
-    const stop = whenAborted(signal, () => reject(abortError(signal)));
+    let stop: () => void = () => undefined;
     p.then(
       (v) => (stop(), resolve(v)),
       (e: unknown) => (stop(), reject(e)),
     );
+    if (signal.aborted) return reject(abortError(signal));
+    stop = whenAborted(signal, () => reject(abortError(signal)));
   });
 }

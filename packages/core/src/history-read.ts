@@ -13,18 +13,31 @@ import type { Replay } from "./replay.js";
 /** Reads a history or a state again at most this many times when a compaction overtook it. */
 const MAX_OVERTAKEN = 4;
 
+/**
+ * Throws why `signal` aborted (the replica's `close()`: `CLOSED`), if it did. Checked after each
+ * entry and each request: leaving a `for await` over `log.read` ends the read (its consumer).
+ */
+function stopIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw signal.reason;
+}
+
 /** `readHistory` once its range is checked (see there). */
 export async function listHistory(
   log: RevisionedLog,
   options: HistoryOptions,
   deps: HistoryDeps,
+  signal?: AbortSignal,
 ): Promise<HistoryEntry[]> {
   for (let tries = 1; ; tries++) {
     const info = await log.info();
+    stopIfAborted(signal);
     const from = Math.max(1, options.from ?? info.firstRevision);
     const to = Math.min(options.to ?? info.latestRevision, info.latestRevision);
     const out: HistoryEntry[] = [];
-    for await (const e of log.read(from, to)) out.push(historyEntry(e, deps.decodeEntry));
+    for await (const e of log.read(from, to)) {
+      stopIfAborted(signal);
+      out.push(historyEntry(e, deps.decodeEntry));
+    }
     const first = (await log.info()).firstRevision;
     const kept = out.filter((e) => e.revision >= first);
     if (kept.length === out.length || tries >= MAX_OVERTAKEN) return kept;
@@ -90,9 +103,11 @@ async function loadHeldParts<S, C extends CommandMap<S>>(
   revision: number,
   latest: number,
   deps: HistoryDeps,
+  signal: AbortSignal | undefined,
 ): Promise<{ loaded: boolean; stall?: StateSyncError }> {
   if (replay.readPosition <= replay.revision || latest <= revision) return { loaded: false };
   for await (const e of log.read(revision + 1, latest)) {
+    stopIfAborted(signal);
     const d = deps.decodeEntry(e.data);
     const x = d.ok ? d.entry : undefined;
     const loads = x?.kind === "part" || (x?.kind === "snapshot" && "parts" in x);
@@ -109,10 +124,12 @@ export async function replayTo<S, C extends CommandMap<S>>(
   model: Model<S, C>,
   revision: number,
   deps: HistoryDeps,
+  signal?: AbortSignal,
 ): Promise<Immutable<S>> {
   const { Replay } = deps;
   for (let tries = 1; ; tries++) {
     const info = await log.info();
+    stopIfAborted(signal);
     if (revision > info.latestRevision) {
       throw new deps.StateSyncError(
         "VALIDATION",
@@ -122,6 +139,7 @@ export async function replayTo<S, C extends CommandMap<S>>(
     const replay = new Replay(model, log.contiguous);
     let stall: StateSyncError | undefined;
     for await (const e of log.read(1, revision)) {
+      stopIfAborted(signal);
       const r = replay.step(e);
       if (r.kind === "stall") {
         stall = r.error;
@@ -133,7 +151,7 @@ export async function replayTo<S, C extends CommandMap<S>>(
     // history", which `history` lists).
     const amongParts = stall === undefined && replay.readPosition > replay.revision;
     const held = amongParts
-      ? await loadHeldParts(log, replay, revision, info.latestRevision, deps)
+      ? await loadHeldParts(log, replay, revision, info.latestRevision, deps, signal)
       : { loaded: false };
     stall ??= held.stall;
     // The revision whose state the replay holds (after a load, that of `revision`: the entries

@@ -7,6 +7,7 @@
  * stays in one file instead of being split around what the two would share.
  */
 import type { Immutable } from "immer";
+import { parseHistoryOptions, parseRevision } from "./engine/call-args.js";
 import { decodeEntry } from "./entry.js";
 import { StateSyncError } from "./errors.js";
 import type { RevisionedLog } from "./log.js";
@@ -72,12 +73,6 @@ function loadRead(): Promise<typeof import("./history-read.js")> {
   });
 }
 
-function checkRange(n: number | undefined, what: string): void {
-  if (n !== undefined && (!Number.isSafeInteger(n) || n < 0)) {
-    throw new StateSyncError("VALIDATION", `${what} must be a non-negative integer`);
-  }
-}
-
 /**
  * Lists the retained entries of `log` in `[from, to]`, as they were at one moment. A compaction
  * that truncates the log while it is read (a JetStream read pulls in batches) would leave a
@@ -86,19 +81,20 @@ function checkRange(n: number | undefined, what: string): void {
  * afterwards: when it moved past entries listed, the listing is read again (the default `to`
  * then reaches the snapshot entry that replaced them), at most {@link MAX_OVERTAKEN} times, and
  * what is no longer retained is left out.
+ *
+ * Throws `VALIDATION` for options that are not `{ from?, to? }` (an unknown key, `null`), a
+ * bound that is not a non-negative integer, or `from` after `to`, before reading anything. Once
+ * `signal` aborts (a replica's close signal) the read stops at its next entry or request and
+ * throws the signal's reason.
  */
 export async function readHistory(
   log: RevisionedLog,
-  options: HistoryOptions = {},
+  options?: HistoryOptions,
+  signal?: AbortSignal,
 ): Promise<HistoryEntry[]> {
-  checkRange(options.from, "from");
-  checkRange(options.to, "to");
-  if (options.from !== undefined && options.to !== undefined && options.from > options.to) {
-    // An empty listing would read as "nothing happened there" (the CLI refuses it too).
-    throw new StateSyncError("VALIDATION", `from (${options.from}) is after to (${options.to})`);
-  }
+  const range = parseHistoryOptions(options);
   const { listHistory } = await loadRead();
-  return listHistory(log, options, deps);
+  return listHistory(log, range, deps, signal);
 }
 
 /**
@@ -107,7 +103,8 @@ export async function readHistory(
  * the log starts with reads on to the snapshot entry that loads them (the state at its `base`,
  * with the entries up to `revision` applied). Throws `TRUNCATED` when `revision` is before the
  * retained history (or among parts that no valid snapshot entry completes), `VALIDATION` when it
- * is past the latest revision, and a stall error (`UNKNOWN_COMMAND`, `UNSUPPORTED_FORMAT`, ...)
+ * is not a non-negative integer (`undefined` included: checked before anything is read) or past
+ * the latest revision, and a stall error (`UNKNOWN_COMMAND`, `UNSUPPORTED_FORMAT`, ...)
  * when the replay cannot get there.
  *
  * A compaction that truncates the log while it is read can end the read early, leaving the
@@ -116,14 +113,27 @@ export async function readHistory(
  * `revision` (in a log of one state, its last entry is `revision`), the state is rebuilt again
  * (at most {@link MAX_OVERTAKEN} times), then `TRUNCATED`: never the state of another revision.
  */
-export async function rebuildStateAt<S, C extends CommandMap<S>>(
+export function rebuildStateAt<S, C extends CommandMap<S>>(
   log: RevisionedLog,
   model: Model<S, C>,
   revision: number,
 ): Promise<Immutable<S>> {
-  checkRange(revision, "revision");
+  return stateAtRevision(log, model, revision, undefined);
+}
+
+/**
+ * {@link rebuildStateAt} for a replica's `stateAt`: once `signal` aborts (the replica's close
+ * signal) the replay stops at its next entry or request and throws the signal's reason.
+ */
+export async function stateAtRevision<S, C extends CommandMap<S>>(
+  log: RevisionedLog,
+  model: Model<S, C>,
+  revision: number,
+  signal: AbortSignal | undefined,
+): Promise<Immutable<S>> {
+  parseRevision(revision, "revision");
   // Revision 0 (nothing consumed) is the model's initial state, whatever the log retains.
   if (revision === 0) return new Replay(model, log.contiguous).state as Immutable<S>;
   const { replayTo } = await loadRead();
-  return replayTo(log, model, revision, deps);
+  return replayTo(log, model, revision, deps, signal);
 }

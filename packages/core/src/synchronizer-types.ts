@@ -182,13 +182,18 @@ export interface StateSynchronizer<
 
   /** Reads and applies everything appended after `revision`; resolves to the new revision. */
   fetchUpdates(): Promise<number>;
-  /** Resolves once `revision` has been consumed. Rejects `CLOSED`, `ABORTED` or the stall error. */
+  /**
+   * Resolves once `revision` has been consumed. Rejects `CLOSED`, `ABORTED` or the stall error;
+   * `VALIDATION` (before anything starts) for a revision that is not a non-negative integer or
+   * options that are not `{ signal? }` with an `AbortSignal` (`null`, an unknown key).
+   */
   waitFor(revision: number, options?: { signal?: AbortSignal }): Promise<void>;
   /**
    * Resolves to the revision once the replica has caught up with the log's latest revision;
    * while the log is unreachable it keeps trying until `signal` aborts (`ABORTED`). Rejects with
    * the stall error once the replica stalls (`CONNECTION_CLOSED` when the log's connection
-   * closed for good), `CLOSED` on `close()`.
+   * closed for good), `CLOSED` on `close()`; `VALIDATION` (before the catch-up starts) for
+   * options that are not `{ signal? }` with an `AbortSignal` (`null`, an unknown key).
    */
   synced(options?: { signal?: AbortSignal }): Promise<number>;
 
@@ -224,6 +229,8 @@ export interface StateSynchronizer<
   /**
    * `(state, revision)` after each batch of applied entries (not on subscribe); with
    * `{ optimistic: true }`, `(optimisticState, revision)` after each change of the optimistic view.
+   * Throws `VALIDATION` when `listener` is not a function or `options` is not
+   * `{ optimistic?: boolean }` (`null`, an unknown key such as `optimistc`).
    */
   subscribe(
     listener: (state: Immutable<S>, revision: number) => void,
@@ -265,14 +272,16 @@ export interface StateSynchronizer<
   readonly upgradePending: boolean;
   /**
    * The retained entries in `[from, to]` (revision, time, kind, command and args, client). Throws
-   * `VALIDATION` for a bound that is not a non-negative integer, or `from` after `to`.
+   * `VALIDATION` for options that are not `{ from?, to? }` (`null`, an unknown key such as
+   * `form`), a bound that is not a non-negative integer, or `from` after `to`.
    */
   history(options?: HistoryOptions): Promise<HistoryEntry[]>;
   /**
    * Rebuilds the state at a retained revision by replaying the log from its first entry; 0 is the
    * model's initial state. A revision among the parts of a chunked snapshot the log starts with
-   * reads on to its snapshot entry (docs/format.md). Throws `TRUNCATED` for a revision before the
-   * retained history, or among parts no valid snapshot entry completes.
+   * reads on to its snapshot entry (docs/format.md). Throws `VALIDATION` for a revision that is
+   * not a non-negative integer (`undefined` included) or past the latest, `TRUNCATED` for one
+   * before the retained history, or among parts no valid snapshot entry completes.
    */
   stateAt(revision: number): Promise<Immutable<S>>;
 
@@ -298,10 +307,13 @@ export interface StateSynchronizer<
    * (conditional or not) are waited for and resolve with their outcome; those still queued
    * reject `CLOSED` (nothing stored), and so do those still waiting for the log to be opened or
    * caught up with, `synced()` and `fetchUpdates()`: at once, without waiting for a log that does
-   * not answer (a stopped server) until its request timeout. Pending updates stay queued (their
-   * callers reject `CLOSED` with `details.queued`). Calling it again returns the first call's
-   * promise. A closed replica serves its last state; every call that would read the log, write,
-   * or change the pending queue rejects `CLOSED`.
+   * not answer (a stopped server) until its request timeout. `history()` and `stateAt()` in
+   * flight reject `CLOSED` at once as well; their read stops at its next entry, and a log the
+   * replica owns (`openSynchronizer`'s) ends it at once when it is closed, before the connection
+   * the replica owns is closed (nats.js is not left pulling on a closed connection). Pending
+   * updates stay queued (their callers reject `CLOSED` with `details.queued`). Calling it again
+   * returns the first call's promise. A closed replica serves its last state; every call that
+   * would read the log, write, or change the pending queue rejects `CLOSED`.
    *
    * What `close()` itself may still wait for, at most one request timeout (`requestTimeoutMs`),
    * against a server that stopped answering: an append already sent (its outcome), and the live

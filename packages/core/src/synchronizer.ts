@@ -1,4 +1,11 @@
 import type { Immutable } from "immer";
+import {
+  parseHistoryOptions,
+  parsePendingId,
+  parseRevision,
+  parseSubscribeOptions,
+  parseWaitOptions,
+} from "./engine/call-args.js";
 import type { Compactor } from "./engine/compactor.js";
 import type { Opener } from "./engine/opener.js";
 import { optionsSchema, parseUpdateOptions, validation } from "./engine/options.js";
@@ -13,7 +20,7 @@ import type { Writer } from "./engine/writer.js";
 import type { PendingPart } from "./pending/pending-queue.js";
 import { commandRun, refusedAtCall, withQueued, type PendingUpdate } from "./pending/pending-op.js";
 import { StateSyncError } from "./errors.js";
-import { readHistory, rebuildStateAt, type HistoryEntry, type HistoryOptions } from "./history.js";
+import { readHistory, stateAtRevision, type HistoryEntry, type HistoryOptions } from "./history.js";
 import type { RevisionedLog } from "./log.js";
 import type { CommandArgs, CommandMap, Model } from "./model.js";
 import type { SyncRecipe } from "./type-checks.js";
@@ -133,7 +140,7 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
     listener: (state: Immutable<S>, revision: number) => void,
     options?: SubscribeOptions,
   ): () => void {
-    if (options?.optimistic === true) return this.offline.view.subscribe(listener);
+    if (parseSubscribeOptions(options)) return this.offline.view.subscribe(listener);
     return this.replica.subscribe(listener);
   }
 
@@ -152,15 +159,11 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
     return this.offline.flush();
   }
   discard(id: number): Promise<boolean> {
-    if (!Number.isSafeInteger(id) || id < 1) {
-      return Promise.reject(
-        new StateSyncError(
-          "VALIDATION",
-          "discard takes a pending update's id (a positive integer)",
-        ),
-      );
+    try {
+      return this.offline.discard(parsePendingId(id));
+    } catch (e) {
+      return Promise.reject(e);
     }
-    return this.offline.discard(id);
   }
   clearPending(): Promise<number> {
     return this.offline.clear();
@@ -173,38 +176,48 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
     return this.hub.on(event, listener);
   }
 
+  // Both end CLOSED at close(), at once, a stalled replica's too; their read stops at its next
+  // entry (see StateSynchronizer.close).
   async history(options?: HistoryOptions): Promise<HistoryEntry[]> {
+    const range = parseHistoryOptions(options);
     if (this.hub.closed) throw closedError();
-    return readHistory(this.log, options);
+    return this.hub.untilClosed(readHistory(this.log, range, this.hub.signal), closedError);
   }
 
   async stateAt(revision: number): Promise<Immutable<S>> {
+    parseRevision(revision, "stateAt's revision");
     if (this.hub.closed) throw closedError();
-    return rebuildStateAt(this.log, this.model, revision);
+    const read = stateAtRevision(this.log, this.model, revision, this.hub.signal);
+    return this.hub.untilClosed(read, closedError);
   }
 
   fetchUpdates(): Promise<number> {
     return this.opener.fetchUpdates();
   }
 
-  waitFor(revision: number, options: { signal?: AbortSignal } = {}): Promise<void> {
-    if (!Number.isSafeInteger(revision) || revision < 0) {
-      return Promise.reject(
-        new StateSyncError("VALIDATION", "revision must be a non-negative integer"),
-      );
-    }
-    if (this.revision >= revision) return Promise.resolve();
+  waitFor(revision: number, options?: { signal?: AbortSignal }): Promise<void> {
+    let signal: AbortSignal | undefined;
     try {
+      // Both arguments are checked before anything starts (a catch-up below).
+      parseRevision(revision, "waitFor's revision");
+      signal = parseWaitOptions(options, "waitFor");
+      if (this.revision >= revision) return Promise.resolve();
       this.hub.assertUsable();
     } catch (e) {
       return Promise.reject(e);
     }
     if (!(this.options.live ?? true)) this.fetchUpdates().catch(() => undefined);
-    return this.replica.waitFor(revision, options.signal);
+    return this.replica.waitFor(revision, signal);
   }
 
-  synced(options: { signal?: AbortSignal } = {}): Promise<number> {
-    return this.opener.synced(options.signal);
+  synced(options?: { signal?: AbortSignal }): Promise<number> {
+    let signal: AbortSignal | undefined;
+    try {
+      signal = parseWaitOptions(options, "synced"); // before the catch-up starts
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return this.opener.synced(signal);
   }
 
   // ---- writes

@@ -155,6 +155,8 @@ function text(r: InfoReport): string[] {
     ["bytes", r.bytes === null ? "unknown" : String(r.bytes)],
     ["last snapshot", snapshot],
     ["configuration", config],
+    // An unsafe stream's warnings too (a fresh-eyes trial found only its problems printed).
+    ...(r.configSafe ? [] : r.configWarnings.map((w): [string, string] => ["config warning", w])),
   ]);
 }
 

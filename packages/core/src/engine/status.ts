@@ -74,20 +74,21 @@ export class StatusHub {
   }
 
   /**
-   * `work`'s outcome, or {@link endError} as soon as the replica closes (invariant 3): a wait on
-   * the log (an opening, a catch-up) then ends at once rather than at the log's request timeout.
-   * `work` goes on; its outcome is then ignored, never an unhandled rejection.
+   * `work`'s outcome, or `ending()` (default {@link endError}) as soon as the replica closes
+   * (invariant 3): a wait on the log (an opening, a catch-up, a `history()` read) then ends at
+   * once rather than at the log's request timeout. `work` goes on; its outcome is then ignored,
+   * never an unhandled rejection.
    */
-  untilClosed<T>(work: Promise<T>): Promise<T> {
+  untilClosed<T>(work: Promise<T>, ending = () => this.endError()): Promise<T> {
     if (this.closedFlag) {
       work.catch(() => undefined);
-      return Promise.reject(this.endError());
+      return Promise.reject(ending());
     }
     return new Promise<T>((resolve, reject) => {
       // A callback in a set, not a listener on `signal`: hundreds of operations wait at once (an
       // unconditional command in flight waits for its catch-up), and an AbortSignal with more
       // than 10 listeners makes Node print a MaxListenersExceededWarning into the app's output.
-      const onClose = () => reject(this.endError());
+      const onClose = () => reject(ending());
       this.closeWaiters.add(onClose);
       work.then(
         (value) => (this.closeWaiters.delete(onClose), resolve(value)),

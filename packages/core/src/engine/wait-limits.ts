@@ -82,7 +82,8 @@ export function pause(ms: number, limits: WaitLimits): Promise<void> {
 
 /**
  * `work`'s outcome, or {@link ENDED} as soon as the limits end. `work` goes on (a catch-up, an
- * opening, an upgrade that others may share); its outcome is then ignored, never unhandled.
+ * opening, an upgrade that others may share); its outcome is then ignored, never unhandled: its
+ * handlers are attached before anything that could throw.
  */
 export function within<T>(work: Promise<T>, limits: WaitLimits): Promise<T | typeof ENDED> {
   if (ended(limits)) {
@@ -90,17 +91,16 @@ export function within<T>(work: Promise<T>, limits: WaitLimits): Promise<T | typ
     return Promise.resolve(ENDED);
   }
   return new Promise<T | typeof ENDED>((resolve, reject) => {
-    const end = () => {
-      clearTimeout(timer);
-      stop();
-      resolve(ENDED);
-    };
-    const timer = Number.isFinite(limits.deadline) ? setTimeout(end, remaining(limits)) : undefined;
-    const stop = whenAborted(limits.signal, end);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let stop: () => void = () => undefined;
+    const done = () => (clearTimeout(timer), stop());
     work.then(
-      (value) => (clearTimeout(timer), stop(), resolve(value)),
-      (e: unknown) => (clearTimeout(timer), stop(), reject(e)),
+      (value) => (done(), resolve(value)),
+      (e: unknown) => (done(), reject(e)),
     );
+    const end = () => (done(), resolve(ENDED));
+    if (Number.isFinite(limits.deadline)) timer = setTimeout(end, remaining(limits));
+    stop = whenAborted(limits.signal, end);
   });
 }
 

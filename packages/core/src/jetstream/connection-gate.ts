@@ -28,6 +28,8 @@ export class ConnectionGate {
   private closedError: StateSyncError | undefined;
   private readonly statusListeners = new Set<LogStatusListener>();
   private readonly permissionListeners = new Set<PermissionListener>();
+  /** Called once when the gate closes ({@link onClose}). */
+  private readonly closeListeners = new Set<() => void>();
   private readonly pending: Promise<JetStreamAdapter>;
   /** Ends each wait for the pending connection (`close()`). */
   private readonly waits = new Set<(error: StateSyncError) => void>();
@@ -185,11 +187,31 @@ export class ConnectionGate {
     };
   }
 
-  /** Stops watching the connection (leaves it open) and ends the waits for it (`CLOSED`). */
+  /**
+   * Calls `listener` once when the gate is closed (the log's `close()`: a range read in flight
+   * then ends), at once when it is already; returns the function that stops waiting.
+   */
+  onClose(listener: () => void): () => void {
+    if (this.ended) {
+      listener();
+      return () => undefined;
+    }
+    this.closeListeners.add(listener);
+    return () => {
+      this.closeListeners.delete(listener);
+    };
+  }
+
+  /**
+   * Stops watching the connection (leaves it open), ends the waits for it (`CLOSED`) and tells
+   * the {@link onClose} listeners.
+   */
   close(): void {
     this.ended = true;
     for (const end of [...this.waits]) end(closedGateError());
     this.waits.clear();
+    for (const listener of [...this.closeListeners]) listener();
+    this.closeListeners.clear();
     this.iterator?.stop?.();
     this.statusListeners.clear();
     this.permissionListeners.clear();
@@ -250,7 +272,7 @@ function closedBy(why: unknown): StateSyncError {
   );
 }
 
-/** The error of a wait for the connection that the log's `close()` ended. */
-function closedGateError(): StateSyncError {
+/** The error of a wait for the connection (or a read) that the log's `close()` ended. */
+export function closedGateError(): StateSyncError {
   return new StateSyncError("CLOSED", "the JetStreamLog is closed");
 }

@@ -349,7 +349,11 @@ export class JetStreamLog implements RevisionedLog {
     }
   }
 
-  /** Stops every follower and stops watching the connection; never closes the connection. */
+  /**
+   * Stops every follower, ends the range reads in flight (`CLOSED`: their pulls are stopped, so
+   * that the connection can be closed next without nats.js pulling on it) and stops watching the
+   * connection; never closes the connection.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;

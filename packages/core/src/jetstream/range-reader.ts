@@ -1,6 +1,6 @@
 import { isStateSyncError, StateSyncError } from "../errors.js";
 import type { LogEntry } from "../log.js";
-import type { ConnectionGate } from "./connection-gate.js";
+import { closedGateError, type ConnectionGate } from "./connection-gate.js";
 import { toStateSyncError } from "./nats-errors.js";
 import type { JetStreamApi } from "./adapter.js";
 import type { ConsumerLike, ConsumerMessagesLike } from "./nats-types.js";
@@ -52,9 +52,15 @@ export interface RangeSource {
  * it did not have yet. The read used to end short or hand on the gap, which the synchronizer
  * took for a truncation (a replica stalled with `TRUNCATED`) and `history()` returned short.
  *
+ * The log's `close()` ends a read in flight at once with `CLOSED`, a pull included: its messages
+ * are stopped (and the consumer deleted, best effort) before whoever owns the connection closes
+ * it. Before (a fresh-eyes trial), a replica's `close()` closed its connection under a `history()`
+ * read: nats.js printed "aborting resetPending - connection is closed" and the read ended at its
+ * deadline, seconds later, with `CONNECTION_CLOSED` or `UNAVAILABLE`.
+ *
  * Throws `UNAVAILABLE` (also after repeated empty pulls while entries remain), `PERMISSION_DENIED`
  * (detected from the server's permission violation on this consumer's subjects, which the client
- * would otherwise retry for minutes), `TRUNCATED`.
+ * would otherwise retry for minutes), `TRUNCATED`, `CLOSED` (the log was closed).
  */
 export async function* readRange(
   source: RangeSource,
@@ -64,6 +70,7 @@ export async function* readRange(
 ): AsyncGenerator<LogEntry> {
   if (from > to || limit <= 0) return;
   const namePrefix = `ssr_${randomToken()}`;
+  // Rejects when the read must end whatever it waits for: a denial, or the log's close().
   let reject: (e: StateSyncError) => void = () => undefined;
   const denied = new Promise<never>((_, r) => (reject = r));
   denied.catch(() => undefined);
@@ -81,6 +88,16 @@ export async function* readRange(
   const expires = Math.max(1_000, Math.min(source.timeoutMs, 5_000));
   let consumer: ConsumerLike | undefined;
   let messages: ConsumerMessagesLike | undefined;
+  let closed: StateSyncError | undefined;
+  /** Throws `CLOSED` once the log was closed (after each wait the close could not end). */
+  const assertOpen = () => {
+    if (closed) throw closed;
+  };
+  const unwatchClose = source.gate.onClose(() => {
+    closed = closedGateError();
+    reject(closed);
+    messages?.stop();
+  });
   // A lost connection ends the pull at once (nats.js would re-create the ordered consumer and
   // pull again after the reconnection, into the same cut, until the pull expires).
   const unwatchLost = source.gate.watchStatus((status) => {
@@ -111,6 +128,7 @@ export async function* readRange(
     }
   };
   try {
+    assertOpen();
     consumer = await openConsumer(from);
     let next = from;
     let count = 0;
@@ -143,6 +161,7 @@ export async function* readRange(
           { abort: denied, onLate: (m) => m.stop() },
         );
       } catch (err) {
+        assertOpen();
         lost = cut();
         if (!lost) throw toStateSyncError(err, what);
       }
@@ -185,17 +204,19 @@ export async function* readRange(
           }
         }
       } catch (err) {
+        assertOpen();
         lost = cut();
         if (!lost) throw isStateSyncError(err) ? err : toStateSyncError(err, what);
       }
       messages?.stop();
       messages = undefined;
+      assertOpen(); // a close() stopped the messages: no more entries, not a short pull
       if (!lost && !finished && !drained && !skipped) lost = cut();
       if (lost) {
         // The connection was lost under this pull (a slow-consumer cut, say): go on with a
         // new consumer at `next` once it is back, pulling less (pull-budget.ts); a few times.
         if (++cuts > MAX_CUTS) throw lost;
-        await source.gate.online(source.timeoutMs, lost);
+        await Promise.race([source.gate.online(source.timeoutMs, lost), denied]);
         consumer.delete().catch(() => undefined);
         consumer = await openConsumer(next);
         continue;
@@ -213,6 +234,7 @@ export async function* readRange(
       // lost to it): start a new one at `next`, and fail after a few tries rather than end
       // the read short (callers take a short read for a truncation).
       if (!skipped && !(await holds(next, to))) break;
+      assertOpen();
       if (got === 0) idleRounds += 1;
       if (idleRounds >= MAX_IDLE_PULLS || ++restarts > MAX_RESTARTS) {
         throw new StateSyncError(
@@ -223,11 +245,13 @@ export async function* readRange(
       }
       consumer.delete().catch(() => undefined);
       await sleep(50 * restarts);
+      assertOpen();
       consumer = await openConsumer(next);
     }
   } finally {
     unwatch();
     unwatchLost();
+    unwatchClose();
     messages?.stop();
     consumer?.delete().catch(() => undefined);
   }

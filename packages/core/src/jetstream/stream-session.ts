@@ -257,12 +257,15 @@ export class StreamOpener {
     return this.firstCreated ?? knownCreated(reported);
   }
 
-  /** Remembers that the log this opener opened is gone; every later call throws the error. */
+  /**
+   * Remembers that the log this opener opened is gone; every later call throws the error.
+   * `details.why` is what happened without the advice to a replica (the CLI gives its own).
+   */
   private markReplaced(why: string, cause?: unknown): StateSyncError {
     this.replaced ??= new StateSyncError(
       "LOG_REPLACED",
       `${why}: this replica's log is gone; open a new replica to use a new one`,
-      { cause, details: { stream: this.o.layout.stream, opened: this.firstCreated } },
+      { cause, details: { stream: this.o.layout.stream, opened: this.firstCreated, why } },
     );
     this.session = undefined;
     return this.replaced;

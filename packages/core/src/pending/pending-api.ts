@@ -28,7 +28,8 @@ export interface PendingApi<S> {
   /**
    * Removes the pending update `id` unless it is being appended right now; its caller rejects
    * `ABORTED`. Resolves true when it was removed (and its record deleted). Also removes an update
-   * set aside for another log. Rejects `CLOSED` after `close()`.
+   * set aside for another log. Rejects `CLOSED` after `close()`, `VALIDATION` for an id that is
+   * not a positive integer.
    */
   discard(id: number): Promise<boolean>;
   /**

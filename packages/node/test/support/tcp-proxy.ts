@@ -5,7 +5,9 @@ import net from "node:net";
  * connection now (`cutAll`), refuse new ones (`setRefusing`), cut and refuse on a schedule
  * (`startFlapping`), or cut a connection right after the client sent a publish on a subject,
  * before any reply reaches the client (`cutAfterPublish`, optionally refusing reconnects for a
- * while): the server stores the message but its acknowledgement is lost. Started with
+ * while): the server stores the message but its acknowledgement is lost; or keep such a
+ * connection open and let nothing the server sends reach its client any more
+ * (`holdAfterPublish`: a request, a pull, stays in flight as long as the test needs). Started with
  * `{ parse: true }` it reads the server's side as NATS protocol frames and can drop messages
  * on their way to the client (`dropDelivered`), as a core subscription may lose them.
  */
@@ -14,6 +16,8 @@ export class TcpProxy {
   private readonly pairs = new Set<{ client: net.Socket; upstream: net.Socket }>();
   private refusing = false;
   private armed: ((subject: string) => boolean) | undefined;
+  /** What the armed publish does: cut its connection (after 100 ms), or hold it. */
+  private armedFor: "cut" | "hold" = "cut";
   private refuseAfterCutMs = 0;
   private onCut: (() => void) | undefined;
   private flapTimer: ReturnType<typeof setTimeout> | undefined;
@@ -83,6 +87,10 @@ export class TcpProxy {
         this.armed = undefined;
         blocked = true; // nothing the server answers reaches the client any more
         upstream.write(chunk);
+        if (this.armedFor === "hold") {
+          this.onCut?.();
+          return;
+        }
         setTimeout(() => {
           this.cuts += 1;
           if (this.refuseAfterCutMs > 0) {
@@ -107,6 +115,20 @@ export class TcpProxy {
     options: { refuseForMs?: number } = {},
   ): Promise<void> {
     this.refuseAfterCutMs = options.refuseForMs ?? 0;
+    this.armedFor = "cut";
+    this.armed = typeof match === "string" ? (s) => s.startsWith(match) : match;
+    return new Promise((resolve) => {
+      this.onCut = resolve;
+    });
+  }
+
+  /**
+   * Holds the next connection that publishes on a subject `match` accepts (a string is a
+   * prefix): the publish is forwarded, then nothing the server sends reaches that client any
+   * more, and the connection stays open. Resolves once held.
+   */
+  holdAfterPublish(match: string | ((subject: string) => boolean)): Promise<void> {
+    this.armedFor = "hold";
     this.armed = typeof match === "string" ? (s) => s.startsWith(match) : match;
     return new Promise((resolve) => {
       this.onCut = resolve;
