@@ -1,5 +1,6 @@
 import { isStateSyncError, StateSyncError } from "../errors.js";
-import type { RevisionedLog } from "../log.js";
+import { decodeEntry } from "../entry.js";
+import type { LogInfo, RevisionedLog } from "../log.js";
 import type { CommandMap } from "../model.js";
 import type { Replica } from "./replica.js";
 import type { StatusHub } from "./status.js";
@@ -29,6 +30,9 @@ export async function logWentBack<S, C extends CommandMap<S>>(
   if (revision === 0) return undefined;
   const info = await log.info();
   let problem: string | undefined;
+  // A key of a shared stream with no entries was purged, not rewound: the key starts again from
+  // its next genesis entry (a trial found replicas stalled here).
+  if (!log.contiguous && info.latestRevision === 0) return undefined;
   if (info.latestRevision < revision) {
     problem = `its latest revision is ${info.latestRevision}, before this replica's ${revision}`;
   } else if (messageId !== undefined && revision >= info.firstRevision && info.firstRevision > 0) {
@@ -75,4 +79,35 @@ export function writeBackAfterPurge(
       ),
     );
   });
+}
+
+/**
+ * Whether the log's retained history starts with an entry a replica can start from (a genesis,
+ * snapshot, switch entry or a chunked snapshot's part): true after an ordinary compaction, false
+ * after an operator's purge of the whole stream (nothing retained, or an update first). Only then
+ * does a snapshot kept over it need writing back (`writeBackAfterPurge`; a trial found it ran
+ * after every compaction, also with `compaction: false`). Rejects as the log does.
+ */
+export async function logHasStart(log: RevisionedLog, info: LogInfo): Promise<boolean> {
+  if (info.firstRevision === 0) return false;
+  const first = await log.entryAt(info.firstRevision);
+  if (first === undefined) return true; // gone meanwhile: a compaction is at work
+  const decoded = decodeEntry(first.data);
+  return decoded.ok && ["genesis", "snapshot", "switch", "part"].includes(decoded.entry.kind);
+}
+
+/**
+ * The log's latest revision, as a conflict reported it, is before this replica's: in a shared
+ * stream with none left, the key was purged by an operator, and the replica starts it again like
+ * an opener (`appendGenesis`, conditional: one wins) and then reads that genesis entry, which
+ * restarts it (`Replay.step`); anything else is a log that went back: the `LOG_REPLACED` stall
+ * error. Before, the writer took it for contention, appended an intent and committed its update
+ * on the old state into the emptied key, which no fresh replica could then open (trial).
+ */
+export function logBehindError(revision: number, latest: number): StateSyncError {
+  return new StateSyncError(
+    "LOG_REPLACED",
+    `the log went back under this replica: its latest revision is ${latest}, before this replica's ${revision} (a server that lost acknowledged appends, or a store restored from a backup); the replica stops, keeping its last state, and writes nothing more: open a new replica`,
+    { details: { rewound: true, revision, latest } },
+  );
 }

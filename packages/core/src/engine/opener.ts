@@ -5,7 +5,7 @@ import type { CommandMap, Model } from "../model.js";
 import type { Appender } from "./appender.js";
 import type { ConfigWatch } from "./config-watch.js";
 import { FirstEntry } from "./first-entry.js";
-import { logWentBack, writeBackAfterPurge } from "./log-changes.js";
+import { logBehindError, logWentBack, writeBackAfterPurge } from "./log-changes.js";
 import type { Reader } from "./reader.js";
 import type { Replica } from "./replica.js";
 import type { Snapshots } from "./snapshots.js";
@@ -160,7 +160,11 @@ export class Opener<S, C extends CommandMap<S>> {
       let latest = info.latestRevision;
       if (latest === 0 && this.replica.revision === 0)
         latest = await this.firstEntry.appendGenesis();
-      await this.reader.readRange(latest);
+      // An emptied log (an operator purged the whole stream: nothing retained, the sequence kept)
+      // has nothing to read: a replica without a state starts it again (`reanchor`, below);
+      // reading would stop TRUNCATED at the first missing entry (fresh-eyes trial).
+      const emptied = info.firstRevision === 0 && info.latestRevision > 0 && !this.replica.anchored;
+      if (!emptied) await this.reader.readRange(latest);
       // Closed while reading: the read ended early, which is no sign of an unusable log.
       if (this.status.closed) return;
       if (this.status.stallReason) throw this.status.stallReason;
@@ -327,6 +331,21 @@ export class Opener<S, C extends CommandMap<S>> {
       this.status.cannotWrite(error); // until a (re)connection stands on the log
       throw error;
     }
+  }
+
+  /**
+   * A conflict said the log's latest revision is `latest`, before this replica's (see
+   * `logBehindError`): restarts a purged key of a shared stream from a new genesis entry, or
+   * stalls the replica. Throws the stall error, or as the log does.
+   */
+  async logBehind(latest: number): Promise<void> {
+    if (this.log.contiguous || latest !== 0) {
+      const error = logBehindError(this.replica.revision, latest);
+      this.status.stall(error);
+      throw error;
+    }
+    await this.firstEntry.appendGenesis();
+    await this.reader.catchUp();
   }
 
   /** See `StateSynchronizer.fetchUpdates`. */

@@ -10,6 +10,7 @@ import { modelOfVersion } from "../versions.js";
 import type { SnapshotRecord, SnapshotStore } from "../snapshot-store.js";
 import type { SyncStats } from "../synchronizer-types.js";
 import type { Replica } from "./replica.js";
+import { logHasStart } from "./log-changes.js";
 import type { StatusHub } from "./status.js";
 
 /** Least time between two automatic snapshot saves (ms). */
@@ -186,18 +187,18 @@ export class Snapshots<S, C extends CommandMap<S>> {
     if (record.logIdentity !== info.identity) {
       problem = "the log was recreated since it was written";
     } else if (record.revision > info.latestRevision) {
-      problem = `it is ahead of the log (revision ${record.revision} > ${info.latestRevision})`;
+      const ahead = `it is ahead of the log (revision ${record.revision} > ${info.latestRevision})`;
+      problem = info.latestRevision > 0 ? ahead : "the log holds none of its entries (purged)";
     } else if (record.revision > 0) {
       const entry = await log.entryAt(record.revision);
       if (this.status.closed) return; // closed meanwhile: nothing to report or discard
-      // Purged since (a compaction, or an operator's purge of the whole stream): the snapshot of
-      // this same log is still good when nothing after it is missing (issue 10, case 4), and
-      // otherwise the catch-up jumps onto the snapshot entry the log now starts with. Only an
-      // entry missing from the middle of the retained history makes it suspect.
+      // Purged since (a compaction, an operator's purge): still good when nothing after it is
+      // missing (issue 10, case 4), else the catch-up jumps onto the log's first snapshot entry.
+      // Only an entry missing from the middle of the retained history makes it suspect.
       const purged = info.firstRevision === 0 || info.firstRevision > record.revision;
       if (entry === undefined) {
         if (!purged) problem = `the log has no entry at revision ${record.revision}`;
-        else this.keptOverPurge = true;
+        else this.keptOverPurge = !(await logHasStart(log, info));
       } else if (entry.messageId !== record.messageId) {
         problem = `the log's entry at revision ${record.revision} is another one`;
       }

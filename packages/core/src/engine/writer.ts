@@ -156,6 +156,10 @@ export class Writer<S, C extends CommandMap<S>> {
           );
           const limits = batch.limits(this.p.status.signal);
           try {
+            const latest = outcome.latest;
+            if (latest !== undefined && latest < this.p.replica.revision) {
+              await this.p.opener.logBehind(latest); // a purged key, or a log that went back
+            }
             if ((await within(this.p.reader.catchUp(outcome.latest), limits)) === ENDED) continue;
             if (outcome.kind === "conflict") {
               await this.p.contention.afterConflict(batch, round, limits);
