@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { MemoryLog, type RevisionedLog } from "@statesync/core";
-import { codeOf, open, until } from "./fixtures.js";
+import { codeOf, counterModel, open, until } from "./fixtures.js";
 
 /** Fault handling of the engine against MemoryLog's injected faults (LiveStore style). */
 describe("faults on MemoryLog", () => {
@@ -131,13 +131,22 @@ describe("faults on MemoryLog", () => {
     await Promise.all([a.close(), b.close()]);
   });
 
-  it("fails with TRUNCATED on a fresh log whose history was purged", async () => {
+  // Decision (stop 17, docs/guarantees.md): a log emptied by an operator (nothing retained) is
+  // started again from the model's initial state by a replica with no state, as a purged key of
+  // a shared stream is; it used to fail TRUNCATED for every fresh replica, for good. A replica
+  // holding a local snapshot of it writes its state back instead (node faults/ tests).
+  it("starts a log whose whole history was purged again from the initial state", async () => {
     const log = new MemoryLog();
     const a = await open(log);
     await a.update("increment", {});
     await a.close();
     await log.truncateBefore(100);
-    expect(await codeOf(open(log))).toBe("TRUNCATED");
+    const b = await open(log);
+    expect(b.state).toEqual(counterModel.initial);
+    expect(b.errors.map((e) => e.code)).toEqual(["CORRUPT_ENTRY"]);
+    await b.update("increment", {});
+    expect(b.state.count).toBe(1);
+    await b.close();
   });
 });
 
