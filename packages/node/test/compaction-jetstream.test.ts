@@ -92,7 +92,9 @@ describe("truncation without a snapshot entry", () => {
     for (let i = 0; i < 3; i++) await a.update("increment", { by: 1 });
     await a.close();
     const nc = await connect({ servers: ctx.server.url });
-    await (await nc.jetstreamManager()).streams.purge(stream);
+    // Its last update stays: the log holds entries, none a replica can start from. (A stream
+    // purged whole starts again from the initial state instead: faults/purge-shapes.test.ts.)
+    await (await nc.jetstreamManager()).streams.purge(stream, { keep: 1 });
     await nc.close();
     expect(
       await codeOf(

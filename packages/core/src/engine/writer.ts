@@ -32,7 +32,7 @@ type Attempt<S> =
   /** The recipes changed nothing and the log is still at `revision`. */
   | { kind: "unchanged"; revision: number; state: S; results: Map<QueuedUpdate<S>, unknown> }
   /** The log moved on (a conflict, or nothing to append but newer entries exist). */
-  | { kind: "conflict" | "moved"; latest: number | undefined }
+  | { kind: "conflict" | "moved"; latest: number | undefined; base?: number }
   /** Too large together: the first goes alone, the rest back to the queue. */
   | { kind: "split" }
   /** Every recipe failed alone (each caller has its error). */
@@ -156,9 +156,12 @@ export class Writer<S, C extends CommandMap<S>> {
           );
           const limits = batch.limits(this.p.status.signal);
           try {
-            const latest = outcome.latest;
-            if (latest !== undefined && latest < this.p.replica.revision) {
-              await this.p.opener.logBehind(latest); // a purged key, or a log that went back
+            // The log said its latest revision is before the one this append was based on,
+            // which it had stored: a purged key, or a log that went back. (Not the replica's
+            // revision now: its follower may have read past the conflict meanwhile.)
+            const { latest, base } = outcome;
+            if (latest !== undefined && base !== undefined && latest < base) {
+              await this.p.opener.logBehind(latest);
             }
             if ((await within(this.p.reader.catchUp(outcome.latest), limits)) === ENDED) continue;
             if (outcome.kind === "conflict") {
@@ -249,7 +252,7 @@ export class Writer<S, C extends CommandMap<S>> {
     // Read back before its acknowledgement, the entry is adopted with this state (no replay).
     const own = { ...prepared, produced: { base, state: run.state } };
     const outcome = await this.p.appender.appendConditional(own, base, batch.appendLimits());
-    if (outcome.kind === "conflict") return outcome;
+    if (outcome.kind === "conflict") return { ...outcome, base };
     // Committed: whatever happens to the replica now (closed, stalled, a read that fails), the
     // caller learns that its update is in the log, at this revision, with this state (a CLOSED
     // here would read as "not stored", and a retry would apply the update twice).
