@@ -67,6 +67,8 @@ export class Snapshots<S, C extends CommandMap<S>> {
   /** Identity of the log of the snapshot restored at open, if one was (kept after the check). */
   restoredIdentity: string | undefined;
   private restored: SnapshotRecord | undefined;
+  /** The check kept the snapshot over a purged log: the opener writes it back (log-changes.ts). */
+  keptOverPurge = false;
   private consumedSinceSave = 0;
   private saving: Promise<void> = Promise.resolve();
   private nextSave: Promise<void> | undefined;
@@ -168,9 +170,6 @@ export class Snapshots<S, C extends CommandMap<S>> {
    * (invariant 1; before, a `synced()` or an update that reached the log before the reconnection
    * did caught up from the snapshot's revision unchecked: a snapshot ahead of the log stayed).
    */
-  /** The check kept the snapshot over a purged log: the opener writes it back (log-changes.ts). */
-  keptOverPurge = false;
-
   get unchecked(): boolean {
     return this.restored !== undefined;
   }
