@@ -10,6 +10,7 @@ import {
 } from "@statesync/core";
 import { PendingCalls } from "./calls.js";
 import { EntryFeed } from "./feed.js";
+import { forwardLeadEntries } from "./lead-feed.js";
 import { Leadership, type LockManagerLike, type TokenStore } from "./leadership.js";
 import {
   BEAT_MS,
@@ -338,8 +339,6 @@ export class TabLog implements RevisionedLog {
 
   private startLeading(epoch: number): void {
     const own = this.o.leaderLog();
-    let stopped = false;
-    let follower: LogFollower | undefined;
     // A connection this tab made that ends for good (`closed`) ends this lead, not the tabs'
     // log: the next lead (another tab's, or this one's once it takes the lock again) connects
     // anew. Meanwhile the tabs say `offline`.
@@ -347,36 +346,16 @@ export class TabLog implements RevisionedLog {
       if (status === "closed") this.giveUpLead();
       else this.updateStatus();
     });
+    const stopForwarding = forwardLeadEntries(own.log, this.feed, (entry, prev) =>
+      this.post({ t: "entry", from: this.tabId, entry, prev }),
+    );
     this.lead = {
       own,
       stop: () => {
-        stopped = true;
         unwatch();
-        void follower?.stop();
+        stopForwarding();
       },
     };
-    // Sends every entry of its log to the other tabs (and this tab's followers) from where this
-    // tab stands, or the log's latest revision when it follows nothing yet.
-    void (async () => {
-      let from = this.feed.position + 1;
-      while (from === 1 && !stopped) {
-        try {
-          from = (await own.log.info()).latestRevision + 1;
-        } catch {
-          await new Promise((r) => setTimeout(r, 1_000));
-        }
-      }
-      if (stopped) return;
-      let prev: number | undefined;
-      follower = own.log.follow(from, {
-        onEntry: (entry) => {
-          const wire = toWire(entry);
-          this.feed.push(wire, prev);
-          this.post({ t: "entry", from: this.tabId, entry: wire, prev });
-          prev = entry.revision;
-        },
-      });
-    })();
     this.post({ t: "beat", from: this.tabId, epoch, online: own.log.status === "online" });
     this.updateStatus();
   }
