@@ -45,10 +45,15 @@ export async function logWentBack<S, C extends CommandMap<S>>(
   // Whatever the replica applied meanwhile (its follower resumes by itself), the log no longer
   // holds what it had applied at `revision`.
   if (problem === undefined) return undefined;
+  return wentBackError(problem, revision, info.latestRevision);
+}
+
+/** The `LOG_REPLACED` stall error of a log that went back: `problem` says how it showed. */
+function wentBackError(problem: string, revision: number, latest: number): StateSyncError {
   return new StateSyncError(
     "LOG_REPLACED",
     `the log went back under this replica: ${problem} (a server that lost acknowledged appends, or a store restored from a backup); the replica stops, keeping its last state, and writes nothing more: open a new replica`,
-    { details: { rewound: true, revision, latest: info.latestRevision } },
+    { details: { rewound: true, revision, latest } },
   );
 }
 
@@ -105,9 +110,6 @@ export async function logHasStart(log: RevisionedLog, info: LogInfo): Promise<bo
  * on the old state into the emptied key, which no fresh replica could then open (trial).
  */
 export function logBehindError(revision: number, latest: number): StateSyncError {
-  return new StateSyncError(
-    "LOG_REPLACED",
-    `the log went back under this replica: its latest revision is ${latest}, before this replica's ${revision} (a server that lost acknowledged appends, or a store restored from a backup); the replica stops, keeping its last state, and writes nothing more: open a new replica`,
-    { details: { rewound: true, revision, latest } },
-  );
+  const problem = `its latest revision is ${latest}, before this replica's ${revision}`;
+  return wentBackError(problem, revision, latest);
 }
