@@ -70,6 +70,11 @@ export class Reader<S, C extends CommandMap<S>> {
    */
   readRange(target: number): Promise<void> {
     const run = async () => {
+      // A read queued behind others may find its target reached: it reads nothing. (Before, it
+      // still read up to `stored`, one new entry each: with many unconditional commands in
+      // flight on a replica that does not follow, every caller paid a range read of its own and
+      // a non-live writer fell from about 4,900 to 300-490 appends/s.)
+      if (this.replica.revision >= target) return;
       // As far as this writer knows the log goes: the reads queued behind this one, each waiting
       // for its own entry to be consumed, then have nothing left to read.
       let goal = Math.max(target, this.stored);
