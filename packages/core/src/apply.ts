@@ -12,6 +12,7 @@ import { StateSyncError } from "./errors.js";
 import { deepFreeze } from "./freeze.js";
 import type { CommandMap, Model, UpdateContext } from "./model.js";
 import { mulberry32 } from "./prng.js";
+import { isThenableRefusal, refuseThenable } from "./synchronous.js";
 
 enablePatches();
 
@@ -115,10 +116,7 @@ function applyCommand<S, C extends CommandMap<S>>(
   let patches: Patch[] | undefined;
   try {
     const recipe = (draft: unknown) => {
-      const r: unknown = command.apply(draft as never, args.data, ctx);
-      if (r !== undefined && typeof (r as { then?: unknown }).then === "function") {
-        throw new StateSyncError("VALIDATION", "command recipes must be synchronous");
-      }
+      refuseThenable(command.apply(draft as never, args.data, ctx), entry.name);
     };
     if (checked)
       [next, patches] = immer.produceWithPatches(state, recipe) as unknown as [S, Patch[]];
@@ -135,9 +133,15 @@ function applyCommand<S, C extends CommandMap<S>>(
   return { kind: "applied", state: deepFreeze(next) };
 }
 
-/** The no-op error of a command whose recipe threw. */
+/**
+ * The no-op error of a command whose recipe threw, or returned a promise (`refuseThenable`:
+ * counted as a throw, `details.reason: "threw"`, its `VALIDATION` error the cause).
+ */
 function commandThrew(name: string, cause: unknown): StateSyncError {
-  return new StateSyncError("COMMAND_FAILED", `command "${name}" threw: ${String(cause)}`, {
+  const message = isThenableRefusal(cause)
+    ? `command "${name}" returned a promise (recipes must be synchronous), so it was not applied`
+    : `command "${name}" threw: ${String(cause)}`;
+  return new StateSyncError("COMMAND_FAILED", message, {
     cause,
     details: { command: name, reason: "threw" },
   });
@@ -244,11 +248,9 @@ export function applyBatch<S, C extends CommandMap<S>>(
           if (checked) recorder ??= new TouchRecorder();
           const target = checked ? recorder!.wrap(draft) : draft;
           const args = (item as { args: unknown }).args;
-          const r: unknown = model.commands[e.name]!.apply(target as never, args, ctx);
-          if (r !== undefined && typeof (r as { then?: unknown }).then === "function") {
-            (r as Promise<unknown>).then(undefined, () => undefined);
-            throw FAILED;
-          }
+          // A promise returned throws out of the draft, failing this entry: applied alone, it
+          // is a no-op (`applyCommand`).
+          refuseThenable(model.commands[e.name]!.apply(target as never, args, ctx), e.name);
           if (checked) checkInBatch(model, draft, recorder!, v);
           else v.unknown();
         }

@@ -29,7 +29,8 @@ type Foreign = { revision: number; ops: Array<{ c: string; a: unknown; at: numbe
  * A preview, not a guarantee: another tab's update is shown only while this tab's confirmed
  * revision is not past the one the other tab reported (else it may already be in the confirmed
  * state, and would show twice); it shows again with the other tab's next report. A command that
- * throws here, or arguments this model refuses, are left out. Plain recipes are not shared.
+ * throws here or returns a promise, or arguments this model refuses, are left out. Plain recipes
+ * are not shared.
  */
 export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
   sync: StateSynchronizer<S, C>,
@@ -94,7 +95,9 @@ export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
           random: () => (n = (n * 1_103_515_245 + 12_345) >>> 0) / 2 ** 32,
         };
         try {
-          state = produce(state, (draft) => void command.apply(draft as never, args.data, ctx));
+          state = produce(state, (draft) => {
+            refuseThenable(command.apply(draft as never, args.data, ctx));
+          });
         } catch {
           // refused here: it will be refused when pushed, or apply once confirmed
         }
@@ -138,4 +141,27 @@ export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
       channel.close();
     },
   };
+}
+
+/**
+ * Throws (the command is left out) when a command's `apply` returned a promise, as core's
+ * `refuseThenable` (synchronous.ts) does where the SDK runs one: it is refused when pushed, and
+ * what it wrote before returning must not show either. Its promise gets a rejection handler at
+ * once: a write after its first `await` throws on the revoked draft, unhandled otherwise.
+ */
+function refuseThenable(result: unknown): void {
+  if (result === null || (typeof result !== "object" && typeof result !== "function")) return;
+  let then: unknown;
+  try {
+    then = (result as { then?: unknown }).then;
+  } catch {
+    return;
+  }
+  if (typeof then !== "function") return;
+  try {
+    Promise.resolve(result).then(undefined, () => undefined);
+  } catch {
+    // a hostile `constructor` getter: nothing more can be done
+  }
+  throw new Error("command recipes must be synchronous");
 }

@@ -5,6 +5,7 @@ import type { StoredPatch } from "../entry.js";
 import { StateSyncError } from "../errors.js";
 import { MAX_PATCH_VALUE_DEPTH, MAX_STATE_DEPTH } from "../entry-limits.js";
 import { findJsonProblemWithDepth } from "../json.js";
+import { refuseThenable } from "../synchronous.js";
 import type { CommandMap, Model, UpdateContext } from "../model.js";
 import { StateChecker } from "./state-check.js";
 import { freezeWritten, TouchRecorder, withValues, type Touch } from "./touch-recorder.js";
@@ -139,10 +140,7 @@ export class RecipeRunner<S, C extends CommandMap<S>> {
           try {
             let result = recorder.unwrap(ops[i]!.run(view, ctx));
             if (isDraft(result)) result = current(result);
-            if (isThenable(result)) {
-              (result as Promise<unknown>).then(undefined, () => undefined);
-              throw ABORT;
-            }
+            refuseThenable(result);
             const touches = recorder.take();
             for (const t of touches) writes.push(t.path);
             if (touches.length > 0) {
@@ -198,13 +196,7 @@ export class RecipeRunner<S, C extends CommandMap<S>> {
         returned = true;
         // A returned draft would be a revoked proxy once produce returns: hand back a copy.
         if (isDraft(result)) result = current(result);
-        if (isThenable(result)) {
-          (result as Promise<unknown>).then(undefined, () => undefined);
-          throw new StateSyncError(
-            "VALIDATION",
-            "recipes must be synchronous (this one returned a promise)",
-          );
-        }
+        refuseThenable(result);
       });
       let produced: S;
       if (recorder) {
@@ -252,7 +244,7 @@ export class RecipeRunner<S, C extends CommandMap<S>> {
     try {
       immer.produce(state, (draft) => {
         try {
-          recorder.unwrap(op.run(recorder.wrap(draft), ctx));
+          refuseThenable(recorder.unwrap(op.run(recorder.wrap(draft), ctx)));
         } catch {
           throw ABORT;
         }
@@ -344,12 +336,6 @@ function unusableResult(cause: unknown): StateSyncError {
     "VALIDATION",
     `the update's result cannot be kept (${String(cause)}); is it nested too deep? nothing was appended`,
     { cause },
-  );
-}
-
-function isThenable(v: unknown): boolean {
-  return (
-    v !== null && typeof v === "object" && typeof (v as { then?: unknown }).then === "function"
   );
 }
 

@@ -3,6 +3,7 @@ import { entryContext } from "../apply.js";
 import { StateSyncError } from "../errors.js";
 import type { StatusHub } from "../engine/status.js";
 import type { StepResult } from "../replay.js";
+import { refuseThenable } from "../synchronous.js";
 import type { Origins } from "./origins.js";
 
 /** What the view needs of one pending update. */
@@ -185,19 +186,22 @@ export class OptimisticView<S> {
 
   /**
    * `ops` applied on `state` in one draft; when one throws, again one draft each, leaving the
-   * ones that throw out (a draft a recipe threw in is half changed).
+   * ones that throw out (a draft a recipe threw in is half changed), and the ones that return a
+   * promise (`refuseThenable`: refused when pushed, and shown here never, even in part).
    */
   private apply(state: Immutable<S>, ops: readonly ViewOp[], revision: number): Immutable<S> {
     const ctx = (op: ViewOp) => entryContext(revision, op.queuedAt, op.seq, this.clientId);
     try {
       return produce(state, (draft: unknown) => {
-        for (const op of ops) op.run(draft, ctx(op));
+        for (const op of ops) refuseThenable(op.run(draft, ctx(op)));
       }) as Immutable<S>;
     } catch {
       let next = state;
       for (const op of ops) {
         try {
-          next = produce(next, (draft: unknown) => void op.run(draft, ctx(op))) as Immutable<S>;
+          next = produce(next, (draft: unknown) => {
+            refuseThenable(op.run(draft, ctx(op)));
+          }) as Immutable<S>;
         } catch {
           // left out of the view; refused when pushed
         }

@@ -4,6 +4,7 @@ import type { CommandMap, Model, UpdateContext } from "../model.js";
 import type { RecipeRun } from "../engine/recipes.js";
 import { parseCommand, type ArgsCarrier } from "../engine/options.js";
 import { commandForLog } from "../versions.js";
+import { refuseThenable } from "../synchronous.js";
 import type { QueuedPromise } from "../synchronizer-types.js";
 import type { DamagedPendingRecord, PendingRecord } from "./pending-store.js";
 
@@ -120,7 +121,10 @@ export function commandRun<S>(
 ): Pick<RecipeRun, "run" | "command"> {
   const { definition, args: parsed } = parseCommand(model, name, args, carrier);
   return {
-    run: (draft, ctx: UpdateContext) => void definition.apply(draft as never, parsed, ctx),
+    // An async apply is refused here, where its name is known (it used to be dropped with
+    // `void`: such a command committed what it wrote before its first await).
+    run: (draft, ctx: UpdateContext) =>
+      refuseThenable(definition.apply(draft as never, parsed, ctx), name),
     command: { name, args },
   };
 }
