@@ -124,6 +124,16 @@ const nameSchema = z
 export function defineModel<S, A extends CommandSchemas = Record<never, z.ZodType>, P = any>(
   definition: ModelDefinition<S, A, P> & NoInfer<JsonModelCheck<S, A>>,
 ): Model<S, CommandsOf<S, A>> {
+  const shape = definitionShape.safeParse(definition);
+  if (!shape.success) {
+    throw new StateSyncError(
+      "VALIDATION",
+      `invalid model definition: ${z.prettifyError(shape.error)}`,
+      {
+        cause: shape.error,
+      },
+    );
+  }
   const name = nameSchema.safeParse(definition.name);
   if (!name.success) {
     throw new StateSyncError("VALIDATION", `invalid model name: ${name.error.issues[0]?.message}`);
@@ -179,6 +189,32 @@ export function defineModel<S, A extends CommandSchemas = Record<never, z.ZodTyp
     upgradeCommand: definition.upgradeCommand,
   });
 }
+
+const fn = z.custom<(...args: never[]) => unknown>(
+  (v) => typeof v === "function",
+  "expected a function",
+);
+
+/**
+ * The keys a model definition may have (a fresh-eyes trial: `comands` or `predecesor`, a typo,
+ * was accepted in silence and gave a model without commands or predecessor; `defineModel()` threw
+ * a raw `TypeError`). What each holds is checked below, with messages of its own. A model spread
+ * into a new definition (`defineModel({ ...v1, name: "other" })`) brings its `initialHash`, which
+ * is accepted and computed again.
+ */
+const definitionShape = z.strictObject({
+  name: z.unknown(),
+  version: z.unknown().optional(),
+  predecessor: z.unknown().optional(),
+  migrate: fn.optional(),
+  upgradeCommand: fn.optional(),
+  state: z.unknown(),
+  initial: z.unknown(),
+  initialHash: z.unknown().optional(),
+  commands: z
+    .record(z.string(), z.strictObject({ args: z.unknown(), apply: z.unknown() }))
+    .optional(),
+});
 
 /**
  * Throws `VALIDATION` unless `initial` is JSON nested at most `MAX_STATE_DEPTH` levels (a deeper

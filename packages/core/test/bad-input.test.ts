@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { defineModel, MemoryLog, stateHash } from "@statesync/core";
+import { defineModel, MemoryLog, stateHash, StateSyncError } from "@statesync/core";
 import { codeOf, open, until } from "./fixtures.js";
 
 const cmd = (name: string, args: unknown, extra: Record<string, unknown> = {}) =>
@@ -245,6 +245,36 @@ describe("defineModel validation", () => {
         commands: { c: { args: null, apply: () => {} } as never },
       }),
     ).toThrow(/command c/);
+  });
+
+  it("refuses a misspelt key, a missing definition and null commands (fresh-eyes trial)", () => {
+    const state = z.object({ n: z.number() });
+    const inc = { args: z.object({}), apply: (d: { n: number }) => void (d.n += 1) };
+    const refused = (definition: unknown, what: RegExp) => {
+      let error: unknown;
+      try {
+        defineModel(definition as never);
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toBeInstanceOf(StateSyncError);
+      expect((error as StateSyncError).code).toBe("VALIDATION");
+      expect((error as StateSyncError).message).toMatch(what);
+    };
+    // Before: a model without commands, a v2 without predecessor, a raw TypeError.
+    refused({ name: "x", state, initial: { n: 0 }, comands: { inc } }, /comands/);
+    refused({ name: "x", state, initial: { n: 0 }, commands: {}, predecesor: {} }, /predecesor/);
+    refused(
+      { name: "x", state, initial: { n: 0 }, commands: { inc: { ...inc, extra: 1 } } },
+      /extra/,
+    );
+    refused({ name: "x", state, initial: { n: 0 }, commands: null }, /commands/);
+    refused({ name: "x", state, initial: { n: 0 }, commands: {}, migrate: 1 }, /migrate/);
+    refused(undefined, /model definition/);
+    refused(null, /model definition/);
+    // A model spread into a new definition still works (its initialHash is computed again).
+    const m = defineModel({ name: "x", state, initial: { n: 0 }, commands: { inc } });
+    expect(defineModel({ ...m, name: "y" }).name).toBe("y");
   });
 
   it("freezes the initial state and hashes it canonically", () => {
