@@ -88,6 +88,14 @@ export class TouchRecorder {
       isExtensible: () => Reflect.isExtensible(target),
       preventExtensions: () => Reflect.preventExtensions(target),
       get: (_, key) => {
+        // An array's methods are the standard ones, which read and write through this view. With
+        // Immer's `enableArrayMethods` (an application may turn it on: plugins are global), a
+        // draft's `push`, `splice`, `filter`, `find`... work on the draft itself instead: writes
+        // unrecorded, drafts handed out without a view.
+        if (isArray && typeof key === "string") {
+          const method = arrayMethods.get(key);
+          if (method) return method;
+        }
         const v: unknown = Reflect.get(target, key);
         if (typeof key === "symbol" || v === null || typeof v !== "object") return v;
         return this.wrap(v, [...path, keyOf(target, key)]);
@@ -195,6 +203,14 @@ export class TouchRecorder {
     return value;
   }
 }
+
+/** `Array.prototype`'s methods by name (its constructor aside). */
+const arrayMethods = new Map<string, unknown>(
+  Object.getOwnPropertyNames(Array.prototype)
+    .filter((k) => k !== "constructor")
+    .map((k) => [k, (Array.prototype as unknown as Record<string, unknown>)[k]] as const)
+    .filter(([, v]) => typeof v === "function"),
+);
 
 /** Whether `unwrapDeep` looks inside `value`: a draft or a frozen value holds no view. */
 function walkable(value: object): boolean {
