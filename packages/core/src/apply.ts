@@ -1,7 +1,7 @@
 import { enablePatches, Immer, type Patch } from "immer";
 import { applyCheckedPatches } from "./array-patches.js";
 import { StateValidity } from "./command-check.js";
-import { freezeWritten, TouchRecorder } from "./engine/touch-recorder.js";
+import { freezeWritten, TouchRecorder, type Touch } from "./engine/touch-recorder.js";
 import {
   CHECKED_COMMAND_FORMAT,
   type CommandEntry,
@@ -111,26 +111,36 @@ function applyCommand<S, C extends CommandMap<S>>(
     };
   }
   const ctx = entryContext(revision, entry.ts, entry.seed, entry.client);
-  const checked = entry.v === CHECKED_COMMAND_FORMAT;
+  // A checked command runs on a recorder's view of the draft, as in a batch (`applyBatch`), and
+  // is checked along its touches: Immer's patches do not say where an array was left with holes
+  // (`length = 0` then `length = 2` gives none), which the whole check refuses.
+  const recorder = entry.v === CHECKED_COMMAND_FORMAT ? new TouchRecorder() : undefined;
   let next: S;
-  let patches: Patch[] | undefined;
   try {
-    const recipe = (draft: unknown) => {
-      refuseThenable(command.apply(draft as never, args.data, ctx), entry.name);
-    };
-    if (checked)
-      [next, patches] = immer.produceWithPatches(state, recipe) as unknown as [S, Patch[]];
-    else next = immer.produce(state, recipe) as S;
+    next = immer.produce(state, (draft) => {
+      const target = recorder ? recorder.wrap(draft) : draft;
+      refuseThenable(command.apply(target as never, args.data, ctx), entry.name);
+    }) as S;
   } catch (cause) {
     return { kind: "noop", error: commandThrew(entry.name, cause) };
   }
-  if (!checked) {
+  if (!recorder) {
     validity.unknown();
     return { kind: "applied", state: deepFreeze(next) };
   }
-  const why = validity.verdict(model, next, patches);
+  // A draft reached without a view: the touches are not every write, the whole state is checked.
+  // A draft written at a second place (aliased) is a revoked proxy by now: what was written is
+  // read from the state produced (which also holds what was written through the other place).
+  const touches = recorder.take();
+  const writes = recorder.escaped ? undefined : recorder.aliased ? touches.map(unwritten) : touches;
+  const why = validity.verdict(model, next, writes);
   if (why !== undefined) return { kind: "noop", error: commandInvalid(entry.name, why) };
   return { kind: "applied", state: deepFreeze(next) };
+}
+
+/** `t` without the value it wrote (`withValues` then reads it from the state). */
+function unwritten(t: Touch): Touch {
+  return t.written ? { op: t.op, path: t.path } : t;
 }
 
 /**
@@ -280,7 +290,7 @@ function checkInBatch(
   if (recorder.aliased || recorder.escaped) throw FAILED;
   if (v.verdict(model, draft, touches) !== undefined) throw FAILED;
   for (const t of touches) {
-    if (t.op === "remove") continue;
+    if (t.op === "remove" || t.holes) continue;
     const value = t.written ? t.written.value : readAt(draft, t.path)?.v;
     if (value !== null && typeof value === "object" && !freezeWritten(value)) throw FAILED;
   }

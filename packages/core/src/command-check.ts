@@ -1,4 +1,3 @@
-import type { Patch } from "immer";
 import { z } from "zod/v4";
 import type { StoredPatch } from "./entry.js";
 import { StateChecker } from "./engine/state-check.js";
@@ -13,7 +12,7 @@ import type { Model } from "./model.js";
 const MAX_DIRTY = 256;
 
 /** True when no write replaces the whole state (a path of length 0). */
-function allAtKeys(writes: ReadonlyArray<Touch | Patch>): boolean {
+function allAtKeys(writes: readonly Touch[]): boolean {
   for (let i = 0; i < writes.length; i++) if (writes[i]!.path.length === 0) return false;
   return true;
 }
@@ -92,20 +91,20 @@ export class StateValidity {
 
   /**
    * Why `after`, the state a checked command produced, fails `model` (undefined: it passes, and
-   * is known valid from here). `writes`: every place the command changed (Immer's patches of its
-   * own draft, or the touches a `TouchRecorder` noted), or undefined when they are not known
-   * (then the whole state is checked). `after` may be a draft.
+   * is known valid from here). `writes`: every place the command changed (the touches a
+   * `TouchRecorder` noted), or undefined when they are not known (then the whole state is
+   * checked). `after` may be a draft.
    */
   verdict(
     model: Model<any, any>,
     after: unknown,
-    writes: ReadonlyArray<Touch | Patch> | undefined,
+    writes: readonly Touch[] | undefined,
   ): string | undefined {
     if (this.known && writes !== undefined) {
       if (writes.length === 0 && this.dirty.length === 0) return undefined;
       const all = this.dirty.length === 0 ? writes : [...this.dirty, ...writes];
       if (allAtKeys(all)) {
-        const valued = withValues(after, all as readonly Touch[]);
+        const valued = withValues(after, all);
         try {
           checkerOf(model).check(after, after, valued);
         } catch {

@@ -9,6 +9,14 @@ export interface Touch {
    * change of an array's length): the value at `path` unless a later touch changed it.
    */
   readonly written?: { readonly value: unknown };
+  /**
+   * Set on a touch of an array itself (`path` is the array's) when a write made it longer than
+   * the write filled: its length set higher, an element written or (Immer's `delete`, which
+   * writes `undefined`) deleted past its end. The indices in between are holes, which neither
+   * the schema check of one element nor the JSON check of a written value sees, while the whole
+   * check refuses them (a hole is not JSON): `withValues` looks for the first hole left.
+   */
+  readonly holes?: true;
 }
 
 /**
@@ -80,26 +88,36 @@ export class TouchRecorder {
       isExtensible: () => Reflect.isExtensible(target),
       preventExtensions: () => Reflect.preventExtensions(target),
       get: (_, key) => {
+        // An array's methods are the standard ones, which read and write through this view. With
+        // Immer's `enableArrayMethods` (an application may turn it on: plugins are global), a
+        // draft's `push`, `splice`, `filter`, `find`... work on the draft itself instead: writes
+        // unrecorded, drafts handed out without a view.
+        if (isArray && typeof key === "string") {
+          const method = arrayMethods.get(key);
+          if (method) return method;
+        }
         const v: unknown = Reflect.get(target, key);
         if (typeof key === "symbol" || v === null || typeof v !== "object") return v;
         return this.wrap(v, [...path, keyOf(target, key)]);
       },
       set: (_, key, value) => {
         if (typeof key === "symbol") return Reflect.set(target, key, value);
+        const before = isArray ? (target as unknown[]).length : 0;
         if (isArray && key === "length") {
-          const before = (target as unknown[]).length;
           const ok = Reflect.set(target, key, value);
           const after = (target as unknown[]).length;
           for (let i = after; i < before; i++)
             this.touches.push({ op: "remove", path: [...path, i] });
-          for (let i = before; i < after; i++)
-            this.touches.push({ op: "replace", path: [...path, i] });
+          if (after > before) this.touches.push({ op: "replace", path, holes: true });
           return ok;
         }
         const unwrapped = this.unwrapDeep(value);
         const written = { value: unwrapped };
-        this.touches.push({ op: "replace", path: [...path, keyOf(target, key)], written });
-        return Reflect.set(target, key, unwrapped);
+        const k = keyOf(target, key);
+        this.touches.push({ op: "replace", path: [...path, k], written });
+        const ok = Reflect.set(target, key, unwrapped);
+        if (isArray) this.noteGrowth(path, target as unknown[], before, k);
+        return ok;
       },
       getOwnPropertyDescriptor: (_, key) => {
         const desc = Reflect.getOwnPropertyDescriptor(target, key);
@@ -107,18 +125,43 @@ export class TouchRecorder {
         return desc;
       },
       deleteProperty: (_, key) => {
-        if (typeof key !== "symbol") this.touches.push({ op: "remove", path: [...path, key] });
-        return Reflect.deleteProperty(target, key);
+        if (typeof key === "symbol") return Reflect.deleteProperty(target, key);
+        const k = keyOf(target, key);
+        this.touches.push({ op: "remove", path: [...path, k] });
+        if (!isArray) return Reflect.deleteProperty(target, key);
+        // An Immer draft's `delete` writes `undefined`, past the end too (an array grows).
+        const before = (target as unknown[]).length;
+        const ok = Reflect.deleteProperty(target, key);
+        this.noteGrowth(path, target as unknown[], before, k);
+        return ok;
       },
       defineProperty: (_, key, desc) => {
         const d = "value" in desc ? { ...desc, value: this.unwrapDeep(desc.value) } : desc;
-        if (typeof key !== "symbol") {
-          const written = "value" in d && !d.get && !d.set ? { value: d.value } : undefined;
-          this.touches.push({ op: "replace", path: [...path, keyOf(target, key)], written });
-        }
-        return Reflect.defineProperty(target, key, d);
+        if (typeof key === "symbol") return Reflect.defineProperty(target, key, d);
+        const written = "value" in d && !d.get && !d.set ? { value: d.value } : undefined;
+        const k = keyOf(target, key);
+        this.touches.push({ op: "replace", path: [...path, k], written });
+        const before = isArray ? (target as unknown[]).length : 0;
+        const ok = Reflect.defineProperty(target, key, d);
+        if (isArray) this.noteGrowth(path, target as unknown[], before, k);
+        return ok;
       },
     };
+  }
+
+  /**
+   * Notes the array at `path` as possibly holding holes when a write at `key` took its length from
+   * `before` past what that write filled (`key` itself when it was the end: a push).
+   */
+  private noteGrowth(
+    path: ReadonlyArray<string | number>,
+    array: readonly unknown[],
+    before: number,
+    key: string | number,
+  ): void {
+    if (array.length > (key === before ? before + 1 : before)) {
+      this.touches.push({ op: "replace", path, holes: true });
+    }
   }
 
   /**
@@ -161,6 +204,14 @@ export class TouchRecorder {
   }
 }
 
+/** `Array.prototype`'s methods by name (its constructor aside). */
+const arrayMethods = new Map<string, unknown>(
+  Object.getOwnPropertyNames(Array.prototype)
+    .filter((k) => k !== "constructor")
+    .map((k) => [k, (Array.prototype as unknown as Record<string, unknown>)[k]] as const)
+    .filter(([, v]) => typeof v === "function"),
+);
+
 /** Whether `unwrapDeep` looks inside `value`: a draft or a frozen value holds no view. */
 function walkable(value: object): boolean {
   return !isDraft(value) && !Object.isFrozen(value);
@@ -190,7 +241,10 @@ export function freezeWritten(value: unknown): boolean {
 /**
  * The touches of one recipe as patches the checker reads: the last touch of a path wins, its
  * value read from the draft; a path whose container is gone was removed with it (that removal is
- * a touch of its own) and a key no longer there counts as removed.
+ * a touch of its own) and a key no longer there counts as removed. An array has no removed index
+ * below its length: there the value is read, a hole as `undefined` (which no schema of a JSON
+ * value takes, and the JSON check refuses), and an array that grew past what was written to it
+ * (`holes`) gives its first hole, if one is left, the same way.
  */
 export function withValues(root: unknown, touches: readonly Touch[]): Patch[] {
   if (touches.length === 1) {
@@ -203,7 +257,8 @@ export function withValues(root: unknown, touches: readonly Touch[]): Patch[] {
   }
   const last = new Map<string, Touch>();
   for (const t of touches) {
-    const key = t.path.join("\u0000");
+    // An array's `holes` is not a write of the array: a value written there is checked too.
+    const key = t.holes ? `${t.path.join("\u0000")}\u0000\u0001holes` : t.path.join("\u0000");
     last.delete(key);
     last.set(key, t);
   }
@@ -216,14 +271,27 @@ export function withValues(root: unknown, touches: readonly Touch[]): Patch[] {
 function withValue(root: unknown, t: Touch, out: Patch[]): Patch[] {
   let node = root as Record<string | number, unknown> | undefined;
   const path = t.path;
-  for (let i = 0; i < path.length - 1 && node !== undefined; i++) {
+  const end = t.holes ? path.length : path.length - 1;
+  for (let i = 0; i < end && node !== undefined; i++) {
     const v = node[path[i]!];
     node =
       v !== null && typeof v === "object" ? (v as Record<string | number, unknown>) : undefined;
   }
   if (node === undefined) return out;
+  if (t.holes) {
+    if (!Array.isArray(node)) return out; // replaced since: by a write that is a touch of its own
+    for (let i = 0; i < node.length; i++) {
+      if (!(i in node)) {
+        out.push({ op: "replace", path: [...path, i], value: undefined });
+        break;
+      }
+    }
+    return out;
+  }
   const k = path[path.length - 1]!;
-  if (t.op === "remove" || !Object.hasOwn(node, k)) {
+  if (Array.isArray(node) && typeof k === "number" && k < node.length) {
+    out.push({ op: "replace", path: [...path], value: node[k] });
+  } else if (t.op === "remove" || !Object.hasOwn(node, k)) {
     out.push({ op: "remove", path: [...path] });
   } else out.push({ op: "replace", path: [...path], value: node[k] });
   return out;
