@@ -24,9 +24,10 @@ export function deepFreeze<T>(value: T): T {
 /**
  * `deepFreeze`, returning how many member values it looked at: the cost of the walk, which for
  * a state produced from a frozen one is the size of every container the update copied (10,000
- * for one change in a record of 10,000 entities).
+ * for one change in a record of 10,000 entities). `onHole` is called for each hole it meets in
+ * a new array (an index the array does not hold: not JSON).
  */
-export function freezeWalk(value: unknown): number {
+export function freezeWalk(value: unknown, onHole?: () => void): number {
   if (typeof value !== "object" || value === null || frozen.has(value)) return 0;
   let visited = 0;
   const stack: object[] = [value];
@@ -37,7 +38,12 @@ export function freezeWalk(value: unknown): number {
     frozen.add(o);
     if (Array.isArray(o)) {
       visited += o.length;
-      for (const v of o) if (typeof v === "object" && v !== null && !frozen.has(v)) stack.push(v);
+      for (let i = 0; i < o.length; i++) {
+        const v: unknown = o[i];
+        if (typeof v === "object" && v !== null) {
+          if (!frozen.has(v)) stack.push(v);
+        } else if (v === undefined && onHole && !(i in o)) onHole();
+      }
     } else {
       for (const k in o) {
         visited++;

@@ -200,13 +200,17 @@ export class RecipeRunner<S, C extends CommandMap<S>> {
       });
       let produced: S;
       if (recorder) {
+        const touches = recorder.take();
         produced = freezeProduced(
           unfrozen as S,
           recorder,
-          recorder.take().map((t) => t.path),
+          touches.map((t) => t.path),
         );
+        if (touches.some((t) => t.holes && holeIn(produced, t.path))) throw holes();
       } else {
-        if (freezeWalk(unfrozen) >= GUIDE_AT) this.guided = GUIDED_RUNS;
+        let hole = false;
+        if (freezeWalk(unfrozen, () => (hole = true)) >= GUIDE_AT) this.guided = GUIDED_RUNS;
+        if (hole) throw holes();
         produced = unfrozen as S;
       }
       if (p.length > 0) this.check(next, produced, p);
@@ -329,6 +333,31 @@ function freezeProduced<S>(
 ): S {
   if (recorder.aliased || recorder.escaped) return deepFreeze(unfrozen);
   return freezeAlong(unfrozen, writes);
+}
+
+/**
+ * The `VALIDATION` error of a recipe that left an array with holes (a length written, then an
+ * index past the elements kept). A hole is not JSON, and Immer's patches leave it out: the writer
+ * would have kept a state other replicas do not get from its patches (found beside the checked
+ * commands' fix, stop 20).
+ */
+function holes(): StateSyncError {
+  return new StateSyncError(
+    "VALIDATION",
+    "the update leaves an array with holes (indices it does not hold, which JSON cannot store); nothing was appended",
+  );
+}
+
+/** True when the array at `path` of `state` has a hole (an index below its length it lacks). */
+function holeIn(state: unknown, path: ReadonlyArray<string | number>): boolean {
+  let node: unknown = state;
+  for (const key of path) {
+    if (typeof node !== "object" || node === null || !Object.hasOwn(node, key)) return false;
+    node = (node as Record<string | number, unknown>)[key];
+  }
+  if (!Array.isArray(node)) return false;
+  for (let i = 0; i < node.length; i++) if (!(i in node)) return true;
+  return false;
 }
 
 function unusableResult(cause: unknown): StateSyncError {
