@@ -102,6 +102,7 @@ export class TouchRecorder {
       },
       set: (_, key, value) => {
         if (typeof key === "symbol") return Reflect.set(target, key, value);
+        if (isArray && key !== "length") notIndex(key);
         const before = isArray ? (target as unknown[]).length : 0;
         if (isArray && key === "length") {
           const ok = Reflect.set(target, key, value);
@@ -126,6 +127,7 @@ export class TouchRecorder {
       },
       deleteProperty: (_, key) => {
         if (typeof key === "symbol") return Reflect.deleteProperty(target, key);
+        if (isArray) notIndex(key);
         const k = keyOf(target, key);
         this.touches.push({ op: "remove", path: [...path, k] });
         if (!isArray) return Reflect.deleteProperty(target, key);
@@ -295,4 +297,16 @@ function withValue(root: unknown, t: Touch, out: Patch[]): Patch[] {
     out.push({ op: "remove", path: [...path] });
   } else out.push({ op: "replace", path: [...path], value: node[k] });
   return out;
+}
+
+/**
+ * Throws unless `key` is an array index. Immer refuses any other key of an array draft only in
+ * development builds (`NODE_ENV` other than `"production"`): a command writing `list.foo` was a
+ * no-op where Node ran in development and applied (with the command's other writes) where a
+ * bundle ran in production. Refused here alike on every replica.
+ */
+function notIndex(key: string): void {
+  if (!/^(0|[1-9]\d*)$/.test(key)) {
+    throw new TypeError(`an array holds only indices and its length: cannot write "${key}"`);
+  }
 }
