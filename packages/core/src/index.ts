@@ -89,6 +89,7 @@ export {
   type JsonValue,
 } from "./json.js";
 export { nestedDeeperThan } from "./nesting.js";
+export { refuseThenable } from "./synchronous.js";
 export type { Draft, Immutable } from "immer";
 export type {
   SynchronizerOf,

@@ -1,4 +1,10 @@
-import type { CommandMap, Immutable, Model, StateSynchronizer } from "@statesync/core";
+import {
+  refuseThenable,
+  type CommandMap,
+  type Immutable,
+  type Model,
+  type StateSynchronizer,
+} from "@statesync/core";
 import { produce } from "immer";
 import { z } from "zod/v4";
 
@@ -141,27 +147,4 @@ export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
       channel.close();
     },
   };
-}
-
-/**
- * Throws (the command is left out) when a command's `apply` returned a promise, as core's
- * `refuseThenable` (synchronous.ts) does where the SDK runs one: it is refused when pushed, and
- * what it wrote before returning must not show either. Its promise gets a rejection handler at
- * once: a write after its first `await` throws on the revoked draft, unhandled otherwise.
- */
-function refuseThenable(result: unknown): void {
-  if (result === null || (typeof result !== "object" && typeof result !== "function")) return;
-  let then: unknown;
-  try {
-    then = (result as { then?: unknown }).then;
-  } catch {
-    return;
-  }
-  if (typeof then !== "function") return;
-  try {
-    Promise.resolve(result).then(undefined, () => undefined);
-  } catch {
-    // a hostile `constructor` getter: nothing more can be done
-  }
-  throw new Error("command recipes must be synchronous");
 }

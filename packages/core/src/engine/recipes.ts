@@ -206,7 +206,14 @@ export class RecipeRunner<S, C extends CommandMap<S>> {
           recorder,
           touches.map((t) => t.path),
         );
-        if (touches.some((t) => t.holes && holeIn(produced, t.path))) throw holes();
+        // A `holes` touch gives the array's first hole still left, if any (`withValues`).
+        if (
+          withValues(
+            produced,
+            touches.filter((t) => t.holes),
+          ).length > 0
+        )
+          throw holes();
       } else {
         let hole = false;
         if (freezeWalk(unfrozen, () => (hole = true)) >= GUIDE_AT) this.guided = GUIDED_RUNS;
@@ -346,18 +353,6 @@ function holes(): StateSyncError {
     "VALIDATION",
     "the update leaves an array with holes (indices it does not hold, which JSON cannot store); nothing was appended",
   );
-}
-
-/** True when the array at `path` of `state` has a hole (an index below its length it lacks). */
-function holeIn(state: unknown, path: ReadonlyArray<string | number>): boolean {
-  let node: unknown = state;
-  for (const key of path) {
-    if (typeof node !== "object" || node === null || !Object.hasOwn(node, key)) return false;
-    node = (node as Record<string | number, unknown>)[key];
-  }
-  if (!Array.isArray(node)) return false;
-  for (let i = 0; i < node.length; i++) if (!(i in node)) return true;
-  return false;
 }
 
 function unusableResult(cause: unknown): StateSyncError {

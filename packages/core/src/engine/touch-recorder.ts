@@ -79,7 +79,7 @@ export class TouchRecorder {
   private handler(path: ReadonlyArray<string | number>, target: object): ProxyHandler<object> {
     const isArray = Array.isArray(target);
     const keyOf = (_: object, key: string): string | number =>
-      isArray && /^(0|[1-9]\d*)$/.test(key) ? Number(key) : key;
+      isArray && ARRAY_INDEX.test(key) ? Number(key) : key;
     return {
       has: (_, key) => Reflect.has(target, key),
       ownKeys: () => Reflect.ownKeys(target),
@@ -299,6 +299,9 @@ function withValue(root: unknown, t: Touch, out: Patch[]): Patch[] {
   return out;
 }
 
+/** An array index as a property key: `0`, or digits without a leading zero. */
+const ARRAY_INDEX = /^(0|[1-9]\d*)$/;
+
 /**
  * Throws unless `key` is an array index. Immer refuses any other key of an array draft only in
  * development builds (`NODE_ENV` other than `"production"`): a command writing `list.foo` was a
@@ -306,7 +309,7 @@ function withValue(root: unknown, t: Touch, out: Patch[]): Patch[] {
  * bundle ran in production. Refused here alike on every replica.
  */
 function notIndex(key: string): void {
-  if (!/^(0|[1-9]\d*)$/.test(key)) {
+  if (!ARRAY_INDEX.test(key)) {
     throw new TypeError(`an array holds only indices and its length: cannot write "${key}"`);
   }
 }
