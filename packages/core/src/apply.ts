@@ -120,8 +120,11 @@ function applyCommand<S, C extends CommandMap<S>>(
     next = immer.produce(state, (draft) => {
       const target = recorder ? recorder.wrap(draft) : draft;
       refuseThenable(command.apply(target as never, args.data, ctx), entry.name);
+      // Before Immer finalizes: an array grown by a large index costs it that index in time.
+      recorder?.refuseHoles(draft, () => HOLES);
     }) as S;
   } catch (cause) {
+    if (cause === HOLES) return { kind: "noop", error: commandInvalid(entry.name, HOLES_WHY) };
     return { kind: "noop", error: commandThrew(entry.name, cause) };
   }
   if (!recorder) {
@@ -137,6 +140,10 @@ function applyCommand<S, C extends CommandMap<S>>(
   if (why !== undefined) return { kind: "noop", error: commandInvalid(entry.name, why) };
   return { kind: "applied", state: deepFreeze(next) };
 }
+
+/** Thrown out of a checked command's draft that an array with holes would leave. */
+const HOLES = new Error("holes");
+const HOLES_WHY = "it leaves an array with holes (indices it does not hold: not JSON)";
 
 /** `t` without the value it wrote (`withValues` then reads it from the state). */
 function unwritten(t: Touch): Touch {
@@ -286,6 +293,7 @@ function checkInBatch(
   recorder: TouchRecorder,
   v: StateValidity,
 ): void {
+  recorder.refuseHoles(draft, () => FAILED);
   const touches = recorder.take();
   if (recorder.aliased || recorder.escaped) throw FAILED;
   if (v.verdict(model, draft, touches) !== undefined) throw FAILED;

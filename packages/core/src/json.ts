@@ -70,6 +70,11 @@ export function findJsonProblem(value: unknown, maxDepth = Infinity): JsonProble
     open.add(v);
     stack.push({ v, path, depth, exit: true });
     if (isArray) {
+      // A hole is found before anything is pushed: `new Array(1e9)` costs one look, not a
+      // billion work items.
+      for (let i = 0; i < v.length; i++) {
+        if (!(i in v)) return bad(`${path}[${i}]`, "a hole (an index the array does not hold)");
+      }
       for (let i = 0; i < v.length; i++)
         stack.push({ v: v[i], path: `${path}[${i}]`, depth: depth + 1 });
       continue;

@@ -1,6 +1,6 @@
 import { current, isDraft, type Patch } from "immer";
 import { immer } from "../apply.js";
-import { deepFreeze, freezeAlong, freezeWalk } from "../freeze.js";
+import { freezeAlong, freezeWalk } from "../freeze.js";
 import type { StoredPatch } from "../entry.js";
 import { StateSyncError } from "../errors.js";
 import { MAX_PATCH_VALUE_DEPTH, MAX_STATE_DEPTH } from "../entry-limits.js";
@@ -37,18 +37,6 @@ interface Acc<S, R> {
   readonly failures: Map<R, unknown>;
 }
 
-/**
- * A freeze of a produced state that walks at least this many members (see `freezeWalk`) makes
- * the next {@link GUIDED_RUNS} single recipes run with a `TouchRecorder`, so that their states
- * are frozen along what they wrote (`freezeAlong`) instead of by walking every member of every
- * copied container: one change in a record of 10,000 entities walks 10,000 members (about a
- * fifth of such an update's cost; the rest is Immer's copy of the record), where the recorder
- * costs a few µs an update whatever the state's size.
- */
-const GUIDE_AT = 1024;
-/** How many single recipes run guided before a plain freeze measures the walk again. */
-const GUIDED_RUNS = 256;
-
 /** Thrown out of a shared draft to drop it when one of its recipes failed. */
 const ABORT = Symbol("abort shared draft");
 
@@ -60,8 +48,6 @@ const ABORT = Symbol("abort shared draft");
  */
 export class RecipeRunner<S, C extends CommandMap<S>> {
   private readonly checker: StateChecker<S>;
-  /** Single recipes left to run with a recorder, freezing along their writes (`GUIDE_AT`). */
-  private guided = 0;
 
   constructor(model: Model<S, C>) {
     this.checker = new StateChecker(model.state);
@@ -141,6 +127,7 @@ export class RecipeRunner<S, C extends CommandMap<S>> {
             let result = recorder.unwrap(ops[i]!.run(view, ctx));
             if (isDraft(result)) result = current(result);
             refuseThenable(result);
+            recorder.refuseHoles(draft, holes);
             const touches = recorder.take();
             for (const t of touches) writes.push(t.path);
             if (touches.length > 0) {
@@ -180,46 +167,32 @@ export class RecipeRunner<S, C extends CommandMap<S>> {
 
   /**
    * Runs one op in its own draft (the reference semantics) and adopts its outcome into `acc`.
-   * The outcome is the same with or without a recorder (`guided`): it only decides how the
-   * produced state is frozen.
+   * The recipe writes through a `TouchRecorder`'s view of the draft, so the state it produced is
+   * frozen along what it wrote (`freezeAlong`: a few µs whatever the state's size, where a walk
+   * of every copied container costs a record of 10,000 entities 10,000 visits), and an array it
+   * left with holes is refused before Immer finalizes the draft (`refuseHoles`).
    */
   private runOne<R extends RecipeRun>(op: R, acc: Acc<S, R>, ctx: UpdateContext): void {
     const next = acc.state;
-    const recorder = this.guided > 0 ? new TouchRecorder() : undefined;
-    if (recorder) this.guided--;
+    const recorder = new TouchRecorder();
     let returned = false;
     try {
       let result: unknown;
       // statesync's Immer, frozen here (only the new containers: freeze.ts).
       const [unfrozen, p] = immer.produceWithPatches(next, (draft) => {
-        result = recorder ? recorder.unwrap(op.run(recorder.wrap(draft), ctx)) : op.run(draft, ctx);
+        result = recorder.unwrap(op.run(recorder.wrap(draft), ctx));
         returned = true;
+        recorder.refuseHoles(draft, holes);
         // A returned draft would be a revoked proxy once produce returns: hand back a copy.
         if (isDraft(result)) result = current(result);
         refuseThenable(result);
       });
-      let produced: S;
-      if (recorder) {
-        const touches = recorder.take();
-        produced = freezeProduced(
-          unfrozen as S,
-          recorder,
-          touches.map((t) => t.path),
-        );
-        // A `holes` touch gives the array's first hole still left, if any (`withValues`).
-        if (
-          withValues(
-            produced,
-            touches.filter((t) => t.holes),
-          ).length > 0
-        )
-          throw holes();
-      } else {
-        let hole = false;
-        if (freezeWalk(unfrozen, () => (hole = true)) >= GUIDE_AT) this.guided = GUIDED_RUNS;
-        if (hole) throw holes();
-        produced = unfrozen as S;
-      }
+      const touches = recorder.take();
+      const produced = freezeProduced(
+        unfrozen as S,
+        recorder,
+        touches.map((t) => t.path),
+      );
       if (p.length > 0) this.check(next, produced, p);
       acc.state = produced;
       for (const patch of p) acc.patches.push(patch as StoredPatch);
@@ -338,8 +311,12 @@ function freezeProduced<S>(
   recorder: TouchRecorder,
   writes: ReadonlyArray<Touch["path"]>,
 ): S {
-  if (recorder.aliased || recorder.escaped) return deepFreeze(unfrozen);
-  return freezeAlong(unfrozen, writes);
+  if (!recorder.aliased && !recorder.escaped) return freezeAlong(unfrozen, writes);
+  // Writes the recorder did not see: walk the whole state, holes included.
+  let hole = false;
+  freezeWalk(unfrozen, () => (hole = true));
+  if (hole) throw holes();
+  return unfrozen;
 }
 
 /**

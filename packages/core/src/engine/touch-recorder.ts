@@ -17,6 +17,8 @@ export interface Touch {
    * check refuses them (a hole is not JSON): `withValues` looks for the first hole left.
    */
   readonly holes?: true;
+  /** With `holes`: the array's length before the write, below which it held every index. */
+  readonly from?: number;
 }
 
 /**
@@ -40,6 +42,11 @@ export class TouchRecorder {
    * through it are not recorded, so the touches are not every write.
    */
   escaped = false;
+  /**
+   * Arrays written with holes (`d.list = new Array(n)`, filled or not by the recipe afterwards):
+   * `refuseHoles` looks at them again, as Immer would walk every index of each.
+   */
+  private holey: unknown[][] = [];
   private readonly views = new WeakMap<object, Map<string, object>>();
   private readonly targets = new WeakMap<object, object>();
 
@@ -73,6 +80,7 @@ export class TouchRecorder {
   take(): Touch[] {
     const t = this.touches;
     this.touches = [];
+    this.holey = [];
     return t;
   }
 
@@ -105,11 +113,19 @@ export class TouchRecorder {
         if (isArray && key !== "length") notIndex(key);
         const before = isArray ? (target as unknown[]).length : 0;
         if (isArray && key === "length") {
+          // The indices a shrink removes: those held, not every one below the old length (a
+          // length written at 1e9 and back is two writes, not a billion removals).
+          const held = before > HELD_SCAN ? heldIndices(target) : undefined;
           const ok = Reflect.set(target, key, value);
           const after = (target as unknown[]).length;
-          for (let i = after; i < before; i++)
-            this.touches.push({ op: "remove", path: [...path, i] });
-          if (after > before) this.touches.push({ op: "replace", path, holes: true });
+          if (held) {
+            for (const i of held)
+              if (i >= after) this.touches.push({ op: "remove", path: [...path, i] });
+          } else {
+            for (let i = after; i < before; i++)
+              this.touches.push({ op: "remove", path: [...path, i] });
+          }
+          if (after > before) this.touches.push({ op: "replace", path, holes: true, from: before });
           return ok;
         }
         const unwrapped = this.unwrapDeep(value);
@@ -162,8 +178,23 @@ export class TouchRecorder {
     key: string | number,
   ): void {
     if (array.length > (key === before ? before + 1 : before)) {
-      this.touches.push({ op: "replace", path, holes: true });
+      this.touches.push({ op: "replace", path, holes: true, from: before });
     }
+  }
+
+  /**
+   * Throws `holes` when a write since the last `take()` left an array of `root` (the draft the
+   * views stand on) with a hole. Called inside the draft's `produce`, as soon as a recipe
+   * returned: Immer's finalizing of an array grown by a large index, and its patches of it, cost
+   * time and memory in proportion to the index (a command writing index 1e8 ran a replica out of
+   * memory), so such a write must be refused before Immer sees the end of the recipe. The scan
+   * starts where each growth started: its cost is what the recipe wrote, not the index.
+   */
+  refuseHoles(root: unknown, holes: () => unknown): void {
+    const grown = this.touches.filter((t) => t.holes);
+    if (grown.length > 0 && withValues(root, grown).length > 0) throw holes();
+    for (const a of this.holey) if (firstHole(a, 0) !== undefined) throw holes();
+    this.holey = [];
   }
 
   /**
@@ -180,7 +211,9 @@ export class TouchRecorder {
     const stack: object[] = [value];
     while (stack.length > 0) {
       const obj = stack.pop() as Record<string, unknown>;
-      for (const k of Object.keys(obj)) {
+      const keys = Object.keys(obj);
+      if (Array.isArray(obj) && keys.length < obj.length) this.holey.push(obj);
+      for (const k of keys) {
         const v = obj[k];
         if (v === null || typeof v !== "object") continue;
         const u = this.unwrapOne(v);
@@ -282,12 +315,8 @@ function withValue(root: unknown, t: Touch, out: Patch[]): Patch[] {
   if (node === undefined) return out;
   if (t.holes) {
     if (!Array.isArray(node)) return out; // replaced since: by a write that is a touch of its own
-    for (let i = 0; i < node.length; i++) {
-      if (!(i in node)) {
-        out.push({ op: "replace", path: [...path, i], value: undefined });
-        break;
-      }
-    }
+    const hole = firstHole(node, t.from ?? 0);
+    if (hole !== undefined) out.push({ op: "replace", path: [...path, hole], value: undefined });
     return out;
   }
   const k = path[path.length - 1]!;
@@ -296,6 +325,22 @@ function withValue(root: unknown, t: Touch, out: Patch[]): Patch[] {
   } else if (t.op === "remove" || !Object.hasOwn(node, k)) {
     out.push({ op: "remove", path: [...path] });
   } else out.push({ op: "replace", path: [...path], value: node[k] });
+  return out;
+}
+
+/** The first index from `from` on that `array` does not hold, or undefined. */
+function firstHole(array: readonly unknown[], from: number): number | undefined {
+  for (let i = from; i < array.length; i++) if (!(i in array)) return i;
+  return undefined;
+}
+
+/** Past this length a shrink reads the indices an array holds instead of counting them all. */
+const HELD_SCAN = 4096;
+
+/** The indices `array` holds (an Immer draft's keys are those of its latest copy). */
+function heldIndices(array: object): number[] {
+  const out: number[] = [];
+  for (const k of Object.keys(array)) if (ARRAY_INDEX.test(k)) out.push(Number(k));
   return out;
 }
 
