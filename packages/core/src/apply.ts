@@ -114,20 +114,21 @@ function applyCommand<S, C extends CommandMap<S>>(
   // A checked command runs on a recorder's view of the draft, as in a batch (`applyBatch`), and
   // is checked along its touches: Immer's patches do not say where an array was left with holes
   // (`length = 0` then `length = 2` gives none), which the whole check refuses.
-  const recorder = entry.v === CHECKED_COMMAND_FORMAT ? new TouchRecorder() : undefined;
+  // Commands of the older formats run on a view too, unchecked but for holes (`refuseHoles`):
+  // any writer can still append one.
+  const recorder = new TouchRecorder();
   let next: S;
   try {
     next = immer.produce(state, (draft) => {
-      const target = recorder ? recorder.wrap(draft) : draft;
-      refuseThenable(command.apply(target as never, args.data, ctx), entry.name);
+      refuseThenable(command.apply(recorder.wrap(draft) as never, args.data, ctx), entry.name);
       // Before Immer finalizes: an array grown by a large index costs it that index in time.
-      recorder?.refuseHoles(draft, () => HOLES);
+      recorder.refuseHoles(draft, () => HOLES);
     }) as S;
   } catch (cause) {
     if (cause === HOLES) return { kind: "noop", error: commandInvalid(entry.name, HOLES_WHY) };
     return { kind: "noop", error: commandThrew(entry.name, cause) };
   }
-  if (!recorder) {
+  if (entry.v !== CHECKED_COMMAND_FORMAT) {
     validity.unknown();
     return { kind: "applied", state: deepFreeze(next) };
   }
@@ -261,15 +262,20 @@ export function applyBatch<S, C extends CommandMap<S>>(
           v.notePatches(e.patches);
         } else {
           const ctx = entryContext(before, e.ts, e.seed, e.client);
-          const checked = e.v === CHECKED_COMMAND_FORMAT;
-          if (checked) recorder ??= new TouchRecorder();
-          const target = checked ? recorder!.wrap(draft) : draft;
+          recorder ??= new TouchRecorder();
           const args = (item as { args: unknown }).args;
           // A promise returned throws out of the draft, failing this entry: applied alone, it
           // is a no-op (`applyCommand`).
-          refuseThenable(model.commands[e.name]!.apply(target as never, args, ctx), e.name);
-          if (checked) checkInBatch(model, draft, recorder!, v);
-          else v.unknown();
+          refuseThenable(
+            model.commands[e.name]!.apply(recorder.wrap(draft) as never, args, ctx),
+            e.name,
+          );
+          if (e.v === CHECKED_COMMAND_FORMAT) checkInBatch(model, draft, recorder, v);
+          else {
+            recorder.refuseHoles(draft, () => FAILED);
+            recorder.take();
+            v.unknown();
+          }
         }
         before = item.revision;
       }

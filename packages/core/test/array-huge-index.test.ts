@@ -119,6 +119,25 @@ describe("a write to an array at a huge index or length", () => {
     });
   }
 
+  it("a command entry of the first format (any writer can append one) is a no-op too", async () => {
+    const log = new MemoryLog();
+    const live = await open(log);
+    const errors: StateSyncError[] = [];
+    live.on("error", (e) => errors.push(e));
+    await live.update("set", { i: 0, v: 7 });
+    const revision = log.injectRaw(
+      `{"v":1,"kind":"command","ts":1,"seed":1,"client":"x","name":"set","args":{"i":${BIG},"v":1}}`,
+    );
+    await live.update("set", { i: 1, v: 8 });
+    const late = await open(log);
+    for (const r of [live, late]) expect(r.state.list).toEqual([7, 8]);
+    expect(errors.map((e) => [e.code, e.details.revision])).toContainEqual([
+      "COMMAND_FAILED",
+      revision,
+    ]);
+    await Promise.all([live.close(), late.close()]);
+  });
+
   it("a plain recipe writing a huge index is refused with VALIDATION", async () => {
     const log = new MemoryLog();
     const writer = await open(log);
