@@ -1,5 +1,6 @@
 import {
   refuseThenable,
+  runOnView,
   type CommandMap,
   type Immutable,
   type Model,
@@ -102,7 +103,9 @@ export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
         };
         try {
           state = produce(state, (draft) => {
-            refuseThenable(command.apply(draft as never, args.data, ctx));
+            refuseThenable(
+              runOnView(draft as object, (view) => command.apply(view as never, args.data, ctx)),
+            );
           });
         } catch {
           // refused here: it will be refused when pushed, or apply once confirmed

@@ -1,4 +1,5 @@
 import { isDraft, type Patch } from "immer";
+import { StateSyncError } from "../errors.js";
 
 /** A place a recipe wrote to, as a patch without its value (read from the draft when checked). */
 export interface Touch {
@@ -237,6 +238,24 @@ export class TouchRecorder {
     if (isDraft(value)) this.aliased = true;
     return value;
   }
+}
+
+/**
+ * Runs `recipe` on a {@link TouchRecorder}'s view of `draft` (an Immer draft, inside its
+ * `produce`) and returns what it returned (a view unwrapped). Throws a `StateSyncError`
+ * `VALIDATION` when the recipe left an array with holes, before Immer finalizes the draft (see
+ * `refuseHoles`: a write at index 1e9 would otherwise cost Immer 1e9 steps), and a `TypeError`
+ * for a write of a key of an array that is not an index. For the views that run queued commands
+ * outside the writer (the optimistic view, other tabs' pending updates in the browser).
+ */
+export function runOnView(draft: object, recipe: (view: unknown) => unknown): unknown {
+  const recorder = new TouchRecorder();
+  const result = recorder.unwrap(recipe(recorder.wrap(draft)));
+  recorder.refuseHoles(
+    draft,
+    () => new StateSyncError("VALIDATION", "the update leaves an array with holes"),
+  );
+  return result;
 }
 
 /** `Array.prototype`'s methods by name (its constructor aside). */

@@ -4,6 +4,7 @@ import { StateSyncError } from "../errors.js";
 import type { StatusHub } from "../engine/status.js";
 import type { StepResult } from "../replay.js";
 import { refuseThenable } from "../synchronous.js";
+import { runOnView } from "../engine/touch-recorder.js";
 import type { Origins } from "./origins.js";
 
 /** What the view needs of one pending update. */
@@ -192,15 +193,15 @@ export class OptimisticView<S> {
   private apply(state: Immutable<S>, ops: readonly ViewOp[], revision: number): Immutable<S> {
     const ctx = (op: ViewOp) => entryContext(revision, op.queuedAt, op.seq, this.clientId);
     try {
-      return produce(state, (draft: unknown) => {
-        for (const op of ops) refuseThenable(op.run(draft, ctx(op)));
+      return produce(state, (draft: object) => {
+        for (const op of ops) refuseThenable(runOnView(draft, (view) => op.run(view, ctx(op))));
       }) as Immutable<S>;
     } catch {
       let next = state;
       for (const op of ops) {
         try {
-          next = produce(next, (draft: unknown) => {
-            refuseThenable(op.run(draft, ctx(op)));
+          next = produce(next, (draft: object) => {
+            refuseThenable(runOnView(draft, (view) => op.run(view, ctx(op))));
           }) as Immutable<S>;
         } catch {
           // left out of the view; refused when pushed
