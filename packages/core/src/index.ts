@@ -25,8 +25,9 @@ export { MemoryLog, type MemoryLogOptions } from "./memory-log.js";
 export {
   snapshotRecordSchema,
   shouldReplaceSnapshot,
-  checkSnapshotDepth,
-  checkSnapshotDepthInSlices,
+  checkSnapshotKey,
+  checkSnapshotRecord,
+  checkSnapshotRecordInSlices,
   type SnapshotRecord,
   type SnapshotStore,
 } from "./snapshot-store.js";
