@@ -35,6 +35,8 @@ export { MemorySnapshotStore } from "./memory-snapshot-store.js";
 export {
   pendingRecordSchema,
   readPendingRecord,
+  checkPendingRecord,
+  checkPendingSeqs,
   ownerSchema as pendingOwnerSchema,
   DAMAGED_CONTENT_CHARS,
   type DamagedPendingRecord,
