@@ -1,7 +1,8 @@
 import {
+  checkPendingRecord,
+  checkPendingSeqs,
   DAMAGED_CONTENT_CHARS,
   isStateSyncError,
-  pendingRecordSchema,
   readPendingRecord,
   StateSyncError,
   type DamagedPendingRecord,
@@ -154,17 +155,13 @@ export class IdbQueue implements PendingQueue {
 
   async put(record: PendingRecord): Promise<void> {
     this.check();
-    const parsed = pendingRecordSchema.safeParse(record);
-    if (!parsed.success) {
-      throw new StateSyncError("VALIDATION", "invalid pending record", { cause: parsed.error });
-    }
-    const copy = structuredClone(record);
+    const copy = structuredClone(checkPendingRecord(record));
     if (!this.memory) {
       try {
         await this.db!.put(RECORDS, {
           key: this.key,
           owner: this.owner,
-          seq: record.seq,
+          seq: copy.seq,
           record: copy,
         });
         return;
@@ -173,12 +170,13 @@ export class IdbQueue implements PendingQueue {
         this.memory = new Map();
       }
     }
-    this.memory.set(record.seq, copy);
-    this.memoryHigh = Math.max(this.memoryHigh, record.seq);
+    this.memory.set(copy.seq, copy);
+    this.memoryHigh = Math.max(this.memoryHigh, copy.seq);
   }
 
-  async delete(seqs: readonly number[]): Promise<void> {
+  async delete(list: readonly number[]): Promise<void> {
     this.check();
+    const seqs = checkPendingSeqs(list);
     for (const seq of seqs) this.memory?.delete(seq);
     await this.remove(seqs);
   }

@@ -1,5 +1,6 @@
 import {
-  checkSnapshotDepthInSlices,
+  checkSnapshotKey,
+  checkSnapshotRecordInSlices,
   isStateSyncError,
   MemorySnapshotStore,
   shouldReplaceSnapshot,
@@ -123,6 +124,8 @@ function fallbackReason(err: unknown): SnapshotFallbackReason {
  *   highest revision.
  * - `load` validates the value (shape with zod, checksum, `snapshotRecordSchema`) and throws
  *   `StateSyncError("CORRUPT_SNAPSHOT")` for a damaged one.
+ * - A key that is no non-empty string, or a record `checkSnapshotRecordInSlices` refuses, is
+ *   `VALIDATION` before IndexedDB is touched: no warning, no retry, nothing written.
  * - The connection closes itself when another tab upgrades or deletes the database
  *   (`versionchange`) and reopens on the next call (see `SnapshotDatabase`).
  * - A connection that fails or is closed under a call once the database has been open (the
@@ -189,7 +192,10 @@ export class IndexedDbSnapshotStore implements SnapshotStore {
     return this.reason;
   }
 
-  load(key: string): Promise<SnapshotRecord | undefined> {
+  async load(key: string): Promise<SnapshotRecord | undefined> {
+    // First, before IndexedDB sees it: it refuses some (null, an object) as a failure the store
+    // would retry and fall back on, and takes others (a number, an array) as keys of their own.
+    checkSnapshotKey(key);
     return this.run(
       async (db) => {
         const value: unknown = await db.get(SNAPSHOT_STORE, key);
@@ -200,9 +206,10 @@ export class IndexedDbSnapshotStore implements SnapshotStore {
   }
 
   async save(key: string, record: SnapshotRecord): Promise<void> {
+    checkSnapshotKey(key);
     if (this.closed) throw new StateSyncError("CLOSED", "the snapshot store is closed");
-    await checkSnapshotDepthInSlices(record);
-    const value = await encodeSnapshot(record);
+    const checked = await checkSnapshotRecordInSlices(record);
+    const value = await encodeSnapshot(checked);
     return this.run(
       async (db) => {
         // Only IndexedDB requests are awaited inside a transaction, so it stays active. The
@@ -212,7 +219,7 @@ export class IndexedDbSnapshotStore implements SnapshotStore {
         const tx = db.transaction(SNAPSHOT_STORE, "readwrite", RELAXED);
         const current: unknown = await tx.store.get(key);
         const header = storedHeader(current);
-        const replace = shouldReplaceSnapshot(header, record);
+        const replace = shouldReplaceSnapshot(header, checked);
         if (replace) await tx.store.put(value, key);
         await tx.done;
         if (replace || !header || (await isIntact(key, current))) return;
@@ -222,11 +229,12 @@ export class IndexedDbSnapshotStore implements SnapshotStore {
         }
         await retry.done;
       },
-      (memory) => memory.save(key, record),
+      (memory) => memory.save(key, checked),
     );
   }
 
-  delete(key: string): Promise<void> {
+  async delete(key: string): Promise<void> {
+    checkSnapshotKey(key);
     return this.run(
       (db) => db.delete(SNAPSHOT_STORE, key),
       (memory) => memory.delete(key),

@@ -25,8 +25,9 @@ export { MemoryLog, type MemoryLogOptions } from "./memory-log.js";
 export {
   snapshotRecordSchema,
   shouldReplaceSnapshot,
-  checkSnapshotDepth,
-  checkSnapshotDepthInSlices,
+  checkSnapshotKey,
+  checkSnapshotRecord,
+  checkSnapshotRecordInSlices,
   type SnapshotRecord,
   type SnapshotStore,
 } from "./snapshot-store.js";
@@ -34,6 +35,8 @@ export { MemorySnapshotStore } from "./memory-snapshot-store.js";
 export {
   pendingRecordSchema,
   readPendingRecord,
+  checkPendingRecord,
+  checkPendingSeqs,
   ownerSchema as pendingOwnerSchema,
   DAMAGED_CONTENT_CHARS,
   type DamagedPendingRecord,

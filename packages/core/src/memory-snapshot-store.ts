@@ -1,6 +1,7 @@
 import { StateSyncError } from "./errors.js";
 import {
-  checkSnapshotDepth,
+  checkSnapshotKey,
+  checkSnapshotRecord,
   shouldReplaceSnapshot,
   snapshotRecordSchema,
   type SnapshotRecord,
@@ -9,12 +10,14 @@ import {
 
 /**
  * An in-process {@link SnapshotStore}. Records are stored as JSON text, so what `load` returns is
- * a fresh copy. `corrupt(key)` damages a stored record on purpose (for tests).
+ * a fresh copy. A key that is no non-empty string, or a record that `checkSnapshotRecord`
+ * refuses, is `VALIDATION`. `corrupt(key)` damages a stored record on purpose (for tests).
  */
 export class MemorySnapshotStore implements SnapshotStore {
   private readonly records = new Map<string, string>();
 
   async load(key: string): Promise<SnapshotRecord | undefined> {
+    checkSnapshotKey(key);
     return this.loadNow(key);
   }
 
@@ -37,18 +40,20 @@ export class MemorySnapshotStore implements SnapshotStore {
   }
 
   async save(key: string, record: SnapshotRecord): Promise<void> {
-    checkSnapshotDepth(record);
+    checkSnapshotKey(key);
+    const checked = checkSnapshotRecord(record);
     let stored: SnapshotRecord | undefined;
     try {
       stored = this.loadNow(key);
     } catch {
       stored = undefined;
     }
-    if (!shouldReplaceSnapshot(stored, record)) return;
-    this.records.set(key, JSON.stringify(record));
+    if (!shouldReplaceSnapshot(stored, checked)) return;
+    this.records.set(key, JSON.stringify(checked));
   }
 
   async delete(key: string): Promise<void> {
+    checkSnapshotKey(key);
     this.records.delete(key);
   }
 

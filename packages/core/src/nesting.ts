@@ -2,7 +2,9 @@
  * How deep the arrays and objects of a JSON value nest, counted as the brackets of its JSON text
  * (a number or string: 0 levels, `{}`: 1, `{ "a": [] }`: 2), against a limit: the walk a
  * replica runs before it hands its state to a boundary whose readers limit the nesting
- * (`MAX_STATE_DEPTH`: local snapshots, compaction, the model switch).
+ * (`MAX_STATE_DEPTH`: local snapshots, compaction, the model switch). The same walk, told to,
+ * also checks that the value is JSON, for a value that comes from outside the engine (a record
+ * handed to a snapshot store).
  */
 
 /** Containers walked between two looks at the clock in {@link nestedDeeperThanInSlices}. */
@@ -11,27 +13,32 @@ const CHECK_EVERY = 4_096;
 /**
  * A walk of the containers of a value, depth first, iterative (hostile depth cannot overflow the
  * stack; the walk ends at the first container past the limit, so a cycle counts as too deep).
- * Own enumerable keys only, as `JSON.stringify` reads them; no paths (cheap).
+ * Own enumerable keys only, as `JSON.stringify` reads them; no paths (cheap). With `json`, it
+ * also ends at the first member that is no JSON value, as `findJsonProblem` judges them (a
+ * leaf that is not null, a boolean, a string or a finite number; an object that is not plain).
  */
 class DepthWalk {
   private readonly values: object[] = [];
   private readonly depths: number[] = [];
-  /** The verdict, once `step` returned true. */
+  /** The verdict, once `step` returned true: too deep (or a cycle). */
   deeper = false;
+  /** The verdict, once `step` returned true, of a walk with `json`: a member is no JSON value. */
+  notJson = false;
 
   constructor(
     value: unknown,
     private readonly limit: number,
+    private readonly json = false,
   ) {
     if (value !== null && typeof value === "object") {
       this.values.push(value);
       this.depths.push(1);
-    }
+    } else if (json && !isJsonLeaf(value)) this.notJson = true;
   }
 
   /** Walks up to `count` containers; true once the verdict is known. */
   step(count: number): boolean {
-    const { values, depths, limit } = this;
+    const { values, depths, limit, json } = this;
     for (let n = 0; n < count; n++) {
       const v = values.pop();
       if (v === undefined) return true;
@@ -46,21 +53,40 @@ class DepthWalk {
           if (child !== null && typeof child === "object") {
             values.push(child);
             depths.push(depth + 1);
-          }
+          } else if (json && !isJsonLeaf(child)) return this.foundNotJson();
         }
         continue;
       }
+      if (json && !isPlain(v)) return this.foundNotJson();
       const keys = Object.keys(v);
       for (let i = 0; i < keys.length; i++) {
         const child: unknown = (v as Record<string, unknown>)[keys[i]!];
         if (child !== null && typeof child === "object") {
           values.push(child);
           depths.push(depth + 1);
-        }
+        } else if (json && !isJsonLeaf(child)) return this.foundNotJson();
       }
     }
     return values.length === 0;
   }
+
+  private foundNotJson(): true {
+    this.notJson = true;
+    return true;
+  }
+}
+
+/** Whether `v`, no array or object, is a JSON value: null, a boolean, a string, a finite number. */
+const isJsonLeaf = (v: unknown): boolean =>
+  v === null ||
+  typeof v === "string" ||
+  typeof v === "boolean" ||
+  (typeof v === "number" && Number.isFinite(v));
+
+/** Whether the object `v` (no array) is plain: made by `{}` or `Object.create(null)`. */
+function isPlain(v: object): boolean {
+  const proto: unknown = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
 }
 
 /** True when the arrays and objects of `value`, a JSON value, nest deeper than `limit` levels. */
@@ -68,6 +94,24 @@ export function nestedDeeperThan(value: unknown, limit: number): boolean {
   const walk = new DepthWalk(value, limit);
   walk.step(Infinity);
   return walk.deeper;
+}
+
+/** What {@link jsonNestingFault} finds wrong: too deep (or a cycle), or no JSON value. */
+export type JsonNestingFault = "deeper" | "not-json" | undefined;
+
+const verdict = (walk: DepthWalk): JsonNestingFault =>
+  walk.deeper ? "deeper" : walk.notJson ? "not-json" : undefined;
+
+/**
+ * What is wrong with `value` as JSON nested at most `limit` levels: `"deeper"` (or it contains
+ * itself), `"not-json"` (a member that is no JSON value, as `findJsonProblem` judges them), or
+ * undefined. The cheap walk of {@link nestedDeeperThan}, without paths: `findJsonProblem` says
+ * where, once this found something.
+ */
+export function jsonNestingFault(value: unknown, limit: number): JsonNestingFault {
+  const walk = new DepthWalk(value, limit, true);
+  walk.step(Infinity);
+  return verdict(walk);
 }
 
 /**
@@ -128,6 +172,23 @@ export async function nestedDeeperThanInSlices(
   sliceMs = 8,
 ): Promise<boolean> {
   const walk = new DepthWalk(value, limit);
+  await walkInSlices(walk, sliceMs);
+  return walk.deeper;
+}
+
+/** {@link jsonNestingFault} in slices, as {@link nestedDeeperThanInSlices} walks. */
+export async function jsonNestingFaultInSlices(
+  value: unknown,
+  limit: number,
+  sliceMs = 8,
+): Promise<JsonNestingFault> {
+  const walk = new DepthWalk(value, limit, true);
+  await walkInSlices(walk, sliceMs);
+  return verdict(walk);
+}
+
+/** Runs `walk` to its verdict, giving the event loop a turn about every `sliceMs`. */
+async function walkInSlices(walk: DepthWalk, sliceMs: number): Promise<void> {
   let sliceStart = Date.now();
   while (!walk.step(CHECK_EVERY)) {
     if (Date.now() - sliceStart >= sliceMs) {
@@ -135,7 +196,6 @@ export async function nestedDeeperThanInSlices(
       sliceStart = Date.now();
     }
   }
-  return walk.deeper;
 }
 
 /**

@@ -1,7 +1,8 @@
 import { z } from "zod/v4";
 import { MAX_STATE_DEPTH } from "./entry-limits.js";
 import { StateSyncError } from "./errors.js";
-import { nestedDeeperThan, nestedDeeperThanInSlices } from "./nesting.js";
+import { findJsonProblemWithDepth } from "./json.js";
+import { jsonNestingFault, jsonNestingFaultInSlices, type JsonNestingFault } from "./nesting.js";
 
 /**
  * A persisted replica: the state and the revision it was computed at, written together.
@@ -53,9 +54,11 @@ export const snapshotRecordSchema = z.object({
 
 /**
  * Where replicas persist state and revision (automerge-repo style narrow port). Keys are opaque
- * strings chosen by the engine (one per stream and key). Implementations: `MemorySnapshotStore`,
- * `FileSnapshotStore` (Node), `IndexedDbSnapshotStore` (browser); all pass
- * `runSnapshotStoreConformance` from `@statesync/core/testing`.
+ * non-empty strings chosen by the engine (one per stream and key). Every method rejects
+ * `StateSyncError("VALIDATION")` for a key that is no non-empty string ({@link checkSnapshotKey}),
+ * reading and writing nothing. Implementations: `MemorySnapshotStore`, `FileSnapshotStore`
+ * (Node), `IndexedDbSnapshotStore` (browser); all pass `runSnapshotStoreConformance` from
+ * `@statesync/core/testing`.
  */
 export interface SnapshotStore {
   /**
@@ -65,7 +68,9 @@ export interface SnapshotStore {
   load(key: string): Promise<SnapshotRecord | undefined>;
   /**
    * Stores `record` under `key` atomically (state and revision together). A record with a lower
-   * revision than the stored one for the same `logIdentity` does not replace it.
+   * revision than the stored one for the same `logIdentity` does not replace it. Rejects
+   * `VALIDATION`, saving nothing, for a record {@link checkSnapshotRecord} refuses (the schema,
+   * a state that is no JSON or nests too deep).
    */
   save(key: string, record: SnapshotRecord): Promise<void>;
   /** Removes the record under `key`; no error when there is none. */
@@ -75,26 +80,70 @@ export interface SnapshotStore {
 }
 
 /**
- * Throws `VALIDATION` when `record`'s state nests deeper than `MAX_STATE_DEPTH` levels, which no
- * store keeps (a replica refuses such a state at load as `CORRUPT_SNAPSHOT`): stores call it in
- * `save` before anything recursive (`JSON.stringify`) touches the state. The engine never saves
- * such a state; this is for other callers. Iterative, proportional to the state's size.
+ * Throws `VALIDATION` unless `key` is a non-empty string, the only keys a store takes (the engine
+ * never passes another): stores call it first in `load`, `save` and `delete`, so that no other
+ * value is turned into a string, or taken as a key by a database, and nothing is read or written.
  */
-export function checkSnapshotDepth(record: SnapshotRecord): void {
-  if (nestedDeeperThan(record.state, MAX_STATE_DEPTH)) throw snapshotTooDeep();
+export function checkSnapshotKey(key: unknown): asserts key is string {
+  if (typeof key !== "string" || key.length === 0) {
+    throw new StateSyncError(
+      "VALIDATION",
+      `a snapshot key is a non-empty string, not ${key === "" ? "the empty string" : typeof key}; nothing was read or written`,
+    );
+  }
 }
 
-/** {@link checkSnapshotDepth} in slices that give the event loop a turn (a page's store). */
-export async function checkSnapshotDepthInSlices(record: SnapshotRecord): Promise<void> {
-  if (await nestedDeeperThanInSlices(record.state, MAX_STATE_DEPTH)) throw snapshotTooDeep();
+/**
+ * The record a store's `save` keeps, or `VALIDATION` (nothing saved) when `record` fails
+ * `snapshotRecordSchema` or its state is no JSON value (`undefined` members, `NaN`, a `Date`,
+ * a cycle, see `findJsonProblem`) or nests deeper than `MAX_STATE_DEPTH` levels, which no store
+ * keeps (a replica refuses such a state at load). The walk is iterative, proportional to the
+ * state's size, and runs before anything recursive (`JSON.stringify`) touches the state. What it
+ * returns is the record as the schema reads it: keys the schema does not know are left out, as
+ * `load` leaves them out; the state is the same object. The engine never saves a record it
+ * refuses; this is for other callers.
+ */
+export function checkSnapshotRecord(record: unknown): SnapshotRecord {
+  const checked = parseRecord(record);
+  throwFault(checked, jsonNestingFault(checked.state, MAX_STATE_DEPTH));
+  return checked;
 }
 
-function snapshotTooDeep(): StateSyncError {
-  return new StateSyncError(
+/** {@link checkSnapshotRecord} in slices that give the event loop a turn (a page's store). */
+export async function checkSnapshotRecordInSlices(record: unknown): Promise<SnapshotRecord> {
+  const checked = parseRecord(record);
+  throwFault(checked, await jsonNestingFaultInSlices(checked.state, MAX_STATE_DEPTH));
+  return checked;
+}
+
+function parseRecord(record: unknown): SnapshotRecord {
+  const parsed = snapshotRecordSchema.safeParse(record);
+  if (parsed.success) return parsed.data as SnapshotRecord;
+  const issue = parsed.error.issues[0];
+  throw new StateSyncError(
     "VALIDATION",
-    `the snapshot's state nests arrays and objects deeper than ${MAX_STATE_DEPTH} levels, more than a log entry may hold (docs/format.md, "Limits"); nothing was saved`,
-    { details: { maxDepth: MAX_STATE_DEPTH } },
+    `invalid snapshot record: ${issue?.path.join(".") || "record"}: ${issue?.message ?? ""}; nothing was saved`,
+    { cause: parsed.error },
   );
+}
+
+function throwFault(record: SnapshotRecord, fault: JsonNestingFault): void {
+  if (fault === "deeper") {
+    throw new StateSyncError(
+      "VALIDATION",
+      `the snapshot's state nests arrays and objects deeper than ${MAX_STATE_DEPTH} levels, more than a log entry may hold (docs/format.md, "Limits"), or contains itself; nothing was saved`,
+      { details: { maxDepth: MAX_STATE_DEPTH } },
+    );
+  }
+  if (fault === "not-json") {
+    const problem = findJsonProblemWithDepth(record.state, MAX_STATE_DEPTH);
+    const where = problem ? `${problem.path}: ${problem.message}` : "";
+    throw new StateSyncError(
+      "VALIDATION",
+      `the snapshot's state is not JSON (${where}); nothing was saved`,
+      { details: { path: problem?.path } },
+    );
+  }
 }
 
 /**

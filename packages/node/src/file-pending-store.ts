@@ -13,8 +13,9 @@ import {
   type MetaFile,
 } from "./queue-folder.js";
 import {
+  checkPendingRecord,
+  checkPendingSeqs,
   pendingOwnerSchema,
-  pendingRecordSchema,
   readPendingRecord,
   StateSyncError,
   type DamagedPendingRecord,
@@ -190,27 +191,28 @@ class FilePendingQueue implements PendingQueue {
 
   async put(record: PendingRecord): Promise<void> {
     this.check();
-    const parsed = pendingRecordSchema.safeParse(record);
-    if (!parsed.success) {
-      throw new StateSyncError("VALIDATION", "invalid pending record", { cause: parsed.error });
-    }
-    const body = JSON.stringify(record);
-    this.highSeq = Math.max(this.highSeq, record.seq);
+    const checked = checkPendingRecord(record);
+    const { seq } = checked;
+    const body = JSON.stringify(checked);
+    this.highSeq = Math.max(this.highSeq, seq);
     try {
-      await this.inOrder(record.seq, () =>
+      await this.inOrder(seq, () =>
         writeFileAtomically(
           this.folder,
-          this.pathOf(record.seq),
+          this.pathOf(seq),
           JSON.stringify({ sha256: sha256(body), body }),
         ),
       );
     } catch (cause) {
-      throw failed(`cannot store pending update ${record.seq}`, cause);
+      throw failed(`cannot store pending update ${seq}`, cause);
     }
   }
 
-  async delete(seqs: readonly number[]): Promise<void> {
+  async delete(list: readonly number[]): Promise<void> {
     this.check();
+    // Seqs only, checked before anything is removed: a string in the list made a file name
+    // ("1" removed record 1, "../../x" the file x.pending.json outside the queue's folder).
+    const seqs = checkPendingSeqs(list);
     // Every write joins its record's order now, at the call, not after an await (a put called
     // while this delete was writing queue.json went first: fresh-eyes trial).
     const high = this.keepHighSeq(seqs);

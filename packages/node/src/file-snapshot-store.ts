@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { isRunning, writeFileAtomically } from "./atomic-file.js";
 import { readRegularFile } from "./regular-file.js";
 import {
-  checkSnapshotDepth,
+  checkSnapshotKey,
+  checkSnapshotRecord,
   shouldReplaceSnapshot,
   snapshotRecordSchema,
   StateSyncError,
@@ -31,9 +32,11 @@ const sha256 = (text: string): string => createHash("sha256").update(text, "utf8
 /**
  * The file of `key`: a readable prefix (the key with anything but `[A-Za-z0-9_-]` turned into
  * `_`, at most 48 characters) and 16 hex digits of the key's SHA-256, so distinct keys never
- * share a file, also on case-insensitive file systems.
+ * share a file, also on case-insensitive file systems. Throws `VALIDATION` for a key that is no
+ * non-empty string.
  */
 export function snapshotFileName(key: string): string {
+  checkSnapshotKey(key);
   const readable = key.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 48);
   return `${readable}-${sha256(key).slice(0, 16)}.snapshot.json`;
 }
@@ -52,7 +55,8 @@ function corrupt(key: string, why: string, cause?: unknown): StateSyncError {
  * truncated, bit-flipped or foreign file throws `StateSyncError("CORRUPT_SNAPSHOT")` rather than
  * returning garbage. So does anything there that is not a regular file (a FIFO, a socket, a
  * device, a directory): it is never read, and never waited on (see `readRegularFile`); the next
- * save replaces it.
+ * save replaces it. A key that is no non-empty string, or a record `checkSnapshotRecord` refuses,
+ * is `VALIDATION`: no file is read, written or removed.
  *
  * Saves are atomic (temporary file in the same directory, write, fsync, rename, fsync of the
  * directory) and follow `shouldReplaceSnapshot` (never replace a newer revision of the same log).
@@ -78,6 +82,7 @@ export class FileSnapshotStore implements SnapshotStore {
   }
 
   async load(key: string): Promise<SnapshotRecord | undefined> {
+    checkSnapshotKey(key);
     let text: string;
     try {
       const data = await readRegularFile(this.pathOf(key), (kind) =>
@@ -118,8 +123,10 @@ export class FileSnapshotStore implements SnapshotStore {
   }
 
   save(key: string, record: SnapshotRecord): Promise<void> {
+    let checked: SnapshotRecord;
     try {
-      checkSnapshotDepth(record);
+      checkSnapshotKey(key);
+      checked = checkSnapshotRecord(record);
     } catch (e) {
       return Promise.reject(e);
     }
@@ -130,14 +137,19 @@ export class FileSnapshotStore implements SnapshotStore {
       } catch {
         stored = undefined; // a damaged file is replaced
       }
-      if (!shouldReplaceSnapshot(stored, record)) return;
-      const body = JSON.stringify(record);
+      if (!shouldReplaceSnapshot(stored, checked)) return;
+      const body = JSON.stringify(checked);
       const file: SnapshotFile = { kind: FILE_KIND, v: 1, key, sha256: sha256(body), body };
       await this.writeAtomically(this.pathOf(key), JSON.stringify(file));
     });
   }
 
   delete(key: string): Promise<void> {
+    try {
+      checkSnapshotKey(key);
+    } catch (e) {
+      return Promise.reject(e);
+    }
     return this.serialize(key, async () => {
       try {
         await unlink(this.pathOf(key));

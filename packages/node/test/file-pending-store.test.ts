@@ -174,4 +174,19 @@ describe("FilePendingStore", () => {
     await q.close();
     await rm(dir, { recursive: true, force: true });
   });
+
+  it("never removes a file outside the queue's folder: a seq given as a path is VALIDATION", async () => {
+    // Before, delete(["../../x"]) made the file name "../../x.pending.json" and removed that
+    // file from the store's directory (the conformance suite refuses every non-seq; this is the
+    // worst of them on disk).
+    const dir = await mkdtemp(join(tmpdir(), "statesync-pending-"));
+    const store = new FilePendingStore(dir);
+    const q = await store.open("s", "worker");
+    await writeFile(join(dir, "x.pending.json"), "{}");
+    const bad = ["../../x"] as unknown as number[];
+    expect(await rejection(q.delete(bad))).toMatchObject({ code: "VALIDATION" });
+    expect(await readdir(dir)).toContain("x.pending.json");
+    await q.close();
+    await rm(dir, { recursive: true, force: true });
+  });
 });

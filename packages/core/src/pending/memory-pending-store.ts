@@ -1,9 +1,10 @@
 import { StateSyncError } from "../errors.js";
 import { randomId } from "../prng.js";
 import {
+  checkPendingRecord,
+  checkPendingSeqs,
   DAMAGED_CONTENT_CHARS,
   ownerSchema,
-  pendingRecordSchema,
   readPendingRecord,
   type DamagedPendingRecord,
   type PendingLoad,
@@ -132,17 +133,14 @@ class MemoryPendingQueue implements PendingQueue {
 
   async put(record: PendingRecord): Promise<void> {
     this.check();
-    const parsed = pendingRecordSchema.safeParse(record);
-    if (!parsed.success) {
-      throw new StateSyncError("VALIDATION", "invalid pending record", { cause: parsed.error });
-    }
-    this.data.records.set(record.seq, JSON.stringify(record));
-    this.data.highSeq = Math.max(this.data.highSeq, record.seq);
+    const checked = checkPendingRecord(record);
+    this.data.records.set(checked.seq, JSON.stringify(checked));
+    this.data.highSeq = Math.max(this.data.highSeq, checked.seq);
   }
 
   async delete(seqs: readonly number[]): Promise<void> {
     this.check();
-    for (const seq of seqs) this.data.records.delete(seq);
+    for (const seq of checkPendingSeqs(seqs)) this.data.records.delete(seq);
   }
 
   async clear(): Promise<void> {

@@ -1,5 +1,6 @@
 import { z } from "zod/v4";
 import { MAX_COMMAND_ARGS_DEPTH } from "../entry-limits.js";
+import { StateSyncError } from "../errors.js";
 import { findJsonProblem } from "../json.js";
 
 /**
@@ -69,10 +70,14 @@ export interface PendingQueue {
   /**
    * Stores one record (a write of that record alone). Resolves once it is as durable as the
    * store gets. A `seq` already present is replaced. Rejects `QUEUE_FAILED` when it could not
-   * be stored (then it is not in the queue), `VALIDATION` for a record that fails the schema.
+   * be stored (then it is not in the queue), `VALIDATION` for a record that fails the schema
+   * ({@link checkPendingRecord}: nothing stored).
    */
   put(record: PendingRecord): Promise<void>;
-  /** Removes the records of `seqs` (absent ones are ignored). Rejects `QUEUE_FAILED`. */
+  /**
+   * Removes the records of `seqs` (absent ones are ignored). Rejects `QUEUE_FAILED`, or
+   * `VALIDATION` when `seqs` is no array of seqs ({@link checkPendingSeqs}: nothing removed).
+   */
   delete(seqs: readonly number[]): Promise<void>;
   /** Removes every record; `nextSeq` keeps growing. Rejects `QUEUE_FAILED`. */
   clear(): Promise<void>;
@@ -182,6 +187,36 @@ export const pendingRecordSchema = z.object({
   mv: z.number().int().nonnegative(),
   logIdentity: logIdentitySchema.optional(),
 });
+
+/**
+ * The record a queue's `put` stores, or `VALIDATION` (nothing stored) when `record` fails
+ * {@link pendingRecordSchema}. Keys the schema does not know are left out, as `load` leaves
+ * them out.
+ */
+export function checkPendingRecord(record: unknown): PendingRecord {
+  const parsed = pendingRecordSchema.safeParse(record);
+  if (!parsed.success) {
+    throw new StateSyncError("VALIDATION", "invalid pending record", { cause: parsed.error });
+  }
+  return parsed.data as PendingRecord;
+}
+
+/** The seqs a queue's `delete` takes: an array of them, each a positive safe integer. */
+const seqsSchema = z.array(pendingRecordSchema.shape.seq);
+
+/**
+ * `seqs`, or `VALIDATION` (nothing removed) when it is no array of seqs (positive safe
+ * integers): `"12"`, `[1, "2"]` or a `Set` are refused as a whole, not read as seqs.
+ */
+export function checkPendingSeqs(seqs: unknown): readonly number[] {
+  const parsed = seqsSchema.safeParse(seqs);
+  if (!parsed.success) {
+    throw new StateSyncError("VALIDATION", "pending seqs are an array of positive integers", {
+      cause: parsed.error,
+    });
+  }
+  return parsed.data;
+}
 
 /** Owner names: 1-64 printable ASCII characters without spaces or `/` (they name files). */
 export const ownerSchema = z

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { MAX_NESTING_DEPTH } from "../entry-limits.js";
 import { isStateSyncError } from "../errors.js";
 import { originSchema, type PendingRecord, type PendingStore } from "../pending/pending-store.js";
+import { pendingArgumentCases } from "./store-arguments.js";
 
 /** What a {@link runPendingStoreConformance} factory returns for one test. */
 export interface PendingStoreHarness {
@@ -378,5 +379,7 @@ export function runPendingStoreConformance(
         expect(nextSeq).toBe(2_001);
         await q.close();
       }));
+
+    pendingArgumentCases(withStore, (seq, args) => record(seq, args));
   });
 }

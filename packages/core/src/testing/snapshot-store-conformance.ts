@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { MAX_STATE_DEPTH } from "../entry-limits.js";
 import { isStateSyncError } from "../errors.js";
 import type { SnapshotRecord, SnapshotStore } from "../snapshot-store.js";
+import { snapshotArgumentCases } from "./store-arguments.js";
 
 /** What a {@link runSnapshotStoreConformance} factory returns for one test. */
 export interface SnapshotStoreHarness {
@@ -147,5 +148,7 @@ export function runSnapshotStoreConformance(
         await store.delete("k");
         expect(await store.load("k")).toBeUndefined();
       }));
+
+    snapshotArgumentCases(withStore, record);
   });
 }
