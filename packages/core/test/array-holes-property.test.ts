@@ -183,6 +183,20 @@ function verdicts(before: State, ops: Op[]) {
 }
 
 describe("the check along an array's writes", () => {
+  it("finds the holes of a first growth after a second one (a counterexample of stop 21)", () => {
+    // Index 4 of an empty array leaves holes from 0; the splice then moves elements up past the
+    // end (holes from 5, filled at once): the scan for holes must start at the first growth.
+    const before: State = { nums: [], opt: [], bounded: [], rows: [], rec: { a: [] }, count: 0 };
+    const ops: Op[] = [
+      { k: "set", w: "recA", i: 4, value: 0 },
+      { k: "splice", w: "recA", start: 3, count: 1, items: [0, 0, 0] },
+    ];
+    const { whole, along, batched } = verdicts(before, ops);
+    expect(whole.kind).toBe("noop");
+    expect(along.kind).toBe("noop");
+    expect(batched).toEqual({ kind: "failed", at: 0 });
+  });
+
   it("keeps a command exactly when the whole check keeps it", () => {
     fc.assert(
       fc.property(validState, fc.array(op, { minLength: 1, maxLength: 4 }), (before, ops) => {

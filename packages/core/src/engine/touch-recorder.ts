@@ -313,8 +313,11 @@ export function withValues(root: unknown, touches: readonly Touch[]): Patch[] {
   for (const t of touches) {
     // An array's `holes` is not a write of the array: a value written there is checked too.
     const key = t.holes ? `${t.path.join("\u0000")}\u0000\u0001holes` : t.path.join("\u0000");
+    const before = last.get(key);
     last.delete(key);
-    last.set(key, t);
+    // Holes may be left from the earliest growth of the array on: scan from there.
+    const from = before?.holes ? Math.min(before.from ?? 0, t.from ?? 0) : t.from;
+    last.set(key, t.holes && from !== t.from ? { ...t, from } : t);
   }
   const out: Patch[] = [];
   for (const t of last.values()) withValue(root, t, out);
