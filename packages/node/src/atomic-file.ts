@@ -26,9 +26,23 @@ export async function writeFileAtomically(
     await rename(temp, path);
   } catch (err) {
     await unlink(temp).catch(() => undefined);
-    throw err;
+    throw inTheWay(err, path);
   }
   await syncDirectory(folder);
+}
+
+/**
+ * The error of a rename over `path` that a directory stands in the way of (`EISDIR`, or
+ * `ENOTEMPTY` / `EEXIST` for a directory with files), saying what to do; other errors as they
+ * are. A directory is never removed for the caller: it may hold anything.
+ */
+function inTheWay(err: unknown, path: string): unknown {
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  if (code !== "EISDIR" && code !== "ENOTEMPTY" && code !== "EEXIST") return err;
+  return new Error(
+    `${path} is a directory, so nothing can be saved there: remove it or move it away (${code})`,
+    { cause: err },
+  );
 }
 
 /** fsync of a directory, so a rename survives a power loss; not supported everywhere (Windows). */

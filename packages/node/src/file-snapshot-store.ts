@@ -55,7 +55,7 @@ function corrupt(key: string, why: string, cause?: unknown): StateSyncError {
  * truncated, bit-flipped or foreign file throws `StateSyncError("CORRUPT_SNAPSHOT")` rather than
  * returning garbage. So does anything there that is not a regular file (a FIFO, a socket, a
  * device, a directory): it is never read, and never waited on (see `readRegularFile`); the next
- * save replaces it. A key that is no non-empty string, or a record `checkSnapshotRecord` refuses,
+ * save replaces it, but a directory (the save fails, saying to remove it). A key that is no non-empty string, or a record `checkSnapshotRecord` refuses,
  * is `VALIDATION`: no file is read, written or removed.
  *
  * Saves are atomic (temporary file in the same directory, write, fsync, rename, fsync of the

@@ -101,6 +101,19 @@ describe("FileSnapshotStore damage", () => {
     expect((await store.load("k"))?.revision).toBe(2);
   });
 
+  it("keeps a directory in the snapshot file's place: the save says to remove it (stop 21 trial)", async () => {
+    const { mkdir } = await import("node:fs/promises");
+    await mkdir(store.pathOf("k"));
+    await writeFile(join(store.pathOf("k"), "keep.txt"), "mine");
+    await expectCorrupt();
+    const err = await rejection(store.save("k", record(4)));
+    expect(String(err)).toMatch(/is a directory, so nothing can be saved there: remove it/);
+    expect(await readFile(join(store.pathOf("k"), "keep.txt"), "utf8")).toBe("mine");
+    await rm(store.pathOf("k"), { recursive: true });
+    await store.save("k", record(4));
+    expect((await store.load("k"))?.revision).toBe(4);
+  });
+
   it("writes atomically: no temporary file is left, one file per key", async () => {
     await Promise.all(Array.from({ length: 20 }, (_, i) => store.save(`key/${i % 3}`, record(i))));
     const files = await readdir(dir);
