@@ -31,7 +31,8 @@ export interface OpenSynchronizerOptions<S, C extends CommandMap<S>> extends Omi
 > {
   /**
    * WebSocket URL(s) of NATS servers: `ws://host:port` or `wss://host:port` (a bare `host:port`
-   * is refused: nats.ws would take it as `wss://`). A connection is made and owned by the replica.
+   * is refused: nats.ws would take it as `wss://`; so are `tls://` and `nats://`, TCP URLs a
+   * browser cannot dial: `wss://` is TLS, which the WebSocket itself enforces). A connection is made and owned by the replica.
    */
   servers?: string | string[];
   /**
@@ -98,9 +99,25 @@ export interface OpenSynchronizerOptions<S, C extends CommandMap<S>> extends Omi
   pending?: OfflineQueueSetup | false;
 }
 
-const wsUrl = z
-  .string()
-  .regex(/^wss?:\/\/[^/\s]+/i, "servers must be ws:// or wss:// URLs (e.g. ws://127.0.0.1:8080)");
+/**
+ * A WebSocket URL. `tls://` and `nats://` are TCP URLs, which a browser cannot dial: refused,
+ * naming `wss://` (TLS the WebSocket itself enforces), rather than dialled over WebSocket, where
+ * nats.ws would pick `wss://` or `ws://` by itself and a `tls://` would not say what it did.
+ */
+const wsUrl = z.string().superRefine((url, ctx) => {
+  const tcp = /^(tls|nats):\/\//i.exec(url)?.[1]?.toLowerCase();
+  if (tcp !== undefined) {
+    ctx.addIssue({
+      code: "custom",
+      message: `${tcp}:// is a TCP URL, which a browser cannot dial: use wss:// (TLS, enforced by the WebSocket) or ws://`,
+    });
+  } else if (!/^wss?:\/\/[^/\s]+/i.test(url)) {
+    ctx.addIssue({
+      code: "custom",
+      message: "servers must be ws:// or wss:// URLs (e.g. ws://127.0.0.1:8080)",
+    });
+  }
+});
 const objectLike = (v: unknown) => typeof v === "object" && v !== null;
 const fn = z.custom<unknown>((v) => typeof v === "function", "must be a function");
 

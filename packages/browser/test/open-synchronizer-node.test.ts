@@ -140,6 +140,25 @@ it("refuses a v3 connection without the jetstream functions (VALIDATION)", async
   await v3.close();
 });
 
+// A browser cannot dial TCP: `tls://` (and `nats://`) cannot be honoured, so they are refused
+// naming `wss://`, which is TLS the WebSocket itself enforces. Before, the message only said
+// "must be ws:// or wss://", leaving a `tls://` user to guess whether TLS would be kept.
+it("refuses tls:// and nats:// servers (VALIDATION), pointing at wss://", async () => {
+  for (const servers of [
+    "tls://127.0.0.1:4443",
+    ["wss://127.0.0.1:8443", "nats://127.0.0.1:4222"],
+  ]) {
+    const err = await openSynchronizer({ servers, stream: stream(), model: counter }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(isStateSyncError(err, "VALIDATION"), String(err)).toBe(true);
+    expect(String((err as Error).message)).toMatch(
+      /(tls|nats):\/\/ is a TCP URL, which a browser cannot dial: use wss:\/\//,
+    );
+  }
+});
+
 it("falls back to memory, with one warning, where there is no IndexedDB", async () => {
   const server = await startNatsServer();
   servers.push(server);

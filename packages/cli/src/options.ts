@@ -132,7 +132,10 @@ export function parseCommon(raw: Record<string, unknown>): CommonOptions {
 export function addCommonOptions(command: Command): Command {
   return command
     .addOption(
-      new Option("-s, --server <url>", "NATS server URL(s), comma-separated")
+      new Option(
+        "-s, --server <url>",
+        "NATS server URL(s), comma-separated (tls:// requires TLS, for all or none)",
+      )
         .env("STATESYNC_SERVER")
         .default(DEFAULT_SERVER),
     )

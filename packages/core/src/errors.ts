@@ -27,7 +27,10 @@ export const ERROR_CODES = [
   "UNAVAILABLE",
   /** The stream's configuration is unsafe (it could drop history) or does not match. */
   "STREAM_CONFIG",
-  /** The server version cannot give the guarantees the chosen layout needs. */
+  /**
+   * The server cannot give what this client needs: the guarantees the chosen layout needs (its
+   * version), or TLS that a `tls://` URL or TLS options require (refused before anything is sent).
+   */
   "UNSUPPORTED_SERVER",
   /** The log was created by another model, or by the same model version with another `initial`. */
   "MODEL_MISMATCH",

@@ -1,5 +1,6 @@
 import { connect, type ConnectionOptions, type NatsConnection } from "nats";
 import { connectFailureOf, tlsFailure } from "./tls-failure.js";
+import { withTlsOfServers } from "./tls-servers.js";
 
 /** nats.js's `timeout` default: how long one connection attempt may take, ms. */
 const NATS_CONNECT_TIMEOUT_MS = 20_000;
@@ -27,19 +28,25 @@ const PROBE_AFTER_MAX_MS = 1_500;
  * was seen to end `TIMEOUT` (`UNAVAILABLE`, retried) without the probe reading the refusal, in
  * about one full test-suite run of two; the next attempt reads it.
  *
+ * `tls://` URLs require TLS ({@link withTlsOfServers}): a server that offers none is refused
+ * before anything is sent to it (`UNSUPPORTED_SERVER`); a list mixing `tls://` with other URLs,
+ * or `tls: null` with `tls://`, rejects `VALIDATION` before connecting.
+ *
  * `signal` (aborted when the caller gives up, e.g. `keepConnecting`'s cancel): no probe starts
  * after it; the attempt in flight is nats.js's and cannot be cancelled.
  *
  * Resolves to the connection; rejects with {@link connectFailureOf}'s `StateSyncError`
  * (`cannot connect to <servers>: …`, `cause` the error of nats.js or Node): `PERMISSION_DENIED`
  * for refused credentials or a client certificate the server refused (`details.tls: "server"`),
- * `VALIDATION` for unusable options, `UNAVAILABLE` for the rest (a server certificate this client
+ * `VALIDATION` for unusable options, `UNSUPPORTED_SERVER` for a server that offers no TLS this
+ * client requires, `UNAVAILABLE` for the rest (a server certificate this client
  * does not trust: `details.tls: "client"`; refused, unreachable, `TIMEOUT`).
  */
 export async function connectNats(
-  options: ConnectionOptions,
+  given: ConnectionOptions,
   signal?: AbortSignal,
 ): Promise<NatsConnection> {
+  const options = withTlsOfServers(given);
   const attempt = connect(options);
   const probeAfter = Math.min(PROBE_AFTER_MAX_MS, (options.timeout ?? NATS_CONNECT_TIMEOUT_MS) / 4);
   let timer: ReturnType<typeof setTimeout> | undefined;

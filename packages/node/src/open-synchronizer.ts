@@ -19,6 +19,7 @@ import { z } from "zod/v4";
 import { connectInBackground } from "./background-connect.js";
 import { FilePendingStore } from "./file-pending-store.js";
 import { FileSnapshotStore } from "./file-snapshot-store.js";
+import { withTlsOfServers } from "./tls-servers.js";
 
 /**
  * Options of {@link openSynchronizer}: core's `OpenJetStreamOptions` (stream, key, model,
@@ -30,7 +31,12 @@ export interface OpenSynchronizerOptions<S, C extends CommandMap<S>> extends Omi
   OpenJetStreamOptions<S, C>,
   "connection" | "closeConnection" | "snapshots" | "pending"
 > {
-  /** NATS server URL(s) (`nats://host:4222`); a connection is made and owned by the replica. */
+  /**
+   * NATS server URL(s) (`nats://host:4222`, `tls://host:4222`, `host:4222`); a connection is
+   * made and owned by the replica. `tls://` URLs require TLS: a server that offers none is
+   * refused before the credentials are sent (`UNSUPPORTED_SERVER`). A list mixing `tls://` with
+   * other URLs is refused (`VALIDATION`): TLS holds for every server of a connection or none.
+   */
   servers?: string | string[];
   /**
    * An existing connection (or a promise of one); never closed by the replica. Either nats.js
@@ -138,8 +144,13 @@ export function defaultSnapshotDir(): string {
  * core's `openJetStreamSynchronizer` (a `JetStreamLog`, snapshot key `<stream>:<subject>`,
  * `createSynchronizer` with `waitFor: "synced"` by default).
  *
- * Throws `VALIDATION` for bad options, and what `createSynchronizer` throws (`STREAM_CONFIG`,
- * `MODEL_MISMATCH`, `PERMISSION_DENIED`, ...).
+ * `tls://` URLs in `servers` require TLS (TLS options `{}` unless `connectOptions.tls` gives
+ * them): a server that offers no TLS is refused, `UNSUPPORTED_SERVER`, before the credentials
+ * are sent. A v3 `connection` is the caller's: its `tls` option is what requires TLS there.
+ *
+ * Throws `VALIDATION` for bad options (a `servers` list mixing `tls://` with other URLs
+ * included), and what `createSynchronizer` throws (`STREAM_CONFIG`, `MODEL_MISMATCH`,
+ * `PERMISSION_DENIED`, `UNSUPPORTED_SERVER`, ...).
  */
 export async function openSynchronizer<S, C extends CommandMap<S>>(
   options: OpenSynchronizerOptions<S, C>,
@@ -172,11 +183,11 @@ export async function openSynchronizer<S, C extends CommandMap<S>>(
     pending,
     ...rest
   } = options;
-  if (snapshots === undefined) await checkSnapshotDir(snapshotDir ?? defaultSnapshotDir());
-  const owned =
+  // tls:// URLs require TLS; a mixed list or `tls: null` with them throws VALIDATION here.
+  const connect =
     servers === undefined
       ? undefined
-      : connectInBackground({
+      : withTlsOfServers({
           name: `statesync${rest.clientId ? `-${rest.clientId}` : ""}`,
           // Fan-out (docs/fanout.md): thousands of replicas of one state reconnect after a
           // server restart spread over 2 s rather than nats.js's default 100 ms.
@@ -184,6 +195,8 @@ export async function openSynchronizer<S, C extends CommandMap<S>>(
           ...connectOptions,
           servers,
         });
+  if (snapshots === undefined) await checkSnapshotDir(snapshotDir ?? defaultSnapshotDir());
+  const owned = connect === undefined ? undefined : connectInBackground(connect);
   // A given v3 connection is bound now (a missing @nats-io/jetstream throws here), a promise
   // of one when it resolves.
   const given =

@@ -37,10 +37,12 @@ export interface TlsFailure {
   /**
    * `PERMISSION_DENIED`: the server refused the client's certificate (retrying will not help);
    * `VALIDATION`: the client's TLS options cannot be used (a certificate file that cannot be
-   * read); `UNAVAILABLE`: any other failed handshake (the client does not trust the server's
-   * certificate, the server offers no TLS, another alert).
+   * read); `UNSUPPORTED_SERVER`: the server offers no TLS, which this client requires (a
+   * `tls://` URL or TLS options; nothing was sent to it, retrying will not help);
+   * `UNAVAILABLE`: any other failed handshake (the client does not trust the server's
+   * certificate, another alert).
    */
-  readonly code: "PERMISSION_DENIED" | "VALIDATION" | "UNAVAILABLE";
+  readonly code: "PERMISSION_DENIED" | "VALIDATION" | "UNSUPPORTED_SERVER" | "UNAVAILABLE";
   /** Who refused: `server`, `client`, or `options` for unusable TLS options. */
   readonly refusedBy: "server" | "client" | "options";
   /** What happened, e.g. "TLS refused by the server: it did not accept this client's certificate (…)". */
@@ -84,7 +86,9 @@ function alertOf(e: ErrorLike): string {
  * - Node's certificate checks (`UNABLE_TO_VERIFY_LEAF_SIGNATURE`, `CERT_HAS_EXPIRED`,
  *   `ERR_TLS_CERT_ALTNAME_INVALID`…): this client does not trust the server's certificate →
  *   `UNAVAILABLE` (the server's certificate may be replaced while the client waits);
- * - other `ERR_SSL_…` codes, nats.js `SERVER_OPT_NA` for `tls` → `UNAVAILABLE`;
+ * - other `ERR_SSL_…` codes → `UNAVAILABLE`;
+ * - nats.js `SERVER_OPT_NA` for `tls` (the server's `INFO` offers no TLS, which the client
+ *   requires: a `tls://` URL or TLS options; the client sent nothing) → `UNSUPPORTED_SERVER`;
  * - nats.js `TLS` (its TLS options failed to load) → `VALIDATION`.
  */
 export function tlsFailure(err: unknown): TlsFailure | undefined {
@@ -125,9 +129,11 @@ function readTls(e: ErrorLike): Omit<TlsFailure, "errorCode"> | undefined {
   }
   if (code === "SERVER_OPT_NA" && messageOf(e) === "tls") {
     return {
-      code: "UNAVAILABLE",
+      code: "UNSUPPORTED_SERVER",
       refusedBy: "client",
-      text: "TLS handshake failed: the server does not offer TLS, which this client asks for",
+      text:
+        "the server does not offer TLS, which this client requires (tls:// URL or TLS " +
+        "options); nothing was sent to it",
     };
   }
   if (code === "TLS") {
@@ -146,7 +152,8 @@ function readTls(e: ErrorLike): Omit<TlsFailure, "errorCode"> | undefined {
  * message `cannot connect to <target>: <why>`,
  * `cause` the error. A failed TLS handshake carries `details.tls` (who refused: `server`,
  * `client`, `options`) and its code (`PERMISSION_DENIED` for a client certificate the server
- * refused, `VALIDATION` for unusable TLS options, `UNAVAILABLE` otherwise).
+ * refused, `VALIDATION` for unusable TLS options, `UNSUPPORTED_SERVER` for a server without
+ * TLS, `UNAVAILABLE` otherwise).
  */
 export function connectFailureOf(
   err: unknown,

@@ -1,6 +1,7 @@
 import type { Page } from "@playwright/test";
 import { EXPOSED_GLOBAL, probeSynchronizer, type SyncProbe } from "@statesync/browser";
-import type { StateSynchronizer } from "@statesync/core";
+import { StateSyncError, type StateSynchronizer } from "@statesync/core";
+import { z } from "zod/v4";
 
 /**
  * A replica a test can read: a Node `StateSynchronizer`, a page whose app called
@@ -37,12 +38,52 @@ export async function probe(client: SyncClient): Promise<SyncProbe | undefined> 
 
 /** Options of {@link waitForConvergence}. */
 export interface ConvergenceOptions {
-  /** Give up after this many ms (default 15,000). */
+  /** Give up after this many ms (default 15,000): a finite number, 0 or more. */
   timeoutMs?: number;
-  /** Also wait until the common revision is at least this. */
+  /** Also wait until the common revision is at least this (a non-negative integer). */
   atLeast?: number;
-  /** Poll interval, ms (default 50). */
+  /** Poll interval, ms (default 50): 1 to 2^31 - 1 (what `setTimeout` can wait). */
   intervalMs?: number;
+}
+
+/** The longest delay `setTimeout` honours (a longer one fires after 1 ms, with a warning). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+const optionsSchema = z
+  .strictObject({
+    timeoutMs: z.number().nonnegative().finite().optional(),
+    atLeast: z.number().int().nonnegative().optional(),
+    intervalMs: z.number().min(1).max(MAX_TIMER_MS).optional(),
+  })
+  .optional();
+
+/** A client {@link probe} can read: a Page, `{ page, name }`, or a replica (`revision`, `state`). */
+const isClient = (c: unknown): boolean => {
+  if (typeof c !== "object" || c === null) return false;
+  const o = c as Record<string, unknown>;
+  if (isPage(c)) return true;
+  if ("page" in o) return isPage(o.page) && typeof o.name === "string";
+  return typeof o.revision === "number" && "state" in o && "clientId" in o;
+};
+
+const clientsSchema = z
+  .array(
+    z.custom<SyncClient>(
+      isClient,
+      "each client must be a StateSynchronizer, a Page or { page, name }",
+    ),
+  )
+  .min(1, "give at least one client (there is nothing to converge on in an empty list)");
+
+/** `schema`'s parse of `value`, or `VALIDATION` naming `what` and zod's account of it. */
+function check<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  throw new StateSyncError(
+    "VALIDATION",
+    `invalid waitForConvergence ${what}: ${z.prettifyError(parsed.error)}`,
+    { cause: parsed.error },
+  );
 }
 
 /** What the clients agreed on. */
@@ -57,11 +98,18 @@ export interface Converged {
  * and returns them. Polls; on timeout throws an Error listing each client's revision, status and
  * hash. Two replicas at one revision always have one state, so a hash mismatch at equal
  * revisions is a real divergence: it throws at once.
+ *
+ * Its arguments are checked before it polls: an empty `clients` list (nothing to converge on),
+ * a client of another kind, an unknown option, `atLeast` that is not a non-negative integer,
+ * `timeoutMs` that is not a finite number of 0 or more, `intervalMs` outside 1 to 2^31 - 1,
+ * reject at once with `StateSyncError` `VALIDATION` naming what is wrong.
  */
 export async function waitForConvergence(
   clients: readonly SyncClient[],
-  options: ConvergenceOptions = {},
+  options?: ConvergenceOptions,
 ): Promise<Converged> {
+  check(clientsSchema, clients, "clients");
+  options = check(optionsSchema, options, "options") ?? {};
   const timeoutMs = options.timeoutMs ?? 15_000;
   const deadline = Date.now() + timeoutMs;
   let last: Array<SyncProbe | undefined> = [];
