@@ -113,7 +113,10 @@ export async function readInfo(s: Session): Promise<InfoReport> {
     configProblems: problems,
     configWarnings: streamConfigWarnings(si.config as StreamConfigLike),
   };
-  if (problems.length === 0) {
+  // A sealed stream is unsafe to write but whole: its entries are read as any other's.
+  if (
+    streamConfigProblems(si.config as StreamConfigLike, s.layout, { readOnly: true }).length === 0
+  ) {
     await withLog(s, (log) => scan(log, report));
   } else if (!s.layout.shared) {
     // The log refuses this stream; the stream's own counters still say what it holds.
