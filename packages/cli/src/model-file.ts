@@ -32,6 +32,20 @@ export function modelBeingLoaded(): string | undefined {
   return loading;
 }
 
+/**
+ * What a module threw, for a message: an Error's message, a string as it is, anything else as
+ * JSON (a thrown string read `undefined`: a fresh-eyes trial).
+ */
+function thrownText(thrown: unknown): string {
+  if (thrown instanceof Error) return thrown.message;
+  if (typeof thrown === "string") return thrown;
+  try {
+    return JSON.stringify(thrown) ?? String(thrown);
+  } catch {
+    return String(thrown);
+  }
+}
+
 /** A model of any state. */
 export type AnyModel = Model<unknown, CommandMap<unknown>>;
 
@@ -70,7 +84,7 @@ export async function loadModel(spec: string): Promise<AnyModel> {
   } catch (cause) {
     throw new StateSyncError(
       "VALIDATION",
-      `--model ${path} could not be loaded: ${(cause as Error).message}`,
+      `--model ${path} could not be loaded: ${thrownText(cause)}`,
       { cause },
     );
   } finally {
