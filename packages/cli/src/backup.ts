@@ -22,6 +22,7 @@ import {
   StateSyncError,
 } from "@statesync/node";
 import { z } from "zod";
+import { issueText } from "./zod-wording.js";
 
 /** The format name in every backup file. */
 export const BACKUP_FORMAT = "statesync-backup";
@@ -114,12 +115,12 @@ export function readBackupText(text: string, file: string): Backup {
       },
     );
   }
-  const parsed = backupSchema.safeParse(raw);
+  const parsed = backupSchema.safeParse(raw, { reportInput: true });
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     throw new StateSyncError(
       "CORRUPT_SNAPSHOT",
-      `${file} is not a statesync backup: ${issue.path.join(".") || "the document"} ${issue.message}`,
+      `${file} is not a statesync backup: ${issue.path.join(".") || "the document"} ${issueText(issue)}`,
       { cause: parsed.error },
     );
   }

@@ -11,6 +11,8 @@
  * failed), as Unix tools do, instead of crashing on `EPIPE`. Commands print only once their work
  * is done (`tail` only reads), so stopping there never cuts a write to the server short.
  */
+import { StateSyncError } from "@statesync/node";
+import { modelBeingLoaded } from "./model-file.js";
 import { main } from "./program.js";
 import { errorLine, printFailure } from "./output.js";
 
@@ -35,10 +37,35 @@ function exitWhenBroken(stream: NodeJS.WriteStream): void {
 exitWhenBroken(process.stdout);
 exitWhenBroken(process.stderr);
 
+/** Set once the command settled: then the process exits by itself (below). */
+let settled = false;
+
+/** The failure of a command still pending when the event loop has nothing left to run. */
+function unfinished(): unknown {
+  const model = modelBeingLoaded();
+  if (model !== undefined) {
+    return new StateSyncError(
+      "VALIDATION",
+      `--model ${model} never finished loading: its top-level await never settled (nothing was left to wait for)`,
+    );
+  }
+  return new Error("the command did not finish, and nothing was left to wait for");
+}
+
+process.on("beforeExit", () => {
+  if (settled) return;
+  settled = true;
+  printFailure(unfinished());
+  void flushed(process.stderr).then(() => process.exit(1));
+});
+
 main(process.argv)
   .catch((error: unknown) => {
     printFailure(error);
     process.exitCode = 1;
   })
-  .then(() => Promise.all([flushed(process.stdout), flushed(process.stderr)]))
+  .then(() => {
+    settled = true;
+    return Promise.all([flushed(process.stdout), flushed(process.stderr)]);
+  })
   .then(() => process.exit());

@@ -4,6 +4,7 @@
  * and snapshot entries carry and replicas use to read a command written without `mv`).
  */
 import { decodeEntry, type JetStreamLog } from "@statesync/node";
+import { readWhole } from "./whole-read.js";
 
 /** Where the log's version comes from, as of one revision. */
 export interface LogVersion {
@@ -30,7 +31,7 @@ export async function readLogVersion(
   const to = Math.min(upTo ?? info.latestRevision, info.latestRevision);
   if (info.firstRevision === 0 || to < info.firstRevision) return undefined;
   let found: LogVersion | undefined;
-  for await (const e of log.read(info.firstRevision, to)) {
+  for await (const e of readWhole(log, info.firstRevision, to)) {
     const d = decodeEntry(e.data);
     if (!d.ok) continue;
     const x = d.entry;

@@ -21,6 +21,31 @@ const modelShape = z.object({
   commands: z.record(z.string(), z.unknown()),
 });
 
+/** The absolute path of the model module being imported now, if any (see `bin.ts`). */
+let loading: string | undefined;
+
+/**
+ * The model module whose import is under way: when the process runs out of work then, its
+ * top-level await never settled (`bin.ts` says so instead of exiting 0 silently).
+ */
+export function modelBeingLoaded(): string | undefined {
+  return loading;
+}
+
+/**
+ * What a module threw, for a message: an Error's message, a string as it is, anything else as
+ * JSON (a thrown string read `undefined`: a fresh-eyes trial).
+ */
+function thrownText(thrown: unknown): string {
+  if (thrown instanceof Error) return thrown.message;
+  if (typeof thrown === "string") return thrown;
+  try {
+    return JSON.stringify(thrown) ?? String(thrown);
+  } catch {
+    return String(thrown);
+  }
+}
+
 /** A model of any state. */
 export type AnyModel = Model<unknown, CommandMap<unknown>>;
 
@@ -53,14 +78,17 @@ export async function loadModel(spec: string): Promise<AnyModel> {
   );
   if (!isFile) throw new StateSyncError("VALIDATION", `--model ${path} is not a file`);
   let module: Record<string, unknown>;
+  loading = path;
   try {
     module = (await import(pathToFileURL(path).href)) as Record<string, unknown>;
   } catch (cause) {
     throw new StateSyncError(
       "VALIDATION",
-      `--model ${path} could not be loaded: ${(cause as Error).message}`,
+      `--model ${path} could not be loaded: ${thrownText(cause)}`,
       { cause },
     );
+  } finally {
+    loading = undefined;
   }
   if (!(exportName in module)) {
     const names = Object.keys(module).join(", ") || "none";

@@ -7,6 +7,13 @@
  * job), and an empty log (which opening would give a genesis entry) and a log whose first
  * retained entry is unusable (which opening would re-anchor with a snapshot entry) are refused
  * first.
+ *
+ * A replica always has read the whole log, up to the latest revision the log had when the
+ * command started, or the command fails (`UNAVAILABLE`, saying how far it got): the engine's
+ * `waitFor: "synced"` resolves with what it has read, status `offline`, when the server stops
+ * answering during the catch-up, and `verify`, `export` and `state` used to report that part
+ * of the log, exit 0 (a fresh-eyes trial froze the server with SIGSTOP: "result ok, replayed
+ * revisions 1 to 783" of 20,001).
  */
 import { randomBytes } from "node:crypto";
 import {
@@ -16,7 +23,9 @@ import {
   type CommandMap,
   type DecodeResult,
   type JetStreamLog,
+  type LogEntry,
   type LogInfo,
+  type RevisionedLog,
   type StateSynchronizer,
 } from "@statesync/node";
 import type { AnyModel } from "./model-file.js";
@@ -50,10 +59,31 @@ export function firstEntryProblem(
   );
 }
 
-/** Throws {@link firstEntryProblem} of the first retained entry of `log`. */
-export async function checkFirstEntry(log: JetStreamLog, info: LogInfo): Promise<void> {
-  const first = await log.entryAt(info.firstRevision);
-  const problem = firstEntryProblem(info.firstRevision, first && decodeEntry(first.data));
+/**
+ * The first retained entry of `log`: the first at or after `info.firstRevision`, as the engine's
+ * replay reads it (a range read from there), or undefined when there is none. Tried first with a
+ * point read of `firstRevision` itself; nats-server 2.9.10 can report after purges a `first_seq`
+ * it cannot serve (a read at 37 fails while first_seq is 37; a fresh-eyes trial), and the CLI
+ * used to call such a log corrupt although every SDK replica reads it from the next entry.
+ */
+export async function firstRetainedEntry(
+  log: Pick<RevisionedLog, "entryAt" | "read">,
+  info: Pick<LogInfo, "firstRevision" | "latestRevision">,
+): Promise<LogEntry | undefined> {
+  const exact = await log.entryAt(info.firstRevision);
+  if (exact !== undefined) return exact;
+  for await (const entry of log.read(info.firstRevision, info.latestRevision)) return entry;
+  return undefined;
+}
+
+/** Throws {@link firstEntryProblem} of the first retained entry of `log` (`firstRetainedEntry`). */
+export async function checkFirstEntry(
+  log: Pick<RevisionedLog, "entryAt" | "read">,
+  info: Pick<LogInfo, "firstRevision" | "latestRevision">,
+): Promise<void> {
+  const first = await firstRetainedEntry(log, info);
+  const revision = first?.revision ?? info.firstRevision;
+  const problem = firstEntryProblem(revision, first && decodeEntry(first.data));
   if (problem) throw problem;
 }
 
@@ -78,7 +108,7 @@ export async function openReplica(
     );
   }
   await checkFirstEntry(log, info);
-  return createSynchronizer({
+  const replica: AnyReplica = await createSynchronizer({
     log, // not owned: the command closes it
     model,
     snapshots: false,
@@ -89,6 +119,31 @@ export async function openReplica(
     clientId: cliClientId(),
     onError,
   });
+  if (replica.revision < info.latestRevision) {
+    const status = replica.status;
+    await replica.close();
+    throw incompleteRead(replica.revision, info.latestRevision, status);
+  }
+  return replica;
+}
+
+/**
+ * The `UNAVAILABLE` of a read that got to `revision` only, the log being at `latest` when the
+ * command started (`details`: both): nothing is concluded from part of a log.
+ */
+export function incompleteRead(
+  revision: number,
+  latest: number,
+  status?: string,
+  cause?: StateSyncError,
+): StateSyncError {
+  const why = status === undefined ? "" : ` (replica ${status})`;
+  const server = cause === undefined ? "" : ` (${cause.message})`;
+  return new StateSyncError(
+    "UNAVAILABLE",
+    `read the log up to revision ${revision} of ${latest} only${why}: the server stopped answering within --timeout${server}; nothing is reported from part of the log`,
+    { details: { revision, latest }, cause },
+  );
 }
 
 /** Opens a replica (see {@link openReplica}), runs `use`, closes it. */

@@ -125,10 +125,24 @@ export async function streamInfo(s: Session): Promise<StreamInfo> {
 }
 
 /**
- * The state's log on the session's connection, stream opened and checked (`STREAM_CONFIG` when
- * its configuration could drop history). Only `create` (the import) may create the stream.
+ * How a command uses the log: only reads it (the default: a sealed stream is read, and a write
+ * is refused), or `write`s to it (`create`: the import, which may create the stream, writes).
+ * A fresh-eyes trial found every command refusing a sealed stream, `history` and `info` too.
  */
-export async function openLog(s: Session, { create = false } = {}): Promise<JetStreamLog> {
+export interface LogUse {
+  readonly write?: boolean;
+  readonly create?: boolean;
+}
+
+/**
+ * The state's log on the session's connection, stream opened and checked (`STREAM_CONFIG` when
+ * its configuration could drop history, or, for a command that writes, is sealed). Only
+ * `create` (the import) may create the stream.
+ */
+export async function openLog(
+  s: Session,
+  { write = false, create = false }: LogUse = {},
+): Promise<JetStreamLog> {
   if (!create) await streamInfo(s); // a clear error for a missing stream
   return JetStreamLog.open({
     connection: s.nc,
@@ -136,6 +150,7 @@ export async function openLog(s: Session, { create = false } = {}): Promise<JetS
     key: s.options.key,
     subjectPrefix: s.options.subjectPrefix,
     create,
+    readOnly: !write && !create,
     requestTimeoutMs: s.options.timeout,
   });
 }
@@ -144,7 +159,7 @@ export async function openLog(s: Session, { create = false } = {}): Promise<JetS
 export async function withLog<R>(
   s: Session,
   use: (log: JetStreamLog) => Promise<R>,
-  options: { create?: boolean } = {},
+  options: LogUse = {},
 ): Promise<R> {
   const log = await openLog(s, options);
   try {

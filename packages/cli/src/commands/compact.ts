@@ -31,16 +31,20 @@ export function registerCompact(program: Command): void {
       const args = parseWith(compactSchema, { model: raw.model });
       const model = await loadModel(args.model);
       const result = await withSession(o, (s) =>
-        withLog(s, async (log) => {
-          const before = (await log.info()).firstRevision;
-          const revision = await withReplica(log, model, async (replica) => {
-            if (!replica)
-              throw new StateSyncError("VALIDATION", "the log is empty: nothing to compact");
-            return (await replica.compact()).revision;
-          });
-          const after = await log.info();
-          return { revision, firstRevision: after.firstRevision, removedFrom: before };
-        }),
+        withLog(
+          s,
+          async (log) => {
+            const before = (await log.info()).firstRevision;
+            const revision = await withReplica(log, model, async (replica) => {
+              if (!replica)
+                throw new StateSyncError("VALIDATION", "the log is empty: nothing to compact");
+              return (await replica.compact()).revision;
+            });
+            const after = await log.info();
+            return { revision, firstRevision: after.firstRevision, removedFrom: before };
+          },
+          { write: true },
+        ),
       );
       if (o.json) printJson(result);
       else {

@@ -4,9 +4,14 @@
  * identity, source, time and checksum. The state must pass the model's schema and nest at most
  * `MAX_STATE_DEPTH` levels (a restore writes it as a snapshot entry, which replicas would refuse
  * otherwise): a state import could not restore is refused, `VALIDATION`, and no file is written. The file is written to a
- * temporary name and renamed, and an existing FILE is kept unless `--force`.
+ * temporary name and renamed, and an existing FILE is kept unless `--force`, which replaces a
+ * regular file only: a symbolic link (`/dev/stdout`), a FIFO, a device node or a directory is
+ * refused, nothing written (the rename used to replace them: as root, `/dev/null` became a
+ * regular file; a fresh-eyes trial). FILE `-` is standard output: the backup alone goes there,
+ * the summary to stderr.
  */
-import { link, rename, rm, writeFile } from "node:fs/promises";
+import { link, lstat, rename, rm, writeFile } from "node:fs/promises";
+import type { Stats } from "node:fs";
 import { resolve } from "node:path";
 import type { Command } from "commander";
 import { StateSyncError } from "@statesync/node";
@@ -20,7 +25,8 @@ import {
 } from "../backup.js";
 import { loadModel } from "../model-file.js";
 import { addCommonOptions, parseCommon, parseWith, revisionSchema } from "../options.js";
-import { printJson, printLines } from "../output.js";
+import { jsonText } from "../json-text.js";
+import { printJson, printLines, printNotice } from "../output.js";
 import { readLogVersion, type LogVersion } from "../log-version.js";
 import { withLog, withSession } from "../session.js";
 import { MODEL_OPTION, readState } from "./state.js";
@@ -32,8 +38,38 @@ const exportSchema = z.object({
   force: z.boolean().optional(),
 });
 
-/** Writes `text` to `path` through a temporary file; refuses an existing `path` unless `force`. */
+/** What a file that is not a regular file is, for the refusal of `--force`. */
+function kindOf(stats: Stats): string {
+  if (stats.isSymbolicLink()) return "a symbolic link";
+  if (stats.isDirectory()) return "a directory";
+  if (stats.isFIFO()) return "a FIFO";
+  if (stats.isCharacterDevice()) return "a character device";
+  if (stats.isBlockDevice()) return "a block device";
+  if (stats.isSocket()) return "a socket";
+  return "not a file";
+}
+
+/** Refuses an existing `path` that is not a regular file (it is never followed: lstat). */
+async function assertReplaceable(path: string): Promise<void> {
+  const stats = await lstat(path).catch((cause: NodeJS.ErrnoException) => {
+    if (cause.code === "ENOENT") return undefined;
+    throw new StateSyncError("VALIDATION", `cannot write ${path}: ${cause.code ?? cause.message}`, {
+      cause,
+    });
+  });
+  if (stats === undefined || stats.isFile()) return;
+  throw new StateSyncError(
+    "VALIDATION",
+    `${path} is ${kindOf(stats)}, not a regular file: --force replaces only a regular file; nothing written`,
+  );
+}
+
+/**
+ * Writes `text` to `path` through a temporary file; refuses an existing `path` unless `force`,
+ * and with it one that is not a regular file.
+ */
 async function writeNew(path: string, text: string, force: boolean): Promise<void> {
+  if (force) await assertReplaceable(path);
   const temporary = `${path}.${process.pid}.tmp`;
   // A missing folder or no permission is the caller's to fix: VALIDATION naming FILE (it came
   // out as UNAVAILABLE with the temporary name, found by a fresh-eyes trial).
@@ -78,10 +114,10 @@ export function registerExport(program: Command): void {
     program
       .command("export")
       .description("back up the state into a self-checking JSON file")
-      .argument("<file>", "the backup file to write")
+      .argument("<file>", "the backup file to write; - for standard output")
       .option(...MODEL_OPTION)
       .option("--at <revision>", "a retained revision (default: the latest)")
-      .option("--force", "replace FILE if it exists"),
+      .option("--force", "replace FILE if it is a regular file that exists"),
   ).action(
     action(async (file: string, raw: Record<string, unknown>) => {
       const o = parseCommon(raw);
@@ -99,7 +135,8 @@ export function registerExport(program: Command): void {
           `the state at revision ${revision} fails the model's schema; a restore could not use it: ${valid.error.issues[0]?.message}`,
         );
       }
-      const path = resolve(args.file);
+      const toStdout = args.file === "-";
+      const path = toStdout ? "-" : resolve(args.file);
       const text = writeBackupText({
         format: BACKUP_FORMAT,
         formatVersion: BACKUP_FORMAT_VERSION,
@@ -110,8 +147,17 @@ export function registerExport(program: Command): void {
         revision,
         state: state as BackupContent["state"],
       });
-      await writeNew(path, text, args.force ?? false);
       const bytes = Buffer.byteLength(text);
+      if (toStdout) {
+        // stdout holds the backup alone (each line made visible: still the same JSON values, so
+        // the checksum holds), the summary goes to stderr.
+        printLines(text.trimEnd().split("\n"));
+        if (o.json) printNotice(jsonText({ file: "-", revision, bytes, model: model.name }));
+        else
+          printNotice(`statesync: exported revision ${revision} of ${o.stream} to standard output`);
+        return;
+      }
+      await writeNew(path, text, args.force ?? false);
       if (o.json) printJson({ file: path, revision, bytes, model: model.name });
       else printLines([`exported revision ${revision} of ${o.stream} to ${path} (${bytes} bytes)`]);
     }),

@@ -12,6 +12,7 @@ import { addCommonOptions, parseCommon, parseWith, revisionSchema } from "../opt
 import { printJson, printLines, printNotice } from "../output.js";
 import { removedFromWarning, warnTruncated } from "../retained.js";
 import { withLog, withSession } from "../session.js";
+import { readWhole } from "../whole-read.js";
 
 const rangeSchema = z
   .object({ from: revisionSchema.optional(), to: revisionSchema.optional() })
@@ -44,7 +45,7 @@ export function registerHistory(program: Command): void {
           const from = Math.max(range.from ?? info.firstRevision, info.firstRevision);
           const to = Math.min(range.to ?? info.latestRevision, info.latestRevision);
           if (from > to) return out;
-          for await (const e of log.read(from, to)) out.push(entryRow(e));
+          for await (const e of readWhole(log, from, to)) out.push(entryRow(e));
           return out;
         }),
       );

@@ -19,6 +19,7 @@ import { ChainCheck, type ChainEvent } from "../chain.js";
 import { addCommonOptions, parseCommon } from "../options.js";
 import { block, printJson, printLines } from "../output.js";
 import { streamInfo, withLog, withSession, type Session } from "../session.js";
+import { readWhole } from "../whole-read.js";
 
 /** The `--json` output of `info`. */
 export interface InfoReport {
@@ -71,7 +72,7 @@ async function scan(log: JetStreamLog, report: InfoReport): Promise<void> {
   report.firstRevision = info.firstRevision;
   if (info.firstRevision === 0) return;
   const chain = new ChainCheck(log.contiguous);
-  for await (const e of log.read(info.firstRevision, info.latestRevision)) {
+  for await (const e of readWhole(log, info.firstRevision, info.latestRevision)) {
     report.entries += 1;
     report.bytes! += e.data.byteLength;
     const d = decodeEntry(e.data);
@@ -112,7 +113,10 @@ export async function readInfo(s: Session): Promise<InfoReport> {
     configProblems: problems,
     configWarnings: streamConfigWarnings(si.config as StreamConfigLike),
   };
-  if (problems.length === 0) {
+  // A sealed stream is unsafe to write but whole: its entries are read as any other's.
+  if (
+    streamConfigProblems(si.config as StreamConfigLike, s.layout, { readOnly: true }).length === 0
+  ) {
     await withLog(s, (log) => scan(log, report));
   } else if (!s.layout.shared) {
     // The log refuses this stream; the stream's own counters still say what it holds.

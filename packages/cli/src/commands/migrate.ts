@@ -50,36 +50,39 @@ export function registerMigrate(program: Command): void {
       const args = parseWith(migrateSchema, { model: raw.model, dryRun: raw.dryRun });
       const model = await loadModel(args.model);
       const result = await withSession(o, (s) =>
-        withLog(s, (log) =>
-          withReplica(log, model, async (replica): Promise<MigrateResult> => {
-            if (!replica) {
-              throw new StateSyncError("VALIDATION", "the log is empty: nothing to migrate");
-            }
-            const common = { model: model.name, to: model.version };
-            if (!replica.upgradePending) {
-              const base = { ...common, from: model.version, revision: replica.revision };
-              return { ...base, outcome: "up-to-date", state: replica.state };
-            }
-            const logVersion = (await readLogVersion(log))?.version ?? 0;
-            if (args.dryRun) {
-              const revision = replica.revision;
+        withLog(
+          s,
+          (log) =>
+            withReplica(log, model, async (replica): Promise<MigrateResult> => {
+              if (!replica) {
+                throw new StateSyncError("VALIDATION", "the log is empty: nothing to migrate");
+              }
+              const common = { model: model.name, to: model.version };
+              if (!replica.upgradePending) {
+                const base = { ...common, from: model.version, revision: replica.revision };
+                return { ...base, outcome: "up-to-date", state: replica.state };
+              }
+              const logVersion = (await readLogVersion(log))?.version ?? 0;
+              if (args.dryRun) {
+                const revision = replica.revision;
+                return {
+                  ...common,
+                  from: logVersion,
+                  outcome: "would-switch",
+                  revision,
+                  state: replica.state,
+                };
+              }
+              const { revision } = await replica.upgrade();
               return {
                 ...common,
                 from: logVersion,
-                outcome: "would-switch",
+                outcome: "switched",
                 revision,
                 state: replica.state,
               };
-            }
-            const { revision } = await replica.upgrade();
-            return {
-              ...common,
-              from: logVersion,
-              outcome: "switched",
-              revision,
-              state: replica.state,
-            };
-          }).catch((e: unknown) => refusal(e, log, model)),
+            }).catch((e: unknown) => refusal(e, log, model)),
+          { write: !args.dryRun },
         ),
       );
       if (o.json) return printJson(result);

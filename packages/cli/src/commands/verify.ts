@@ -23,6 +23,7 @@ import { block, printJson, printLines, shortJson } from "../output.js";
 import { withReplica, type AnyReplica } from "../replica.js";
 import { withLog, withSession } from "../session.js";
 import { firstDifference } from "../verify-diff.js";
+import { readWhole } from "../whole-read.js";
 import { MODEL_OPTION } from "./state.js";
 
 /** One way the log fails verification. */
@@ -90,7 +91,7 @@ async function checkStartingPoints(
   found: Divergence[],
 ): Promise<{ snapshots: number; switches: number }> {
   const checked = { snapshots: 0, switches: 0 };
-  for await (const e of log.read(info.firstRevision + 1, replica.revision)) {
+  for await (const e of readWhole(log, info.firstRevision + 1, replica.revision)) {
     const d = decodeEntry(e.data);
     if (!d.ok) continue;
     const entry = d.entry;

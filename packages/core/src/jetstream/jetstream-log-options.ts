@@ -41,6 +41,13 @@ export interface JetStreamLogOptions {
   subjectPrefix?: string;
   /** Create the stream when it does not exist (default true); false: it must exist. */
   create?: boolean;
+  /**
+   * Only read the log (default false): a sealed stream, which nothing can be written to, is
+   * accepted (an archive read by `statesync history`, `verify`, `export`, ...), and every write
+   * (`appendConditional`, `appendUnconditional`, `truncateBefore`) rejects `STREAM_CONFIG`
+   * without a request.
+   */
+  readOnly?: boolean;
   /** Replicas of a stream this log creates (1-5, default 1). */
   replicas?: number;
   /** Timeout of each JetStream request and of the wait for a pending connection, ms (default 5000). */
@@ -90,6 +97,7 @@ export const jetStreamLogOptionsSchema = z.object({
   key: z.string().optional(),
   subjectPrefix: z.string().optional(),
   create: z.boolean().optional(),
+  readOnly: z.boolean().optional(),
   replicas: z.number().int().min(1).max(5).optional(),
   requestTimeoutMs: z.number().int().min(1).max(600_000).optional(),
   domain: z

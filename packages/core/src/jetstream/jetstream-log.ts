@@ -98,6 +98,8 @@ export class JetStreamLog implements RevisionedLog {
   private closed = false;
   private readonly followers = new Set<LiveFollower>();
   private readonly fanout: Required<FanoutOptions> | undefined;
+  /** Opened with `readOnly`: writes are refused. */
+  private readonly readOnly: boolean;
   private readonly configWatches = new Set<() => void>();
   private lastFollower: LiveFollower | undefined;
   private readonly warnings: StateSyncError[] = [];
@@ -123,11 +125,13 @@ export class JetStreamLog implements RevisionedLog {
     this.timeoutMs = o.requestTimeoutMs ?? 5_000;
     this.gate = new ConnectionGate(adaptedConnection(o.connection, o.jetstream));
     this.fanout = fanoutOptions(o.fanout, this.layout);
+    this.readOnly = o.readOnly ?? false;
     this.opener = new StreamOpener({
       fanout: this.fanout,
       gate: this.gate,
       layout: this.layout,
       create: o.create ?? true,
+      readOnly: o.readOnly ?? false,
       replicas: o.replicas ?? 1,
       timeoutMs: this.timeoutMs,
       domain: o.domain,
@@ -204,6 +208,7 @@ export class JetStreamLog implements RevisionedLog {
     messageId: string,
     options?: AppendOptions,
   ): Promise<AppendResult> {
+    if (this.readOnly) return Promise.reject(this.readOnlyError("append"));
     if (!Number.isSafeInteger(expectedRevision) || expectedRevision < 0) {
       return Promise.reject(
         new StateSyncError("VALIDATION", "expectedRevision must be a non-negative integer"),
@@ -217,7 +222,17 @@ export class JetStreamLog implements RevisionedLog {
     messageId: string,
     options?: AppendOptions,
   ): Promise<AppendResult> {
+    if (this.readOnly) return Promise.reject(this.readOnlyError("append"));
     return this.appender.append(data, messageId, undefined, options);
+  }
+
+  /** The `STREAM_CONFIG` of a write to a log opened `readOnly` (nothing sent). */
+  private readOnlyError(what: string): StateSyncError {
+    return new StateSyncError(
+      "STREAM_CONFIG",
+      `${what} ${this.subject}: the log was opened read-only (readOnly: true)`,
+      { details: { stream: this.stream } },
+    );
   }
 
   /** Range reads; with fan-out, at most `CONSUMER_FILLS` run at once per process. */
@@ -339,6 +354,7 @@ export class JetStreamLog implements RevisionedLog {
   /** Filtered purge: `purge(stream, { filter: subject, seq: revision })`. */
   async truncateBefore(revision: number): Promise<void> {
     checkRevision(revision, "revision");
+    if (this.readOnly) throw this.readOnlyError("truncateBefore");
     const s = await this.opener.ready();
     const seq = Math.floor(revision);
     if (seq <= 1) return;

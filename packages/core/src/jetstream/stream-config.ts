@@ -54,7 +54,11 @@ const positive = (n: number | undefined): boolean => typeof n === "number" && n 
  * subject, and for the own-stream layout any other subject or a source (every sequence of the
  * stream must belong to the state).
  */
-export function streamConfigProblems(config: StreamConfigLike, layout: JetStreamLayout): string[] {
+export function streamConfigProblems(
+  config: StreamConfigLike,
+  layout: JetStreamLayout,
+  { readOnly = false }: { readOnly?: boolean } = {},
+): string[] {
   const problems: string[] = [];
   if (config.retention !== undefined && config.retention !== "limits") {
     problems.push(`retention "${config.retention}" deletes messages (need "limits")`);
@@ -64,7 +68,8 @@ export function streamConfigProblems(config: StreamConfigLike, layout: JetStream
   }
   if (config.storage === "memory") problems.push("memory storage loses history on restart");
   if (config.mirror) problems.push("a mirror cannot be written");
-  if (config.sealed) problems.push("a sealed stream cannot be written");
+  // Sealed: nothing is added or removed any more, so a log only read finds its history whole.
+  if (config.sealed && !readOnly) problems.push("a sealed stream cannot be written");
   const subjects = config.subjects ?? [];
   if (layout.shared) {
     if (!subjects.some((p) => subjectMatches(p, layout.subject))) {
@@ -123,8 +128,12 @@ export function configWarning(
 }
 
 /** Throws `StateSyncError("STREAM_CONFIG")` listing {@link streamConfigProblems}, if any. */
-export function assertStreamConfig(info: StreamInfoLike, layout: JetStreamLayout): void {
-  const problems = streamConfigProblems(info.config, layout);
+export function assertStreamConfig(
+  info: StreamInfoLike,
+  layout: JetStreamLayout,
+  options: { readOnly?: boolean } = {},
+): void {
+  const problems = streamConfigProblems(info.config, layout, options);
   if (problems.length > 0) {
     throw new StateSyncError(
       "STREAM_CONFIG",
@@ -149,6 +158,7 @@ export async function ensureStream(
   create: boolean,
   replicas: number,
   republish?: RePublishLike,
+  readOnly = false,
 ): Promise<StreamInfoLike> {
   let info: StreamInfoLike;
   try {
@@ -195,6 +205,6 @@ export async function ensureStream(
       }
     }
   }
-  assertStreamConfig(info, layout);
+  assertStreamConfig(info, layout, { readOnly });
   return info;
 }

@@ -62,6 +62,8 @@ export interface StreamOpenerOptions {
   readonly layout: JetStreamLayout;
   /** Create the stream when missing. */
   readonly create: boolean;
+  /** Only read: a sealed stream is accepted (`streamConfigProblems`'s `readOnly`). */
+  readonly readOnly?: boolean;
   /** Replicas of a created stream. */
   readonly replicas: number;
   /** Timeout of each request and of the wait for a pending connection, ms. */
@@ -165,7 +167,7 @@ export class StreamOpener {
   /** Records what a fresh stream info says and re-checks the configuration (invariant 3). */
   observe(s: StreamSession, si: StreamInfoLike): void {
     this.checkIncarnation(si.created);
-    assertStreamConfig(si, this.o.layout);
+    assertStreamConfig(si, this.o.layout, { readOnly: this.o.readOnly });
     this.warnAbout(si);
     s.created = si.created;
     s.maxMsgSize = si.config.max_msg_size ?? -1;
@@ -285,7 +287,9 @@ export class StreamOpener {
     const fanout = this.o.fanout;
     try {
       const rule = fanout && republishRule(this.o.layout, fanout.prefix);
-      si = await ensureStream(api, this.o.layout, first && this.o.create, this.o.replicas, rule);
+      const create = first && this.o.create;
+      const readOnly = this.o.readOnly;
+      si = await ensureStream(api, this.o.layout, create, this.o.replicas, rule, readOnly);
       if (fanout?.enable && !si.config.republish && this.republishRefused === undefined) {
         si = await enableRepublish(api, si, this.o.layout, fanout.prefix).catch((e: unknown) => {
           if (!(e instanceof StateSyncError) || e.code !== "STREAM_CONFIG") throw e;

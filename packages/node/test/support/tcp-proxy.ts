@@ -9,7 +9,9 @@ import net from "node:net";
  * connection open and let nothing the server sends reach its client any more
  * (`holdAfterPublish`: a request, a pull, stays in flight as long as the test needs). Started with
  * `{ parse: true }` it reads the server's side as NATS protocol frames and can drop messages
- * on their way to the client (`dropDelivered`), as a core subscription may lose them.
+ * on their way to the client (`dropDelivered`), as a core subscription may lose them. Or freeze
+ * like a SIGSTOPped server once it has sent a number of bytes (`stallAfter`): nothing is
+ * forwarded either way for a while, then all that was held is.
  */
 export class TcpProxy {
   private readonly server: net.Server;
@@ -26,6 +28,11 @@ export class TcpProxy {
   /** Messages dropped by {@link dropDelivered}'s filter. */
   dropped = 0;
   private dropper: ((subject: string, frame: string) => boolean) | undefined;
+  /** Bytes forwarded from the server to clients. */
+  delivered = 0;
+  private stallAt: { bytes: number; ms: number; started: () => void } | undefined;
+  /** Held while stalled: the writes to make once it ends. */
+  private held: Array<() => void> | undefined;
 
   private constructor(
     private readonly target: { host: string; port: number },
@@ -76,9 +83,13 @@ export class TcpProxy {
     upstream.on("data", (chunk: Buffer) => {
       if (blocked) return;
       const out = frames ? frames(chunk) : chunk;
+      if (this.held) return void this.held.push(() => client.write(out));
       if (out.length > 0) client.write(out);
+      this.delivered += out.length;
+      this.stallIfDue();
     });
     client.on("data", (chunk: Buffer) => {
+      if (this.held) return void this.held.push(() => upstream.write(chunk));
       const match = this.armed;
       const subjects = [...chunk.toString("latin1").matchAll(/(?:^|\r\n)H?PUB (\S+) /g)].map(
         (m) => m[1]!,
@@ -169,6 +180,29 @@ export class TcpProxy {
       pending = pending.subarray(i);
       return out.length === 1 ? out[0]! : Buffer.concat(out);
     };
+  }
+
+  /**
+   * Once the server has sent `bytes` more to clients, holds everything either way for `ms` (as a
+   * SIGSTOPped server would), then forwards what it held. Resolves when the stall starts.
+   */
+  stallAfter(bytes: number, ms: number): Promise<void> {
+    return new Promise((started) => {
+      this.stallAt = { bytes: this.delivered + bytes, ms, started };
+    });
+  }
+
+  private stallIfDue(): void {
+    const at = this.stallAt;
+    if (at === undefined || this.delivered < at.bytes) return;
+    this.stallAt = undefined;
+    this.held = [];
+    at.started();
+    setTimeout(() => {
+      const held = this.held ?? [];
+      this.held = undefined;
+      for (const write of held) write();
+    }, at.ms);
   }
 
   /** Cuts every open connection now. */

@@ -1,0 +1,48 @@
+import { createSynchronizer, MemoryLog, type LogInfo, type RevisionedLog } from "@statesync/node";
+import { describe, expect, it } from "vitest";
+import { checkFirstEntry } from "../src/replica.js";
+import { counter } from "./helpers.js";
+
+/**
+ * The first retained entry is the first one at or after the log's first revision. nats-server
+ * 2.9.10 can report, after purges, a `first_seq` it cannot serve (first_seq 37 while a read at 37
+ * fails; a fresh-eyes trial): the SDK reads on to the first entry that exists, but the CLI read
+ * exactly `first_seq` and called the log corrupt (`CORRUPT_ENTRY`), failing verify, state,
+ * export and compact. Simulated here by a memory log whose info names a first revision one before
+ * the first entry it holds.
+ */
+describe("checkFirstEntry", () => {
+  /** A compacted memory log (snapshot entry at `snapshot`), and its info as the server had it. */
+  async function compacted(): Promise<{ log: RevisionedLog; info: LogInfo; snapshot: number }> {
+    const log = new MemoryLog();
+    const replica = await createSynchronizer({ log, model: counter, live: false });
+    for (let i = 0; i < 4; i++) await replica.update("increment", { by: 1 });
+    const { revision: snapshot } = await replica.compact();
+    await replica.close();
+    const info = await log.info();
+    expect(info.firstRevision).toBe(snapshot);
+    return { log, info: { ...info, firstRevision: snapshot - 1 }, snapshot };
+  }
+
+  it("reads the first entry at or after a first revision the log cannot serve", async () => {
+    const { log, info, snapshot } = await compacted();
+    expect(await log.entryAt(info.firstRevision)).toBeUndefined();
+    await expect(checkFirstEntry(log, info)).resolves.toBeUndefined();
+    // The revision it names is that of the entry read: the snapshot entry.
+    await expect(checkFirstEntry(log, { ...info, firstRevision: 1 })).resolves.toBeUndefined();
+    expect(snapshot).toBeGreaterThan(2);
+  });
+
+  it("still refuses a first entry that is no genesis or snapshot entry, naming its revision", async () => {
+    const log = new MemoryLog();
+    const replica = await createSynchronizer({ log, model: counter, live: false });
+    for (let i = 0; i < 4; i++) await replica.update("increment", { by: 1 });
+    await replica.close();
+    await log.truncateBefore(3); // the genesis and the first update are gone
+    const info = { ...(await log.info()), firstRevision: 2 }; // stale, as the server's
+    await expect(checkFirstEntry(log, info)).rejects.toMatchObject({
+      code: "CORRUPT_ENTRY",
+      details: { revision: 3 },
+    });
+  });
+});
