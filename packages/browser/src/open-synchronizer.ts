@@ -293,7 +293,13 @@ export async function openSynchronizer<S, C extends CommandMap<S>>(
   if (saveOnHide ?? true) stops.push(saveSnapshotOnHide(sync));
   if (offline && shareAs && queue) {
     // Each tab's pending edits show in the other tabs at once, before the server has them.
-    const shared = offline.sharePendingAcrossTabs(sync, rest.model, shareAs.name, shareAs.tabId);
+    const shared = offline.sharePendingAcrossTabs(
+      sync,
+      rest.model,
+      shareAs.name,
+      shareAs.tabId,
+      queue.owner,
+    );
     stops.push(shared.stop);
     return shared.sync;
   }

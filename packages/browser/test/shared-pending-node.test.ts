@@ -91,3 +91,39 @@ it("leaves another tab's command that returns a promise, or leaves holes, out of
   sharedB.stop();
   await Promise.all([a.close(), b.close()]);
 });
+
+it("shows a queue's edits once when its tab reloads while offline (a new tab, the same queue)", async () => {
+  // A trial: tab B queued edits offline and reloaded; its new tab reported the same queue's
+  // edits under a new tab id while the old report stayed, and every other tab showed them twice
+  // for as long as the server was down. A report of a queue replaces that queue's older ones.
+  const log = new MemoryLog();
+  const a = await open(log, "tab-a");
+  const name = `shared-reload-${Date.now()}`;
+  const sharedA = sharePendingAcrossTabs(a, board, name, "a", "queue-a");
+  const tabB = new BroadcastChannel(`${name}:pending`);
+  const ops = [
+    { c: "add", a: { card: "b1" }, at: 1 },
+    { c: "add", a: { card: "b2" }, at: 2 },
+  ];
+  const report = (from: string, q?: string) =>
+    tabB.postMessage({ t: "pending", from, ...(q ? { q } : {}), revision: a.revision, ops });
+  const shows = async (cards: string[]) => {
+    const deadline = Date.now() + 5_000;
+    while (Date.now() < deadline) {
+      if (JSON.stringify(sharedA.sync.optimisticState.cards) === JSON.stringify(cards)) return;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(sharedA.sync.optimisticState.cards).toEqual(cards);
+  };
+  report("b-before-reload", "queue-b");
+  await shows(["b1", "b2"]);
+  report("b-after-reload", "queue-b");
+  await new Promise((r) => setTimeout(r, 50));
+  await shows(["b1", "b2"]);
+  // Another queue's edits still show beside them.
+  report("c", "queue-c");
+  await shows(["b1", "b2", "b1", "b2"]);
+  tabB.close();
+  sharedA.stop();
+  await a.close();
+});

@@ -18,12 +18,17 @@ const messageSchema = z.union([
   z.object({
     t: z.literal("pending"),
     from: z.string().max(64),
+    q: z.string().max(512).optional(),
     revision: z.number().int().nonnegative(),
     ops: z.array(z.object({ c: z.string().max(256), a: z.unknown(), at: z.number() })).max(10_000),
   }),
 ]);
 
-type Foreign = { revision: number; ops: Array<{ c: string; a: unknown; at: number }> };
+type Foreign = {
+  revision: number;
+  q: string | undefined;
+  ops: Array<{ c: string; a: unknown; at: number }>;
+};
 
 /**
  * Shows the other tabs' pending updates in this tab's optimistic view, before the server has
@@ -37,13 +42,17 @@ type Foreign = { revision: number; ops: Array<{ c: string; a: unknown; at: numbe
  * revision is not past the one the other tab reported (else it may already be in the confirmed
  * state, and would show twice); it shows again with the other tab's next report. A command that
  * throws here or returns a promise, or arguments this model refuses, are left out. Plain recipes
- * are not shared.
+ * are not shared. `queue` names this tab's queue (its slot's owner): a report of a queue replaces
+ * the reports of that queue from other tabs, so the edits of a tab reloaded while offline (the
+ * same queue, a new tab) show once: the old tab never said it was gone (a trial saw them twice
+ * in every other tab for as long as the server was down).
  */
 export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
   sync: StateSynchronizer<S, C>,
   model: Model<S, C>,
   name: string,
   tabId: string,
+  queue?: string,
 ): { sync: StateSynchronizer<S, C>; stop(): void } {
   const channel = new BroadcastChannel(`${name}:pending`);
   const foreign = new Map<string, Foreign>();
@@ -61,7 +70,7 @@ export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
         .filter((p) => p.command !== undefined)
         .map((p) => ({ c: p.command!, a: p.args, at: p.queuedAt }));
       try {
-        channel.postMessage({ t: "pending", from: tabId, revision: sync.revision, ops });
+        channel.postMessage({ t: "pending", from: tabId, q: queue, revision: sync.revision, ops });
       } catch {
         // closed
       }
@@ -71,8 +80,12 @@ export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
     const m = messageSchema.safeParse(e.data);
     if (!m.success) return;
     if (m.data.t === "hello") return post();
-    if (m.data.ops.length === 0) foreign.delete(m.data.from);
-    else foreign.set(m.data.from, { revision: m.data.revision, ops: m.data.ops });
+    const { from, q, revision, ops } = m.data;
+    if (q !== undefined) {
+      for (const [other, f] of foreign) if (other !== from && f.q === q) foreign.delete(other);
+    }
+    if (ops.length === 0) foreign.delete(from);
+    else foreign.set(from, { revision, q, ops });
     version += 1;
     for (const l of [...listeners]) l();
   };
