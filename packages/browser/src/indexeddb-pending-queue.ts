@@ -187,6 +187,18 @@ export class IdbQueue implements PendingQueue {
     await this.remove(undefined);
   }
 
+  /**
+   * The database is going away under the queue (another tab or the app deletes or upgrades it:
+   * `versionchange`): its records in memory from now on, not durable, with a warning. The queue
+   * goes on (its records already stored go with the database; the engine still holds them).
+   */
+  degrade(reason: unknown): void {
+    if (this.closed || this.memory) return;
+    this.warn(reason);
+    this.memory = new Map();
+    this.givenUp = true;
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;

@@ -152,6 +152,16 @@ export class IndexedDbPendingStore implements PendingStore {
     (await db?.catch(() => undefined))?.close();
   }
 
+  private giveWay(): void {
+    const db = this.db;
+    this.db = undefined;
+    void db?.then((d) => d.close()).catch(() => undefined);
+    const reason = new Error(
+      `IndexedDB database ${this.databaseName} is being deleted or upgraded`,
+    );
+    for (const q of this.queues) q.degrade(reason);
+  }
+
   /** Test hook: this store's locks released and its queues fenced (a killed tab); a new store. */
   crashed(): IndexedDbPendingStore {
     for (const q of [...this.queues]) void q.close();
@@ -167,7 +177,11 @@ export class IndexedDbPendingStore implements PendingStore {
         db.createObjectStore(RECORDS, { keyPath: ["key", "owner", "seq"] });
         db.createObjectStore(QUEUES, { keyPath: ["key", "owner"] });
       },
-      blocking: () => void this.close(),
+      // Deleted or upgraded elsewhere (DevTools "Clear site data", an app's logout): the
+      // connection gives way at once and the open queues go on in memory (closing them for good
+      // failed every later update with CLOSED until a reload, online too: a trial). The next
+      // open opens the database again.
+      blocking: () => this.giveWay(),
     });
     this.db.catch(() => (this.db = undefined));
     return this.db;

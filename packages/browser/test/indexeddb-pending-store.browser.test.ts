@@ -98,3 +98,34 @@ it("without Web Locks keeps the queue in memory (two tabs could not be kept apar
     Object.defineProperty(Navigator.prototype, "locks", original);
   }
 });
+
+it("goes on in memory, warning once, when its database is deleted under it (Clear site data)", async () => {
+  // A trial: deleting the database (DevTools, an app's logout) closed every open queue for good,
+  // and every later update of the page rejected CLOSED until a reload, online too.
+  const databaseName = uniqueDatabase("pending-deleted");
+  const warnings: unknown[] = [];
+  const store = new IndexedDbPendingStore({ databaseName, onWarning: (w) => warnings.push(w) });
+  const q = await store.open("k", "app");
+  const record = (seq: number) =>
+    ({ format: 1, seq, kind: "update", name: "add", args: {}, queuedAt: seq, mv: 1 }) as const;
+  await q.put(record(1));
+  expect(q.durable).toBe(true);
+  await new Promise<void>((resolve, reject) => {
+    const request = indexedDB.deleteDatabase(databaseName);
+    request.onsuccess = () => resolve();
+    request.onerror = () => reject(request.error);
+  });
+  await q.put(record(2));
+  expect(q.durable).toBe(false);
+  await q.delete([1, 2]);
+  await q.put(record(3));
+  expect((await q.load()).records.map((r) => r.seq)).toEqual([3]);
+  expect(warnings).toHaveLength(1);
+  await q.close();
+  // The next open opens the database again: stored, durable.
+  const again = await store.open("k", "other");
+  expect(again.durable).toBe(true);
+  await again.close();
+  await store.close();
+  await dropDatabase(databaseName);
+});
