@@ -142,7 +142,7 @@ function applyCommand<S, C extends CommandMap<S>>(
   return { kind: "applied", state: deepFreeze(next) };
 }
 
-/** Thrown out of a checked command's draft that an array with holes would leave. */
+/** Thrown out of a command's draft (of any format) that an array with holes would leave. */
 const HOLES = new Error("holes");
 const HOLES_WHY = "it leaves an array with holes (indices it does not hold: not JSON)";
 

@@ -8,7 +8,13 @@ import { findJsonProblemWithDepth } from "../json.js";
 import { refuseThenable } from "../synchronous.js";
 import type { CommandMap, Model, UpdateContext } from "../model.js";
 import { StateChecker } from "./state-check.js";
-import { freezeWritten, TouchRecorder, withValues, type Touch } from "./touch-recorder.js";
+import {
+  freezeWritten,
+  holesError as holes,
+  TouchRecorder,
+  withValues,
+  type Touch,
+} from "./touch-recorder.js";
 
 /** One queued recipe (a plain recipe, or a named command's `apply` with its parsed args). */
 export interface RecipeRun {
@@ -317,19 +323,6 @@ function freezeProduced<S>(
   freezeWalk(unfrozen, () => (hole = true));
   if (hole) throw holes();
   return unfrozen;
-}
-
-/**
- * The `VALIDATION` error of a recipe that left an array with holes (a length written, then an
- * index past the elements kept). A hole is not JSON, and Immer's patches leave it out: the writer
- * would have kept a state other replicas do not get from its patches (found beside the checked
- * commands' fix, stop 20).
- */
-function holes(): StateSyncError {
-  return new StateSyncError(
-    "VALIDATION",
-    "the update leaves an array with holes (indices it does not hold, which JSON cannot store); nothing was appended",
-  );
 }
 
 function unusableResult(cause: unknown): StateSyncError {
