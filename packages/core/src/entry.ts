@@ -265,6 +265,11 @@ function corrupt(reason: string, cause?: unknown): DecodeResult {
  */
 export function hasProtoKey(text: string, raw: unknown): boolean {
   if (!text.includes("__proto__") && !text.includes("\\u")) return false;
+  return hasOwnProtoKey(raw);
+}
+
+/** {@link hasProtoKey}'s walk, for a value without its text (a restored snapshot's state). */
+export function hasOwnProtoKey(raw: unknown): boolean {
   const stack: unknown[] = [raw];
   while (stack.length > 0) {
     const v = stack.pop();

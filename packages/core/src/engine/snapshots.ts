@@ -2,8 +2,7 @@ import { settledWithin } from "../backoff.js";
 import { deepFreeze } from "../freeze.js";
 import { isStateSyncError, StateSyncError } from "../errors.js";
 import { MAX_STATE_DEPTH } from "../entry-limits.js";
-import { findNonJson } from "../json.js";
-import { nestedDeeperThan, nestedDeeperThanInSlices } from "../nesting.js";
+import { nestedDeeperThanInSlices } from "../nesting.js";
 import type { LogInfo, RevisionedLog } from "../log.js";
 import type { CommandMap, Model } from "../model.js";
 import { modelOfVersion } from "../versions.js";
@@ -11,6 +10,7 @@ import type { SnapshotRecord, SnapshotStore } from "../snapshot-store.js";
 import type { SyncStats } from "../synchronizer-types.js";
 import type { Replica } from "./replica.js";
 import { logHasStart } from "./log-changes.js";
+import { restoredRecordProblem } from "./restore-check.js";
 import type { StatusHub } from "./status.js";
 
 /** Least time between two automatic snapshot saves (ms). */
@@ -140,16 +140,7 @@ export class Snapshots<S, C extends CommandMap<S>> {
         ),
       );
     }
-    // The depth first, iteratively: a schema of recursive shape (and every later save's
-    // JSON.stringify) would overflow the stack on a state nested thousands of levels deep (a
-    // fresh-eyes trial: such a file, its checksum recomputed, was used, and every save failed).
-    const problem = nestedDeeperThan(record.state, MAX_STATE_DEPTH)
-      ? `its state nests arrays and objects deeper than ${MAX_STATE_DEPTH} levels, more than the log's entries may hold`
-      : !model.state.safeParse(record.state).success
-        ? "its state fails the model's schema"
-        : findNonJson(record.state) !== undefined
-          ? "its state is not JSON"
-          : undefined;
+    const problem = restoredRecordProblem(record, model);
     if (problem !== undefined) return this.discard(problem);
     this.replica.reset({
       state: deepFreeze(record.state),

@@ -1,0 +1,34 @@
+import { MAX_STATE_DEPTH } from "../entry-limits.js";
+import { hasOwnProtoKey } from "../entry.js";
+import { findNonJson } from "../json.js";
+import type { Model } from "../model.js";
+import { nestedDeeperThan } from "../nesting.js";
+import type { SnapshotRecord } from "../snapshot-store.js";
+
+/**
+ * Why a loaded local snapshot cannot be used (a damaged or hand-edited record whose checksum was
+ * recomputed), or undefined. `model` is the model version the record names. Refused: a record at
+ * revision 0 (no replica saves one: it holds no entry of the log), a state nested deeper than
+ * `MAX_STATE_DEPTH`, one that fails the schema or is not JSON, and one with an own `__proto__`
+ * key (which every entry refuses). The depth comes first, iteratively: a schema of recursive
+ * shape (and every later save's `JSON.stringify`) would overflow the stack on a state nested
+ * thousands of levels deep. A state the log could have produced cannot be told from a genuine
+ * one (docs/guarantees.md, "Known limits").
+ */
+export function restoredRecordProblem(
+  record: SnapshotRecord,
+  model: Pick<Model<unknown, never>, "state">,
+): string | undefined {
+  if (record.revision === 0) {
+    return "it is at revision 0, where no replica saves one (it holds no entry of the log)";
+  }
+  if (nestedDeeperThan(record.state, MAX_STATE_DEPTH)) {
+    return `its state nests arrays and objects deeper than ${MAX_STATE_DEPTH} levels, more than the log's entries may hold`;
+  }
+  if (!model.state.safeParse(record.state).success) return "its state fails the model's schema";
+  if (findNonJson(record.state) !== undefined) return "its state is not JSON";
+  if (hasOwnProtoKey(record.state)) {
+    return "its state has an own __proto__ key, which no entry may write";
+  }
+  return undefined;
+}
