@@ -5,8 +5,16 @@ import type { Appender, Prepared } from "./appender.js";
 import type { CompactionDeps } from "./compaction-run.js";
 import type { Replica } from "./replica.js";
 
-/** Room an entry's envelope takes besides its data (ids, base, timestamps), bytes. */
-const ENVELOPE_BYTES = 512;
+/** Bytes kept free in each part besides its measured envelope (a longer index, a later `ts`). */
+const ENVELOPE_MARGIN = 32;
+
+/**
+ * The fewest bytes of data a part must be able to hold: below it a chunked snapshot is refused
+ * (`PAYLOAD_TOO_LARGE`) rather than written in thousands of tiny parts (a fresh-eyes trial: a
+ * 15 KB state became 15,600 parts of one character when the log's limit was below the room the
+ * writer assumed for an envelope).
+ */
+const MIN_PART_DATA_BYTES = 256;
 
 /**
  * The slice of `text` from `start` of at most `chars` UTF-16 units (at least one), never ending
@@ -72,6 +80,7 @@ export class ChunkedWriter<S, C extends CommandMap<S>> {
     capture: ChunkedCapture,
     id = this.deps.randomId(16),
   ): Promise<ChunkedStart | undefined> {
+    this.room(await this.appender.limit(), this.envelopeBytes(capture.base, id)); // or nothing sent
     const prepared = await this.fitting(
       (recent) => ({ ...this.part(capture.base, id, 0, ""), recent }),
       capture.recent,
@@ -93,21 +102,21 @@ export class ChunkedWriter<S, C extends CommandMap<S>> {
   ): Promise<ChunkedWritten> {
     const id = start.id;
     const digest = new this.deps.TextDigest();
+    const envelope = this.envelopeBytes(capture.base, id);
     let index = 1;
     let chars = 64 * 1024; // grows to what the log accepts after the first part
     for (let pos = 0; pos < text.length; index++) {
-      const { prepared, slice } = await this.preparePart(capture.base, id, index, text, pos, chars);
+      const part = await this.preparePart(capture.base, id, index, text, pos, chars, envelope);
+      const { prepared, slice } = part;
       digest.update(slice);
       const stored = await this.appender.appendUnconditional(prepared, {
         timeoutMs: this.deps.outcomeTimeoutMs,
       });
       this.consume(stored);
       pos += slice.length;
-      const room = prepared.limit - ENVELOPE_BYTES;
-      chars = Math.max(
-        1,
-        Math.floor((slice.length * room) / Math.max(1, prepared.data.byteLength)),
-      );
+      // As many characters as fill the room, at the bytes per character this slice took.
+      const room = this.room(prepared.limit, envelope);
+      chars = fit(slice.length, room, prepared.data.byteLength - envelope);
     }
     const entry = (recent: RecentEntry[]): ChunkedSnapshotEntry => ({
       v: 2,
@@ -139,6 +148,7 @@ export class ChunkedWriter<S, C extends CommandMap<S>> {
     text: string,
     pos: number,
     chars: number,
+    envelope: number,
   ): Promise<{ prepared: Prepared & { limit: number }; slice: string }> {
     for (;;) {
       const slice = sliceText(text, pos, chars);
@@ -151,11 +161,27 @@ export class ChunkedWriter<S, C extends CommandMap<S>> {
       } catch (e) {
         if (!this.deps.isStateSyncError(e, "PAYLOAD_TOO_LARGE") || slice.length <= 1) throw e;
         const { bytes, maxEntryBytes } = e.details as { bytes: number; maxEntryBytes: number };
-        const room = Math.max(1, maxEntryBytes - ENVELOPE_BYTES);
-        chars = Math.max(1, Math.floor((slice.length * room) / bytes));
+        chars = fit(slice.length, this.room(maxEntryBytes, envelope), bytes - envelope);
         if (chars >= slice.length) chars = slice.length - 1;
       }
     }
+  }
+
+  /** Bytes of a part entry with empty data: what every part takes besides its data. */
+  private envelopeBytes(base: number, id: string): number {
+    const empty = JSON.stringify(this.part(base, id, Number.MAX_SAFE_INTEGER, ""));
+    return new TextEncoder().encode(empty).byteLength + ENVELOPE_MARGIN;
+  }
+
+  /** Bytes of data a part may hold under `limit`; throws when too few to chunk sensibly. */
+  private room(limit: number, envelope: number): number {
+    const room = limit - envelope;
+    if (room >= MIN_PART_DATA_BYTES) return room;
+    throw new this.deps.StateSyncError(
+      "PAYLOAD_TOO_LARGE",
+      `a chunked snapshot's parts would hold ${Math.max(0, room)} bytes of the state each under the log's entry limit of ${limit} bytes (at least ${MIN_PART_DATA_BYTES} are needed): raise the limit (the stream's max_msg_size, the server's max_payload)`,
+      { details: { maxEntryBytes: limit, partRoom: Math.max(0, room) } },
+    );
   }
 
   /**
@@ -190,4 +216,9 @@ export class ChunkedWriter<S, C extends CommandMap<S>> {
       this.replica.consume([stored]);
     }
   }
+}
+
+/** Characters of a slice that fill `room` bytes, when `chars` of them took `bytes` (at least 1). */
+function fit(chars: number, room: number, bytes: number): number {
+  return Math.max(1, Math.floor((chars * room) / Math.max(1, bytes)));
 }

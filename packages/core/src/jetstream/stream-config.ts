@@ -47,10 +47,40 @@ export function createdStreamConfig(
 
 const positive = (n: number | undefined): boolean => typeof n === "number" && n > 0;
 
+/** Room left in `max_payload` for the headers of a publish (message id, expected sequence). */
+export const HEADER_ALLOWANCE_BYTES = 1024;
+
+/**
+ * The smallest entry limit a log is opened with, bytes (after {@link HEADER_ALLOWANCE_BYTES}):
+ * below it a snapshot entry cannot carry much of its `recent` list, and a chunked snapshot's
+ * parts would hold a few bytes of the state each (a fresh-eyes trial: a 15 KB state became
+ * 15,600 parts of one character on a stream with `max_msg_size` 1,500).
+ */
+export const MIN_ENTRY_BYTES = 1024;
+
+/**
+ * Why the message size limits leave too little room for entries (a stream's `max_msg_size`, the
+ * server's `max_payload`), or undefined when they leave {@link MIN_ENTRY_BYTES} or more.
+ */
+export function messageSizeProblem(
+  maxMsgSize: number | undefined,
+  maxPayload: number | undefined,
+): string | undefined {
+  const least = HEADER_ALLOWANCE_BYTES + MIN_ENTRY_BYTES;
+  const why = `statesync keeps ${HEADER_ALLOWANCE_BYTES} bytes of each message for headers and needs at least ${least}`;
+  if (positive(maxMsgSize) && maxMsgSize! < least) {
+    return `max_msg_size ${maxMsgSize} leaves too little room for entries (${why})`;
+  }
+  if (positive(maxPayload) && maxPayload! < least) {
+    return `the server's max_payload ${maxPayload} leaves too little room for entries (${why})`;
+  }
+  return undefined;
+}
+
 /**
  * The reasons `config` is unsafe for `layout`, empty when it is fine: a retention other than
  * `limits`, a `max_age`/`max_msgs`/`max_bytes`/`max_msgs_per_subject` limit, memory storage (lost
- * on a server restart), a mirror or sealed stream, subjects that do not capture the state's
+ * on a server restart), a `max_msg_size` too small for entries ({@link messageSizeProblem}), a mirror or sealed stream, subjects that do not capture the state's
  * subject, and for the own-stream layout any other subject or a source (every sequence of the
  * stream must belong to the state).
  */
@@ -67,6 +97,9 @@ export function streamConfigProblems(
     if (positive(config[limit])) problems.push(`${limit} ${config[limit]} drops history`);
   }
   if (config.storage === "memory") problems.push("memory storage loses history on restart");
+  // A log only read needs no room to write.
+  const size = readOnly ? undefined : messageSizeProblem(config.max_msg_size, undefined);
+  if (size !== undefined) problems.push(size);
   if (config.mirror) problems.push("a mirror cannot be written");
   // Sealed: nothing is added or removed any more, so a log only read finds its history whole.
   if (config.sealed && !readOnly) problems.push("a sealed stream cannot be written");

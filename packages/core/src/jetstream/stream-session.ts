@@ -27,10 +27,15 @@ import { apiErrorCode, JS_ERR, toStateSyncError } from "./nats-errors.js";
 import type { StreamInfoLike } from "./nats-types.js";
 import { assertSharedLayoutSupported } from "./server-version.js";
 import { enableRepublish, liveSubjectOf, republishRule } from "./republish.js";
-import { assertStreamConfig, configWarning, ensureStream } from "./stream-config.js";
+import {
+  assertStreamConfig,
+  configWarning,
+  ensureStream,
+  HEADER_ALLOWANCE_BYTES,
+  messageSizeProblem,
+} from "./stream-config.js";
 
-/** Room left in `max_payload` for the headers of a publish (message id, expected sequence). */
-export const HEADER_ALLOWANCE_BYTES = 1024;
+export { HEADER_ALLOWANCE_BYTES } from "./stream-config.js";
 
 /** How long after opening a stream a clustered server's "stream not found" is taken as transient, ms. */
 const STREAM_SETTLE_MS = 10_000;
@@ -314,6 +319,16 @@ export class StreamOpener {
       throw jetStreamUnreachable(err, adapter, this.o.layout.stream, this.o.domain) ?? err;
     }
     this.checkIncarnation(si.created);
+    // The stream's own limit is among its configuration's problems (ensureStream); the server's
+    // is known only here.
+    const payload = this.o.readOnly
+      ? undefined
+      : messageSizeProblem(undefined, adapter.info?.max_payload);
+    if (payload !== undefined) {
+      throw new StateSyncError("UNSUPPORTED_SERVER", `stream ${this.o.layout.stream}: ${payload}`, {
+        details: { stream: this.o.layout.stream, maxPayload: adapter.info?.max_payload },
+      });
+    }
     this.warnAbout(si);
     this.openedAt = Date.now();
     this.clustered = adapter.info?.cluster !== undefined && adapter.info.cluster !== "";
