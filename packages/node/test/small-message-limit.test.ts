@@ -1,9 +1,9 @@
-import { isStateSyncError, JetStreamLog } from "@statesync/core";
+import { isStateSyncError, JetStreamLog, type StateSyncError } from "@statesync/core";
 import { defineModel, openSynchronizer, startNatsServer, type NatsServer } from "@statesync/node";
 import type { JetStreamManager, NatsConnection } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { rejection, tcp, uniqueStream } from "./helpers.js";
+import { rejection, tcp, uniqueStream, until } from "./helpers.js";
 
 const notes = defineModel({
   name: "notes",
@@ -81,6 +81,28 @@ describe("a stream whose max_msg_size leaves too little room for entries", () =>
     });
     expect(fresh.state).toEqual(sync.state);
     await Promise.all([fresh.close(), sync.close()]);
+  });
+
+  it("lowered under a live replica to 1,500: the replica reports STREAM_CONFIG naming it", async () => {
+    const stream = uniqueStream();
+    const errors: StateSyncError[] = [];
+    const sync = await openSynchronizer({
+      connection: nc,
+      stream,
+      model: notes,
+      snapshots: false,
+      streamCheckIntervalMs: 200,
+      onError: (e) => errors.push(e),
+    });
+    await sync.update((d) => {
+      d.notes.push("a");
+    });
+    const si = await jsm.streams.info(stream);
+    await jsm.streams.update(stream, { ...si.config, max_msg_size: 1_500 });
+    await until(() => (errors.some((e) => e.code === "STREAM_CONFIG") ? true : undefined));
+    const reported = errors.find((e) => e.code === "STREAM_CONFIG")!;
+    expect(reported.message).toContain("max_msg_size 1500 leaves too little room for entries");
+    await sync.close();
   });
 
   it("a log opened only to read (readOnly) opens: reading needs no room", async () => {
