@@ -179,6 +179,7 @@ export class JetStreamFollower implements LogFollower {
       this.holding = false;
       this.gapChecking = false;
       this.restarting = false;
+      let creating = true; // until the consumer is created (consume() resolved)
       try {
         const { api, created } = await this.source.ready();
         if (this.stopped) return;
@@ -222,6 +223,7 @@ export class JetStreamFollower implements LogFollower {
           return;
         }
         this.messages = messages;
+        creating = false;
         failures = 0;
         void this.watchConsumer(messages, created, attempt);
         const ended = await messages.closed();
@@ -229,7 +231,11 @@ export class JetStreamFollower implements LogFollower {
         throw ended ?? new StateSyncError("UNAVAILABLE", `${what}: the consumer ended`);
       } catch (err) {
         if (this.stopped) return;
-        const error = toStateSyncError(err, `follow ${this.source.subject}`);
+        let error = toStateSyncError(err, `follow ${this.source.subject}`);
+        // The client gives up on a consumer it could not create at once (adapter-v2.ts): a
+        // "stream not found" then may be a cluster node that does not know the stream yet.
+        if (creating && error.code === "TRUNCATED") error = await this.stillThere(error);
+        if (this.stopped) return;
         if (FATAL.has(error.code)) {
           this.fail(error);
           return;
@@ -246,6 +252,22 @@ export class JetStreamFollower implements LogFollower {
         this.wake = undefined;
       }
     }
+  }
+
+  /**
+   * `error` (a consumer creation's "stream not found") as the stream's own check sees it: the
+   * error of that check (`TRUNCATED`, `LOG_REPLACED`, or `UNAVAILABLE` while a cluster settles),
+   * or `UNAVAILABLE` (tried again) when the stream is there.
+   */
+  private async stillThere(error: StateSyncError): Promise<StateSyncError> {
+    try {
+      await this.source.streamCreated();
+    } catch (e) {
+      return toStateSyncError(e, `follow ${this.source.subject}`);
+    }
+    return new StateSyncError("UNAVAILABLE", `${error.message}; the stream is there: tried again`, {
+      cause: error,
+    });
   }
 
   /** Re-checks the stream whenever the client recreates the consumer (or misses the stream). */
