@@ -1,4 +1,5 @@
 import { connect, type ConnectionOptions, type NatsConnection } from "nats";
+import { serverSpeaks } from "./server-preflight.js";
 import { connectFailureOf, tlsFailure } from "./tls-failure.js";
 import { withTlsOfServers } from "./tls-servers.js";
 
@@ -47,12 +48,16 @@ export async function connectNats(
   signal?: AbortSignal,
 ): Promise<NatsConnection> {
   const options = withTlsOfServers(given);
+  // A server that never speaks would leave nats.js's socket open for good (server-preflight.ts).
+  const handshakeFirst = options.tls?.handshakeFirst === true;
+  const timeoutMs = options.timeout ?? NATS_CONNECT_TIMEOUT_MS;
+  if (!handshakeFirst) await serverSpeaks(options.servers, timeoutMs, signal);
   const attempt = connect(options);
   const probeAfter = Math.min(PROBE_AFTER_MAX_MS, (options.timeout ?? NATS_CONNECT_TIMEOUT_MS) / 4);
   let timer: ReturnType<typeof setTimeout> | undefined;
   const refused = new Promise<never>((_, reject) => {
     timer = setTimeout(
-      () => void probe(options).then((err) => err !== undefined && reject(err)),
+      () => void probe(options, signal).then((err) => err !== undefined && reject(err)),
       probeAfter,
     );
     timer.unref?.();
@@ -89,8 +94,10 @@ const PROBES = 3;
  * which a full-suite run on a loaded machine met. So a probe that fails for another reason is
  * tried again, up to {@link PROBES} times (a server that is down fails each one at once).
  */
-async function probe(options: ConnectionOptions): Promise<unknown> {
-  for (let i = 0; i < PROBES; i++) {
+async function probe(options: ConnectionOptions, signal?: AbortSignal): Promise<unknown> {
+  // None after the caller gave up: each holds the process for up to its `timeout` (a replica
+  // closed while a server accepted TCP and never answered stayed alive for minutes: a trial).
+  for (let i = 0; i < PROBES && signal?.aborted !== true; i++) {
     try {
       const nc = await connect({ ...options, reconnect: false, waitOnFirstConnect: false });
       await nc.close().catch(() => undefined);

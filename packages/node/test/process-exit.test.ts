@@ -1,10 +1,12 @@
 import { spawn } from "node:child_process";
+import { createServer, type Socket } from "node:net";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { uniqueStream, useNatsServer } from "./helpers.js";
 
 const PROGRAM = fileURLToPath(new URL("./support/open-update-close.mjs", import.meta.url));
 const REFUSED = fileURLToPath(new URL("./support/refused-synced-close.mjs", import.meta.url));
+const BLACK_HOLE = fileURLToPath(new URL("./support/black-hole-close.mjs", import.meta.url));
 
 /** Runs `program` with the server's URL and a new stream; its exit status (null: killed) and stderr. */
 async function run(
@@ -51,4 +53,43 @@ describe("a program that opens, updates and closes a replica exits by itself", (
       expect(await run(REFUSED, ctx.server.url)).toEqual({ status: 0, stderr: "" });
     }
   }, 90_000);
+});
+
+/**
+ * A fresh-eyes trial: a server that accepts TCP and never answers (a hung process, a wrong
+ * port): the replica's `close()` resolved, yet the process never exited, and each connection
+ * attempt left one more socket open (nats.js waits for the server's INFO without a deadline and
+ * does not close the socket of an attempt that timed out). Outcome: the program exits with
+ * status 0, its update rejected `CLOSED`, and the replica said why it could not connect.
+ */
+describe("a program whose server accepts connections and never answers", () => {
+  it("exits by itself after close(), having reported that the server sent nothing", async () => {
+    const sockets = new Set<Socket>();
+    const blackHole = createServer((s) => {
+      sockets.add(s);
+      s.on("close", () => sockets.delete(s));
+    });
+    await new Promise<void>((r) => blackHole.listen(0, "127.0.0.1", r));
+    const { port } = blackHole.address() as { port: number };
+    try {
+      const child = spawn(process.execPath, [BLACK_HOLE, `nats://127.0.0.1:${port}`], {
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let out = "";
+      child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+      child.stderr.on("data", (d: Buffer) => (out += d.toString()));
+      const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
+      const late = new Promise<"still running">((r) =>
+        setTimeout(() => r("still running"), 20_000),
+      );
+      const outcome = await Promise.race([exited, late]);
+      if (outcome === "still running") child.kill("SIGKILL");
+      expect(outcome, out).toBe(0);
+      expect(out).toContain("update CLOSED");
+      expect(out).toContain("accepted the connection but sent nothing within 500 ms");
+    } finally {
+      for (const s of sockets) s.destroy();
+      await new Promise((r) => blackHole.close(r));
+    }
+  }, 60_000);
 });
