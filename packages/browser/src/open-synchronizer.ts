@@ -151,6 +151,14 @@ const optionsSchema = z
   })
   .refine((o) => (o.servers === undefined) !== (o.connection === undefined), {
     message: "give exactly one of servers and connection",
+  })
+  // Both were ignored in silence (a fresh-eyes trial): the connection opened on `servers`.
+  .refine((o) => !(o.connectOptions as { servers?: unknown } | undefined)?.servers, {
+    message: "connectOptions.servers: give the servers as `servers`",
+  })
+  .refine((o) => o.connection === undefined || o.connectOptions === undefined, {
+    message:
+      "connectOptions apply to the connection made from `servers`, not to a given connection",
   });
 
 /**

@@ -159,6 +159,23 @@ it("refuses tls:// and nats:// servers (VALIDATION), pointing at wss://", async 
   }
 });
 
+// A fresh-eyes trial (Node package, same options here): connectOptions.servers was ignored in
+// silence, and so were connect options beside a given connection.
+it("refuses connectOptions.servers, and connectOptions beside a connection (VALIDATION)", async () => {
+  const cases = [
+    { servers: "ws://127.0.0.1:1", connectOptions: { servers: "ws://127.0.0.1:2" } },
+    { connection: {}, connectOptions: { user: "u" } },
+  ];
+  for (const c of cases) {
+    const err = await openSynchronizer({ ...c, stream: stream(), model: counter } as never).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(isStateSyncError(err, "VALIDATION"), String(err)).toBe(true);
+    expect(String((err as Error).message)).toMatch(/connectOptions/);
+  }
+});
+
 it("falls back to memory, with one warning, where there is no IndexedDB", async () => {
   const server = await startNatsServer();
   servers.push(server);

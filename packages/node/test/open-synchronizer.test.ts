@@ -196,6 +196,15 @@ describe("openSynchronizer", () => {
       { servers: "not a url", stream: "S", model: counter },
       { servers: "http://127.0.0.1:4222", stream: "S", model: counter },
       { servers: [server.url, server.wsUrl], stream: "S", model: counter },
+      // A fresh-eyes trial: connectOptions.servers was ignored in silence (the replica opened
+      // on `servers`), and so was every connect option beside a given connection.
+      {
+        servers: server.url,
+        connectOptions: { servers: "nats://127.0.0.1:1" },
+        stream: "S",
+        model: counter,
+      },
+      { connection: nc, connectOptions: { user: "u" }, stream: "S", model: counter },
     ];
     for (const options of cases) {
       const err = await rejection(openSynchronizer(options as any));
