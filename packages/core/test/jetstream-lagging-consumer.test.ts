@@ -431,13 +431,41 @@ describe("JetStreamLog: the stream deleted under a read or a follower (issue 10,
     await log.close();
   });
 
-  it("follow: a consumer refused with 'stream not found' ends the follow with LOG_REPLACED", async () => {
-    const fake = fakeConnection({ seqs: range(1, 3), consumerError: () => streamNotFound() });
+  it("follow: a consumer refused with 'stream not found', the stream gone, ends the follow with LOG_REPLACED", async () => {
+    const fake = fakeConnection({
+      seqs: range(1, 3),
+      consumerError: () => streamNotFound(),
+      infoError: (n) => (n >= 1 ? streamNotFound() : undefined), // deleted after the open
+    });
     const log = await JetStreamLog.open({ connection: fake.nc, stream: "S" });
     const error = await new Promise((resolve) => {
       log.follow(4, { onEntry: () => undefined, onError: resolve });
     });
     expect(error).toMatchObject({ name: "StateSyncError", code: "LOG_REPLACED" });
+    await log.close();
+  });
+
+  it("follow: a consumer refused once with 'stream not found' while the stream is there goes on", async () => {
+    // A cluster node that does not know the stream yet. The follower checks the stream before it
+    // takes the refusal for a deletion (nats.js no longer retries a first creation itself).
+    const fake = fakeConnection({
+      seqs: range(1, 3),
+      consumerError: (n) => (n === 0 ? streamNotFound() : undefined),
+    });
+    const log = await JetStreamLog.open({ connection: fake.nc, stream: "S" });
+    const seen: number[] = [];
+    const errors: unknown[] = [];
+    await new Promise<void>((resolve) => {
+      log.follow(1, {
+        onEntry: (e) => {
+          seen.push(e.revision);
+          if (e.revision === 3) resolve();
+        },
+        onError: (e) => errors.push(e),
+      });
+    });
+    expect(seen).toEqual([1, 2, 3]);
+    expect(errors).toEqual([]);
     await log.close();
   });
 });

@@ -34,12 +34,15 @@ export function openLedger(
     compaction: false,
     requestTimeoutMs: 2_000,
     ...options,
-    connectOptions: {
-      reconnectTimeWait: 100,
-      maxReconnectAttempts: -1,
-      pingInterval: 1_000,
-      ...options.connectOptions,
-    },
+    // Connect options apply to the connection made from `servers` (a given one is VALIDATION).
+    ...(options.connection === undefined && {
+      connectOptions: {
+        reconnectTimeWait: 100,
+        maxReconnectAttempts: -1,
+        pingInterval: 1_000,
+        ...options.connectOptions,
+      },
+    }),
   }) as Promise<LedgerSync>;
 }
 
