@@ -113,6 +113,7 @@ export type { SyncRecipe } from "./type-checks.js";
 export type { CompactionOptions } from "./compaction-policy.js";
 export type { HistoryEntry, HistoryOptions } from "./history.js";
 export { rebuildStateAt } from "./history.js";
+export { EntryVerdicts, type EntryVerdict } from "./entry-verdicts.js";
 export { createSynchronizer } from "./synchronizer.js";
 export {
   DEFAULT_PING_INTERVAL_MS,

@@ -24,8 +24,15 @@ export type StepResult =
   /**
    * Consumed and applied (or a no-op whose command failed: `error` is set). A chunked snapshot
    * entry loaded from its parts lists what replaying the entries held since them did (`replayed`).
+   * `duplicate`: a re-sent queued update already applied, consumed without effect.
    */
-  | { kind: "applied"; entry: Entry; error?: StateSyncError; replayed?: StepResult[] }
+  | {
+      kind: "applied";
+      entry: Entry;
+      error?: StateSyncError;
+      replayed?: StepResult[];
+      duplicate?: true;
+    }
   /**
    * Held, the revision unchanged: the replica has no state to apply it to yet and waits for a
    * chunked snapshot entry whose parts it holds (see `ChunkCollector`). `error`: a chunked

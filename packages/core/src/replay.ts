@@ -141,7 +141,7 @@ const PENDING: StepResult = { kind: "pending" };
     if (this.origins.isDuplicate(entry.origin)) {
       // A queued update re-sent after its first append landed: consumed without effect.
       this.advance(logEntry, entry.kind, entry.ts);
-      return { kind: "applied", entry };
+      return { kind: "applied", entry, duplicate: true };
     }
     let applied: Entry = entry;
     if (entry.kind === "command") {
