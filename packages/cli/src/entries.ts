@@ -4,6 +4,7 @@
  */
 import { decodeEntry, type Entry, type LogEntry, type StoredPatch } from "@statesync/node";
 import { formatRow, isoTime, shortJson, table } from "./output.js";
+import type { ReplayMark } from "./verdicts.js";
 
 /** A summary of one entry (the `--json` shape of `history` and `tail`). */
 export interface EntryRow {
@@ -46,6 +47,11 @@ export interface EntryRow {
   readonly modelVersion?: number;
   /** Why a malformed entry is (`CODE: message`). */
   readonly error?: string;
+  /**
+   * With `--model`: what the engine's replay does with it when it does not apply it (skips it,
+   * makes a no-op of it, stops at it, or stopped before it), and why; absent when it applies.
+   */
+  readonly replay?: ReplayMark;
   /** The message id it was appended with; null when none. */
   readonly messageId: string | null;
   /** Size of the entry, bytes. */
@@ -54,9 +60,14 @@ export interface EntryRow {
 
 const pathOf = (p: StoredPatch) => `/${p.path.join("/")}`;
 
-/** Summarizes a stored entry. */
-export function entryRow(e: LogEntry): EntryRow {
-  const common = { revision: e.revision, messageId: e.messageId ?? null, bytes: e.data.byteLength };
+/** Summarizes a stored entry (`replay`: what the replay of `--model` did with it, if marked). */
+export function entryRow(e: LogEntry, replay?: ReplayMark): EntryRow {
+  const common = {
+    revision: e.revision,
+    messageId: e.messageId ?? null,
+    bytes: e.data.byteLength,
+    ...(replay && { replay }),
+  };
   const decoded = decodeEntry(e.data);
   if (!decoded.ok) {
     const { code, message } = decoded.error;
@@ -118,8 +129,27 @@ export function entryRow(e: LogEntry): EntryRow {
   }
 }
 
-/** The WHAT column: commands and their arguments, patches, model, or why it is malformed. */
+const MARKS = {
+  skipped: "skipped",
+  "no-op": "no-op",
+  stops: "stops",
+  "not-replayed": "not replayed",
+} as const;
+
+/**
+ * The WHAT column: {@link what}, after the replay's mark in brackets when it does not apply the
+ * entry (`[skipped: VALIDATION: …] increment {"by":1e+308}`); a malformed entry's own reason
+ * says it all.
+ */
 export function describe(row: EntryRow): string {
+  const text = what(row);
+  const r = row.replay;
+  if (r === undefined || (row.kind === "malformed" && r.verdict === "skipped")) return text;
+  return `[${MARKS[r.verdict]}: ${r.error}]${text === "" ? "" : ` ${text}`}`;
+}
+
+/** What an entry does: commands and their arguments, patches, model, or why it is malformed. */
+function what(row: EntryRow): string {
   const calls = row.commands.map((c) => `${c.name} ${shortJson(c.args, 60)}`.trim()).join("; ");
   switch (row.kind) {
     case "update": {

@@ -3,19 +3,28 @@
  * revision, time, kind, client, message id, size and what the entry does (its commands and
  * arguments, or its patches). `--json` prints one JSON array of `EntryRow`s. A `--from` that
  * compaction or truncation removed lists from the first retained entry, with a warning on stderr.
+ * With `--model`, the log is replayed from its first retained entry (the engine's `Replay`, see
+ * verdicts.ts) and each entry the replay does not apply says so.
  */
 import type { Command } from "commander";
 import { z } from "zod";
 import { action } from "../action.js";
 import { entryRow, entryTable, type EntryRow } from "../entries.js";
+import { loadModel } from "../model-file.js";
 import { addCommonOptions, parseCommon, parseWith, revisionSchema } from "../options.js";
 import { printJson, printLines, printNotice } from "../output.js";
 import { removedFromWarning, warnTruncated } from "../retained.js";
 import { withLog, withSession } from "../session.js";
+import { replayerOf } from "../verdicts.js";
 import { readWhole } from "../whole-read.js";
+import { MODEL_OPTION } from "./state.js";
 
 const rangeSchema = z
-  .object({ from: revisionSchema.optional(), to: revisionSchema.optional() })
+  .object({
+    from: revisionSchema.optional(),
+    to: revisionSchema.optional(),
+    model: z.string().optional(),
+  })
   .refine((r) => r.from === undefined || r.to === undefined || r.from <= r.to, {
     path: ["from"],
     message: "must not be after --to",
@@ -28,11 +37,13 @@ export function registerHistory(program: Command): void {
       .command("history")
       .description("the retained entries, one line each")
       .option("--from <revision>", "first revision to list (default: the first retained)")
-      .option("--to <revision>", "last revision to list (default: the latest)"),
+      .option("--to <revision>", "last revision to list (default: the latest)")
+      .option(MODEL_OPTION[0], `${MODEL_OPTION[1]}: mark the entries its replay skips`),
   ).action(
     action(async (raw: Record<string, unknown>) => {
       const o = parseCommon(raw);
-      const range = parseWith(rangeSchema, { from: raw.from, to: raw.to });
+      const range = parseWith(rangeSchema, { from: raw.from, to: raw.to, model: raw.model });
+      const model = range.model === undefined ? undefined : await loadModel(range.model);
       const rows = await withSession(o, (s) =>
         withLog(s, async (log) => {
           const info = await log.info();
@@ -45,7 +56,14 @@ export function registerHistory(program: Command): void {
           const from = Math.max(range.from ?? info.firstRevision, info.firstRevision);
           const to = Math.min(range.to ?? info.latestRevision, info.latestRevision);
           if (from > to) return out;
-          for await (const e of readWhole(log, from, to)) out.push(entryRow(e));
+          if (model === undefined) {
+            for await (const e of readWhole(log, from, to)) out.push(entryRow(e));
+          } else {
+            // Replayed from the first retained entry: the verdict on an entry depends on all before.
+            await replayerOf(log, model, info.firstRevision, to, (e, mark) => {
+              if (e.revision >= from) out.push(entryRow(e, mark));
+            });
+          }
           return out;
         }),
       );

@@ -4,18 +4,23 @@
  * then stops the follower, closes the connection and exits 0. A `--from` that compaction or
  * truncation removed starts at the first retained entry, with a warning on stderr naming it. It
  * survives server restarts (the connection reconnects forever); a failure the follower cannot
- * recover from (the stream was deleted, permission denied) ends it with exit status 1.
+ * recover from (the stream was deleted, permission denied) ends it with exit status 1. With
+ * `--model`, the log is first replayed up to the start (the engine's `Replay`, see verdicts.ts),
+ * then each entry followed, so each entry the replay does not apply says so.
  */
 import type { Command } from "commander";
 import { z } from "zod";
 import { action } from "../action.js";
 import { ENTRY_HEADER, entryCells, entryRow, tailLine } from "../entries.js";
+import { loadModel } from "../model-file.js";
 import { addCommonOptions, parseCommon, parseWith, revisionSchema } from "../options.js";
 import { printJson, printLines, printNotice } from "../output.js";
 import { removedFromWarning, warnTruncated } from "../retained.js";
 import { withLog, withSession } from "../session.js";
+import { replayerOf, type Marker } from "../verdicts.js";
+import { MODEL_OPTION } from "./state.js";
 
-const tailSchema = z.object({ from: revisionSchema.optional() });
+const tailSchema = z.object({ from: revisionSchema.optional(), model: z.string().optional() });
 
 /** Resolves on the first SIGINT or SIGTERM (and stops listening for them). */
 function untilSignal(): { done: Promise<NodeJS.Signals>; cancel(): void } {
@@ -41,11 +46,13 @@ export function registerTail(program: Command): void {
     program
       .command("tail")
       .description("follow the log live, one line per entry, until Ctrl-C")
-      .option("--from <revision>", "start at this revision (default: after the latest)"),
+      .option("--from <revision>", "start at this revision (default: after the latest)")
+      .option(MODEL_OPTION[0], `${MODEL_OPTION[1]}: mark the entries its replay skips`),
   ).action(
     action(async (raw: Record<string, unknown>) => {
       const o = parseCommon(raw);
-      const { from } = parseWith(tailSchema, { from: raw.from });
+      const { from, model: spec } = parseWith(tailSchema, { from: raw.from, model: raw.model });
+      const model = spec === undefined ? undefined : await loadModel(spec);
       const signals = untilSignal();
       try {
         await withSession(
@@ -60,12 +67,15 @@ export function registerTail(program: Command): void {
                 warnTruncated(removed);
                 if (removed !== undefined) start = info.firstRevision || info.latestRevision + 1;
               }
+              const first = Math.max(1, start);
+              const mark: Marker | undefined =
+                model && (await replayerOf(log, model, info.firstRevision, first - 1));
               // What ended the follow, as it was thrown (printed with its own code, or INTERNAL).
               let failed: (e: { error: unknown }) => void = () => undefined;
               const failure = new Promise<{ error: unknown }>((resolve) => (failed = resolve));
-              const follower = log.follow(Math.max(1, start), {
+              const follower = log.follow(first, {
                 onEntry(entry) {
-                  const row = entryRow(entry);
+                  const row = entryRow(entry, mark?.(entry));
                   if (o.json) printJson(row);
                   else printLines([tailLine(entryCells(row))]);
                 },

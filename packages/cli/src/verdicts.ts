@@ -1,0 +1,87 @@
+/**
+ * What the engine's replay does with each entry `history` and `tail` list, when given `--model`:
+ * the core's `EntryVerdicts` (the `Replay` every replica runs) fed the log from its first
+ * retained entry, so a listing marks exactly the entries every replica skips, makes a no-op of
+ * or stops at, with the engine's reason (before, only entries that do not decode were marked: a
+ * conditional update on a stale base, a command whose arguments fail the schema printed as if
+ * they applied; fresh-eyes trial). No rule of the replay is repeated here.
+ */
+import {
+  EntryVerdicts,
+  type EntryVerdict,
+  type JetStreamLog,
+  type LogEntry,
+} from "@statesync/node";
+import type { AnyModel } from "./model-file.js";
+import { readWhole } from "./whole-read.js";
+
+/** What the replay did with an entry it does not simply apply (the `replay` of an `EntryRow`). */
+export interface ReplayMark {
+  /**
+   * `skipped` (every replica skips it), `no-op` (consumed without effect), `stops` (the replay
+   * of the model stops before it) or `not-replayed` (after the entry it stops at).
+   */
+  readonly verdict: "skipped" | "no-op" | "stops" | "not-replayed";
+  /** Why (`CODE: message`, as the engine reports it). */
+  readonly error: string;
+}
+
+/** The engine's error text without the revision it appends (the row names the revision). */
+function reason(error: { code: string; message: string }, revision: number): string {
+  const suffix = ` (entry at revision ${revision})`;
+  const message = error.message.endsWith(suffix)
+    ? error.message.slice(0, -suffix.length)
+    : error.message;
+  return `${error.code}: ${message}`;
+}
+
+/** The mark of `verdict` on the entry at `revision`; undefined when it applies (or is held). */
+export function replayMark(verdict: EntryVerdict, revision: number): ReplayMark | undefined {
+  switch (verdict.kind) {
+    case "skipped":
+      return { verdict: "skipped", error: reason(verdict.error, revision) };
+    case "no-op":
+      return {
+        verdict: "no-op",
+        error: verdict.error
+          ? reason(verdict.error, revision)
+          : "a re-sent queued update already applied",
+      };
+    case "held": // a chunked snapshot entry whose parts do not check out: refused, not loaded
+      return verdict.error && { verdict: "skipped", error: reason(verdict.error, revision) };
+    case "stops":
+      return { verdict: "stops", error: reason(verdict.error, revision) };
+    case "unreached":
+      return {
+        verdict: "not-replayed",
+        error: `the replay stops at revision ${verdict.stoppedAt}`,
+      };
+    default:
+      return undefined;
+  }
+}
+
+/** Marks entries in log order: `mark(entry)` after {@link replayerOf} caught up. */
+export type Marker = (entry: LogEntry) => ReplayMark | undefined;
+
+/**
+ * A marker for the entries of `log` after `through`, having fed the replay of `model` the
+ * retained entries up to `through` (`onEntry` sees each of them with its mark).
+ */
+export async function replayerOf(
+  log: JetStreamLog,
+  model: AnyModel,
+  firstRevision: number,
+  through: number,
+  onEntry?: (entry: LogEntry, mark: ReplayMark | undefined) => void,
+): Promise<Marker> {
+  const verdicts = new EntryVerdicts(model, log.contiguous);
+  const mark: Marker = (entry) => replayMark(verdicts.next(entry), entry.revision);
+  if (firstRevision > 0 && through >= firstRevision) {
+    for await (const e of readWhole(log, firstRevision, through)) {
+      const m = mark(e); // fed to the replay whether or not anyone listens
+      onEntry?.(e, m);
+    }
+  }
+  return mark;
+}
