@@ -16,4 +16,4 @@ export {
 export { loadModel, parseModelSpec, type AnyModel } from "./model-file.js";
 export type { EntryRow } from "./entries.js";
 export type { InfoReport } from "./commands/info.js";
-export type { VerifyReport, Divergence } from "./commands/verify.js";
+export type { VerifyReport, VerifyResult, Divergence } from "./commands/verify.js";

@@ -33,10 +33,23 @@ export interface Divergence {
   problem: string;
 }
 
+/**
+ * What verification found, worst first: the replay stops (`stops`); a snapshot or switch entry
+ * differs from the replay, so replicas starting from it hold another state than those that
+ * replayed (`diverges`); entries every replica skips or makes a no-op of alike, the replicas
+ * agreeing (`skips`); the replayed state fails the model's schema (`invalid-state`); or `ok`.
+ */
+export type VerifyResult = "ok" | "stops" | "diverges" | "skips" | "invalid-state";
+
 /** The `--json` output of `verify`. */
 export interface VerifyReport {
   ok: boolean;
-  /** The latest revision replayed (the one before `stoppedAt` when the replay stopped). */
+  /** See {@link VerifyResult}. */
+  result: VerifyResult;
+  /**
+   * The latest revision replayed (the one before `stoppedAt` when the replay stopped: below
+   * `firstRevision` when it stopped at the first retained entry, nothing replayed).
+   */
   revision: number;
   /**
    * The revision of the entry where the replay stopped (every replica stops there too: an
@@ -55,6 +68,8 @@ export interface VerifyReport {
    */
   divergence: Divergence | null;
   divergences: number;
+  /** How many entries every replica skips or makes a no-op of (the `skips` result counts them). */
+  skipped: number;
 }
 
 const verifySchema = z.object({
@@ -132,6 +147,7 @@ export async function verifyLog(log: JetStreamLog, open: OpenReplica): Promise<V
   const found: Divergence[] = [];
   const report: VerifyReport = {
     ok: true,
+    result: "ok",
     revision: info.latestRevision,
     stoppedAt: null,
     firstRevision: info.firstRevision,
@@ -139,11 +155,17 @@ export async function verifyLog(log: JetStreamLog, open: OpenReplica): Promise<V
     switchesChecked: 0,
     divergence: null,
     divergences: 0,
+    skipped: 0,
   };
+  // The entries the engine reported skipping or making a no-op of (every replica alike).
+  const skipped = new Set<Divergence>();
+  let invalid: Divergence | undefined;
   const onError = (e: StateSyncError) => {
     // The stream's configuration (a warning such as deny_delete off) is no divergence of the log.
     if (e.code === "STREAM_CONFIG") return;
-    found.push({ revision: revisionOf(e, 0), code: e.code, problem: e.message });
+    const skip = { revision: revisionOf(e, 0), code: e.code, problem: e.message };
+    skipped.add(skip);
+    found.push(skip);
   };
   try {
     await open(async (replica, model) => {
@@ -154,11 +176,13 @@ export async function verifyLog(log: JetStreamLog, open: OpenReplica): Promise<V
       report.switchesChecked = checked.switches;
       const valid = model.state.safeParse(replica.state);
       if (!valid.success) {
-        found.push({
-          revision: replica.revision,
-          code: "VALIDATION",
-          problem: `the replayed state fails the model's schema: ${valid.error.issues[0]?.message ?? ""} at /${valid.error.issues[0]?.path.join("/") ?? ""}`,
-        });
+        found.push(
+          (invalid = {
+            revision: replica.revision,
+            code: "VALIDATION",
+            problem: `the replayed state fails the model's schema: ${valid.error.issues[0]?.message ?? ""} at /${valid.error.issues[0]?.path.join("/") ?? ""}`,
+          }),
+        );
       }
     }, onError);
   } catch (err) {
@@ -170,7 +194,7 @@ export async function verifyLog(log: JetStreamLog, open: OpenReplica): Promise<V
       found.push({ revision: at, code: err.code, problem: err.message });
     }
     report.stoppedAt = at;
-    report.revision = Math.max(info.firstRevision, at - 1);
+    report.revision = at - 1; // at the first retained entry: nothing replayed
   }
   found.sort((a, b) => a.revision - b.revision);
   report.ok = found.length === 0;
@@ -179,7 +203,38 @@ export async function verifyLog(log: JetStreamLog, open: OpenReplica): Promise<V
     found[0] ??
     null;
   report.divergences = found.length;
+  const skips = [...skipped].filter((f) => f.revision !== report.stoppedAt); // not the stop itself
+  report.skipped = new Set(skips.map((f) => f.revision)).size;
+  const other = found.filter((f) => !skipped.has(f) && f !== invalid);
+  report.result =
+    report.stoppedAt !== null
+      ? "stops"
+      : other.length > 0
+        ? "diverges"
+        : report.skipped > 0
+          ? "skips"
+          : invalid
+            ? "invalid-state"
+            : "ok";
   return report;
+}
+
+/** The `result` line: what the report's `result` means, in words. */
+function resultText(report: VerifyReport): string {
+  switch (report.result) {
+    case "ok":
+      return "ok";
+    case "stops":
+      return `STOPS at revision ${report.stoppedAt}`;
+    case "diverges":
+      return "DIVERGES";
+    case "skips": {
+      const n = report.skipped;
+      return `SKIPS ${n} entr${n === 1 ? "y" : "ies"} (every replica alike)`;
+    }
+    case "invalid-state":
+      return "INVALID STATE";
+  }
 }
 
 /** Opens the replica for {@link verifyLog} and hands it over with its model. */
@@ -211,15 +266,13 @@ export function registerVerify(program: Command): void {
       else {
         printLines(
           block([
+            ["result", resultText(report)],
             [
-              "result",
-              report.ok
-                ? "ok"
-                : report.stoppedAt !== null
-                  ? `STOPS at revision ${report.stoppedAt}`
-                  : "DIVERGES",
+              "replayed",
+              report.revision < report.firstRevision
+                ? `nothing (the replay stops at the first retained revision, ${report.firstRevision})`
+                : `revisions ${report.firstRevision} to ${report.revision}`,
             ],
-            ["replayed", `revisions ${report.firstRevision} to ${report.revision}`],
             ["snapshot entries", `${report.snapshotsChecked} checked against the replay`],
             ...(report.switchesChecked > 0
               ? [
