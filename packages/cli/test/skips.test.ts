@@ -133,4 +133,25 @@ describe("entries every replica skips, in history and tail", () => {
       .map((l) => JSON.parse(l) as unknown);
     expect(rows).toMatchObject(expected);
   });
+
+  it("tail --from past the latest --model replays the entries before it as they come", async () => {
+    const stream = await seeded([]);
+    const tail = startTail([...target(ctx.server.url, stream, "--model", MODEL, "--from", "4")]);
+    await tail.until(({ stderr }) => stderr.includes("following"));
+    const nc = await tcp(ctx.server.url);
+    const log = new JetStreamLog({ connection: nc, stream });
+    const stale = { ...common, kind: "update", base: 0, seed: 1, patches: [] } as Entry;
+    await log.appendUnconditional(encodeEntry(command("note", { text: "unseen" })), "n3"); // 3
+    await log.appendUnconditional(encodeEntry(stale), "u4"); // 4
+    await log.close();
+    await nc.close();
+    await tail.until(({ stdout }) => /^4 /m.test(stdout));
+    tail.child.kill("SIGTERM");
+    await tail.exited;
+    const lines = tail.out().stdout.split("\n");
+    expect(lines.some((l) => l.startsWith("3 "))).toBe(false);
+    expect(lines.find((l) => l.startsWith("4 "))).toMatch(
+      /\[skipped: CORRUPT_ENTRY: conditional entry based on 0, not 3\] 0 patches$/,
+    );
+  });
 });

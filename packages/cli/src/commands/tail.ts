@@ -68,14 +68,19 @@ export function registerTail(program: Command): void {
                 if (removed !== undefined) start = info.firstRevision || info.latestRevision + 1;
               }
               const first = Math.max(1, start);
+              // With --model the replay reads every entry before the first printed: up to the
+              // latest now, and those after it (a --from past the latest) as they are followed.
+              const through = Math.min(first - 1, info.latestRevision);
               const mark: Marker | undefined =
-                model && (await replayerOf(log, model, info.firstRevision, first - 1));
+                model && (await replayerOf(log, model, info.firstRevision, through));
               // What ended the follow, as it was thrown (printed with its own code, or INTERNAL).
               let failed: (e: { error: unknown }) => void = () => undefined;
               const failure = new Promise<{ error: unknown }>((resolve) => (failed = resolve));
-              const follower = log.follow(first, {
+              const follower = log.follow(mark ? through + 1 : first, {
                 onEntry(entry) {
-                  const row = entryRow(entry, mark?.(entry));
+                  const replay = mark?.(entry);
+                  if (entry.revision < first) return; // replayed, not asked for
+                  const row = entryRow(entry, replay);
                   if (o.json) printJson(row);
                   else printLines([tailLine(entryCells(row))]);
                 },
