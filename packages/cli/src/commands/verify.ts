@@ -5,7 +5,8 @@
  * at its base, and every switch entry the state the model's migrate makes of it; finally that
  * the replayed state passes the model's schema. Exit 0 when all hold;
  * otherwise exit 1 with where the replay stops (it stops every replica there), or else the first
- * divergence by revision: its revision, its code and what differs.
+ * problem by revision: its revision, its code and what differs; the `result` says which kind
+ * ({@link VerifyResult}: skipped entries are not a divergence, every replica skips them alike).
  */
 import type { Command } from "commander";
 import {
