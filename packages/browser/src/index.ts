@@ -13,6 +13,7 @@ export {
   type SnapshotFallbackReason,
   type SnapshotWarningReason,
 } from "./indexeddb-snapshot-store.js";
+export { PendingQueueWarning } from "./pending-warning.js";
 export type { StoredSnapshot } from "./snapshot-codec.js";
 export { connectInBackground, type BackgroundConnection } from "./background-connect.js";
 export { saveSnapshotOnHide } from "./save-on-hide.js";

@@ -211,7 +211,11 @@ export class IndexedDbPendingStore implements PendingStore {
   private warn(e: unknown): void {
     if (this.warned) return;
     this.warned = true;
-    this.options.onWarning?.(e);
+    try {
+      this.options.onWarning?.(e);
+    } catch {
+      // a warning listener must not turn a fallback to memory into a failed write
+    }
   }
 }
 

@@ -1,4 +1,5 @@
 import type { PendingStore } from "@statesync/core";
+import type { PendingQueueWarning } from "./pending-warning.js";
 import type { drainOrphanedSlots } from "./tabs/orphans.js";
 import type { openQueueSlot } from "./tabs/queue-slot.js";
 import type { sharePendingAcrossTabs } from "./tabs/shared-pending.js";
@@ -10,8 +11,11 @@ import type { sharePendingAcrossTabs } from "./tabs/shared-pending.js";
  */
 export interface OfflineQueueSetup {
   readonly owner: string;
-  /** The store the queue slots are taken in (called once per `openSynchronizer`). */
-  store(): PendingStore;
+  /**
+   * The store the queue slots are taken in (called once per `openSynchronizer`); a store built
+   * here reports its fallback to memory to `onWarning`, the synchronizer's warning channel.
+   */
+  store(onWarning: (warning: PendingQueueWarning) => void): PendingStore;
   readonly openQueueSlot: typeof openQueueSlot;
   readonly drainOrphanedSlots: typeof drainOrphanedSlots;
   readonly sharePendingAcrossTabs: typeof sharePendingAcrossTabs;

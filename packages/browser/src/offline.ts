@@ -10,11 +10,13 @@ import { StateSyncError, type PendingStore } from "@statesync/core";
 import { z } from "zod/v4";
 import { IndexedDbPendingStore } from "./indexeddb-pending-store.js";
 import type { OfflineQueueSetup } from "./offline-setup.js";
+import { PendingQueueWarning } from "./pending-warning.js";
 import { drainOrphanedSlots } from "./tabs/orphans.js";
 import { openQueueSlot } from "./tabs/queue-slot.js";
 import { sharePendingAcrossTabs } from "./tabs/shared-pending.js";
 
 export type { OfflineQueueSetup } from "./offline-setup.js";
+export { PendingQueueWarning } from "./pending-warning.js";
 
 /** Options of {@link offlineQueue}. */
 export interface OfflineQueueOptions {
@@ -23,7 +25,11 @@ export interface OfflineQueueOptions {
    * characters). Default `"browser"`.
    */
   owner?: string;
-  /** Where the queues are stored. Default: a new `IndexedDbPendingStore` (closed with the replica). */
+  /**
+   * Where the queues are stored. Default: a new `IndexedDbPendingStore` (closed with the
+   * replica) whose fallback to memory goes to `openSynchronizer`'s `onWarning` as a
+   * `PendingQueueWarning`. A store given here reports through its own options.
+   */
   store?: PendingStore;
 }
 
@@ -52,7 +58,11 @@ export function offlineQueue(options: OfflineQueueOptions = {}): OfflineQueueSet
   const { owner = "browser", store } = options;
   return {
     owner,
-    store: () => store ?? new IndexedDbPendingStore(),
+    store: (onWarning) =>
+      store ??
+      new IndexedDbPendingStore({
+        onWarning: (cause) => onWarning(new PendingQueueWarning(cause)),
+      }),
     openQueueSlot,
     drainOrphanedSlots,
     sharePendingAcrossTabs,

@@ -18,6 +18,7 @@ import { IndexedDbSnapshotStore, type SnapshotStoreWarning } from "./indexeddb-s
 import { keepSnapshotCurrent } from "./keep-snapshot-current.js";
 import { saveSnapshotOnHide } from "./save-on-hide.js";
 import type { OfflineQueueSetup } from "./offline-setup.js";
+import type { PendingQueueWarning } from "./pending-warning.js";
 import { openTabLog, readOnly, savedByLeader, tabSupport } from "./tabs/open-tab-log.js";
 
 /**
@@ -57,10 +58,12 @@ export interface OpenSynchronizerOptions<S, C extends CommandMap<S>> extends Omi
   /** A snapshot store, or false for none. Default: an `IndexedDbSnapshotStore` (closed with the replica). */
   snapshots?: SnapshotStore | false;
   /**
-   * Where the default IndexedDB store reports its failures: each call the connection failed
-   * under (it reopens with a backoff), and a fallback to memory (see `SnapshotStoreWarning`).
+   * Where the stores this function builds report their failures (default `console.warn`): the
+   * default snapshot store each call the connection failed under (it reopens with a backoff) and
+   * a fallback to memory (`SnapshotStoreWarning`); the default offline queue's store its one
+   * fallback to memory, `durable: false` from then on (`PendingQueueWarning`).
    */
-  onWarning?: (warning: SnapshotStoreWarning) => void;
+  onWarning?: (warning: SnapshotStoreWarning | PendingQueueWarning) => void;
   /**
    * Save the snapshot after every applied batch, one save at a time, the newest state next (see
    * `keepSnapshotCurrent`), so that a reload restores the latest state. Default true; then
@@ -208,13 +211,14 @@ export async function openSynchronizer<S, C extends CommandMap<S>>(
     rest.snapshotKey ??
     jetStreamSnapshotKey({ stream: rest.stream, key: rest.key, subjectPrefix: rest.subjectPrefix });
   const offline = pending || undefined;
-  const pendingStore = offline?.store();
+  const warn = onWarning ?? ((warning: unknown) => console.warn(warning));
+  const pendingStore = offline?.store(warn);
   const queue =
     offline && pendingStore
       ? await offline.openQueueSlot(pendingStore, snapshotKey, offline.owner)
       : undefined;
   const ownedStore =
-    snapshots === undefined ? new IndexedDbSnapshotStore({ onWarning }) : undefined;
+    snapshots === undefined ? new IndexedDbSnapshotStore({ onWarning: warn }) : undefined;
   const stops: Array<() => void> = [];
   const release = async () => {
     for (const stop of stops.splice(0)) stop();
