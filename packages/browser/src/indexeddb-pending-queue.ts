@@ -11,6 +11,7 @@ import {
   type PendingRecord,
 } from "@statesync/core";
 import type { IDBPDatabase } from "idb";
+import { inTransaction } from "./idb-transaction.js";
 
 // The IndexedDB side of one open pending queue (IndexedDbPendingStore opens it): its records,
 // its row, and the bounded waits for a database another tab may hold.
@@ -132,24 +133,30 @@ export class IdbQueue implements PendingQueue {
   }> {
     const records: PendingRecord[] = [];
     const damaged: DamagedPendingRecord[] = [];
-    const tx = this.db!.transaction([RECORDS, QUEUES], "readwrite");
-    const rows = (await tx.objectStore(RECORDS).getAll(this.range())) as RecordRow[];
-    const queue = (await tx.objectStore(QUEUES).get([this.key, this.owner])) as QueueRow;
-    let high = queue?.highSeq ?? 0;
-    for (const row of rows) {
-      high = Math.max(high, row.seq);
-      const read = readPendingRecord(row.record, row.seq);
-      if ("record" in read) {
-        records.push(read.record);
-        continue;
-      }
-      damaged.push({ seq: row.seq, reason: read.reason, content: contentOf(row.record) });
-      await tx.objectStore(RECORDS).delete([this.key, this.owner, row.seq]);
-    }
-    if (damaged.length > 0 && queue && high > queue.highSeq) {
-      await tx.objectStore(QUEUES).put({ ...queue, highSeq: high });
-    }
-    await tx.done;
+    const high = await inTransaction(
+      () => this.db!.transaction([RECORDS, QUEUES], "readwrite"),
+      async (tx) => {
+        const rows = (await tx.objectStore(RECORDS).getAll(this.range())) as RecordRow[];
+        const queue = (await tx.objectStore(QUEUES).get([this.key, this.owner])) as QueueRow;
+        let high = queue?.highSeq ?? 0;
+        for (const row of rows) {
+          high = Math.max(high, row.seq);
+          const read = readPendingRecord(row.record, row.seq);
+          if ("record" in read) {
+            records.push(read.record);
+            continue;
+          }
+          damaged.push({ seq: row.seq, reason: read.reason, content: contentOf(row.record) });
+          await tx.objectStore(RECORDS).delete([this.key, this.owner, row.seq]);
+        }
+        if (damaged.length > 0 && queue && high > queue.highSeq) {
+          await tx.objectStore(QUEUES).put({ ...queue, highSeq: high });
+        }
+        return high;
+      },
+    ).catch((e: unknown) => {
+      throw isStateSyncError(e) ? e : failed("load the pending records", e);
+    });
     return { records, damaged, high };
   }
 
@@ -158,12 +165,11 @@ export class IdbQueue implements PendingQueue {
     const copy = structuredClone(checkPendingRecord(record));
     if (!this.memory) {
       try {
-        await this.db!.put(RECORDS, {
-          key: this.key,
-          owner: this.owner,
-          seq: copy.seq,
-          record: copy,
-        });
+        const row: RecordRow = { key: this.key, owner: this.owner, seq: copy.seq, record: copy };
+        await inTransaction(
+          () => this.db!.transaction(RECORDS, "readwrite"),
+          (tx) => tx.store.put(row),
+        );
         return;
       } catch (e) {
         this.warn(e); // quota, or the database went away: memory from now on
@@ -209,26 +215,29 @@ export class IdbQueue implements PendingQueue {
   private async remove(seqs: readonly number[] | undefined): Promise<void> {
     if (!this.db) return; // in memory from the start: removed there
     try {
-      const tx = this.db.transaction([RECORDS, QUEUES], "readwrite");
-      const records = tx.objectStore(RECORDS);
-      const queues = tx.objectStore(QUEUES);
-      const row = (await queues.get([this.key, this.owner])) as QueueRow;
-      let high = row.highSeq;
-      if (seqs === undefined) {
-        for (const k of (await records.getAllKeys(this.range())) as number[][]) {
-          high = Math.max(high, k[2]!);
-        }
-        await records.delete(this.range());
-      } else {
-        for (const seq of seqs) {
-          const k = [this.key, this.owner, seq];
-          if ((await records.getKey(k)) === undefined) continue; // absent: ignored
-          high = Math.max(high, seq);
-          await records.delete(k);
-        }
-      }
-      if (high !== row.highSeq) await queues.put({ ...row, highSeq: high });
-      await tx.done;
+      await inTransaction(
+        () => this.db!.transaction([RECORDS, QUEUES], "readwrite"),
+        async (tx) => {
+          const records = tx.objectStore(RECORDS);
+          const queues = tx.objectStore(QUEUES);
+          const row = (await queues.get([this.key, this.owner])) as QueueRow;
+          let high = row.highSeq;
+          if (seqs === undefined) {
+            for (const k of (await records.getAllKeys(this.range())) as number[][]) {
+              high = Math.max(high, k[2]!);
+            }
+            await records.delete(this.range());
+          } else {
+            for (const seq of seqs) {
+              const k = [this.key, this.owner, seq];
+              if ((await records.getKey(k)) === undefined) continue; // absent: ignored
+              high = Math.max(high, seq);
+              await records.delete(k);
+            }
+          }
+          if (high !== row.highSeq) await queues.put({ ...row, highSeq: high });
+        },
+      );
     } catch (e) {
       if (this.memory) return; // already degraded: the records in memory were removed
       throw failed("delete pending records", e);

@@ -5,6 +5,7 @@ import {
   type PendingStore,
 } from "@statesync/core";
 import { openDB, type IDBPDatabase } from "idb";
+import { inTransaction } from "./idb-transaction.js";
 import {
   answerWithin,
   IdbQueue,
@@ -152,13 +153,11 @@ export class IndexedDbPendingStore implements PendingStore {
     (await db?.catch(() => undefined))?.close();
   }
 
-  private giveWay(): void {
+  private giveWay(why = "is being deleted or upgraded"): void {
     const db = this.db;
     this.db = undefined;
     void db?.then((d) => d.close()).catch(() => undefined);
-    const reason = new Error(
-      `IndexedDB database ${this.databaseName} is being deleted or upgraded`,
-    );
+    const reason = new Error(`IndexedDB database ${this.databaseName} ${why}`);
     for (const q of this.queues) q.degrade(reason);
   }
 
@@ -182,6 +181,9 @@ export class IndexedDbPendingStore implements PendingStore {
       // failed every later update with CLOSED until a reload, online too: a trial). The next
       // open opens the database again.
       blocking: () => this.giveWay(),
+      // Closed by the browser (Clear site data force-closes it, aborting what is in flight): the
+      // same, rather than a QUEUE_FAILED for every later delete.
+      terminated: () => this.giveWay("was closed by the browser (site data cleared?)"),
     });
     this.db.catch(() => (this.db = undefined));
     return this.db;
@@ -226,12 +228,15 @@ function webLocks(): Locks | undefined {
 
 /** The row of a queue, created (with a new origin) when there is none. */
 async function queueRow(db: IDBPDatabase, key: string, owner: string): Promise<QueueRow> {
-  const tx = db.transaction(QUEUES, "readwrite");
-  let row = (await tx.store.get([key, owner])) as QueueRow | undefined;
-  if (!row) {
-    row = { key, owner, origin: randomOrigin(), highSeq: 0 };
-    await tx.store.put(row);
-  }
-  await tx.done;
-  return row;
+  return inTransaction(
+    () => db.transaction(QUEUES, "readwrite"),
+    async (tx) => {
+      let row = (await tx.store.get([key, owner])) as QueueRow | undefined;
+      if (!row) {
+        row = { key, owner, origin: randomOrigin(), highSeq: 0 };
+        await tx.store.put(row);
+      }
+      return row;
+    },
+  );
 }

@@ -9,6 +9,7 @@ import {
   type SnapshotStore,
 } from "@statesync/core";
 import type { IDBPDatabase } from "idb";
+import { inTransaction } from "./idb-transaction.js";
 import { decodeSnapshot, encodeSnapshot, storedHeader } from "./snapshot-codec.js";
 import { DatabaseBlockedError, SNAPSHOT_STORE, SnapshotDatabase } from "./snapshot-database.js";
 
@@ -198,7 +199,10 @@ export class IndexedDbSnapshotStore implements SnapshotStore {
     checkSnapshotKey(key);
     return this.run(
       async (db) => {
-        const value: unknown = await db.get(SNAPSHOT_STORE, key);
+        const value: unknown = await inTransaction(
+          () => db.transaction(SNAPSHOT_STORE, "readonly"),
+          (tx) => tx.store.get(key),
+        );
         return value === undefined ? undefined : await decodeSnapshot(key, value);
       },
       (memory) => memory.load(key),
@@ -216,18 +220,25 @@ export class IndexedDbSnapshotStore implements SnapshotStore {
         // stored value's header decides; its body is checked only when the header claims a
         // newer revision (then a damaged value is replaced, but a good one from another tab
         // is kept).
-        const tx = db.transaction(SNAPSHOT_STORE, "readwrite", RELAXED);
-        const current: unknown = await tx.store.get(key);
-        const header = storedHeader(current);
-        const replace = shouldReplaceSnapshot(header, checked);
-        if (replace) await tx.store.put(value, key);
-        await tx.done;
+        const { header, replace, current } = await inTransaction(
+          () => db.transaction(SNAPSHOT_STORE, "readwrite", RELAXED),
+          async (tx) => {
+            const current: unknown = await tx.store.get(key);
+            const header = storedHeader(current);
+            const replace = shouldReplaceSnapshot(header, checked);
+            if (replace) await tx.store.put(value, key);
+            return { header, replace, current };
+          },
+        );
         if (replace || !header || (await isIntact(key, current))) return;
-        const retry = db.transaction(SNAPSHOT_STORE, "readwrite", RELAXED);
-        if (storedHeader(await retry.store.get(key))?.sha256 === header.sha256) {
-          await retry.store.put(value, key);
-        }
-        await retry.done;
+        await inTransaction(
+          () => db.transaction(SNAPSHOT_STORE, "readwrite", RELAXED),
+          async (tx) => {
+            if (storedHeader(await tx.store.get(key))?.sha256 === header.sha256) {
+              await tx.store.put(value, key);
+            }
+          },
+        );
       },
       (memory) => memory.save(key, checked),
     );
@@ -236,7 +247,11 @@ export class IndexedDbSnapshotStore implements SnapshotStore {
   async delete(key: string): Promise<void> {
     checkSnapshotKey(key);
     return this.run(
-      (db) => db.delete(SNAPSHOT_STORE, key),
+      (db) =>
+        inTransaction(
+          () => db.transaction(SNAPSHOT_STORE, "readwrite"),
+          (tx) => tx.store.delete(key),
+        ),
       (memory) => memory.delete(key),
     );
   }

@@ -90,9 +90,11 @@ export class SnapshotDatabase {
       db?.close();
       // Drop it only if it is still the connection in use (not an older one closing late).
       const opening = this.opening;
-      void opening?.then((current) => {
-        if (current === db && this.opening === opening) this.opening = undefined;
-      });
+      void opening
+        ?.then((current) => {
+          if (current === db && this.opening === opening) this.opening = undefined;
+        })
+        .catch(() => undefined); // a failed open: reported by the call that awaited it
     };
     const opened = openDB(this.name, version, {
       upgrade(upgrading) {

@@ -1,0 +1,37 @@
+/** What {@link inTransaction} needs of an `idb` transaction. */
+interface Transaction {
+  readonly done: Promise<void>;
+  abort(): void;
+}
+
+/**
+ * Runs `work` in the transaction `open()` starts and resolves with its result once the
+ * transaction committed. Every IndexedDB transaction of this package goes through here: `idb`
+ * makes each transaction's `done` promise eagerly, and it rejects when the transaction aborts
+ * (a failed request, a connection force-closed by "Clear site data", quota). A call that left at
+ * its first failed request without awaiting `done` let that rejection reach the page's
+ * `unhandledrejection` (a trial: "Connection is closing because of: Force close delete origin").
+ * Here `done` is handled on every path; a `work` that throws aborts the transaction (nothing of
+ * it is committed) and its error is what the call rejects with, for the caller to turn into its
+ * typed error or warning. `open()` throwing (a connection that is closing) rejects the same way.
+ */
+export async function inTransaction<Tx extends Transaction, T>(
+  open: () => Tx,
+  work: (tx: Tx) => Promise<T>,
+): Promise<T> {
+  const tx = open();
+  tx.done.catch(() => undefined);
+  let result: T;
+  try {
+    result = await work(tx);
+  } catch (e) {
+    try {
+      tx.abort();
+    } catch {
+      // already aborted or finished
+    }
+    throw e;
+  }
+  await tx.done;
+  return result;
+}
