@@ -123,6 +123,9 @@ it("says offline as soon as the WebSocket is refused, not after a request times 
     await vi.waitFor(() =>
       expect(errors[0]).toMatch(/^UNAVAILABLE: cannot connect to ws:\/\/127\.0\.0\.1:9/),
     );
+    // What the browser tells, not nats.ws's bare UNKNOWN_ERROR (a trial).
+    expect(errors[0]).toMatch(/before the NATS handshake/);
+    expect(errors[0]).not.toMatch(/UNKNOWN_ERROR/);
     await sync.close();
   }
 });

@@ -52,12 +52,29 @@ interface ErrorLike {
 }
 
 /**
- * A connect error in words: its message, else its code, else its text. (nats.ws in a browser
- * rejects with an error whose `message` is undefined: a WebSocket error event says no more.)
+ * What nats.ws in a browser knows of a WebSocket that failed before it connected: its error
+ * (code `UNKNOWN_ERROR`, `message` undefined) comes from a WebSocket `error` event, which
+ * browsers leave without a reason on purpose (refused, unreachable, TLS, a wrong path all look
+ * alike). Said so, rather than the bare code (a trial read `cannot connect to ...: UNKNOWN_ERROR`).
  */
-function describe(err: unknown): string {
+const WEBSOCKET_FAILED =
+  "the WebSocket closed before the NATS handshake (connection refused, host unreachable, or " +
+  "no NATS WebSocket listener there; the browser does not say which)";
+
+/**
+ * A connect error in words: its message, else its code, else its text. (nats.ws in a browser
+ * rejects with an error whose `message` is undefined: a WebSocket error event says no more;
+ * then {@link WEBSOCKET_FAILED}.)
+ */
+function describe(err: unknown, target?: string | readonly string[]): string {
   const e = err as ErrorLike | null;
   if (typeof e?.message === "string" && e.message !== "") return e.message;
+  if (e?.code === "UNKNOWN_ERROR") {
+    const list = typeof target === "string" ? [target] : (target ?? []);
+    return list.length > 0 && list.every((url) => /^wss?:\/\//i.test(url))
+      ? WEBSOCKET_FAILED
+      : "the connection failed before the NATS handshake (nats.js gave no reason: UNKNOWN_ERROR)";
+  }
   if (typeof e?.code === "string" && e.code !== "") return e.code;
   const text = String(err);
   return text === "[object Object]" || text === "" ? "the connection failed" : text;
@@ -81,7 +98,7 @@ export function connectFailure(err: unknown, target?: string | readonly string[]
     : code === "INVALID_OPTION"
       ? "VALIDATION"
       : "UNAVAILABLE";
-  return new StateSyncError(typed, `cannot connect to ${to}: ${describe(err)}`, {
+  return new StateSyncError(typed, `cannot connect to ${to}: ${describe(err, target)}`, {
     cause: err,
     ...(code ? { details: { natsCode: code } } : {}),
   });

@@ -14,6 +14,26 @@ describe("connectFailure", () => {
     );
   });
 
+  it("says what a browser's failed WebSocket tells: closed before the NATS handshake, not UNKNOWN_ERROR", () => {
+    // A trial: a refused ws:// connection read `cannot connect to ws://127.0.0.1:14323:
+    // UNKNOWN_ERROR`. nats.ws rejects with a NatsError whose message is undefined (a WebSocket
+    // error event carries no reason, by design) and code UNKNOWN_ERROR.
+    const natsWsError = Object.assign(new Error(), { message: undefined, code: "UNKNOWN_ERROR" });
+    const e = connectFailure(natsWsError, "ws://127.0.0.1:14323");
+    expect(e.code).toBe("UNAVAILABLE");
+    expect(e.message).toMatch(
+      /^cannot connect to ws:\/\/127\.0\.0\.1:14323: the WebSocket closed before the NATS handshake/,
+    );
+    expect(e.message).toMatch(/refused/);
+    expect(e.message).not.toMatch(/UNKNOWN_ERROR/);
+    expect(e.details).toEqual({ natsCode: "UNKNOWN_ERROR" });
+    // An UNKNOWN_ERROR that says more keeps its own words.
+    const said = Object.assign(new Error("socket hang up"), { code: "UNKNOWN_ERROR" });
+    expect(connectFailure(said, "ws://h:1").message).toBe(
+      "cannot connect to ws://h:1: socket hang up",
+    );
+  });
+
   it("never puts credentials of a server URL into the message (user info masked)", async () => {
     const e = connectFailure(new Error("boom"), [
       "nats://alice:s3cret@127.0.0.1:4222",
