@@ -9,25 +9,57 @@ import {
 import { produce } from "immer";
 import { z } from "zod/v4";
 
+/** The most items one message carries. */
+const MAX_OPS = 100_000;
+
 /**
- * What a tab tells the others of its pending updates: the named commands not confirmed yet, and
- * the revision of its confirmed state when it said so.
+ * What a tab tells the others of its pending updates. `pending`: the whole list of its named
+ * commands not confirmed yet (when it opens, when a tab says hello, or asks it for it), with the
+ * revision of its confirmed state when it said so; `delta`: what changed since its report `seq`
+ * − 1 (items added, ids removed, its revision). A tab that misses a step (a `delta` whose `seq`
+ * does not follow the last it has, or of another queue) asks that tab for its whole list again
+ * (`hello` with `to`).
  */
+const op = z.object({
+  id: z.number().optional(),
+  c: z.string().max(256),
+  a: z.unknown(),
+  at: z.number(),
+});
 const messageSchema = z.union([
-  z.object({ t: z.literal("hello") }),
+  z.object({ t: z.literal("hello"), to: z.string().max(64).optional() }),
   z.object({
     t: z.literal("pending"),
     from: z.string().max(64),
     q: z.string().max(512).optional(),
+    seq: z.number().int().nonnegative().optional(),
     revision: z.number().int().nonnegative(),
-    ops: z.array(z.object({ c: z.string().max(256), a: z.unknown(), at: z.number() })).max(10_000),
+    ops: z.array(op).max(MAX_OPS),
+  }),
+  z.object({
+    t: z.literal("delta"),
+    from: z.string().max(64),
+    q: z.string().max(512).optional(),
+    seq: z.number().int().nonnegative(),
+    revision: z.number().int().nonnegative(),
+    add: z.array(op.extend({ id: z.number() })).max(MAX_OPS),
+    remove: z.array(z.number()).max(MAX_OPS),
   }),
 ]);
 
+type Command = { args: z.ZodType; apply: (draft: never, args: never, ctx: never) => unknown };
+
+/** One of another tab's pending commands, checked once when it arrived. */
+type Item = { from: string; c: Command; args: unknown; at: number };
+
+/** What this tab knows of another tab's pending commands. */
 type Foreign = {
   revision: number;
   q: string | undefined;
-  ops: Array<{ c: string; a: unknown; at: number }>;
+  /** The `seq` of its last report taken; undefined: a report without one (ask again). */
+  seq: number | undefined;
+  /** By the item's id (its index in a report without ids); null: left out (refused here). */
+  items: Map<number | string, { key: string; item: Item } | null>;
 };
 
 /**
@@ -56,76 +88,218 @@ export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
 ): { sync: StateSynchronizer<S, C>; stop(): void } {
   const channel = new BroadcastChannel(`${name}:pending`);
   const foreign = new Map<string, Foreign>();
+  /** Every shown item of the other tabs, in the order they arrived (the order they run in). */
+  const order = new Map<string, Item>();
   const listeners = new Set<() => void>();
-  let cache: { base: unknown; revision: number; version: number; state: Immutable<S> } | undefined;
-  let version = 0;
-  let posting = false;
+  // The view computed last, on `base` at `revision`; `fresh`: items added since, to run on top
+  // of it; `stale`: something else changed (an item left, a tab's revision), compute it afresh.
+  let cache: { base: unknown; revision: number; state: Immutable<S> } | undefined;
+  let fresh: Item[] = [];
+  let stale = true;
 
-  const post = () => {
+  // This tab's side: what it reported last, by id.
+  let seq = 0;
+  let reported = new Set<number>();
+  let reportedRevision = -1;
+  let whole = true;
+  let posting = false;
+  const send = (message: unknown) => {
+    try {
+      channel.postMessage(message);
+    } catch {
+      // closed
+    }
+  };
+  const post = (all = false) => {
+    if (all) whole = true;
     if (posting) return;
     posting = true;
     queueMicrotask(() => {
       posting = false;
-      const ops = sync.pending
-        .filter((p) => p.command !== undefined)
-        .map((p) => ({ c: p.command!, a: p.args, at: p.queuedAt }));
-      try {
-        channel.postMessage({ t: "pending", from: tabId, q: queue, revision: sync.revision, ops });
-      } catch {
-        // closed
+      const named = sync.pending.filter((p) => p.command !== undefined);
+      const revision = sync.revision;
+      const wire = (p: (typeof named)[number]) => ({
+        id: p.id,
+        c: p.command!,
+        a: p.args,
+        at: p.queuedAt,
+      });
+      if (whole) {
+        whole = false;
+        reported = new Set(named.map((p) => p.id));
+        reportedRevision = revision;
+        seq += 1;
+        send({ t: "pending", from: tabId, q: queue, seq, revision, ops: named.map(wire) });
+        return;
       }
+      // Proportional to the change: what is new, what left (one pass over the list, no copies
+      // of the items that stayed).
+      const now = new Set<number>();
+      const add = [];
+      for (const p of named) {
+        now.add(p.id);
+        if (!reported.has(p.id)) add.push(wire(p));
+      }
+      const remove: number[] = [];
+      if (now.size - add.length !== reported.size) {
+        for (const id of reported) if (!now.has(id)) remove.push(id);
+      }
+      if (add.length === 0 && remove.length === 0 && revision === reportedRevision) return;
+      reported = now;
+      reportedRevision = revision;
+      seq += 1;
+      send({ t: "delta", from: tabId, q: queue, seq, revision, add, remove });
     });
   };
+
+  /** Checks one reported command once: the item to run, or null (left out). */
+  const check = (from: string, op: { c: string; a: unknown; at: number }): Item | null => {
+    const command = model.commands[op.c] as Command | undefined;
+    const args = command?.args.safeParse(op.a);
+    if (!command || !args?.success) return null;
+    return { from, c: command, args: args.data, at: op.at };
+  };
+  const drop = (f: Foreign, id: number | string) => {
+    const known = f.items.get(id);
+    f.items.delete(id);
+    if (known) {
+      order.delete(known.key);
+      stale = true;
+    }
+  };
+  const put = (
+    from: string,
+    f: Foreign,
+    id: number | string,
+    op: { c: string; a: unknown; at: number },
+  ) => {
+    if (f.items.has(id)) return;
+    const item = check(from, op);
+    if (item === null) return void f.items.set(id, null);
+    const key = `${from}\n${id}`;
+    f.items.set(id, { key, item });
+    order.set(key, item);
+    fresh.push(item);
+  };
+  const forget = (from: string) => {
+    const f = foreign.get(from);
+    if (!f) return;
+    for (const id of [...f.items.keys()]) drop(f, id);
+    foreign.delete(from);
+  };
+  const setRevision = (f: Foreign, revision: number) => {
+    if (f.revision !== revision && f.items.size > 0) stale = true;
+    f.revision = revision;
+  };
+
   channel.onmessage = (e: MessageEvent) => {
     const m = messageSchema.safeParse(e.data);
     if (!m.success) return;
-    if (m.data.t === "hello") return post();
-    const { from, q, revision, ops } = m.data;
-    if (q !== undefined) {
-      for (const [other, f] of foreign) if (other !== from && f.q === q) foreign.delete(other);
+    if (m.data.t === "hello") {
+      if (m.data.to === undefined || m.data.to === tabId) post(true);
+      return;
     }
-    if (ops.length === 0) foreign.delete(from);
-    else foreign.set(from, { revision, q, ops });
-    version += 1;
+    const { from, q, revision } = m.data;
+    if (from === tabId) return;
+    if (m.data.t === "delta") {
+      const f = foreign.get(from);
+      if (!f || f.seq === undefined || m.data.seq !== f.seq + 1 || f.q !== q) {
+        // A step missed (or a report of another queue): ask that tab for its whole list.
+        send({ t: "hello", to: from });
+        return;
+      }
+      f.seq = m.data.seq;
+      setRevision(f, revision);
+      for (const id of m.data.remove) drop(f, id);
+      for (const op of m.data.add) put(from, f, op.id, op);
+      if (f.items.size === 0) foreign.delete(from);
+    } else {
+      if (q !== undefined) {
+        for (const [other, f] of [...foreign]) if (other !== from && f.q === q) forget(other);
+      }
+      const { ops, seq: at } = m.data;
+      let f = foreign.get(from);
+      if (f && f.q !== q) {
+        forget(from);
+        f = undefined;
+      }
+      f ??= { revision, q, seq: undefined, items: new Map() };
+      foreign.set(from, f);
+      f.seq = at;
+      setRevision(f, revision);
+      // Items the tab reported before keep their place (and their check); ids are its queue's,
+      // a report without them is taken as new.
+      const ids = ops.map((op, i) => op.id ?? `#${at ?? "-"}:${i}`);
+      const keep = new Set<number | string>(ids);
+      for (const id of [...f.items.keys()]) if (!keep.has(id)) drop(f, id);
+      ops.forEach((op, i) => put(from, f, ids[i]!, op));
+      if (f.items.size === 0) foreign.delete(from);
+    }
     for (const l of [...listeners]) l();
   };
-  const stops = [sync.subscribe(post, { optimistic: true }), sync.on("drained", post)];
-  channel.postMessage({ t: "hello" });
-  post();
+  const stops = [
+    sync.subscribe(() => post(), { optimistic: true }),
+    sync.on("drained", () => post()),
+  ];
+  send({ t: "hello" });
+  post(true);
 
-  const view = (): Immutable<S> => {
-    const base = sync.optimisticState;
-    if (foreign.size === 0) return base;
-    const revision = sync.revision;
-    if (cache && cache.base === base && cache.revision === revision && cache.version === version) {
-      return cache.state;
-    }
-    let state = base;
-    for (const [from, f] of foreign) {
-      if (revision > f.revision) continue; // may be confirmed already: wait for its next report
-      for (const op of f.ops) {
-        const command = model.commands[op.c];
-        const args = command?.args.safeParse(op.a);
-        if (!command || !args?.success) continue;
-        let n = op.at >>> 0;
-        const ctx = {
-          revision,
-          timestamp: op.at,
-          clientId: from,
-          random: () => (n = (n * 1_103_515_245 + 12_345) >>> 0) / 2 ** 32,
-        };
+  /**
+   * `items` run on `state` in one draft; when one throws, again one draft each, leaving the ones
+   * that throw out, and the ones that return a promise (as the core's view does).
+   */
+  const run = (state: Immutable<S>, items: readonly Item[], revision: number): Immutable<S> => {
+    const one = (draft: object, item: Item) => {
+      let n = item.at >>> 0;
+      const ctx = {
+        revision,
+        timestamp: item.at,
+        clientId: item.from,
+        random: () => (n = (n * 1_103_515_245 + 12_345) >>> 0) / 2 ** 32,
+      };
+      refuseThenable(
+        runOnView(draft, (view) => item.c.apply(view as never, item.args as never, ctx as never)),
+      );
+    };
+    if (items.length === 0) return state;
+    try {
+      return produce(state, (draft) => {
+        for (const item of items) one(draft as object, item);
+      });
+    } catch {
+      let next = state;
+      for (const item of items) {
         try {
-          state = produce(state, (draft) => {
-            refuseThenable(
-              runOnView(draft as object, (view) => command.apply(view as never, args.data, ctx)),
-            );
-          });
+          next = produce(next, (draft) => one(draft as object, item));
         } catch {
           // refused here: it will be refused when pushed, or apply once confirmed
         }
       }
+      return next;
     }
-    cache = { base, revision, version, state };
+  };
+  const view = (): Immutable<S> => {
+    const base = sync.optimisticState;
+    if (order.size === 0) {
+      fresh = [];
+      return base;
+    }
+    const revision = sync.revision;
+    // An item may be confirmed already when this tab's revision is past its tab's report: it
+    // waits for that tab's next report.
+    const shown = (item: Item) => revision <= (foreign.get(item.from)?.revision ?? -1);
+    const c = cache;
+    if (c && !stale && c.base === base && c.revision === revision) {
+      if (fresh.length > 0) {
+        c.state = run(c.state, fresh.filter(shown), revision);
+        fresh = [];
+      }
+      return c.state;
+    }
+    const state = run(base, [...order.values()].filter(shown), revision);
+    cache = { base, revision, state };
+    fresh = [];
+    stale = false;
     return state;
   };
 
@@ -155,11 +329,8 @@ export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
     sync: shared,
     stop() {
       stops.forEach((s) => s());
-      try {
-        channel.postMessage({ t: "pending", from: tabId, revision: 0, ops: [] });
-      } catch {
-        // closed
-      }
+      seq += 1;
+      send({ t: "pending", from: tabId, seq, revision: 0, ops: [] });
       channel.close();
     },
   };
