@@ -218,3 +218,81 @@ it("sends and re-runs what changed only: N edits queued one by one in a tab cost
   sharedC.stop();
   await Promise.all([a.close(), b.close(), c.close()]);
 });
+
+it("keeps a closed tab's stored edits in the other tabs' views until its queue is taken over", async () => {
+  // A trial: the leading tab closed while offline; its queued edits vanished from the other
+  // tab's view (its last report said it had none) until that tab took its queue over, seconds
+  // later. They are stored: the tab that takes the queue over shows them, its report replacing
+  // the closed tab's. Those held in memory only leave with the tab.
+  // A memory store whose queues say they are durable (as IndexedDB's do).
+  class StoredPendingStore extends MemoryPendingStore {
+    override async open(...args: Parameters<MemoryPendingStore["open"]>) {
+      const queue = await super.open(...args);
+      return new Proxy(queue, {
+        get: (target, prop) => (prop === "durable" ? true : Reflect.get(target, prop, target)),
+      });
+    }
+  }
+  const log = new MemoryLog();
+  const store = new StoredPendingStore();
+  const a = await createSynchronizer({
+    log: log.handle(),
+    model: board,
+    snapshots: false,
+    compaction: false,
+    pending: pendingQueue({ store, owner: "tab-a" }),
+  });
+  const b = await open(log, "tab-b");
+  const name = `shared-close-${Date.now()}`;
+  const sharedA = sharePendingAcrossTabs(a, board, name, "a", "queue-a");
+  const sharedB = sharePendingAcrossTabs(b, board, name, "b", "queue-b");
+  log.setOffline(true);
+  for (const card of ["a1", "a2"]) await a.update("add", { card }).queued;
+  const shows = async (cards: string[]) => {
+    const deadline = Date.now() + 5_000;
+    while (Date.now() < deadline) {
+      if (JSON.stringify(sharedB.sync.optimisticState.cards) === JSON.stringify(cards)) return;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(sharedB.sync.optimisticState.cards).toEqual(cards);
+  };
+  await shows(["a1", "a2"]);
+  sharedA.stop();
+  await new Promise((r) => setTimeout(r, 50));
+  expect(sharedB.sync.optimisticState.cards).toEqual(["a1", "a2"]);
+  // The tab that takes queue-a over reports its edits: shown once.
+  const taker = new BroadcastChannel(`${name}:pending`);
+  const ops = [
+    { id: 1, c: "add", a: { card: "a1" }, at: 1 },
+    { id: 2, c: "add", a: { card: "a2" }, at: 2 },
+    { id: 3, c: "add", a: { card: "a3" }, at: 3 },
+  ];
+  taker.postMessage({ t: "pending", from: "a2", q: "queue-a", seq: 1, revision: b.revision, ops });
+  await shows(["a1", "a2", "a3"]);
+  // A step missed (seq 3 after 1): ignored, and the whole list asked of that tab.
+  const asked = new Promise<unknown>((resolve) => {
+    taker.onmessage = (e: MessageEvent) => {
+      if ((e.data as { to?: string }).to === "a2") resolve(e.data);
+    };
+  });
+  const add = [{ id: 4, c: "add", a: { card: "a4" }, at: 4 }];
+  taker.postMessage({
+    t: "delta",
+    from: "a2",
+    q: "queue-a",
+    seq: 3,
+    revision: b.revision,
+    add,
+    remove: [],
+  });
+  expect(await asked).toEqual({ t: "hello", to: "a2" });
+  expect(sharedB.sync.optimisticState.cards).toEqual(["a1", "a2", "a3"]);
+  // The next step applies: an item removed, one added.
+  const next = { t: "delta", from: "a2", q: "queue-a", revision: b.revision };
+  taker.postMessage({ ...next, seq: 2, add, remove: [1] });
+  await shows(["a2", "a3", "a4"]);
+  taker.close();
+  sharedB.stop();
+  await a.close().catch(() => undefined);
+  await b.close();
+});

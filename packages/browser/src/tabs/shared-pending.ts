@@ -103,6 +103,7 @@ export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
   let reportedRevision = -1;
   let whole = true;
   let posting = false;
+  let stopped = false;
   const send = (message: unknown) => {
     try {
       channel.postMessage(message);
@@ -110,20 +111,21 @@ export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
       // closed
     }
   };
+  const wire = (p: (typeof sync.pending)[number]) => ({
+    id: p.id,
+    c: p.command!,
+    a: p.args,
+    at: p.queuedAt,
+  });
   const post = (all = false) => {
     if (all) whole = true;
     if (posting) return;
     posting = true;
     queueMicrotask(() => {
       posting = false;
+      if (stopped) return;
       const named = sync.pending.filter((p) => p.command !== undefined);
       const revision = sync.revision;
-      const wire = (p: (typeof named)[number]) => ({
-        id: p.id,
-        c: p.command!,
-        a: p.args,
-        at: p.queuedAt,
-      });
       if (whole) {
         whole = false;
         reported = new Set(named.map((p) => p.id));
@@ -328,9 +330,21 @@ export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
   return {
     sync: shared,
     stop() {
+      stopped = true;
       stops.forEach((s) => s());
+      // Its durable updates stay stored: the tab that takes its queue over pushes them, and its
+      // report replaces this one; till then the other tabs keep showing them (before, a tab
+      // closed while offline took its edits out of every other tab's view until its queue was
+      // taken over, seconds later). Those held in memory only leave with it.
+      let kept: typeof sync.pending = [];
+      try {
+        kept = sync.pending.filter((p) => p.command !== undefined && p.durable);
+      } catch {
+        // closed
+      }
       seq += 1;
-      send({ t: "pending", from: tabId, seq, revision: 0, ops: [] });
+      const revision = kept.length > 0 ? sync.revision : 0;
+      send({ t: "pending", from: tabId, q: queue, seq, revision, ops: kept.map(wire) });
       channel.close();
     },
   };
