@@ -31,6 +31,11 @@ export type SnapshotFallbackReason =
 export type SnapshotWarningReason =
   | SnapshotFallbackReason
   /**
+   * Not the snapshot store's: the default offline queue keeps updates in memory only from now on
+   * (a `PendingQueueWarning`, which `openSynchronizer`'s `onWarning` receives as well).
+   */
+  | "queue-in-memory"
+  /**
    * The connection was closed or failed under a call (site data cleared in DevTools, a
    * backgrounded Safari tab, a transaction aborted): the store reopens with a backoff and goes on.
    */
@@ -43,7 +48,7 @@ export type SnapshotWarningReason =
  * memory for good (`fallback: true`).
  */
 export class SnapshotStoreWarning extends Error {
-  override readonly name = "SnapshotStoreWarning";
+  override readonly name: string = "SnapshotStoreWarning";
   constructor(
     message: string,
     /** What went wrong. */

@@ -18,7 +18,6 @@ import { IndexedDbSnapshotStore, type SnapshotStoreWarning } from "./indexeddb-s
 import { keepSnapshotCurrent } from "./keep-snapshot-current.js";
 import { saveSnapshotOnHide } from "./save-on-hide.js";
 import type { OfflineQueueSetup } from "./offline-setup.js";
-import type { PendingQueueWarning } from "./pending-warning.js";
 import { openTabLog, readOnly, savedByLeader, tabSupport } from "./tabs/open-tab-log.js";
 
 /**
@@ -63,7 +62,7 @@ export interface OpenSynchronizerOptions<S, C extends CommandMap<S>> extends Omi
    * a fallback to memory (`SnapshotStoreWarning`); the default offline queue's store its one
    * fallback to memory, `durable: false` from then on (`PendingQueueWarning`).
    */
-  onWarning?: (warning: SnapshotStoreWarning | PendingQueueWarning) => void;
+  onWarning?: (warning: SnapshotStoreWarning) => void;
   /**
    * Save the snapshot after every applied batch, one save at a time, the newest state next (see
    * `keepSnapshotCurrent`), so that a reload restores the latest state. Default true; then

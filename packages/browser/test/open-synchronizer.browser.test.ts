@@ -5,7 +5,6 @@ import {
   jetStreamSnapshotKey,
   MemoryPendingStore,
   openSynchronizer,
-  type PendingQueueWarning,
   type SnapshotStoreWarning,
 } from "@statesync/browser";
 import { offlineQueue } from "@statesync/browser/offline";
@@ -72,7 +71,7 @@ it("resolves with the state restored from IndexedDB before any server answers", 
 });
 
 it("opens with the default IndexedDB store and no stored state", async () => {
-  const warnings: Array<SnapshotStoreWarning | PendingQueueWarning> = [];
+  const warnings: SnapshotStoreWarning[] = [];
   const sync = await openSynchronizer({
     servers: NOBODY,
     stream: `notes_${Date.now()}`,
