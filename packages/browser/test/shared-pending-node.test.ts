@@ -1,6 +1,7 @@
 import {
   createSynchronizer,
   defineModel,
+  encodeEntry,
   MemoryLog,
   MemoryPendingStore,
   pendingQueue,
@@ -295,4 +296,62 @@ it("keeps a closed tab's stored edits in the other tabs' views until its queue i
   sharedB.stop();
   await a.close().catch(() => undefined);
   await b.close();
+});
+
+it("keeps another tab's edits in view while unrelated entries arrive, and shows each once when it lands", async () => {
+  // A trial (three tabs, a writer busy): another tab's edits vanished from the view for up to a
+  // second whenever this tab's revision passed the one that tab had last reported, whether the
+  // new entries held them or not. Now each edit is left out exactly when the confirmed state
+  // includes it: its origin and id, against the table of applied origins.
+  const log = new MemoryLog();
+  const b = await open(log, "tab-b");
+  const writer = await createSynchronizer({
+    log: log.handle(),
+    model: board,
+    snapshots: false,
+    compaction: false,
+  });
+  const name = `shared-exact-${Date.now()}`;
+  const sharedB = sharePendingAcrossTabs(b, board, name, "b", "queue-b");
+  const tabC = new BroadcastChannel(`${name}:pending`);
+  const ops = [
+    { id: 5, o: "origin-c", c: "add", a: { card: "c1" }, at: 1 },
+    { id: 6, o: "origin-c", c: "add", a: { card: "c2" }, at: 2 },
+  ];
+  tabC.postMessage({ t: "pending", from: "c", q: "queue-c", seq: 1, revision: b.revision, ops });
+  const cards = () => [...sharedB.sync.optimisticState.cards];
+  const deadline = Date.now() + 5_000;
+  while (cards().length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  expect(cards()).toEqual(["c1", "c2"]);
+  // Another writer's entries: B's revision passes C's report; C's edits are still pending.
+  await writer.updateUnconditionally("add", { card: "w1" });
+  await b.waitFor(writer.revision);
+  expect(cards()).toEqual(["w1", "c1", "c2"]); // before: ["w1"]
+  // C's queue pushes its two edits in one entry (origin [origin-c, 6]): B shows each once.
+  const base = (await log.info()).latestRevision;
+  log.injectRaw(
+    encodeEntry({
+      v: 2,
+      kind: "update",
+      base,
+      ts: 3,
+      seed: 1,
+      client: "c",
+      patches: [
+        { op: "add", path: ["cards", 1], value: "c1" },
+        { op: "add", path: ["cards", 2], value: "c2" },
+      ],
+      origin: ["origin-c", 6],
+    }),
+    "c-6",
+  );
+  await b.waitFor(base + 1);
+  expect(b.state.cards).toEqual(["w1", "c1", "c2"]);
+  expect(cards()).toEqual(["w1", "c1", "c2"]);
+  expect(b.appliedSeq("origin-c")).toBe(6);
+  expect(b.appliedSeq("nobody")).toBeUndefined();
+  expect(() => b.appliedSeq(5 as never)).toThrow(/origin must be a string/);
+  tabC.close();
+  sharedB.stop();
+  await Promise.all([b.close(), writer.close()]);
 });

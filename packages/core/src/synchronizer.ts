@@ -155,6 +155,12 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
   get pendingCount(): number {
     return this.offline.count;
   }
+  appliedSeq(origin: string): number | undefined {
+    if (typeof origin !== "string") {
+      throw new StateSyncError("VALIDATION", "appliedSeq: origin must be a string");
+    }
+    return this.replica.origins.get(origin)?.seq;
+  }
   flush(): Promise<void> {
     return this.offline.flush();
   }

@@ -22,6 +22,8 @@ const MAX_OPS = 100_000;
  */
 const op = z.object({
   id: z.number().optional(),
+  /** Its queue session (`PendingUpdate.origin`): with `id`, its identity in the log. */
+  o: z.string().max(512).optional(),
   c: z.string().max(256),
   a: z.unknown(),
   at: z.number(),
@@ -49,8 +51,11 @@ const messageSchema = z.union([
 
 type Command = { args: z.ZodType; apply: (draft: never, args: never, ctx: never) => unknown };
 
-/** One of another tab's pending commands, checked once when it arrived. */
-type Item = { from: string; c: Command; args: unknown; at: number };
+/**
+ * One of another tab's pending commands, checked once when it arrived; `origin` and `seq` its
+ * identity in the log when the tab said it.
+ */
+type Item = { from: string; c: Command; args: unknown; at: number; origin?: string; seq?: number };
 
 /** What this tab knows of another tab's pending commands. */
 type Foreign = {
@@ -70,9 +75,10 @@ type Foreign = {
  * `subscribe(…, { optimistic: true })` showing them (what the React hooks read), and a stop
  * function.
  *
- * A preview, not a guarantee: another tab's update is shown only while this tab's confirmed
- * revision is not past the one the other tab reported (else it may already be in the confirmed
- * state, and would show twice); it shows again with the other tab's next report. A command that
+ * Another tab's update is shown until this tab's confirmed state includes it (its origin and id
+ * against the table of applied origins: `appliedSeq`), so it neither shows twice nor drops out
+ * while unrelated entries arrive; one reported without an origin (an older version's tab) only
+ * while this tab's confirmed revision is not past the one its tab reported. A command that
  * throws here or returns a promise, or arguments this model refuses, are left out. Plain recipes
  * are not shared. `queue` names this tab's queue (its slot's owner): a report of a queue replaces
  * the reports of that queue from other tabs, so the edits of a tab reloaded while offline (the
@@ -113,6 +119,7 @@ export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
   };
   const wire = (p: (typeof sync.pending)[number]) => ({
     id: p.id,
+    o: p.origin,
     c: p.command!,
     a: p.args,
     at: p.queuedAt,
@@ -155,11 +162,17 @@ export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
   };
 
   /** Checks one reported command once: the item to run, or null (left out). */
-  const check = (from: string, op: { c: string; a: unknown; at: number }): Item | null => {
+  const check = (
+    from: string,
+    op: { id?: number; o?: string; c: string; a: unknown; at: number },
+  ): Item | null => {
     const command = model.commands[op.c] as Command | undefined;
     const args = command?.args.safeParse(op.a);
     if (!command || !args?.success) return null;
-    return { from, c: command, args: args.data, at: op.at };
+    const item: Item = { from, c: command, args: args.data, at: op.at };
+    if (op.o !== undefined && op.id !== undefined)
+      Object.assign(item, { origin: op.o, seq: op.id });
+    return item;
   };
   const drop = (f: Foreign, id: number | string) => {
     const known = f.items.get(id);
@@ -173,7 +186,7 @@ export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
     from: string,
     f: Foreign,
     id: number | string,
-    op: { c: string; a: unknown; at: number },
+    op: { id?: number; o?: string; c: string; a: unknown; at: number },
   ) => {
     if (f.items.has(id)) return;
     const item = check(from, op);
@@ -287,9 +300,16 @@ export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
       return base;
     }
     const revision = sync.revision;
-    // An item may be confirmed already when this tab's revision is past its tab's report: it
-    // waits for that tab's next report.
-    const shown = (item: Item) => revision <= (foreign.get(item.from)?.revision ?? -1);
+    // Left out: an item the confirmed state includes already (it would show twice). Known
+    // exactly by its identity in the log: the table of applied origins says whether this
+    // replica applied it. An item without one (a tab of an older version) is left out as soon
+    // as this tab's revision is past its tab's report, till that tab's next report (a trial:
+    // under a busy writer every other tab's items flickered out for up to a second, and a
+    // closed tab's stayed out until its queue was taken over).
+    const shown = (item: Item) =>
+      item.origin !== undefined
+        ? !((sync.appliedSeq(item.origin) ?? -Infinity) >= item.seq!)
+        : revision <= (foreign.get(item.from)?.revision ?? -1);
     const c = cache;
     if (c && !stale && c.base === base && c.revision === revision) {
       if (fresh.length > 0) {

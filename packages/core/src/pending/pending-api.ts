@@ -20,6 +20,15 @@ export interface PendingApi<S> {
   /** How many updates are pending (`pending.length`, without building the list). */
   readonly pendingCount: number;
   /**
+   * The highest `id` of the queue session `origin` (`PendingUpdate.origin`, of this replica or
+   * another one's) whose update the confirmed `state` includes, or undefined when it includes
+   * none (or the session is forgotten: the table of applied origins keeps the 2,000 applied most
+   * recently). A session pushes in `id` order, so its updates with an `id` at most this one are
+   * in `state` (docs/offline.md, "Identity"): what another tab's preview of pending updates
+   * leaves out. Throws `VALIDATION` for an `origin` that is not a string.
+   */
+  appliedSeq(origin: string): number | undefined;
+  /**
    * Pushes the queue now (ends a backoff) and resolves once it is empty; rejects `CLOSED` or the
    * stall error when it never will be, and `LOG_REPLACED` once only updates set aside for
    * another log are left (`PendingUpdate.otherLog`). Resolves at once without a `pending` option.

@@ -16,6 +16,11 @@ export interface PendingUpdate {
    * queue starts above its clock × 1,024 at every open).
    */
   readonly id: number;
+  /**
+   * The queue session it was queued under: `[origin, id]` is its identity in the log
+   * (docs/offline.md, "Identity"). `appliedSeq(origin)` says whether a state includes it.
+   */
+  readonly origin: string;
   /** `"update"`: conditional (`update`); `"command"`: unconditional (`updateUnconditionally`). */
   readonly kind: "update" | "command";
   /** The command's name and arguments; undefined for a plain recipe (kept in memory only). */
@@ -227,6 +232,7 @@ function asCommandEntry(record: PendingRecord): CommandEntry {
 export function describeOp(op: PendingOp): PendingUpdate {
   return {
     id: op.seq,
+    origin: op.origin,
     kind: op.kind,
     command: op.command?.name,
     args: op.command?.args,
