@@ -47,11 +47,16 @@ export async function connectNats(
   given: ConnectionOptions,
   signal?: AbortSignal,
 ): Promise<NatsConnection> {
-  const options = withTlsOfServers(given);
-  // A server that never speaks would leave nats.js's socket open for good (server-preflight.ts).
+  let options = withTlsOfServers(given);
+  // A server that never speaks would leave nats.js's socket open for good (server-preflight.ts):
+  // the one that spoke first is dialled first, the others keep their order behind it.
   const handshakeFirst = options.tls?.handshakeFirst === true;
   const timeoutMs = options.timeout ?? NATS_CONNECT_TIMEOUT_MS;
-  if (!handshakeFirst) await serverSpeaks(options.servers, timeoutMs, signal);
+  const spoke = handshakeFirst ? undefined : await serverSpeaks(options.servers, timeoutMs, signal);
+  if (spoke !== undefined && Array.isArray(options.servers) && options.servers.length > 1) {
+    const others = options.servers.filter((s) => s !== spoke);
+    options = { ...options, servers: [spoke, ...shuffled(others, options)], noRandomize: true };
+  }
   const attempt = connect(options);
   const probeAfter = Math.min(PROBE_AFTER_MAX_MS, (options.timeout ?? NATS_CONNECT_TIMEOUT_MS) / 4);
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -107,4 +112,15 @@ async function probe(options: ConnectionOptions, signal?: AbortSignal): Promise<
     }
   }
   return undefined;
+}
+
+/** `servers` in a random order, as nats.js would dial them, unless `noRandomize` was asked. */
+function shuffled(servers: string[], options: ConnectionOptions): string[] {
+  if (options.noRandomize === true) return servers;
+  const out = [...servers];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [out[i], out[j]] = [out[j]!, out[i]!];
+  }
+  return out;
 }

@@ -12,8 +12,11 @@ import { serversText, StateSyncError } from "@statesync/core";
  * retry loop leaked one, and a replica closed meanwhile kept its process alive forever (a
  * fresh-eyes trial). This check owns its sockets and always destroys them.
  *
- * Resolves when a server sent something, or when every dial failed (refused, unresolvable:
- * nats.js then fails at once, with its own error, and leaks nothing). Rejects `UNAVAILABLE` when
+ * Resolves with the first server (as given) that sent something, or undefined when every dial
+ * failed (refused, unresolvable: nats.js then fails at once, with its own error, and leaks
+ * nothing). The caller puts that server first: with a silent server in the list, nats.js
+ * would otherwise dial it first about half the time (it shuffles the list) and leak that socket
+ * (a fresh-eyes trial: the process never exited, and the replica waited 20 s to connect). Rejects `UNAVAILABLE` when
  * no server spoke within `timeoutMs` (none accepted: nats.js's own dial has no deadline either;
  * or one accepted and stayed silent), and `CLOSED` when `signal` aborts. Skipped for TLS-first servers (`handshakeFirst`), which say nothing before
  * the handshake.
@@ -22,20 +25,22 @@ export function serverSpeaks(
   servers: string | readonly string[] | undefined,
   timeoutMs: number,
   signal?: AbortSignal,
-): Promise<void> {
+): Promise<string | undefined> {
   const list = typeof servers === "string" ? [servers] : servers?.length ? servers : ["127.0.0.1"];
-  const targets = list.map(hostPort).filter((t) => t !== undefined);
-  if (targets.length === 0) return Promise.resolve();
-  return new Promise<void>((resolve, reject) => {
+  const targets = list
+    .map((server) => ({ server, at: hostPort(server) }))
+    .filter((t) => t.at !== undefined);
+  if (targets.length === 0) return Promise.resolve(undefined);
+  return new Promise<string | undefined>((resolve, reject) => {
     const sockets: Socket[] = [];
     let accepted = 0;
     let failed = 0;
-    const end = (error?: StateSyncError) => {
+    const end = (error?: StateSyncError, spoke?: string) => {
       clearTimeout(timer);
       signal?.removeEventListener("abort", abort);
       for (const s of sockets) s.destroy();
       if (error) reject(error);
-      else resolve();
+      else resolve(spoke);
     };
     const abort = () => end(new StateSyncError("CLOSED", "connecting was cancelled"));
     const timer = setTimeout(() => {
@@ -52,11 +57,11 @@ export function serverSpeaks(
     }, timeoutMs);
     if (signal?.aborted) return abort();
     signal?.addEventListener("abort", abort, { once: true });
-    for (const { host, port } of targets) {
-      const socket = dial({ host, port });
+    for (const { server, at } of targets) {
+      const socket = dial({ host: at!.host, port: at!.port });
       sockets.push(socket);
       socket.once("connect", () => (accepted += 1));
-      socket.once("data", () => end());
+      socket.once("data", () => end(undefined, server));
       socket.once("error", () => {
         failed += 1;
         if (failed === targets.length) end();

@@ -92,4 +92,38 @@ describe("a program whose server accepts connections and never answers", () => {
       await new Promise((r) => blackHole.close(r));
     }
   }, 60_000);
+
+  // A fresh-eyes trial: with such a server listed before a real one, nats.js dialled it first
+  // (it shuffles a list: about half the runs), waited its 20 s timeout, and left that socket
+  // open: the replica connected 20 s late, and the process never exited after close().
+  const ctx = useNatsServer();
+  it("listed before a real server: connects to the real one at once, and exits by itself", async () => {
+    const sockets = new Set<Socket>();
+    const blackHole = createServer((s) => {
+      sockets.add(s);
+      s.on("close", () => sockets.delete(s));
+    });
+    await new Promise<void>((r) => blackHole.listen(0, "127.0.0.1", r));
+    const { port } = blackHole.address() as { port: number };
+    try {
+      const servers = `nats://127.0.0.1:${port},${ctx.server.url}`;
+      const child = spawn(process.execPath, [BLACK_HOLE, servers, "ordered"], {
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let out = "";
+      child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+      child.stderr.on("data", (d: Buffer) => (out += d.toString()));
+      const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
+      const late = new Promise<"still running">((r) =>
+        setTimeout(() => r("still running"), 20_000),
+      );
+      const outcome = await Promise.race([exited, late]);
+      if (outcome === "still running") child.kill("SIGKILL");
+      expect(outcome, out).toBe(0);
+      expect(out).toMatch(/update revision \d+/); // committed within the 1.5 s before close()
+    } finally {
+      for (const s of sockets) s.destroy();
+      await new Promise((r) => blackHole.close(r));
+    }
+  }, 60_000);
 });

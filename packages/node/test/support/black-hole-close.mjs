@@ -12,16 +12,21 @@ const model = defineModel({
   initial: { n: 0 },
   commands: { inc: { args: z.object({}), apply: (d) => void (d.n += 1) } },
 });
+const servers = process.argv[2].split(",");
 const sync = await openSynchronizer({
-  servers: process.argv[2],
-  stream: "BLACKHOLE",
+  servers: servers.length === 1 ? servers[0] : servers,
+  stream: `BLACKHOLE_${process.pid}`,
   model,
   snapshots: false,
   waitFor: "restored",
-  connectOptions: { timeout: 500 },
+  // In the given order (argv[3] "ordered"): nats.js otherwise shuffles a list.
+  connectOptions: { timeout: 500, noRandomize: process.argv[3] === "ordered" },
   onError: (e) => process.stdout.write(`${e.code} ${e.message}\n`),
 });
-const update = sync.update("inc", {}).catch((e) => e.code);
+const update = sync.update("inc", {}).then(
+  (r) => `revision ${r.revision}`,
+  (e) => e.code,
+);
 await new Promise((r) => setTimeout(r, 1_500));
 await sync.close();
 process.stdout.write(`update ${await update}\n`);
