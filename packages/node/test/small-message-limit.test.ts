@@ -105,6 +105,36 @@ describe("a stream whose max_msg_size leaves too little room for entries", () =>
     await sync.close();
   });
 
+  it("lowered under a live replica to 2,500 (still usable): its compact() goes chunked at once", async () => {
+    // A fresh-eyes trial: the replica kept the limit it learnt at open, and every compact()
+    // failed PAYLOAD_TOO_LARGE ("34708 bytes exceeds the log's maximum of 1476"), refused by the
+    // server each time, never chunked.
+    const stream = uniqueStream();
+    const sync = await openSynchronizer({
+      connection: nc,
+      stream,
+      model: notes,
+      snapshots: false,
+      compaction: false,
+    });
+    for (let i = 0; i < 40; i++) {
+      await sync.update((d) => {
+        d.notes.push(`${i} ${"z".repeat(500)}`);
+      });
+    }
+    const si = await jsm.streams.info(stream);
+    await jsm.streams.update(stream, { ...si.config, max_msg_size: 2_500 });
+    await sync.compact();
+    const fresh = await openSynchronizer({
+      connection: nc,
+      stream,
+      model: notes,
+      snapshots: false,
+    });
+    expect(fresh.state).toEqual(sync.state);
+    await Promise.all([fresh.close(), sync.close()]);
+  });
+
   it("a log opened only to read (readOnly) opens: reading needs no room", async () => {
     const stream = await streamWithLimit(1_500);
     const log = await JetStreamLog.open({ connection: nc, stream, readOnly: true });

@@ -144,6 +144,10 @@ export class Appender {
       return { revision, data: prepared.data, messageId };
     } catch (e) {
       this.own.forget(messageId);
+      // The log refused the size: its limit shrank since it was learnt (a stream edited under
+      // the replica). Learnt again before the next entry is prepared (a trial: every later
+      // compaction prepared against the old limit and failed the same way).
+      if (isStateSyncError(e, "PAYLOAD_TOO_LARGE")) this.maxBytes = undefined;
       this.status.writeFailed(e);
       throw e;
     }

@@ -229,10 +229,18 @@ export class CompactionRun<S, C extends CommandMap<S>> {
         if (!this.deps.isStateSyncError(e, "PAYLOAD_TOO_LARGE")) throw e;
         this.expectChunked = true; // and from now on part 0 goes first (invariant 4)
       }
-      if (prepared !== undefined) {
-        const outcome = await this.appender.appendConditional(prepared, base, {
-          timeoutMs: this.deps.outcomeTimeoutMs,
-        });
+      // Refused for its size by the log itself, whose limit shrank since it was learnt (a stream
+      // edited under the replica): chunked, against the limit learnt again.
+      const outcome =
+        prepared &&
+        (await this.appender
+          .appendConditional(prepared, base, { timeoutMs: this.deps.outcomeTimeoutMs })
+          .catch((e: unknown) => {
+            if (!this.deps.isStateSyncError(e, "PAYLOAD_TOO_LARGE")) throw e;
+            this.expectChunked = true;
+            return undefined;
+          }));
+      if (outcome !== undefined) {
         if (outcome.kind === "conflict") return { kind: "conflict" };
         const stored = outcome.entry;
         if (this.replica.revision === base) this.replica.consume([stored]);
