@@ -67,7 +67,7 @@ export function messageSizeProblem(
   maxPayload: number | undefined,
 ): string | undefined {
   const least = HEADER_ALLOWANCE_BYTES + MIN_ENTRY_BYTES;
-  const why = `statesync keeps ${HEADER_ALLOWANCE_BYTES} bytes of each message for headers and needs at least ${least}`;
+  const why = `statesync keeps ${HEADER_ALLOWANCE_BYTES} bytes of each message for headers and needs at least ${least} bytes`;
   if (positive(maxMsgSize) && maxMsgSize! < least) {
     return `max_msg_size ${maxMsgSize} leaves too little room for entries (${why})`;
   }
