@@ -8,15 +8,18 @@ const PROGRAM = fileURLToPath(new URL("./support/open-update-close.mjs", import.
 const REFUSED = fileURLToPath(new URL("./support/refused-synced-close.mjs", import.meta.url));
 const BLACK_HOLE = fileURLToPath(new URL("./support/black-hole-close.mjs", import.meta.url));
 
-/** Runs `program` with the server's URL and a new stream; its exit status (null: killed) and stderr. */
-async function run(
+/**
+ * Runs `program` with `args`; its exit status (null: still running after 20 s, then killed),
+ * stdout and stderr.
+ */
+async function spawnProgram(
   program: string,
-  url: string,
-): Promise<{ status: number | null; stderr: string }> {
-  const child = spawn(process.execPath, [program, url, uniqueStream("EXIT")], {
-    stdio: ["ignore", "ignore", "pipe"],
-  });
+  args: string[],
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [program, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
   let stderr = "";
+  child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
   child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
   const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
   const deadline = new Promise<"still running">((r) =>
@@ -25,9 +28,34 @@ async function run(
   const outcome = await Promise.race([exited, deadline]);
   if (outcome === "still running") {
     child.kill("SIGKILL");
-    return { status: null, stderr: `${stderr}(still running after 20 s)` };
+    return { status: null, stdout, stderr: `${stderr}(still running after 20 s)` };
   }
-  return { status: outcome, stderr };
+  return { status: outcome, stdout, stderr };
+}
+
+/** Runs `program` with the server's URL and a new stream; its exit status and stderr. */
+async function run(
+  program: string,
+  url: string,
+): Promise<{ status: number | null; stderr: string }> {
+  const { status, stderr } = await spawnProgram(program, [url, uniqueStream("EXIT")]);
+  return { status, stderr };
+}
+
+/** Runs `use` with the port of a TCP server that accepts connections and never answers. */
+async function withBlackHole(use: (port: number) => Promise<void>): Promise<void> {
+  const sockets = new Set<Socket>();
+  const blackHole = createServer((s) => {
+    sockets.add(s);
+    s.on("close", () => sockets.delete(s));
+  });
+  await new Promise<void>((r) => blackHole.listen(0, "127.0.0.1", r));
+  try {
+    await use((blackHole.address() as { port: number }).port);
+  } finally {
+    for (const s of sockets) s.destroy();
+    await new Promise((r) => blackHole.close(r));
+  }
 }
 
 /**
@@ -64,33 +92,15 @@ describe("a program that opens, updates and closes a replica exits by itself", (
  */
 describe("a program whose server accepts connections and never answers", () => {
   it("exits by itself after close(), having reported that the server sent nothing", async () => {
-    const sockets = new Set<Socket>();
-    const blackHole = createServer((s) => {
-      sockets.add(s);
-      s.on("close", () => sockets.delete(s));
-    });
-    await new Promise<void>((r) => blackHole.listen(0, "127.0.0.1", r));
-    const { port } = blackHole.address() as { port: number };
-    try {
-      const child = spawn(process.execPath, [BLACK_HOLE, `nats://127.0.0.1:${port}`], {
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      let out = "";
-      child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-      child.stderr.on("data", (d: Buffer) => (out += d.toString()));
-      const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
-      const late = new Promise<"still running">((r) =>
-        setTimeout(() => r("still running"), 20_000),
-      );
-      const outcome = await Promise.race([exited, late]);
-      if (outcome === "still running") child.kill("SIGKILL");
-      expect(outcome, out).toBe(0);
+    await withBlackHole(async (port) => {
+      const { status, stdout, stderr } = await spawnProgram(BLACK_HOLE, [
+        `nats://127.0.0.1:${port}`,
+      ]);
+      const out = stdout + stderr;
+      expect(status, out).toBe(0);
       expect(out).toContain("update CLOSED");
       expect(out).toContain("accepted the connection but sent nothing within 500 ms");
-    } finally {
-      for (const s of sockets) s.destroy();
-      await new Promise((r) => blackHole.close(r));
-    }
+    });
   }, 60_000);
 
   // A fresh-eyes trial: with such a server listed before a real one, nats.js dialled it first
@@ -98,32 +108,12 @@ describe("a program whose server accepts connections and never answers", () => {
   // open: the replica connected 20 s late, and the process never exited after close().
   const ctx = useNatsServer();
   it("listed before a real server: connects to the real one at once, and exits by itself", async () => {
-    const sockets = new Set<Socket>();
-    const blackHole = createServer((s) => {
-      sockets.add(s);
-      s.on("close", () => sockets.delete(s));
-    });
-    await new Promise<void>((r) => blackHole.listen(0, "127.0.0.1", r));
-    const { port } = blackHole.address() as { port: number };
-    try {
+    await withBlackHole(async (port) => {
       const servers = `nats://127.0.0.1:${port},${ctx.server.url}`;
-      const child = spawn(process.execPath, [BLACK_HOLE, servers, "ordered"], {
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      let out = "";
-      child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-      child.stderr.on("data", (d: Buffer) => (out += d.toString()));
-      const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
-      const late = new Promise<"still running">((r) =>
-        setTimeout(() => r("still running"), 20_000),
-      );
-      const outcome = await Promise.race([exited, late]);
-      if (outcome === "still running") child.kill("SIGKILL");
-      expect(outcome, out).toBe(0);
+      const { status, stdout, stderr } = await spawnProgram(BLACK_HOLE, [servers, "ordered"]);
+      const out = stdout + stderr;
+      expect(status, out).toBe(0);
       expect(out).toMatch(/update revision \d+/); // committed within the 1.5 s before close()
-    } finally {
-      for (const s of sockets) s.destroy();
-      await new Promise((r) => blackHole.close(r));
-    }
+    });
   }, 60_000);
 });
