@@ -40,8 +40,15 @@ const exit = (code: number): never => {
   process.exit(code);
 };
 
+/**
+ * Sends `message` to the parent if its channel is open. The parent may be gone before this
+ * process has read the channel's end (`connected` is still true): the write then fails, and
+ * without a callback Node emits that as an `error` event that kills this process before it
+ * cleans up (found in CI: a Ctrl-C to the process group, the server's exit handled first, the
+ * directory left behind). A message that cannot reach the parent is dropped.
+ */
 const send = (message: object): void => {
-  if (process.connected) process.send?.(message);
+  if (process.connected) process.send?.(message, undefined, {}, () => undefined);
 };
 
 const server = spawn(bin, ["-c", config], { stdio: ["ignore", "inherit", "inherit"] });
