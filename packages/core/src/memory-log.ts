@@ -308,6 +308,22 @@ export class MemoryLog implements RevisionedLog {
     if (!offline) for (const f of this.core.followers) f.poke();
   }
 
+  /**
+   * The log loses every entry after `revision`, as a single server does whose store went back to
+   * an older copy (a power loss before an fsync, a restored backup): same identity, the message
+   * ids of the lost entries forgotten, followers resuming where they were, so later appends
+   * reach them at revisions they had seen with other entries. For tests of a log that went back.
+   */
+  rewindTo(revision: number): void {
+    const core = this.core;
+    if (!Number.isSafeInteger(revision) || revision < 0 || revision > core.lastRevision) {
+      throw new StateSyncError("VALIDATION", `revision must be 0..${core.lastRevision}`);
+    }
+    core.entries = core.entries.filter((e) => e.revision <= revision);
+    core.lastRevision = revision;
+    for (const [id, at] of core.messageIds) if (at > revision) core.messageIds.delete(id);
+  }
+
   /** Appends raw bytes at the tail as another program would (no message id check). */
   injectRaw(data: Uint8Array | string, messageId?: string): number {
     const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;

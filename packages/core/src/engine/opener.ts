@@ -50,7 +50,8 @@ import { whenAborted } from "../abort-watch.js";
  *    wait on an opening ends at once (before, the replica stayed `offline` and `synced()` waited
  *    until `close()`; found by a fresh-eyes trial).
  * 7. After a reconnection the log must still hold the entry this replica applied last: a log
- *    that went back stalls it with `LOG_REPLACED` (`log-changes.ts`).
+ *    that went back stalls it with `LOG_REPLACED` (`log-changes.ts`). From the lost connection
+ *    until that check, the reader holds back what the log delivers (`Reader.hold`).
  * 8. A local snapshot kept over a purged log is written back into it (`log-changes.ts`).
  */
 export class Opener<S, C extends CommandMap<S>> {
@@ -263,6 +264,8 @@ export class Opener<S, C extends CommandMap<S>> {
       return;
     }
     if (status === "offline") {
+      // Nothing from the log reaches the replica until the reconnection's check (invariant 7).
+      if (this.connected) this.reader.hold();
       this.status.set("offline");
       return;
     }
@@ -281,9 +284,11 @@ export class Opener<S, C extends CommandMap<S>> {
    * cannot see. A check the log could not answer is left to the next reconnection.
    */
   private async afterReconnect(): Promise<void> {
+    const hold = this.reader.holdToken;
     const wentBack = await logWentBack(this.log, this.replica).catch(() => undefined);
     if (this.status.stopped) return;
     if (wentBack) return this.status.stall(wentBack);
+    this.reader.release(hold); // unless the connection was lost again meanwhile
     await this.fetchUpdates().then(
       () => this.status.reconnected(),
       () => undefined,

@@ -31,6 +31,9 @@ const RESTART_MAX_MS = 30_000;
  *    a writer's catch-up after a conflict (which `close()` waits for) do not wait for a read that
  *    a server which stopped answering would end only at the request timeout. The read itself
  *    goes on; what it delivers after `close()` is dropped by the replica.
+ * 5. While held (`hold`, from a lost connection until the check after reconnecting), nothing
+ *    reaches the replica: the follower's entries wait in order and reads wait to start;
+ *    `release` applies them, a stall drops them.
  */
 export class Reader<S, C extends CommandMap<S>> {
   private reading: Promise<void> = Promise.resolve();
@@ -41,13 +44,54 @@ export class Reader<S, C extends CommandMap<S>> {
   private failing: string | undefined;
   /** Wait before the next restart of a failing follower, ms: 250 doubling to 30 s. */
   private restartDelayMs = RESTART_MIN_MS;
+  /** The follower's entries while held (invariant 5); undefined when not held. */
+  private held: LogEntry[] | undefined;
+  /** Ends the reads' wait for `release` (invariant 5). */
+  private released: () => void = () => undefined;
+  private whenReleased: Promise<void> = Promise.resolve();
+  /** Counts holds, so that a check started before a newer hold does not release it. */
+  private holds = 0;
 
   constructor(
     private readonly log: RevisionedLog,
     private readonly replica: Replica<S, C>,
     private readonly status: StatusHub,
   ) {
-    status.onStall(() => void this.stopFollowing());
+    status.onStall(() => {
+      this.held = undefined;
+      this.released();
+      void this.stopFollowing();
+    });
+    status.signal.addEventListener("abort", () => this.released(), { once: true });
+  }
+
+  /**
+   * Holds entries back from the replica (invariant 5) until `release(token)`, and returns that
+   * token. For a reconnection: a log that went back (a server that lost acknowledged appends)
+   * must be found before any of its entries is applied, and a follower that resumes at once
+   * delivers them before the check could answer (found when nats.js stopped waiting 30 s to
+   * create a consumer again: the replica applied the rewound log's entries and was not stalled).
+   */
+  hold(): number {
+    if (this.held === undefined && !this.status.stopped) {
+      this.held = [];
+      this.whenReleased = new Promise((resolve) => (this.released = resolve));
+    }
+    return ++this.holds;
+  }
+
+  /** The token of the latest hold (0: none yet); `release` of an older one does nothing. */
+  get holdToken(): number {
+    return this.holds;
+  }
+
+  /** Applies the entries held back by the hold `token` and lets reads go on (invariant 5). */
+  release(token: number): void {
+    if (token !== this.holds || this.held === undefined) return;
+    const entries = this.held;
+    this.held = undefined;
+    this.released();
+    if (entries.length > 0 && !this.status.stopped) this.replica.consume(entries);
   }
 
   /** True while a follower runs. */
@@ -74,6 +118,7 @@ export class Reader<S, C extends CommandMap<S>> {
       // still read up to `stored`, one new entry each: with many unconditional commands in
       // flight on a replica that does not follow, every caller paid a range read of its own and
       // a non-live writer fell from about 4,900 to 300-490 appends/s.)
+      if (this.held) await this.whenReleased; // invariant 5
       if (this.replica.revision >= target) return;
       // As far as this writer knows the log goes: the reads queued behind this one, each waiting
       // for its own entry to be consumed, then have nothing left to read.
@@ -126,12 +171,18 @@ export class Reader<S, C extends CommandMap<S>> {
         bytes += entry.data.byteLength;
         if (batch.length < READ_APPLY_BATCH && bytes < READ_APPLY_BYTES) continue;
         bytes = 0;
-        this.replica.consume(batch.splice(0));
+        await this.consume(batch.splice(0));
         if (this.status.stopped) return;
       }
     } finally {
-      if (batch.length > 0 && !this.status.stopped) this.replica.consume(batch);
+      if (batch.length > 0) await this.consume(batch);
     }
+  }
+
+  /** Hands a read's entries to the replica, after the hold when there is one (invariant 5). */
+  private async consume(entries: LogEntry[]): Promise<void> {
+    if (this.held) await this.whenReleased;
+    if (!this.status.stopped) this.replica.consume(entries);
   }
 
   /**
@@ -158,7 +209,8 @@ export class Reader<S, C extends CommandMap<S>> {
     this.follower = this.log.follow(this.replica.readPosition + 1, {
       onEntry: (entry) => {
         this.restartDelayMs = RESTART_MIN_MS;
-        this.replica.consume([entry]);
+        if (this.held) this.held.push(entry);
+        else this.replica.consume([entry]);
       },
       // What catch-ups read already need not be read again by the follower.
       revision: () => this.replica.revision,
