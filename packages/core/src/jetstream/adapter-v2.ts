@@ -35,7 +35,14 @@ export function natsV2Adapter(nc: NatsV2ConnectionLike): JetStreamAdapter {
       const js = nc.jetstream({ timeout: timeoutMs, ...d });
       return {
         publish: (subject, data, options) => js.publish(subject, data, options),
-        orderedConsumer: (stream, options) => js.consumers.get(stream, options),
+        orderedConsumer: async (stream, options) => {
+          const consumer = await js.consumers.get(stream, options);
+          // nats.js retries a first creation that failed 30 times, 30 s apart, on a timer that
+          // nothing stops: a replica whose open failed for want of a permission kept its process
+          // alive for 15 minutes (a fresh-eyes trial). Its callers retry with backoff they stop.
+          (consumer as { maxInitialReset?: number }).maxInitialReset = 0;
+          return consumer;
+        },
         streams: {
           info: (stream) => jsm.streams.info(stream),
           add: (config) => jsm.streams.add(config),
