@@ -115,6 +115,10 @@ describe("statesync info and history", () => {
     const report = JSON.parse(verify.stdout);
     expect(report).toMatchObject({ ok: false, stoppedAt: null, divergences: 3 });
     expect(report.divergence).toMatchObject({ revision: 3, code: "CORRUPT_ENTRY" });
+    // Every problem, not only the first (the CLI listed one, and a count).
+    expect(report.problems).toHaveLength(3);
+    expect(report.problems[0]).toEqual(report.divergence);
+    expect(report.problems.map((p: { revision: number }) => p.revision)).toEqual([3, 4, 5]);
     const text = await runCli(["info", ...where(stream)]);
     expect(text.stdout).toMatch(/entries\s+6 retained, 3 malformed\n/);
     expect(text.stdout).toMatch(

@@ -68,6 +68,7 @@ describe("statesync verify and compact", () => {
       switchesChecked: 0,
       divergence: null,
       divergences: 0,
+      problems: [],
       skipped: 0,
     });
     const text = await runCli(["verify", ...where(stream)]);
@@ -97,6 +98,13 @@ describe("statesync verify and compact", () => {
     const report = JSON.parse(r.stdout);
     expect(report.divergences).toBe(2);
     expect(report.divergence).toMatchObject({ revision: 3, code: "CORRUPT_ENTRY" });
+    // All of them, which "1 more: --json" points to (before, --json had only their count).
+    expect(
+      report.problems.map((p: { revision: number; code: string }) => [p.revision, p.code]),
+    ).toEqual([
+      [3, "CORRUPT_ENTRY"],
+      [4, "COMMAND_FAILED"],
+    ]);
     expect(r.stderr).toMatch(
       /^statesync: CORRUPT_ENTRY: revision 3: malformed entry: invalid JSON/,
     );

@@ -69,9 +69,17 @@ export interface VerifyReport {
    */
   divergence: Divergence | null;
   divergences: number;
+  /**
+   * Every problem found, by revision: the stop, divergences, skipped entries, an invalid final
+   * state (at most {@link MAX_PROBLEMS}; `divergences` counts them all).
+   */
+  problems: Divergence[];
   /** How many entries every replica skips or makes a no-op of (the `skips` result counts them). */
   skipped: number;
 }
+
+/** The most problems `--json` lists (a log of a million malformed entries stays readable). */
+export const MAX_PROBLEMS = 1_000;
 
 const verifySchema = z.object({
   model: z.string({ error: "PATH is required (a .js/.mjs module exporting the model)" }),
@@ -156,6 +164,7 @@ export async function verifyLog(log: JetStreamLog, open: OpenReplica): Promise<V
     switchesChecked: 0,
     divergence: null,
     divergences: 0,
+    problems: [],
     skipped: 0,
   };
   // The entries the engine reported skipping or making a no-op of (every replica alike).
@@ -204,6 +213,7 @@ export async function verifyLog(log: JetStreamLog, open: OpenReplica): Promise<V
     found[0] ??
     null;
   report.divergences = found.length;
+  report.problems = found.slice(0, MAX_PROBLEMS);
   const skips = [...skipped].filter((f) => f.revision !== report.stoppedAt); // not the stop itself
   report.skipped = new Set(skips.map((f) => f.revision)).size;
   const other = found.filter((f) => !skipped.has(f) && f !== invalid);
