@@ -1,9 +1,9 @@
-import { mkdtemp } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startNatsServer, type NatsServer } from "@statesync/node";
 import { textSlices } from "../src/restore-chunked.js";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { MODEL, openCounter, runCli, runJson, target, uniqueStream } from "./helpers.js";
 
 /** The CLI on a log compacted with a chunked snapshot (docs/format.md, "Chunked snapshots"). */
@@ -81,7 +81,9 @@ describe("statesync on a chunked snapshot", () => {
     await a.compact();
     const expected = a.state;
     await a.close();
-    const file = join(await mkdtemp(join(tmpdir(), "statesync-cli-")), "big.json");
+    const dir = await mkdtemp(join(tmpdir(), "statesync-cli-"));
+    onTestFinished(() => rm(dir, { recursive: true, force: true }));
+    const file = join(dir, "big.json");
     await runJson(["export", ...target(server.url, stream, "--model", MODEL), file]);
 
     const restored = uniqueStream("CHUNKBIG_RESTORED");

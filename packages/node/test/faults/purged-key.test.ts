@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import path from "node:path";
-import { mkdtemp } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { openSynchronizer, stateHash, type StateSyncError } from "@statesync/node";
 import { tcp, uniqueStream, useNatsServer } from "../helpers.js";
@@ -46,36 +46,40 @@ describe("a key of a shared stream purged by an operator (real nats-server)", ()
     it(`a replica that read the key before the purge (${how}) starts again from the new genesis`, async () => {
       const stream = uniqueStream("SHPL");
       const snapshotDir = await mkdtemp(path.join(tmpdir(), "purged-key-"));
-      const where = { stream, key: "k1", servers: ctx.server.url, model: counter };
-      const errors: StateSyncError[] = [];
-      const aOptions = {
-        ...where,
-        snapshotDir: path.join(snapshotDir, "a"),
-        onError: (e: StateSyncError) => errors.push(e),
-      };
-      let a = await openSynchronizer(aOptions);
-      await a.update("increment", { by: 5 });
-      if (how === "restarted from its local snapshot") await a.close();
-      const nc = await tcp(ctx.server.url);
-      await (await nc.jetstreamManager()).streams.purge(stream, { filter: `${stream}.k1` });
-      await nc.close();
-      const b = await openSynchronizer({ ...where, snapshots: false });
-      await b.update("increment", { by: 1 });
-      if (how === "restarted from its local snapshot") {
-        a = await openSynchronizer(aOptions);
-        expect(a.stats.snapshotsRestored).toBe(1);
+      try {
+        const where = { stream, key: "k1", servers: ctx.server.url, model: counter };
+        const errors: StateSyncError[] = [];
+        const aOptions = {
+          ...where,
+          snapshotDir: path.join(snapshotDir, "a"),
+          onError: (e: StateSyncError) => errors.push(e),
+        };
+        let a = await openSynchronizer(aOptions);
+        await a.update("increment", { by: 5 });
+        if (how === "restarted from its local snapshot") await a.close();
+        const nc = await tcp(ctx.server.url);
+        await (await nc.jetstreamManager()).streams.purge(stream, { filter: `${stream}.k1` });
+        await nc.close();
+        const b = await openSynchronizer({ ...where, snapshots: false });
+        await b.update("increment", { by: 1 });
+        if (how === "restarted from its local snapshot") {
+          a = await openSynchronizer(aOptions);
+          expect(a.stats.snapshotsRestored).toBe(1);
+        }
+        await a.waitFor(b.revision);
+        expect(a.revision).toBe(b.revision);
+        expect(a.state).toEqual({ count: 1, seen: [] });
+        expect(stateHash(a.state)).toBe(stateHash(b.state));
+        expect(errors.map((e) => e.code)).toContain("TRUNCATED");
+        // Its updates apply alike everywhere.
+        const { revision } = await a.update("increment", { by: 10 });
+        await b.waitFor(revision);
+        expect(b.state).toEqual({ count: 11, seen: [] });
+        expect(stateHash(a.state)).toBe(stateHash(b.state));
+        await Promise.all([a.close(), b.close()]);
+      } finally {
+        await rm(snapshotDir, { recursive: true, force: true });
       }
-      await a.waitFor(b.revision);
-      expect(a.revision).toBe(b.revision);
-      expect(a.state).toEqual({ count: 1, seen: [] });
-      expect(stateHash(a.state)).toBe(stateHash(b.state));
-      expect(errors.map((e) => e.code)).toContain("TRUNCATED");
-      // Its updates apply alike everywhere.
-      const { revision } = await a.update("increment", { by: 10 });
-      await b.waitFor(revision);
-      expect(b.state).toEqual({ count: 11, seen: [] });
-      expect(stateHash(a.state)).toBe(stateHash(b.state));
-      await Promise.all([a.close(), b.close()]);
     });
   }
 });
