@@ -24,8 +24,9 @@ let expected = false;
 process.on("message", (m: { type?: string }) => {
   if (m?.type === "expect-exit") expected = true;
 });
-// A signal to the whole process group (Ctrl-C, `timeout`) also reaches the server and the
-// parent; the watchdog stays to see whether the parent is gone, and cleans up if so.
+// The parent starts this process in a process group of its own (with the server), so a signal
+// to the parent's group (Ctrl-C, `timeout`) does not reach it; one sent to this group anyway
+// must not end it before it cleans up: it stays to see whether the parent is gone.
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, () => undefined);
 
 /** Exits, first removing the directory when the parent is gone (best effort). */

@@ -195,6 +195,11 @@ async function startOnce(options: StartNatsServerOptions): Promise<NatsServer> {
     const proc = fork(WATCHDOG, [bin, configFile, ...orphanCleanup], {
       stdio: ["ignore", "pipe", "pipe", "ipc"],
       execArgv: [],
+      // Its own process group: a signal to this process's group (Ctrl-C, `timeout -s KILL`, a CI
+      // job cancelled) reaches this process, not the watchdog, which then sees it gone and stops
+      // the server. In the same group, a SIGKILL to the group killed the watchdog too, and the
+      // server's directory stayed behind.
+      detached: true,
     });
     child = proc;
     live.add(proc);

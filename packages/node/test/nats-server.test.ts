@@ -175,6 +175,9 @@ describe("no orphans", () => {
     "calls process.exit(1)": (child: ChildProcess) => child.stdin?.end("exit\n"),
     "gets SIGINT with its process group": (child: ChildProcess) =>
       process.kill(-child.pid!, "SIGINT"),
+    // `timeout -s KILL`, a cancelled CI job: the watchdog was in that group and died with it.
+    "is SIGKILLed with its process group": (child: ChildProcess) =>
+      process.kill(-child.pid!, "SIGKILL"),
     // A loaded machine, or a SIGINT handler that finishes work first (then dies without exit
     // hooks, as a default SIGINT does): found in CI, where the watchdog's fixed 1 s grace ran
     // out before the parent was gone and the directory stayed.
