@@ -49,9 +49,8 @@ import { whenAborted } from "../abort-watch.js";
  *    `CONNECTION_CLOSED`) stalls the replica with that error: no reconnect is tried, and every
  *    wait on an opening ends at once (before, the replica stayed `offline` and `synced()` waited
  *    until `close()`; found by a fresh-eyes trial).
- * 7. After a reconnection the log must still hold the entry this replica applied last: a log
- *    that went back stalls it with `LOG_REPLACED` (`log-changes.ts`). From the lost connection
- *    until that check, the reader holds back what the log delivers (`Reader.hold`).
+ * 7. After a reconnection the log must still hold the entry this replica applied last (else
+ *    `LOG_REPLACED`, `log-changes.ts`); until that check the reader holds what the log delivers.
  * 8. A local snapshot kept over a purged log is written back into it (`log-changes.ts`).
  */
 export class Opener<S, C extends CommandMap<S>> {
@@ -264,8 +263,7 @@ export class Opener<S, C extends CommandMap<S>> {
       return;
     }
     if (status === "offline") {
-      // Nothing from the log reaches the replica until the reconnection's check (invariant 7).
-      if (this.connected) this.reader.hold();
+      if (this.connected) this.reader.hold(); // until the reconnection's check (invariant 7)
       this.status.set("offline");
       return;
     }
@@ -280,8 +278,8 @@ export class Opener<S, C extends CommandMap<S>> {
 
   /**
    * Invariant 7: the log still holds what this replica applied (`logWentBack`), else it stalls
-   * `LOG_REPLACED`. Then the catch-up closes any gap the follower (which resumes by itself)
-   * cannot see. A check the log could not answer is left to the next reconnection.
+   * `LOG_REPLACED`; then the held entries are applied and the catch-up closes any gap the
+   * follower cannot see. A check the log could not answer releases them (noted: stop 23).
    */
   private async afterReconnect(): Promise<void> {
     const hold = this.reader.holdToken;

@@ -66,18 +66,17 @@ export class Reader<S, C extends CommandMap<S>> {
   }
 
   /**
-   * Holds entries back from the replica (invariant 5) until `release(token)`, and returns that
-   * token. For a reconnection: a log that went back (a server that lost acknowledged appends)
+   * Holds entries back from the replica (invariant 5) until `release(holdToken)`. For a reconnection: a log that went back (a server that lost acknowledged appends)
    * must be found before any of its entries is applied, and a follower that resumes at once
    * delivers them before the check could answer (found when nats.js stopped waiting 30 s to
    * create a consumer again: the replica applied the rewound log's entries and was not stalled).
    */
-  hold(): number {
+  hold(): void {
     if (this.held === undefined && !this.status.stopped) {
       this.held = [];
       this.whenReleased = new Promise((resolve) => (this.released = resolve));
     }
-    return ++this.holds;
+    this.holds += 1;
   }
 
   /** The token of the latest hold (0: none yet); `release` of an older one does nothing. */
