@@ -1,4 +1,4 @@
-import { MemoryLog, type StateSyncError } from "@statesync/core";
+import { MemoryLog, StateSyncError } from "@statesync/core";
 import { describe, expect, it } from "vitest";
 import { codeOf, open } from "./fixtures.js";
 
@@ -40,7 +40,13 @@ describe("an update that never reached the log says how long it waited (issue 12
   it("rejects UNAVAILABLE naming the whole wait and the attempts, the last error as its cause", async () => {
     const log = new MemoryLog();
     const a = await open(log, { compaction: false });
-    log.setOffline(true);
+    // Unreachable with the connection not (yet) known lost: every send fails, nothing is sent.
+    log.appendConditional = () =>
+      Promise.reject(
+        new StateSyncError("UNAVAILABLE", "the memory log is offline", {
+          details: { notSent: true },
+        }),
+      );
     const started = Date.now();
     const error = (await a
       .update("increment", { by: 1 }, { outcomeTimeoutMs: 300 })
@@ -56,6 +62,25 @@ describe("an update that never reached the log says how long it waited (issue 12
     expect(error.message).toContain(`unreachable for ${waited} ms (${attempts} attempts`);
     expect((error.cause as StateSyncError).message).toBe("the memory log is offline");
     expect(error.details.notSent).toBe(true);
+    expect(await a.fetchUpdates()).toBe(1); // nothing was appended
+    await a.close();
+  });
+
+  it("with the connection lost, sends nothing and says so at the deadline", async () => {
+    // The revision an update is conditional on is unchecked until the log, back, says it still
+    // holds it (log-went-back.test.ts): nothing is sent meanwhile.
+    const log = new MemoryLog();
+    const a = await open(log, { compaction: false });
+    log.setOffline(true);
+    const started = Date.now();
+    const error = (await a
+      .update("increment", { by: 1 }, { outcomeTimeoutMs: 300 })
+      .catch((e: unknown) => e)) as StateSyncError;
+    expect(error.code).toBe("UNAVAILABLE");
+    expect(error.details).toMatchObject({ notSent: true, attempts: 0 });
+    expect(error.details.waitedMs as number).toBeGreaterThanOrEqual(300);
+    expect(error.details.waitedMs as number).toBeLessThanOrEqual(Date.now() - started);
+    expect(error.message).toMatch(/unreachable for \d+ ms \(the connection was lost/);
     log.setOffline(false);
     expect(await a.fetchUpdates()).toBe(1); // nothing was appended
     await a.close();

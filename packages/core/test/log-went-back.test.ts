@@ -1,4 +1,10 @@
-import { MemoryLog, type LogInfo } from "@statesync/core";
+import {
+  MemoryLog,
+  StateSyncError,
+  type LogEntry,
+  type LogInfo,
+  type StateSyncErrorCode,
+} from "@statesync/core";
 import { describe, expect, it } from "vitest";
 import { open, until } from "./fixtures.js";
 
@@ -16,6 +22,25 @@ class SlowInfoLog extends MemoryLog {
   override async info(): Promise<LogInfo> {
     if (this.gate) await this.gate;
     return super.info();
+  }
+}
+
+/** A log whose point reads (`info`, `entryAt`) fail with `failing` while it is set. */
+class UnansweringLog extends MemoryLog {
+  failing: StateSyncErrorCode | undefined;
+  asked = 0;
+  override async info(): Promise<LogInfo> {
+    this.fail();
+    return super.info();
+  }
+  override async entryAt(revision: number): Promise<LogEntry | undefined> {
+    this.fail();
+    return super.entryAt(revision);
+  }
+  private fail(): void {
+    if (this.failing === undefined) return;
+    this.asked += 1;
+    throw new StateSyncError(this.failing, `injected: point reads fail (${this.failing})`);
   }
 }
 
@@ -67,6 +92,92 @@ describe("a log that went back, its entries arriving before the check answers", 
     await until(() => a.revision === b.revision);
     expect(a.state.count).toBe(43);
     expect(a.status).toBe("live");
+    await a.update("increment", { by: 1 });
+    expect(a.state.count).toBe(44);
+    await Promise.all([a.close(), b.close()]);
+  });
+
+  it("sends no conditional update onto the log before the check answers", async () => {
+    // The rewound log is at the replica's revision again, with other entries: an append
+    // conditional on that revision would be accepted, on a base the log no longer holds
+    // (before: the update was appended, and its patches applied to another state by everyone).
+    const log = new SlowInfoLog();
+    const a = await open(log, { compaction: false });
+    for (let i = 0; i < 3; i++) await a.update("increment", { by: 1 });
+    const backup = (await log.info()).latestRevision;
+    for (let i = 0; i < 4; i++) await a.update("increment", { by: 1 });
+    const revision = a.revision;
+    log.setOffline(true);
+    log.rewindTo(backup);
+    let answer: () => void = () => undefined;
+    log.gate = new Promise((resolve) => (answer = resolve));
+    log.setOffline(false);
+    const b = await open(log.handle(), { compaction: false });
+    for (let i = 0; i < 4; i++) await b.update("increment", { by: 10 });
+    expect(b.revision).toBe(revision);
+    await b.close();
+    const update = a.update("increment", { by: 100 });
+    update.catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 30));
+    expect((await log.handle().info()).latestRevision).toBe(revision); // nothing sent yet
+    answer();
+    await expect(update).rejects.toMatchObject({ code: "LOG_REPLACED" });
+    expect((await log.handle().info()).latestRevision).toBe(revision);
+    expect(a.state.count).toBe(7);
+    await a.close();
+  });
+});
+
+describe("a reconnection check the log cannot answer", () => {
+  for (const code of ["UNAVAILABLE", "PERMISSION_DENIED"] as const) {
+    it(`holds the entries, stays offline and asks again (${code})`, async () => {
+      const log = new UnansweringLog();
+      const a = await open(log, { compaction: false });
+      const errors: StateSyncError[] = [];
+      a.on("error", (e) => errors.push(e));
+      for (let i = 0; i < 3; i++) await a.update("increment", { by: 1 });
+      const backup = (await log.info()).latestRevision;
+      for (let i = 0; i < 4; i++) await a.update("increment", { by: 1 });
+      const revision = a.revision;
+      log.setOffline(true);
+      log.rewindTo(backup);
+      log.failing = code;
+      log.setOffline(false);
+      const b = await open(log.handle(), { compaction: false });
+      for (let i = 0; i < 6; i++) await b.update("increment", { by: 10 });
+      await b.close();
+      // Asked at least twice: the first failure was not taken as an answer.
+      await until(() => log.asked >= 2, 5_000);
+      // Before: the failed check released the entries, and the replica went on, live, on the
+      // rewound log (count 67).
+      expect(a.state.count).toBe(7);
+      expect(a.status).toBe("offline");
+      const reported = errors.filter((e) => e.code === code);
+      expect(reported.length).toBe(1); // once, not at every attempt
+      expect(reported[0]!.message).toContain(`revision ${revision}`);
+      log.failing = undefined;
+      await until(() => a.status === "stalled", 5_000);
+      expect(a.stallReason?.code).toBe("LOG_REPLACED");
+      expect(a.state.count).toBe(7);
+      expect(a.revision).toBe(revision);
+      await a.close();
+    });
+  }
+
+  it("goes live and applies what arrived once the log answers, when it held its position", async () => {
+    const log = new UnansweringLog();
+    const a = await open(log, { compaction: false });
+    for (let i = 0; i < 3; i++) await a.update("increment", { by: 1 });
+    log.setOffline(true);
+    log.failing = "UNAVAILABLE";
+    log.setOffline(false);
+    const b = await open(log.handle(), { compaction: false });
+    for (let i = 0; i < 4; i++) await b.update("increment", { by: 10 });
+    await until(() => log.asked >= 2, 5_000);
+    expect(a.state.count).toBe(3);
+    log.failing = undefined;
+    await until(() => a.status === "live" && a.revision === b.revision, 5_000);
+    expect(a.state.count).toBe(43);
     await a.update("increment", { by: 1 });
     expect(a.state.count).toBe(44);
     await Promise.all([a.close(), b.close()]);

@@ -9,6 +9,7 @@ import type { SyncStats } from "../synchronizer-types.js";
 import type { OwnEntries, OwnEntry } from "./own-entries.js";
 import { OwnLookup, type OwnHistory } from "./own-lookup.js";
 import type { StatusHub } from "./status.js";
+import { ENDED, within } from "./wait-limits.js";
 
 const encoder = new TextEncoder();
 
@@ -67,6 +68,8 @@ export class Appender {
     private readonly status: StatusHub,
     private readonly stats: SyncStats,
     private readonly clientId: string,
+    /** While the reconnection's check is unanswered, resolves when it answered (`Reader`). */
+    private readonly held: () => Promise<void> | undefined = () => undefined,
   ) {
     this.lookup = new OwnLookup(log, history);
   }
@@ -166,6 +169,7 @@ export class Appender {
     let maybeStored = false; // false while every attempt is known not to have been sent
     let condition = expected; // the revision the next send is conditional on
     let checked = after; // unconditional: the first send may lie after this revision
+    let sends = 0;
     for (let attempt = 0; ; attempt++) {
       try {
         if (maybeStored && expected === undefined) {
@@ -176,7 +180,9 @@ export class Appender {
           else if (seen.purged) throw unknownBecause(seen.why, messageId);
           else condition = undefined; // too much to read: the server's duplicate table decides
         }
+        if (expected !== undefined) await this.untilChecked(expected, deadline, signal);
         // The caller's limits bound the attempt in flight too (issue 10, case 6).
+        sends += 1;
         const limit = { timeoutMs: Math.max(1, deadline - Date.now()), signal };
         const result =
           condition === undefined
@@ -213,7 +219,7 @@ export class Appender {
         if (over && !maybeStored) {
           // Nothing was ever sent: the outcome is known, the caller may simply try again.
           if (signal?.aborted && !this.status.closed) throw abortError(signal);
-          throw unreachableFor(failure, Date.now() - started, attempt + 1);
+          throw unreachableFor(failure, Date.now() - started, sends);
         }
         if (over) {
           const why =
@@ -247,6 +253,28 @@ export class Appender {
         }
       }
     }
+  }
+
+  /**
+   * Waits, sending nothing, while the log has not said since the connection was lost whether it
+   * still holds what the replica applied (opener invariant 7). Until then `expected` is
+   * unchecked: a rewound log may be at that revision again with other entries, and would accept
+   * the append on a base it no longer holds (a test found it did; nats.js also sends a request
+   * made while disconnected as soon as it reconnects, before the check). Throws the stall (a log
+   * that went back), `CLOSED`, `ABORTED`, or `UNAVAILABLE` (`notSent`) at `deadline`.
+   */
+  private async untilChecked(expected: number, deadline: number, signal?: AbortSignal) {
+    const held = this.held();
+    if (held === undefined) return;
+    const ended = await within(held, { deadline, signal: signal ?? this.status.signal });
+    if (this.status.stopped) throw this.status.endError();
+    if (ended !== ENDED) return;
+    if (signal?.aborted) throw abortError(signal);
+    throw new StateSyncError(
+      "UNAVAILABLE",
+      `the connection was lost, and the log has not said since whether it still holds revision ${expected}, which this append is conditional on: nothing is sent until it does`,
+      { details: { notSent: true } },
+    );
   }
 
   private async maxEntryBytes(): Promise<number> {
@@ -292,9 +320,10 @@ function unknownBecause(why: string, messageId: string): StateSyncError {
 function unreachableFor(failure: unknown, waitedMs: number, attempts: number): StateSyncError {
   const last = failure instanceof Error ? failure.message : String(failure);
   const details = isStateSyncError(failure) ? failure.details : {};
+  const tried = `${attempts} ${attempts === 1 ? "attempt" : "attempts"}; the last: ${last}`;
   return new StateSyncError(
     "UNAVAILABLE",
-    `nothing was appended: the log was unreachable for ${waitedMs} ms (${attempts} ${attempts === 1 ? "attempt" : "attempts"}; the last: ${last})`,
+    `nothing was appended: the log was unreachable for ${waitedMs} ms (${attempts === 0 ? last : tried})`,
     { cause: failure, details: { ...details, notSent: true, waitedMs, attempts } },
   );
 }

@@ -5,7 +5,8 @@ import type { CommandMap, Model } from "../model.js";
 import type { Appender } from "./appender.js";
 import type { ConfigWatch } from "./config-watch.js";
 import { FirstEntry } from "./first-entry.js";
-import { logBehindError, logWentBack, writeBackAfterPurge } from "./log-changes.js";
+import { logBehindError, writeBackAfterPurge } from "./log-changes.js";
+import { checkAfterReconnect } from "./reconnect-check.js";
 import type { Reader } from "./reader.js";
 import type { Replica } from "./replica.js";
 import type { Snapshots } from "./snapshots.js";
@@ -50,7 +51,8 @@ import { whenAborted } from "../abort-watch.js";
  *    wait on an opening ends at once (before, the replica stayed `offline` and `synced()` waited
  *    until `close()`; found by a fresh-eyes trial).
  * 7. After a reconnection the log must still hold the entry this replica applied last (else
- *    `LOG_REPLACED`, `log-changes.ts`); until that check the reader holds what the log delivers.
+ *    `LOG_REPLACED`); until the log answered, the reader holds what it delivers, conditional
+ *    appends wait and the replica stays `offline` (`reconnect-check.ts`).
  * 8. A local snapshot kept over a purged log is written back into it (`log-changes.ts`).
  */
 export class Opener<S, C extends CommandMap<S>> {
@@ -271,22 +273,18 @@ export class Opener<S, C extends CommandMap<S>> {
       this.scheduleReconnect(true);
       return;
     }
-    this.status.set("live");
-    this.config.check(); // the configuration may have been edited while this replica was away
     void this.afterReconnect();
   }
 
   /**
-   * Invariant 7: the log still holds what this replica applied (`logWentBack`), else it stalls
-   * `LOG_REPLACED`; then the held entries are applied and the catch-up closes any gap the
-   * follower cannot see. A check the log could not answer releases them (noted: stop 23).
+   * Invariant 7: once the log said it still holds what this replica applied (else it stalls
+   * `LOG_REPLACED`; asked until it answers, `reconnect-check.ts`), the held entries are applied,
+   * the replica is `live` again and the catch-up closes any gap the follower cannot see.
    */
   private async afterReconnect(): Promise<void> {
-    const hold = this.reader.holdToken;
-    const wentBack = await logWentBack(this.log, this.replica).catch(() => undefined);
-    if (this.status.stopped) return;
-    if (wentBack) return this.status.stall(wentBack);
-    this.reader.release(hold); // unless the connection was lost again meanwhile
+    if (!(await checkAfterReconnect(this.log, this.replica, this.reader, this.status))) return;
+    this.status.set("live");
+    this.config.check(); // the configuration may have been edited while this replica was away
     await this.fetchUpdates().then(
       () => this.status.reconnected(),
       () => undefined,

@@ -33,7 +33,7 @@ const RESTART_MAX_MS = 30_000;
  *    goes on; what it delivers after `close()` is dropped by the replica.
  * 5. While held (`hold`, from a lost connection until the check after reconnecting), nothing
  *    reaches the replica: the follower's entries wait in order and reads wait to start;
- *    `release` applies them, a stall drops them.
+ *    `release` applies them, a stall drops them. Conditional appends wait too (`untilReleased`).
  */
 export class Reader<S, C extends CommandMap<S>> {
   private reading: Promise<void> = Promise.resolve();
@@ -82,6 +82,14 @@ export class Reader<S, C extends CommandMap<S>> {
   /** The token of the latest hold (0: none yet); `release` of an older one does nothing. */
   get holdToken(): number {
     return this.holds;
+  }
+
+  /**
+   * While held, resolves at the release (or the stall, or `close()`); else undefined. A
+   * conditional append waits for it: the revision it is conditional on is unchecked until then.
+   */
+  untilReleased(): Promise<void> | undefined {
+    return this.held ? this.whenReleased : undefined;
   }
 
   /** Applies the entries held back by the hold `token` and lets reads go on (invariant 5). */
@@ -245,7 +253,10 @@ export class Reader<S, C extends CommandMap<S>> {
       }
     }
     this.failing = undefined;
-    if (this.status.status === "offline" && this.log.status === "online") this.status.set("live");
+    const checked = !this.held; // else the reconnection's check says when (invariant 5)
+    if (this.status.status === "offline" && this.log.status === "online" && checked) {
+      this.status.set("live");
+    }
     this.startFollowing();
   }
 

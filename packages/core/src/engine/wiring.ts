@@ -59,7 +59,9 @@ export function wireParts<S, C extends CommandMap<S>>(
     status,
     stats,
   );
-  const appender = new Appender(log, own, replica, status, stats, clientId);
+  const appender = new Appender(log, own, replica, status, stats, clientId, () =>
+    reader.untilReleased(),
+  );
   const live = options.live ?? true;
   const opener = new Opener(
     log,

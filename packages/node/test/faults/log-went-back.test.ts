@@ -82,3 +82,60 @@ describe("a log that went back under a live replica (real nats-server)", () => {
     });
   }
 });
+
+describe("a reconnection check the log does not answer (real nats-server)", () => {
+  it("holds the rewound log's entries until it answers, then stalls LOG_REPLACED", async () => {
+    // A helper's trial (stop 23): the server's answers to the check's point read were lost for
+    // 3 s; the check timed out, its failure released the held entries, and the replica went on
+    // `live` on the rewound log (count 67 instead of 7).
+    const stream = uniqueStream("UNCHECKED");
+    const proxy = await TcpProxy.start({ host: "127.0.0.1", port: server.port }, { parse: true });
+    const a = await openSynchronizer({
+      servers: proxy.url,
+      stream,
+      model: counter,
+      snapshots: false,
+      requestTimeoutMs: 1_000,
+    });
+    const errors: string[] = [];
+    a.on("error", (e) => errors.push(e.code));
+    const backup = await mkdtemp(path.join(tmpdir(), "unchecked-"));
+    try {
+      for (let i = 0; i < 3; i++) await a.update("increment", { by: 1 });
+      await withStore((store) => cp(store, backup, { recursive: true }));
+      await a.synced();
+      for (let i = 0; i < 4; i++) await a.update("increment", { by: 1 });
+      expect(a.revision).toBe(8);
+      proxy.setRefusing(true);
+      proxy.cutAll();
+      await withStore(async (store) => {
+        await rm(store, { recursive: true, force: true });
+        await cp(backup, store, { recursive: true });
+      });
+      const b = await openSynchronizer({
+        servers: server.url,
+        stream,
+        model: counter,
+        snapshots: false,
+      });
+      for (let i = 0; i < 6; i++) await b.updateUnconditionally("increment", { by: 10 });
+      await b.close();
+      proxy.dropDelivered((_subject, frame) => frame.includes("stream_msg_get_response"));
+      proxy.setRefusing(false);
+      await until(() => proxy.dropped > 0 || undefined, 20_000);
+      await new Promise((r) => setTimeout(r, 3_000));
+      expect(a.state.count).toBe(7); // held: the check has not answered
+      expect(a.status).toBe("offline");
+      expect(errors).toContain("UNAVAILABLE"); // the unanswered check, reported
+      proxy.dropDelivered(undefined);
+      await until(() => a.status === "stalled" || undefined, 20_000);
+      expect(a.stallReason?.code).toBe("LOG_REPLACED");
+      expect(a.state.count).toBe(7);
+      expect(a.revision).toBe(8);
+    } finally {
+      await a.close();
+      await proxy.stop();
+      await rm(backup, { recursive: true, force: true });
+    }
+  });
+});
