@@ -273,6 +273,7 @@ export class Opener<S, C extends CommandMap<S>> {
       this.scheduleReconnect(true);
       return;
     }
+    this.config.check(); // the configuration may have been edited while this replica was away
     void this.afterReconnect();
   }
 
@@ -284,7 +285,6 @@ export class Opener<S, C extends CommandMap<S>> {
   private async afterReconnect(): Promise<void> {
     if (!(await checkAfterReconnect(this.log, this.replica, this.reader, this.status))) return;
     this.status.set("live");
-    this.config.check(); // the configuration may have been edited while this replica was away
     await this.fetchUpdates().then(
       () => this.status.reconnected(),
       () => undefined,

@@ -21,9 +21,10 @@ const RETRY_MAX_MS = 5_000;
  * A check the log cannot answer (a request that times out, `UNAVAILABLE`, a point read denied)
  * is no answer: the entries stay held and the check is asked again (250 ms doubling to 5 s)
  * until it answers, the replica stays `offline`, and each new problem is reported once as an
- * error event. Before, such a failure released the entries, and a replica on a rewound log
- * applied its entries and went on `live` on a diverged state (a trial: a proxy dropped the
- * server's answers to the point read for 3 s).
+ * error event (a `STREAM_CONFIG` problem by the configuration check, as ever). Before, such a
+ * failure released the entries, and a replica on a rewound log applied its entries and went on
+ * `live` on a diverged state (a trial: a proxy dropped the server's answers to the point read
+ * for 3 s).
  */
 export async function checkAfterReconnect<S, C extends CommandMap<S>>(
   log: RevisionedLog,
@@ -49,7 +50,9 @@ export async function checkAfterReconnect<S, C extends CommandMap<S>>(
       status.fatal(e); // a closed connection, a log replaced meanwhile
       if (status.stopped) return false;
       const error = uncheckedError(e, replica.revision);
-      if (error.message !== reported) status.report(error);
+      // A configuration problem is reported by the configuration check (`ConfigWatch`), once.
+      const own = !(e instanceof StateSyncError && e.code === "STREAM_CONFIG");
+      if (own && error.message !== reported) status.report(error);
       reported = error.message;
       await sleep(delay, status.signal).catch(() => undefined);
       if (!current()) return false;
