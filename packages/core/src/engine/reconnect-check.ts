@@ -1,5 +1,5 @@
 import { sleep } from "../backoff.js";
-import { StateSyncError } from "../errors.js";
+import { isStateSyncError, StateSyncError } from "../errors.js";
 import type { RevisionedLog } from "../log.js";
 import type { CommandMap } from "../model.js";
 import { logWentBack } from "./log-changes.js";
@@ -51,7 +51,7 @@ export async function checkAfterReconnect<S, C extends CommandMap<S>>(
       if (status.stopped) return false;
       const error = uncheckedError(e, replica.revision);
       // A configuration problem is reported by the configuration check (`ConfigWatch`), once.
-      const own = !(e instanceof StateSyncError && e.code === "STREAM_CONFIG");
+      const own = !isStateSyncError(e, "STREAM_CONFIG");
       if (own && error.message !== reported) status.report(error);
       reported = error.message;
       await sleep(delay, status.signal).catch(() => undefined);
