@@ -1,3 +1,4 @@
+import { startNatsServer } from "@statesync/node";
 import { describe, expect, it } from "vitest";
 import { openCounter, startTail, tcp, uniqueStream, useNatsServer } from "./helpers.js";
 
@@ -74,6 +75,44 @@ describe("statesync tail", () => {
     ]);
     // stdout stays one JSON object per line, from the first retained entry.
     expect(JSON.parse(stdout.split("\n")[0]!)).toMatchObject({ revision, kind: "snapshot" });
+  });
+
+  // Regression test (fresh-eyes trial): while the server was down, tail printed nothing, so a
+  // person watching it could not tell a quiet log from a lost server.
+  it("says on stderr when the connection is lost and when it is back, then prints what was stored", async () => {
+    const server = await startNatsServer();
+    try {
+      const stream = uniqueStream("TAIL");
+      const a = await openCounter(server.url, stream);
+      await a.update("increment", { by: 1 }); // 2
+      await a.close();
+      const tail = startTail(["--server", server.url, "--stream", stream, "--json"]);
+      await tail.until(({ stderr }) => stderr.includes("from revision 3"));
+      expect(tail.out().stderr).not.toContain("connection to the server lost");
+      await server.kill("SIGKILL");
+      await tail.until(({ stderr }) => stderr.includes("connection to the server lost"));
+      await server.restart();
+      await tail.until(({ stderr }) => stderr.includes("reconnected"));
+      const b = await openCounter(server.url, stream);
+      await b.update("increment", { by: 7 }); // 3
+      await b.close();
+      await tail.until(({ stdout }) => stdout.includes("\n"));
+      tail.child.kill("SIGTERM");
+      expect(await tail.exited).toEqual({ code: 0, signal: null });
+      const { stdout, stderr } = tail.out();
+      expect(stderr.trim().split("\n")).toEqual([
+        `following ${stream}.log in stream ${stream} from revision 3 (Ctrl-C to stop)`,
+        "connection to the server lost: reconnecting (Ctrl-C to stop)",
+        "reconnected: following again",
+      ]);
+      expect(JSON.parse(stdout.trim())).toMatchObject({
+        revision: 3,
+        kind: "update",
+        commands: [{ name: "increment", args: { by: 7 } }],
+      });
+    } finally {
+      await server.stop();
+    }
   });
 
   it("ends with exit 1 and one line when the stream is deleted under it", async () => {

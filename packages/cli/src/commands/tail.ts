@@ -3,11 +3,13 @@
  * columns of `history`; `--json`: one JSON object per line), until Ctrl-C (SIGINT) or SIGTERM,
  * then stops the follower, closes the connection and exits 0. A `--from` that compaction or
  * truncation removed starts at the first retained entry, with a warning on stderr naming it. It
- * survives server restarts (the connection reconnects forever); a failure the follower cannot
- * recover from (the stream was deleted, permission denied) ends it with exit status 1. With
+ * survives server restarts (the connection reconnects forever; stderr says when it is lost and
+ * back); a failure the follower cannot recover from (the stream was deleted, permission denied)
+ * ends it with exit status 1. With
  * `--model`, the log is first replayed up to the start (the engine's `Replay`, see verdicts.ts),
  * then each entry followed, so each entry the replay does not apply says so.
  */
+import type { JetStreamLog } from "@statesync/node";
 import type { Command } from "commander";
 import { z } from "zod";
 import { action } from "../action.js";
@@ -38,6 +40,25 @@ function untilSignal(): { done: Promise<NodeJS.Signals>; cancel(): void } {
     };
   });
   return { done, cancel };
+}
+
+/**
+ * Says on stderr when the connection to the server is lost and when it is back, so that a
+ * person watching an idle `tail` can tell a quiet log from a lost server (fresh-eyes trial: it
+ * printed nothing while the server was down). The entries stored meanwhile are printed once it
+ * is back, in order; stdout holds entries only. Returns the unsubscribe function.
+ */
+function watchConnection(log: { watchStatus: JetStreamLog["watchStatus"] }): () => void {
+  let lost = false;
+  return log.watchStatus((status) => {
+    if (status === "offline" && !lost) {
+      lost = true;
+      printNotice("connection to the server lost: reconnecting (Ctrl-C to stop)");
+    } else if (status === "online" && lost) {
+      lost = false;
+      printNotice("reconnected: following again");
+    }
+  });
 }
 
 /** Adds `tail` to `program`. */
@@ -90,7 +111,9 @@ export function registerTail(program: Command): void {
               printNotice(
                 `following ${s.layout.subject} in stream ${s.layout.stream} from revision ${Math.max(1, start)} (Ctrl-C to stop)`,
               );
+              const unwatch = watchConnection(log);
               const ended = await Promise.race([signals.done, failure]);
+              unwatch();
               await follower.stop();
               if (typeof ended === "object") throw ended.error;
             }),
