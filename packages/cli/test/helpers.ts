@@ -2,6 +2,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { openSynchronizer, type StateSynchronizer } from "@statesync/node";
 import type { ConnectionOptions } from "nats";
+import { onTestFinished } from "vitest";
 // @ts-expect-error: a plain ES module (as operators hand models over), without declarations
 import { counter as counterModel } from "./fixtures/counter-model.mjs";
 
@@ -107,6 +108,10 @@ export function startTail(args: string[]) {
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.on("close", (code, signal) => (wake(), resolve({ code, signal }))),
   );
+  // A test that fails before it stops the tail must not leave it running (it follows forever).
+  onTestFinished(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  });
   /** Resolves once `predicate` holds of the output (fails the test after 20 s). */
   async function until(predicate: (out: { stdout: string; stderr: string }) => boolean) {
     const deadline = Date.now() + 20_000;
