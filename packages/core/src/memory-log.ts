@@ -143,6 +143,12 @@ export class MemoryLog implements RevisionedLog {
     expected: number | undefined,
   ): Promise<AppendResult> {
     this.check();
+    if (this.core.configProblem !== undefined) {
+      // As JetStreamLog: no append on a stream whose configuration the log refuses.
+      throw new StateSyncError("STREAM_CONFIG", this.core.configProblem, {
+        details: { notSent: true },
+      });
+    }
     if (data.byteLength > this.core.maxEntryBytes) {
       throw new StateSyncError(
         "PAYLOAD_TOO_LARGE",
@@ -331,8 +337,8 @@ export class MemoryLog implements RevisionedLog {
   }
 
   /**
-   * An operator edits the log's configuration: `info()` then throws `STREAM_CONFIG` with
-   * `problem` (undefined: the edit is undone), and watchers get a notice unless `notify` is
+   * An operator edits the log's configuration: `info()` and appends then throw `STREAM_CONFIG`
+   * with `problem` (undefined: the edit is undone), and watchers get a notice unless `notify` is
    * false (a notice the server never sent).
    */
   setConfigProblem(problem: string | undefined, { notify = true } = {}): void {

@@ -170,11 +170,13 @@ export interface StateSynchronizer<
    * that will repeat: a denied append (`PERMISSION_DENIED`: a read-only user), a log that is gone
    * (`LOG_REPLACED`) or whose connection closed for good (`CONNECTION_CLOSED`), a stream
    * configuration or server the log refuses (`STREAM_CONFIG`, `UNSUPPORTED_SERVER`), a log whose
-   * first entry could not be written or read (`UNAVAILABLE`); and for good once `stalled` or
-   * `closed`. True again after an append succeeds, or after a
-   * (re)connection that stands on the log, except after a denial (only a successful append
-   * shows a permission was granted). True at first: it is learned from writing, so a replica
-   * that never wrote does not know it may not. Changes come as `"writable"` events.
+   * first entry could not be written or read (`UNAVAILABLE`); also while the configuration check
+   * finds the stream refused (`STREAM_CONFIG`, before any write; true again once it finds it
+   * usable); and for good once `stalled` or `closed`. True again after an append succeeds, or
+   * after a (re)connection that stands on the log, except after a denial (only a successful
+   * append shows a permission was granted). True at first: it is learned from writing (and from
+   * that check), so a replica that never wrote does not know it may not. Changes come as
+   * `"writable"` events.
    */
   readonly writable: boolean;
   /** The error that made {@link writable} false; undefined while writable. */

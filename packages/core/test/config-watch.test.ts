@@ -114,4 +114,35 @@ describe("a replica hears of an edited configuration through the log's notices",
     expect(sync.status).toBe("live");
     await sync.close();
   });
+
+  // Regression test (fresh-eyes trial): a replica reported STREAM_CONFIG and still said
+  // `writable: true`, although the log refuses every append on such a stream, until an update of
+  // its own failed; an app showed an editable view whose every edit would fail.
+  it("is not writable while the configuration is refused, and writable again once it is usable", async () => {
+    const log = new MemoryLog();
+    const changes: Array<[boolean, string | undefined]> = [];
+    const sync = await createSynchronizer({
+      log,
+      model: counterModel,
+      compaction: false,
+      streamCheckIntervalMs: 600_000,
+    });
+    sync.on("writable", (w, e) => changes.push([w, e?.code]));
+    await sync.update("increment", { by: 1 });
+    log.setConfigProblem("max_msgs is 3");
+    await vi.waitFor(() => expect(sync.writable).toBe(false), { timeout: 10_000 });
+    expect(sync.writeError?.code).toBe("STREAM_CONFIG");
+    await expect(sync.update("increment", { by: 1 })).rejects.toMatchObject({
+      code: "STREAM_CONFIG",
+    });
+    log.setConfigProblem(undefined); // the operator takes the edit back
+    await vi.waitFor(() => expect(sync.writable).toBe(true), { timeout: 10_000 });
+    await sync.update("increment", { by: 1 });
+    expect(sync.state.count).toBe(2);
+    expect(changes).toEqual([
+      [false, "STREAM_CONFIG"],
+      [true, undefined],
+    ]);
+    await sync.close();
+  });
 });

@@ -79,6 +79,8 @@ describe("JetStreamLog stream configuration", () => {
       const err = await rejection(JetStreamLog.open({ connection: nc, stream }));
       expect(isStateSyncError(err, "STREAM_CONFIG"), String(err)).toBe(true);
       expect(err.message).toContain(Object.keys(limit)[0]);
+      // max_age is said in seconds as well as the wire's nanoseconds.
+      if ("max_age" in limit) expect(err.message).toContain("max_age 3600000000000 ns (3600 s)");
       const lazy = new JetStreamLog({ connection: nc, stream });
       expect(isStateSyncError(await rejection(lazy.info()), "STREAM_CONFIG")).toBe(true);
       expect(

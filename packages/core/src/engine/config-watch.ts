@@ -24,7 +24,9 @@ export const NOTICE_JITTER_MS = 2_000;
  *   notice the server never sent (a cluster's leader change, say). A log without notices, or
  *   whose notices are denied (`onUnavailable`: falls back silently), is polled at `intervalMs`.
  *
- * A problem is reported as an `"error"` event once per distinct message; nothing stops.
+ * A problem is reported as an `"error"` event once per distinct message, and makes the replica
+ * not `writable` (the log refuses appends on such a stream) until a check passes again; nothing
+ * stops: the replica goes on following.
  *
  * Invariants: at most one check runs at a time (a notice during a check runs one more after
  * it); at most one timer is pending; nothing runs after `stop()`.
@@ -85,10 +87,15 @@ export class ConfigWatch {
       .then(
         () => {
           this.lastReported = undefined;
+          if (!this.stopped) this.status.refusalLifted("STREAM_CONFIG");
         },
         (e: unknown) => {
           if (!isStateSyncError(e, "STREAM_CONFIG") || this.stopped) return;
           const error = e as StateSyncError;
+          // The log refuses every append on a stream whose configuration it refuses: not
+          // writable until a check finds it usable again (fresh-eyes trial: a replica reported
+          // STREAM_CONFIG and still said writable, until its next update failed).
+          this.status.cannotWrite(error);
           if (error.message === this.lastReported) return;
           this.lastReported = error.message;
           this.status.report(error);

@@ -15,10 +15,12 @@ import type { SyncEvents, SyncStats, SyncStatus } from "../synchronizer-types.js
  * 4. Internal stall listeners run before users hear of the stall, so that waiters are rejected
  *    and the follower is stopped by the time a user reacts.
  * 5. `writable` (issue 10, case 10) is false exactly while the last thing learned about writing
- *    is a failure that will repeat ({@link blocksWrites}, an unusable log start), or once the
- *    replica is stalled or closed (final). A successful append makes it true again; so does a
+ *    is a failure that will repeat ({@link blocksWrites}, an unusable log start, a configuration
+ *    check that found the stream refused until one finds it usable), or once the replica is
+ *    stalled or closed (final). A successful append makes it true again; so does a
  *    (re)connection that stands on the log, except after a denial or a refused model switch,
- *    which only an append that succeeds can disprove. Its changes are announced once each, like the status's.
+ *    which only an append that succeeds can disprove. Its changes are announced once each, like
+ *    the status's.
  * 6. The `closed` status is the last thing users hear: no event and no subscriber call follows
  *    it (work that ends later, a write or a timer, is not announced).
  */
@@ -195,6 +197,11 @@ export class StatusHub {
   /** Writes cannot succeed for now, for the reason `error` gives (invariant 5). */
   cannotWrite(error: StateSyncError): void {
     this.setWritable(false, error);
+  }
+
+  /** Writable again when a failure of `code` made it not writable (that refusal is over). */
+  refusalLifted(code: StateSyncError["code"]): void {
+    if (this.writeErrorValue?.code === code) this.setWritable(true, undefined);
   }
 
   /** An append succeeded: writable (unless stopped). */

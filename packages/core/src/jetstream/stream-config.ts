@@ -94,7 +94,11 @@ export function streamConfigProblems(
     problems.push(`retention "${config.retention}" deletes messages (need "limits")`);
   }
   for (const limit of ["max_age", "max_msgs", "max_bytes", "max_msgs_per_subject"] as const) {
-    if (positive(config[limit])) problems.push(`${limit} ${config[limit]} drops history`);
+    if (!positive(config[limit])) continue;
+    // max_age is in nanoseconds on the wire: said in seconds too (fresh-eyes trial).
+    const value =
+      limit === "max_age" ? `${config[limit]} ns (${config[limit]! / 1e9} s)` : config[limit];
+    problems.push(`${limit} ${value} drops history`);
   }
   if (config.storage === "memory") problems.push("memory storage loses history on restart");
   // A log only read needs no room to write.

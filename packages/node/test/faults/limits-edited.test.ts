@@ -65,6 +65,35 @@ describe("a stream limit edited while replicas are live (real nats-server)", () 
     expect(events.writer!.filter((e) => e.code === "STREAM_CONFIG")).toHaveLength(1);
   });
 
+  // Regression test (fresh-eyes trial): a replica that reported STREAM_CONFIG still said
+  // `writable: true` until an update of its own failed (one that never wrote, for good).
+  it("both replicas are not writable while the limit stands, and writable again once it is taken back", async () => {
+    const stream = uniqueStream("LIMITS_W");
+    const open = (clientId: string) =>
+      openLedger({ servers: ctx.server.url, stream, clientId, streamCheckIntervalMs: 300 });
+    const writer = await open("writer");
+    const follower = await open("follower");
+    closeAtEnd(writer, follower);
+    await writer.update("increment", { opId: "w0", by: 1 });
+    const admin = await tcp(ctx.server.url);
+    try {
+      await limitStream(admin, stream);
+      for (const r of [writer, follower]) {
+        await until(() => (r.writable ? undefined : true));
+        expect(r.writeError?.code).toBe("STREAM_CONFIG");
+        expect(r.status).toBe("live"); // it still follows
+      }
+      await limitStream(admin, stream, -1);
+      for (const r of [writer, follower]) await until(() => (r.writable ? true : undefined));
+    } finally {
+      await admin.close();
+    }
+    await writer.update("increment", { opId: "w1", by: 1 });
+    await follower.update("increment", { opId: "f1", by: 1 });
+    await until(() => (writer.revision === follower.revision ? true : undefined));
+    expect(writer.state).toEqual(follower.state);
+  });
+
   it("edited and restored while a writer and a follower work: both report it, the history checks out", async () => {
     const stream = uniqueStream("LIMITS_H");
     const events: Record<string, string[]> = { writer: [], follower: [] };
