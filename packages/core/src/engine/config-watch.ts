@@ -1,5 +1,5 @@
 import { isStateSyncError, type StateSyncError } from "../errors.js";
-import type { RevisionedLog } from "../log.js";
+import type { LogInfo, RevisionedLog } from "../log.js";
 import type { StatusHub } from "./status.js";
 
 /** With a working change notice, periodic checks are this many times rarer. */
@@ -40,6 +40,8 @@ export class ConfigWatch {
   private lastReported: string | undefined;
   private notified = false;
   private unwatch: (() => void) | undefined;
+  /** Hears the log's info of each check that passed (`writeBackWhenPurged`). */
+  onChecked: ((info: LogInfo) => void) | undefined;
 
   /** `intervalMs`: mean time between periodic checks without notices (0: none). */
   constructor(
@@ -85,9 +87,11 @@ export class ConfigWatch {
     this.log
       .info()
       .then(
-        () => {
+        (info) => {
           this.lastReported = undefined;
-          if (!this.stopped) this.status.refusalLifted("STREAM_CONFIG");
+          if (this.stopped) return;
+          this.status.refusalLifted("STREAM_CONFIG");
+          this.onChecked?.(info);
         },
         (e: unknown) => {
           if (!isStateSyncError(e, "STREAM_CONFIG") || this.stopped) return;

@@ -87,6 +87,38 @@ export function writeBackAfterPurge(
 }
 
 /**
+ * The same write-back for a replica that stays live across an operator's purge of the whole
+ * stream: called with each configuration check's `info` (`ConfigWatch.onChecked`: after every
+ * reconnection and periodically, 5-10 minutes apart while the stream-update notices work, a purge
+ * sending none). When the log's first retained revision is past the last start this replica
+ * consumed (or nothing is retained) and that first entry is no start, `compact` writes the state
+ * back (`writeBackAfterPurge`). Before, a live replica was never told, and every fresh replica's
+ * opening failed `TRUNCATED` until some compaction (fresh-eyes trial; a known limit). A
+ * compaction by another replica that this one has not read yet starts with its snapshot entry:
+ * one point read, nothing written.
+ */
+export function writeBackWhenPurged(
+  log: RevisionedLog,
+  replica: { readonly anchored: boolean; readonly lastStart: number | undefined },
+  compact: () => Promise<unknown>,
+  status: StatusHub,
+): (info: LogInfo) => void {
+  let looking = false;
+  return (info) => {
+    if (looking || status.stopped || !replica.anchored) return;
+    const emptied = info.firstRevision === 0 && info.latestRevision > 0;
+    if (!emptied && info.firstRevision <= (replica.lastStart ?? 0)) return;
+    looking = true;
+    logHasStart(log, info)
+      .then((has) => {
+        if (!has) writeBackAfterPurge(compact, status);
+      })
+      .catch(() => undefined) // the next check looks again
+      .finally(() => (looking = false));
+  };
+}
+
+/**
  * Whether the log's retained history starts with an entry a replica can start from (a genesis,
  * snapshot, switch entry or a chunked snapshot's part): true after an ordinary compaction, false
  * after an operator's purge of the whole stream (nothing retained, or an update first). Only then

@@ -7,6 +7,7 @@ import type { CreateSynchronizerOptions, SyncStats } from "../synchronizer-types
 import { Appender } from "./appender.js";
 import { Compactor } from "./compactor.js";
 import { ConfigWatch } from "./config-watch.js";
+import { writeBackWhenPurged } from "./log-changes.js";
 import { Contention } from "./contention.js";
 import { Opener } from "./opener.js";
 import { OwnEntries } from "./own-entries.js";
@@ -63,6 +64,7 @@ export function wireParts<S, C extends CommandMap<S>>(
     reader.untilReleased(),
   );
   const live = options.live ?? true;
+  const config = new ConfigWatch(log, status, options.streamCheckIntervalMs ?? 45_000);
   const opener = new Opener(
     log,
     model,
@@ -73,7 +75,7 @@ export function wireParts<S, C extends CommandMap<S>>(
     snapshots,
     appender,
     status,
-    new ConfigWatch(log, status, options.streamCheckIntervalMs ?? 45_000),
+    config,
   );
   const contention = new Contention(
     options.contention ?? "retry",
@@ -137,6 +139,11 @@ export function wireParts<S, C extends CommandMap<S>>(
     status.report(error);
   });
   opener.compactPurged = () => compactor.compact();
+  // A replica that compacts writes the state back after a purge of its whole stream under it
+  // (a key of a shared stream purged starts again from a new genesis entry instead).
+  if (policy && log.contiguous) {
+    config.onChecked = writeBackWhenPurged(log, replica, () => compactor.compact(), status);
+  }
   return {
     ...{ log, model, clientId, replica, reader, opener, snapshots, writer },
     ...{ compactor, upgrader, offline, unwatchConnection },

@@ -49,4 +49,31 @@ describe("a whole stream purged under a local snapshot (real nats-server)", () =
       await rm(dir, { recursive: true, force: true });
     }
   });
+
+  // Found by a fresh-eyes trial (stop 25): a replica that stayed live across the purge was never
+  // told; its next update landed on the emptied stream, and every fresh replica's opening failed
+  // TRUNCATED until some compaction (a documented known limit). Its configuration check now sees
+  // that the log no longer starts where it did, and it writes its state back.
+  it("a replica live across the purge writes its state back, and fresh replicas open on it", async () => {
+    const stream = uniqueStream("PURGELIVE");
+    const where = { servers: ctx.server.url, stream, model: counter };
+    const a = await openSynchronizer({ ...where, snapshots: false, streamCheckIntervalMs: 200 });
+    try {
+      for (let i = 0; i < 3; i++) await a.update("increment", { by: 1 });
+      const nc = await tcp(ctx.server.url);
+      const jsm = await nc.jetstreamManager();
+      await jsm.streams.purge(stream);
+      const { revision } = await a.update("increment", { by: 10 }); // on the emptied stream
+      await until(() => a.stats.compactions === 1 || undefined);
+      const first = (await jsm.streams.info(stream)).state.first_seq;
+      expect(first).toBeGreaterThan(revision); // the snapshot entry, after the update
+      await nc.close();
+      const c = await openSynchronizer({ ...where, snapshots: false });
+      expect(c.state.count).toBe(13);
+      expect(stateHash(c.state)).toBe(stateHash(a.state));
+      await c.close();
+    } finally {
+      await a.close();
+    }
+  });
 });

@@ -1,0 +1,67 @@
+import { describe, expect, it } from "vitest";
+import { decodeEntry } from "../src/entry.js";
+import { MemoryLog } from "../src/memory-log.js";
+import { createSynchronizer } from "../src/synchronizer.js";
+import { codeOf, counterModel, until } from "./fixtures.js";
+
+/**
+ * A whole log purged by an operator under a replica that stays live (fresh-eyes trial, stop 25):
+ * the replica was never told; its next update landed on the emptied log, and every fresh
+ * replica's opening failed `TRUNCATED` until some compaction. A replica that compacts now sees,
+ * at its configuration check, that the log no longer starts where it did, and writes its state
+ * back (`writeBackWhenPurged`, engine/log-changes.ts).
+ */
+const open = (log: MemoryLog, extra: { compaction?: false; live?: boolean } = {}) =>
+  createSynchronizer({ log, model: counterModel, streamCheckIntervalMs: 50, ...extra });
+
+async function firstKind(log: MemoryLog): Promise<string | undefined> {
+  const info = await log.info();
+  const entry = await log.entryAt(info.firstRevision);
+  const decoded = entry && decodeEntry(entry.data);
+  return decoded?.ok ? decoded.entry.kind : undefined;
+}
+
+describe("a whole log purged under a live replica", () => {
+  it("the replica writes its state back; a fresh replica opens on it", async () => {
+    const log = new MemoryLog();
+    const a = await open(log);
+    for (let i = 0; i < 3; i++) await a.update("increment", { by: 1 });
+    await log.truncateBefore(a.revision + 1); // the operator's purge: nothing retained
+    await a.update("increment", { by: 10 }); // lands on the emptied log
+    // Until the write-back, the log holds no start (what fresh replicas met for good before).
+    await until(() => a.stats.compactions === 1, 10_000);
+    expect(await firstKind(log)).toBe("snapshot");
+    const c = await open(log, { compaction: false });
+    expect(c.state.count).toBe(13);
+    expect(c.revision).toBe(a.revision);
+    await Promise.all([a.close(), c.close()]);
+  });
+
+  it("a replica with compaction: false writes nothing back (another must: docs/guarantees.md)", async () => {
+    const log = new MemoryLog();
+    const a = await open(log, { compaction: false });
+    await a.update("increment", { by: 1 });
+    await log.truncateBefore(a.revision + 1);
+    await a.update("increment", { by: 1 });
+    await new Promise((r) => setTimeout(r, 1_500)); // a dozen checks at least
+    expect(a.stats.compactions).toBe(0);
+    expect(await firstKind(log)).toBe("update");
+    expect(await codeOf(open(log, { compaction: false }))).toBe("TRUNCATED");
+    await a.close();
+  });
+
+  it("a compaction this replica has not read yet is no purge: nothing is written back", async () => {
+    const log = new MemoryLog();
+    // Not live: it reads nothing until asked, so its checks see a log that starts past it.
+    const a = await open(log, { live: false });
+    const b = await open(log, { compaction: false });
+    await b.update("increment", { by: 1 });
+    await b.compact(); // a snapshot entry, the history before it truncated
+    const latest = (await log.info()).latestRevision;
+    await new Promise((r) => setTimeout(r, 1_000)); // a dozen checks of a's at least
+    expect(await firstKind(log)).toBe("snapshot");
+    expect((await log.info()).latestRevision).toBe(latest); // no second snapshot entry
+    expect(a.stats.compactions).toBe(0);
+    await Promise.all([a.close(), b.close()]);
+  });
+});
