@@ -26,7 +26,10 @@ export function parentChannel(): Channel & { first(): Promise<Message> } {
       ? Promise.resolve(inbox.shift()!)
       : new Promise<Message>((resolve) => (waiter = resolve));
   return {
-    send: (message) => process.send?.(message),
+    // Nothing once the bench process went away (EPIPE, ERR_IPC_CHANNEL_CLOSED otherwise).
+    send: (message) => {
+      if (process.connected) process.send?.(message, undefined, {}, () => undefined);
+    },
     next,
     first: next,
   };

@@ -66,9 +66,12 @@ export type FromChild =
   | { type: "inspection"; flags: FlagsInspection }
   | { type: "failed"; message: string };
 
-/** Sends a message to the orchestrator. */
+/**
+ * Sends a message to the orchestrator; nothing once it went away (the child exits on
+ * `disconnect`): a send on a closed channel would fail with EPIPE or ERR_IPC_CHANNEL_CLOSED.
+ */
 export function toParent(message: FromChild): void {
-  process.send?.(message);
+  if (process.connected) process.send?.(message, undefined, {}, () => undefined);
 }
 
 /**
