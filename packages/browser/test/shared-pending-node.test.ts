@@ -355,3 +355,80 @@ it("keeps another tab's edits in view while unrelated entries arrive, and shows 
   sharedB.stop();
   await Promise.all([b.close(), writer.close()]);
 });
+
+it("keeps another tab's edits in view when that tab drops them before this tab read their entry", async () => {
+  // A trial (two tabs reconnecting with pending edits): in the follower tab the leader's edits
+  // vanished for one view (16-148 ms on screen) and came back as committed. The leader drops an
+  // edit from its list once its confirmed state includes it, and its report reached the
+  // follower before the entry did (another channel). Now an edit its tab no longer reports
+  // stays in view until this tab's revision reaches the one that report carried.
+  const log = new MemoryLog();
+  const b = await open(log, "tab-b");
+  const name = `shared-leaving-${Date.now()}`;
+  const sharedB = sharePendingAcrossTabs(b, board, name, "b", "queue-b");
+  const tabC = new BroadcastChannel(`${name}:pending`);
+  const cards = () => [...sharedB.sync.optimisticState.cards];
+  const until = async (want: string[]) => {
+    const deadline = Date.now() + 5_000;
+    while (JSON.stringify(cards()) !== JSON.stringify(want) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(cards()).toEqual(want);
+  };
+  const r = b.revision;
+  const ops = [
+    { id: 5, o: "origin-c", c: "add", a: { card: "c1" }, at: 1 },
+    { id: 6, o: "origin-c", c: "add", a: { card: "c2" }, at: 2 },
+    { id: 7, o: "origin-c", c: "add", a: { card: "c3" }, at: 3 },
+  ];
+  tabC.postMessage({ t: "pending", from: "c", q: "queue-c", seq: 1, revision: r, ops });
+  await until(["c1", "c2", "c3"]);
+  // C committed c1 and c2 at r + 1 and refused c3 there: its list is empty at revision r + 1.
+  tabC.postMessage({
+    t: "delta",
+    from: "c",
+    q: "queue-c",
+    seq: 2,
+    revision: r + 1,
+    add: [],
+    remove: [5, 6, 7],
+  });
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  expect(cards()).toEqual(["c1", "c2", "c3"]); // before: [] until the entry came
+  log.injectRaw(
+    encodeEntry({
+      v: 2,
+      kind: "update",
+      base: r,
+      ts: 3,
+      seed: 1,
+      client: "c",
+      patches: [
+        { op: "add", path: ["cards", 0], value: "c1" },
+        { op: "add", path: ["cards", 1], value: "c2" },
+      ],
+      origin: ["origin-c", 6],
+    }),
+    "c-6",
+  );
+  await b.waitFor(r + 1);
+  // Each committed edit once; the refused one gone, now that B stands where C did.
+  expect(cards()).toEqual(["c1", "c2"]);
+  // An edit dropped by a report at a revision this tab has reached leaves at once.
+  const c4 = { id: 8, o: "origin-c", c: "add", a: { card: "c4" }, at: 4 };
+  tabC.postMessage({ t: "pending", from: "c", q: "queue-c", seq: 3, revision: r + 1, ops: [c4] });
+  await until(["c1", "c2", "c4"]);
+  tabC.postMessage({
+    t: "delta",
+    from: "c",
+    q: "queue-c",
+    seq: 4,
+    revision: r + 1,
+    add: [],
+    remove: [8],
+  });
+  await until(["c1", "c2"]);
+  tabC.close();
+  sharedB.stop();
+  await b.close();
+});

@@ -174,13 +174,26 @@ export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
       Object.assign(item, { origin: op.o, seq: op.id });
     return item;
   };
-  const drop = (f: Foreign, id: number | string) => {
+  /**
+   * Items their tab no longer reports, kept in view until this tab's confirmed revision reaches
+   * the one that tab reported then (`key` → revision): a tab drops an update from its list once
+   * its own confirmed state includes it, and that report can arrive before this tab has read
+   * the entry (another channel). Dropped at once, the edit vanished from this view and came
+   * back with the entry (a trial saw it in every round of a reconnection). One its tab refused
+   * or discarded leaves at that revision; one it committed is left out once applied here.
+   */
+  const leaving = new Map<string, number>();
+  const drop = (f: Foreign, id: number | string, until = -1) => {
     const known = f.items.get(id);
     f.items.delete(id);
-    if (known) {
-      order.delete(known.key);
-      stale = true;
+    if (!known) return;
+    if (known.item.origin !== undefined && sync.revision < until) {
+      leaving.set(known.key, until);
+      return;
     }
+    order.delete(known.key);
+    leaving.delete(known.key);
+    stale = true;
   };
   const put = (
     from: string,
@@ -192,11 +205,18 @@ export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
     const item = check(from, op);
     if (item === null) return void f.items.set(id, null);
     const key = `${from}\n${id}`;
+    leaving.delete(key); // reported again: it stays
     f.items.set(id, { key, item });
     order.set(key, item);
     fresh.push(item);
   };
   const forget = (from: string) => {
+    for (const key of leaving.keys()) {
+      if (!key.startsWith(`${from}\n`)) continue;
+      leaving.delete(key);
+      order.delete(key);
+      stale = true;
+    }
     const f = foreign.get(from);
     if (!f) return;
     for (const id of [...f.items.keys()]) drop(f, id);
@@ -225,7 +245,7 @@ export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
       }
       f.seq = m.data.seq;
       setRevision(f, revision);
-      for (const id of m.data.remove) drop(f, id);
+      for (const id of m.data.remove) drop(f, id, revision);
       for (const op of m.data.add) put(from, f, op.id, op);
       if (f.items.size === 0) foreign.delete(from);
     } else {
@@ -246,7 +266,7 @@ export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
       // a report without them is taken as new.
       const ids = ops.map((op, i) => op.id ?? `#${at ?? "-"}:${i}`);
       const keep = new Set<number | string>(ids);
-      for (const id of [...f.items.keys()]) if (!keep.has(id)) drop(f, id);
+      for (const id of [...f.items.keys()]) if (!keep.has(id)) drop(f, id, revision);
       ops.forEach((op, i) => put(from, f, ids[i]!, op));
       if (f.items.size === 0) foreign.delete(from);
     }
@@ -295,6 +315,12 @@ export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
   };
   const view = (): Immutable<S> => {
     const base = sync.optimisticState;
+    for (const [key, until] of leaving) {
+      if (sync.revision < until) continue;
+      leaving.delete(key);
+      order.delete(key);
+      stale = true;
+    }
     if (order.size === 0) {
       fresh = [];
       return base;
