@@ -5,6 +5,7 @@ import {
   createSynchronizer,
   defineModel,
   MemoryLog,
+  StateSyncError,
   TabLog,
   type RevisionedLog,
   type StateSynchronizer,
@@ -42,7 +43,7 @@ function origin() {
   const tokens = new FakeStorage();
   const name = `tabs-test-${process.pid}-${++names}`;
   /** Opens a tab; `sent` lists the message ids this tab's own connection appended. */
-  async function tab(id: string, channel?: FreezableChannel) {
+  async function tab(id: string, channel?: FreezableChannel, opts: { leadFailures?: true } = {}) {
     const sent: string[] = [];
     /** The log of each lead this tab took, over a "connection" of its own. */
     const handles: MemoryLog[] = [];
@@ -68,6 +69,8 @@ function origin() {
       clientId: id,
       compaction: false,
       waitFor: "restored",
+      // As openTabLog wires it: a follower hears the leading tab's failed connection attempts.
+      ...(opts.leadFailures ? { connectionErrors: (r) => log.watchLeadFailures(r) } : {}),
     });
     closing.push(() => sync.close());
     return { log, sync, sent, handles, leads: () => leads };
@@ -79,6 +82,13 @@ function origin() {
 function counting(log: RevisionedLog, sent: string[]): RevisionedLog {
   return new Proxy(log, {
     get(target, prop, receiver) {
+      if (prop === "info" && target.status === "offline") {
+        // As JetStreamLog waits for its connection (5 s) before it fails a call.
+        return () =>
+          new Promise((_, reject) =>
+            setTimeout(() => reject(new StateSyncError("UNAVAILABLE", "not connected")), 5_000),
+          );
+      }
       if (prop === "appendConditional" || prop === "appendUnconditional") {
         return (data: Uint8Array, ...rest: unknown[]) => {
           const messageId = (prop === "appendConditional" ? rest[1] : rest[0]) as string;
@@ -215,4 +225,30 @@ it("a leader whose connection closes for good gives the lead up; the next lead c
   expect(a.sync.state).toEqual(b.sync.state);
   const stored = await logEntries(server);
   expect(new Set(stored.map((e) => e.messageId)).size).toBe(stored.length);
+});
+
+// Found by a fresh-eyes trial (stop 25): a follower tab opened while the server was down said
+// `connecting` for about 5 s (until a call through the leader timed out), while the leading tab
+// said `offline` at once from its refused WebSocket. The leader's beats now carry the failure.
+it("a follower tab says offline as soon as the leading tab's connection attempt fails", async () => {
+  const { server, tab } = origin();
+  server.setOffline(true); // the server is down from the start
+  const a = await tab("a");
+  await until(() => a.log.leading);
+  const heard: string[] = [];
+  const b = await tab("b", undefined, { leadFailures: true });
+  b.log.watchLeadFailures((e) => heard.push(e.code));
+  expect(b.sync.status).toBe("connecting");
+  const refused = new StateSyncError("UNAVAILABLE", "WebSocket refused");
+  const at = Date.now();
+  a.log.noteLeadFailure(refused); // what openTabLog does with each failed attempt
+  await until(() => b.sync.status === "offline", 2_000); // before: connecting for 5 s
+  expect(Date.now() - at).toBeLessThan(2_000);
+  a.log.noteLeadFailure(refused);
+  await new Promise((r) => setTimeout(r, 600)); // a beat
+  expect(heard).toEqual(["UNAVAILABLE"]); // once per outage
+  server.setOffline(false);
+  await until(() => b.sync.status === "live");
+  b.sync.update("add", { text: "b1" }).catch(() => undefined);
+  await until(() => b.sync.state.notes.length === 1);
 });

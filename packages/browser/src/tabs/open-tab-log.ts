@@ -34,7 +34,7 @@ export function tabSupport(): { locks: LockManagerLike; tokens: TokenStore } | u
  * A {@link TabLog} for the state at `layout` on `servers`: while this tab leads, a `JetStreamLog`
  * over its own `nats.ws` connection (made in the background); the connection's failed attempts
  * go to `report` (see `connectionErrors`), so a refused WebSocket makes the replica `offline` at
- * once in the leading tab too.
+ * once in the leading tab too; a follower tab's `report` hears them through the leader's beats.
  */
 export function openTabLog(
   name: string,
@@ -49,7 +49,10 @@ export function openTabLog(
     ...support,
     leaderLog() {
       const owned = connectInBackground(connectOptions);
-      const unwatch = owned.errors((e) => report?.(e));
+      const unwatch = owned.errors((e) => {
+        report?.(e);
+        log.noteLeadFailure(e);
+      });
       const own = new JetStreamLog({ ...layout, connection: owned.connection });
       return {
         log: own,
@@ -65,8 +68,11 @@ export function openTabLog(
     log,
     connectionErrors(r) {
       report = r;
+      // A follower tab hears the leading tab's failed attempts (`TabLog.watchLeadFailures`).
+      const unwatch = log.watchLeadFailures(r);
       return () => {
         report = undefined;
+        unwatch();
       };
     },
   };

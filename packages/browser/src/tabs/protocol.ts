@@ -11,8 +11,9 @@ import { z } from "zod/v4";
  * (docs/offline.md, "Tabs"). Every message is checked with {@link messageSchema} when it
  * arrives: it crosses a boundary (another tab, perhaps of another version of the app).
  *
- * - `beat`: the leader says it is alive, every {@link BEAT_MS}, with its fencing `epoch` and
- *   whether its own log is `online`;
+ * - `beat`: the leader says it is alive, every {@link BEAT_MS}, with its fencing `epoch`,
+ *   whether its own log is `online` and, while it is not, why its last connection attempt
+ *   failed (`failed`), so a follower says `offline` at once as the leader does;
  * - `req` / `res`: a follower's call of the log (`op`, `args`) and the leader's answer;
  * - `entry`: an entry the leader's log delivered, with the revision of the one it delivered
  *   before (`prev`, absent for the first), so a follower sees a gap and reads it;
@@ -40,7 +41,13 @@ export const wireEntrySchema = z.object({
 });
 
 export const messageSchema = z.discriminatedUnion("t", [
-  z.object({ t: z.literal("beat"), from: id, epoch: revision, online: z.boolean() }),
+  z.object({
+    t: z.literal("beat"),
+    from: id,
+    epoch: revision,
+    online: z.boolean(),
+    failed: z.string().max(2048).optional(),
+  }),
   z.object({ t: z.literal("bye"), from: id, epoch: revision }),
   z.object({
     t: z.literal("req"),
