@@ -128,6 +128,56 @@ describe("a log that went back, its entries arriving before the check answers", 
   });
 });
 
+describe("unconditional commands and a log that went back (fresh-eyes trial, stop 25)", () => {
+  // The trial: a command whose first send's outcome was unknown was re-sent after its replica
+  // had stalled LOG_REPLACED; it landed on the rewound log (on a history without 7 of the
+  // entries the replica had applied) and its caller's promise resolved with that revision.
+  async function rewound() {
+    const log = new SlowInfoLog();
+    const a = await open(log, { compaction: false });
+    for (let i = 0; i < 3; i++) await a.update("increment", { by: 1 });
+    const backup = (await log.info()).latestRevision;
+    for (let i = 0; i < 4; i++) await a.update("increment", { by: 1 });
+    return { log, a, backup, revision: a.revision };
+  }
+
+  it("sends no unconditional command onto the log before the check answers", async () => {
+    const { log, a, backup } = await rewound();
+    log.setOffline(true);
+    log.rewindTo(backup);
+    let answer: () => void = () => undefined;
+    log.gate = new Promise((resolve) => (answer = resolve));
+    log.setOffline(false);
+    const command = a.updateUnconditionally("push", { item: "late" });
+    command.catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 30));
+    answer();
+    await expect(command).rejects.toMatchObject({ code: "LOG_REPLACED" });
+    expect((await log.handle().info()).latestRevision).toBe(backup); // nothing appended
+    expect(a.state.items).toEqual([]);
+    await a.close();
+  });
+
+  it("a command made while the server was down is not sent onto the log that went back", async () => {
+    const { log, a, backup } = await rewound();
+    log.setOffline(true);
+    const command = a.updateUnconditionally("push", { item: "while-down" });
+    command.catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 100)); // its sends fail, nothing sent: tried again
+    log.rewindTo(backup); // the server comes back on an older copy of its store
+    let answer: () => void = () => undefined;
+    log.gate = new Promise((resolve) => (answer = resolve)); // the check takes a while
+    log.setOffline(false);
+    await new Promise((r) => setTimeout(r, 300)); // before: sent meanwhile, at backup + 1
+    expect((await log.handle().info()).latestRevision).toBe(backup); // nothing sent yet
+    answer();
+    await expect(command).rejects.toMatchObject({ code: "LOG_REPLACED" }); // before: resolved
+    expect(a.stallReason?.code).toBe("LOG_REPLACED");
+    expect((await log.handle().info()).latestRevision).toBe(backup); // nothing appended
+    await a.close();
+  });
+});
+
 describe("a reconnection check the log cannot answer", () => {
   for (const code of ["UNAVAILABLE", "PERMISSION_DENIED"] as const) {
     it(`holds the entries, stays offline and asks again (${code})`, async () => {

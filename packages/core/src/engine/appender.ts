@@ -180,7 +180,7 @@ export class Appender {
           else if (seen.purged) throw unknownBecause(seen.why, messageId);
           else condition = undefined; // too much to read: the server's duplicate table decides
         }
-        if (expected !== undefined) await this.untilChecked(expected, deadline, signal);
+        await this.untilChecked(expected, deadline, signal);
         // The caller's limits bound the attempt in flight too (issue 10, case 6).
         sends += 1;
         const limit = { timeoutMs: Math.max(1, deadline - Date.now()), signal };
@@ -260,19 +260,27 @@ export class Appender {
    * still holds what the replica applied (opener invariant 7). Until then `expected` is
    * unchecked: a rewound log may be at that revision again with other entries, and would accept
    * the append on a base it no longer holds (a test found it did; nats.js also sends a request
-   * made while disconnected as soon as it reconnects, before the check). Throws the stall (a log
-   * that went back), `CLOSED`, `ABORTED`, or `UNAVAILABLE` (`notSent`) at `deadline`.
+   * made while disconnected as soon as it reconnects, before the check). An unconditional append
+   * waits too, and a stalled replica sends nothing at all: a command re-sent after its replica
+   * stalled on a log that went back landed on that log, and its caller's promise resolved
+   * (fresh-eyes trial, stop 25). Throws the stall (a log that went back), `CLOSED`, `ABORTED`,
+   * or `UNAVAILABLE` (`notSent`) at `deadline`.
    */
-  private async untilChecked(expected: number, deadline: number, signal?: AbortSignal) {
+  private async untilChecked(expected: number | undefined, deadline: number, signal?: AbortSignal) {
+    if (this.status.stopped && !this.status.closed) throw this.status.endError();
     const held = this.held();
     if (held === undefined) return;
     const ended = await within(held, { deadline, signal: signal ?? this.status.signal });
     if (this.status.stopped) throw this.status.endError();
     if (ended !== ENDED) return;
     if (signal?.aborted) throw abortError(signal);
+    const what =
+      expected === undefined
+        ? "what this replica applied"
+        : `revision ${expected}, which this append is conditional on`;
     throw new StateSyncError(
       "UNAVAILABLE",
-      `the connection was lost, and the log has not said since whether it still holds revision ${expected}, which this append is conditional on: nothing is sent until it does`,
+      `the connection was lost, and the log has not said since whether it still holds ${what}: nothing is sent until it does`,
       { details: { notSent: true } },
     );
   }
