@@ -93,6 +93,29 @@ describe("JetStreamLog stream configuration", () => {
     }
   });
 
+  // Found by a fresh-eyes trial (stop 25, nats-server 2.10): a subject transform added to a
+  // live state's stream stored every later entry under another subject, where no replica reads;
+  // replicas, `statesync info` and new openings all took the stream as safe, and the log was
+  // stuck for good (TRUNCATED).
+  it("refuses a stream whose subject transform moves entries to another subject (2.10)", async () => {
+    const stream = uniqueStream();
+    const transform = { src: `${stream}.log`, dest: `${stream}.elsewhere` };
+    const config = { name: stream, subjects: [`${stream}.log`], subject_transform: transform };
+    if ((compareServerVersions(nc.info!.version, "2.10.0") ?? -1) < 0) {
+      // 2.9 has no subject transforms: nats.js refuses to ask for one.
+      await expect(jsm.streams.add(config as never)).rejects.toThrow(/requires server 2\.10/);
+      return;
+    }
+    await jsm.streams.add(config as never);
+    const si = await jsm.streams.info(stream);
+    expect((si.config as { subject_transform?: unknown }).subject_transform).toEqual(transform);
+    const err = await rejection(JetStreamLog.open({ connection: nc, stream }));
+    expect(isStateSyncError(err, "STREAM_CONFIG"), String(err)).toBe(true);
+    expect(err.message).toContain(
+      `a subject transform stores messages under "${stream}.elsewhere"`,
+    );
+  });
+
   it("replicas: 3 on a server without a cluster: STREAM_CONFIG saying so, not UNAVAILABLE (retried in silence)", async () => {
     const stream = uniqueStream();
     const err = await rejection(JetStreamLog.open({ connection: nc, stream, replicas: 3 }));

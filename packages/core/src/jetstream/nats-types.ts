@@ -168,6 +168,8 @@ export interface StreamConfigLike {
   sealed?: boolean;
   mirror?: unknown;
   sources?: unknown[] | undefined;
+  /** 2.10: stored messages' subjects rewritten from `src` to `dest`. */
+  subject_transform?: { src?: string; dest?: string } | undefined;
   description?: string;
   /** RePublish: each stored message on `src` is sent again on `dest` (docs/fanout.md). */
   republish?: RePublishLike | undefined;

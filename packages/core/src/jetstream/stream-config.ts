@@ -80,7 +80,8 @@ export function messageSizeProblem(
 /**
  * The reasons `config` is unsafe for `layout`, empty when it is fine: a retention other than
  * `limits`, a `max_age`/`max_msgs`/`max_bytes`/`max_msgs_per_subject` limit, memory storage (lost
- * on a server restart), a `max_msg_size` too small for entries ({@link messageSizeProblem}), a mirror or sealed stream, subjects that do not capture the state's
+ * on a server restart), a `max_msg_size` too small for entries ({@link messageSizeProblem}), a
+ * mirror or sealed stream, a subject transform (2.10), subjects that do not capture the state's
  * subject, and for the own-stream layout any other subject or a source (every sequence of the
  * stream must belong to the state).
  */
@@ -107,6 +108,12 @@ export function streamConfigProblems(
   if (config.mirror) problems.push("a mirror cannot be written");
   // Sealed: nothing is added or removed any more, so a log only read finds its history whole.
   if (config.sealed && !readOnly) problems.push("a sealed stream cannot be written");
+  // 2.10: an entry appended on the state's subject would be stored under another one, where no
+  // replica reads it (fresh-eyes trial: the log stuck for good, reported as safe).
+  const transform = config.subject_transform;
+  if (transform?.dest && transform.dest !== transform.src) {
+    problems.push(`a subject transform stores messages under ${JSON.stringify(transform.dest)}`);
+  }
   const subjects = config.subjects ?? [];
   if (layout.shared) {
     if (!subjects.some((p) => subjectMatches(p, layout.subject))) {
