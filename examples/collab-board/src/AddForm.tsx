@@ -1,4 +1,5 @@
 import { useState, type FormEvent } from "react";
+import { TITLE_MAX } from "./board-model.js";
 
 /** A one-field form that calls `onAdd` with the trimmed text and clears itself. */
 export function AddForm(props: { placeholder: string; onAdd: (title: string) => void }) {
@@ -14,6 +15,7 @@ export function AddForm(props: { placeholder: string; onAdd: (title: string) => 
         aria-label={props.placeholder}
         placeholder={props.placeholder}
         value={title}
+        maxLength={TITLE_MAX}
         onChange={(e) => setTitle(e.target.value)}
       />
       <button type="submit">Add</button>

@@ -13,7 +13,11 @@ export function App(props: { sync: BoardSync; name: string; warning: string | un
   const lists = useSynchronizedState(sync, (board) => board.lists);
   const { run, notices, dismiss } = useEdits(sync);
   const status = useSyncStatus(sync);
-  const pending = usePending(sync);
+  const all = usePending(sync);
+  // Edits made on an earlier copy of this board (deleted and created again) are set aside: kept
+  // on this device, never sent unless the user says so (docs/offline.md, "One log").
+  const pending = useMemo(() => all.filter((p) => !p.otherLog), [all]);
+  const setAside = useMemo(() => all.filter((p) => p.otherLog), [all]);
   // What pending edits touch: their cards (and new lists) are marked as not sent yet.
   const pendingIds = useMemo(() => touchedIds(pending), [pending]);
   return (
@@ -34,6 +38,23 @@ export function App(props: { sync: BoardSync; name: string; warning: string | un
             status,
             pending.every((p) => p.durable),
           )}
+        </p>
+      )}
+      {status === "stalled" && (
+        <p className="notice" role="status" data-testid="stalled">
+          {stalledText(sync.stallReason)}
+        </p>
+      )}
+      {setAside.length > 0 && (
+        <p className="notice" role="status" data-testid="set-aside">
+          {count(setAside.length)} made on an earlier copy of this board, which was deleted and
+          created again, {setAside.length === 1 ? "is" : "are"} kept on this device, not sent.{" "}
+          <button onClick={() => void sync.rebindPending().catch(() => undefined)}>
+            Send to this board
+          </button>{" "}
+          <button onClick={() => setAside.forEach((p) => void sync.discard(p.id).catch(() => 0))}>
+            Discard
+          </button>
         </p>
       )}
       {notices.map((notice) => (
@@ -59,12 +80,27 @@ export function App(props: { sync: BoardSync; name: string; warning: string | un
   );
 }
 
-/** The line about edits not sent yet: how many, and where they wait. */
-function pendingText(count: number, status: string, durable: boolean): string {
-  const edits = count === 1 ? "1 edit" : `${count} edits`;
-  if (status === "live") return `Sending ${edits}…`;
+/** "1 edit", "3 edits". */
+function count(n: number): string {
+  return n === 1 ? "1 edit" : `${n} edits`;
+}
+
+/** The line about edits not sent yet: how many, where they wait, and when they go. */
+function pendingText(n: number, status: string, durable: boolean): string {
+  if (status === "live") return `Sending ${count(n)}…`;
   const where = durable ? "saved on this device" : "kept in this tab only";
-  return `Offline: ${edits} not sent yet (${where}); they are sent when the server is back.`;
+  const it = n === 1 ? "it is" : "they are";
+  if (status === "stalled") return `${count(n)} not sent (${where}): reload the page to send.`;
+  const now = status === "offline" ? "Offline" : "Connecting";
+  return `${now}: ${count(n)} not sent yet (${where}); ${it} sent when the server is back.`;
+}
+
+/** Why the board stopped, and what to do. */
+function stalledText(reason: { code: string; message: string } | undefined): string {
+  if (reason?.code === "LOG_REPLACED") {
+    return "This board was deleted and created again on the server: reload the page to open it.";
+  }
+  return `This board stopped (${reason?.message ?? "unknown reason"}): reload the page.`;
 }
 
 /** Ids of the cards and lists the pending edits touch. */

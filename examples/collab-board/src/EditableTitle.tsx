@@ -1,4 +1,5 @@
 import { useState } from "react";
+import { TITLE_MAX } from "./board-model.js";
 
 /** A title that turns into an input on double-click; Enter or leaving saves, Escape cancels. */
 export function EditableTitle(props: {
@@ -28,6 +29,7 @@ export function EditableTitle(props: {
       autoFocus
       aria-label={props.label}
       value={draft}
+      maxLength={TITLE_MAX}
       onChange={(e) => setDraft(e.target.value)}
       onBlur={commit}
       onKeyDown={(e) => {

@@ -2,7 +2,9 @@ import { defineModel, type Draft, type Immutable } from "@statesync/core";
 import { z } from "zod";
 
 const id = z.string().min(1).max(64);
-const title = z.string().trim().min(1).max(200);
+/** The longest title, in characters (the inputs stop there). */
+export const TITLE_MAX = 200;
+const title = z.string().trim().min(1).max(TITLE_MAX);
 
 const cardSchema = z.object({ id, title });
 const listSchema = z.object({ id, title, cards: z.array(cardSchema) });

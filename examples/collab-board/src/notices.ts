@@ -63,7 +63,12 @@ export function noticeForFailure(command: string, error: unknown): Notice {
   }
   // A queued edit refused when it was sent: the reason is its cause (what the command threw).
   const why = isStateSyncError(error, "UPDATE_REFUSED") && error.cause ? error.cause : error;
-  const reason = why instanceof Error ? why.message : String(why);
+  // One line (zod's messages span several: "✖ Too big: …\n  → at title").
+  const reason = (why instanceof Error ? why.message : String(why))
+    .replace(/\s*✖\s*/g, " ")
+    .replace(/\s*\n\s*→ at (\S+)/g, " (at $1)")
+    .replace(/\s*\n\s*/g, " ")
+    .trim();
   return { id: tick(), text: `Could not ${doing}: ${reason}.`, clears: "commit" };
 }
 

@@ -42,6 +42,9 @@ export function useEdits(sync: BoardSync): Edits {
         () => setNotices((shown) => afterCommit(shown, started)),
         (error: unknown) => {
           if (isStateSyncError(error, "UPDATE_REFUSED")) return; // shown by the event above
+          // The board stopped (its stream was replaced): the edit stays stored, and the page
+          // says to reload (App); "Could not" would say it was lost (a trial).
+          if (isStateSyncError(error, "LOG_REPLACED")) return;
           const notice = noticeForFailure(command, error);
           setNotices((shown) => [...shown, notice]);
         },
