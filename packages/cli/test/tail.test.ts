@@ -1,3 +1,6 @@
+import { cp, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { startNatsServer } from "@statesync/node";
 import { describe, expect, it } from "vitest";
 import { openCounter, startTail, tcp, uniqueStream, useNatsServer } from "./helpers.js";
@@ -112,6 +115,54 @@ describe("statesync tail", () => {
       });
     } finally {
       await server.stop();
+    }
+  });
+
+  // Found by a fresh-eyes trial (stop 25): after the server came back on an older copy of its
+  // store, tail resumed after the last revision it had printed and printed the other history's
+  // next entry, splicing two histories without a word, and went on.
+  it("ends with LOG_REPLACED when the log went back under it, printing nothing of the other history", async () => {
+    const server = await startNatsServer();
+    const backup = await mkdtemp(path.join(tmpdir(), "tail-rewound-"));
+    const withStore = async (action: (store: string) => Promise<void>) => {
+      await server.stop({ keepStore: true });
+      await action(server.storeDir);
+      await server.restart();
+    };
+    try {
+      const stream = uniqueStream("TAIL");
+      const a = await openCounter(server.url, stream);
+      await a.update("increment", { by: 1 }); // 2
+      await a.close();
+      await withStore((store) => cp(store, backup, { recursive: true })); // the log at 2
+      const tail = startTail(["--server", server.url, "--stream", stream, "--json"]);
+      await tail.until(({ stderr }) => stderr.includes("from revision 3"));
+      const b = await openCounter(server.url, stream);
+      for (let i = 0; i < 3; i++) await b.update("increment", { by: 1 }); // 3, 4, 5
+      await b.close();
+      await tail.until(({ stdout }) => stdout.trim().split("\n").length === 3);
+      await withStore(async (store) => {
+        await rm(store, { recursive: true, force: true });
+        await cp(backup, store, { recursive: true });
+      });
+      const c = await openCounter(server.url, stream); // another history from 2 on
+      for (let i = 0; i < 5; i++) await c.update("increment", { by: 100 }); // 3 to 7
+      await c.close();
+      expect(await tail.exited).toEqual({ code: 1, signal: null });
+      const { stdout, stderr } = tail.out();
+      const rows = stdout
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l));
+      expect(rows.map((r) => [r.revision, r.commands[0].args.by])).toEqual([
+        [3, 1],
+        [4, 1],
+        [5, 1],
+      ]);
+      expect(stderr).toMatch(/statesync: LOG_REPLACED: the log went back while tail followed it/);
+    } finally {
+      await server.stop();
+      await rm(backup, { recursive: true, force: true });
     }
   });
 

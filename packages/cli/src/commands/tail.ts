@@ -9,7 +9,7 @@
  * `--model`, the log is first replayed up to the start (the engine's `Replay`, see verdicts.ts),
  * then each entry followed, so each entry the replay does not apply says so.
  */
-import type { JetStreamLog } from "@statesync/node";
+import type { JetStreamLog, LogEntry } from "@statesync/node";
 import type { Command } from "commander";
 import { z } from "zod";
 import { action } from "../action.js";
@@ -19,6 +19,7 @@ import { addCommonOptions, parseCommon, parseWith, revisionSchema } from "../opt
 import { printJson, printLines, printNotice } from "../output.js";
 import { removedFromWarning, warnTruncated } from "../retained.js";
 import { withLog, withSession } from "../session.js";
+import { WentBackGuard } from "../tail-guard.js";
 import { replayerOf, type Marker } from "../verdicts.js";
 import { MODEL_OPTION } from "./state.js";
 
@@ -48,15 +49,20 @@ function untilSignal(): { done: Promise<NodeJS.Signals>; cancel(): void } {
  * printed nothing while the server was down). The entries stored meanwhile are printed once it
  * is back, in order; stdout holds entries only. Returns the unsubscribe function.
  */
-function watchConnection(log: { watchStatus: JetStreamLog["watchStatus"] }): () => void {
+function watchConnection(
+  log: { watchStatus: JetStreamLog["watchStatus"] },
+  guard: WentBackGuard,
+): () => void {
   let lost = false;
   return log.watchStatus((status) => {
     if (status === "offline" && !lost) {
       lost = true;
+      guard.lost();
       printNotice("connection to the server lost: reconnecting (Ctrl-C to stop)");
     } else if (status === "online" && lost) {
       lost = false;
       printNotice("reconnected: following again");
+      void guard.back();
     }
   });
 }
@@ -97,23 +103,28 @@ export function registerTail(program: Command): void {
               // What ended the follow, as it was thrown (printed with its own code, or INTERNAL).
               let failed: (e: { error: unknown }) => void = () => undefined;
               const failure = new Promise<{ error: unknown }>((resolve) => (failed = resolve));
+              const print = (entry: LogEntry) => {
+                const replay = mark?.(entry);
+                if (entry.revision < first) return; // replayed, not asked for
+                const row = entryRow(entry, replay);
+                if (o.json) printJson(row);
+                else printLines([tailLine(entryCells(row))]);
+              };
+              // Across a lost connection the log must still hold what was printed (tail-guard.ts).
+              const guard = new WentBackGuard(log, print, (error) => failed({ error }));
+              await guard.start(through);
               const follower = log.follow(mark ? through + 1 : first, {
-                onEntry(entry) {
-                  const replay = mark?.(entry);
-                  if (entry.revision < first) return; // replayed, not asked for
-                  const row = entryRow(entry, replay);
-                  if (o.json) printJson(row);
-                  else printLines([tailLine(entryCells(row))]);
-                },
+                onEntry: (entry) => guard.entry(entry),
                 onError: (error) => failed({ error }),
               });
               if (!o.json) printLines([tailLine(ENTRY_HEADER)]);
               printNotice(
                 `following ${s.layout.subject} in stream ${s.layout.stream} from revision ${Math.max(1, start)} (Ctrl-C to stop)`,
               );
-              const unwatch = watchConnection(log);
+              const unwatch = watchConnection(log, guard);
               const ended = await Promise.race([signals.done, failure]);
               unwatch();
+              guard.stop();
               await follower.stop();
               if (typeof ended === "object") throw ended.error;
             }),
