@@ -189,6 +189,38 @@ describe("statesync tail", () => {
     expect(stderr).not.toMatch(/replica/);
   });
 
+  it("says on stderr when --from is past the latest revision, then prints from there", async () => {
+    const stream = uniqueStream("TAIL");
+    const a = await openCounter(ctx.server.url, stream);
+    await a.update("increment", { by: 1 }); // 2
+    const tail = startTail([
+      "--server",
+      ctx.server.url,
+      "--stream",
+      stream,
+      "--from",
+      "4",
+      "--json",
+    ]);
+    await tail.until(({ stderr }) => stderr.includes("(Ctrl-C to stop)"));
+    await a.update("increment", { by: 3 }); // 3: not printed
+    await a.update("increment", { by: 4 }); // 4
+    await tail.until(({ stdout }) => stdout.includes("\n"));
+    tail.child.kill("SIGTERM");
+    expect(await tail.exited).toEqual({ code: 0, signal: null });
+    const { stdout, stderr } = tail.out();
+    expect(stderr.split("\n")[0]).toBe(
+      "statesync: warning: --from 4 is past the latest revision (2): nothing is printed until the log reaches it",
+    );
+    expect(
+      stdout
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l).revision),
+    ).toEqual([4]);
+    await a.close();
+  });
+
   it("refuses a bad --from with exit 1 before connecting", async () => {
     const stream = uniqueStream("TAIL");
     const bad = startTail(["--server", ctx.server.url, "--stream", stream, "--from=-1"]);

@@ -93,6 +93,12 @@ export function registerTail(program: Command): void {
                 const removed = await removedFromWarning(log, info, Math.max(1, from));
                 warnTruncated(removed);
                 if (removed !== undefined) start = info.firstRevision || info.latestRevision + 1;
+                // Past the end: said, or a script waits without a word (fresh-eyes trial).
+                if (from > info.latestRevision + 1) {
+                  printNotice(
+                    `statesync: warning: --from ${from} is past the latest revision (${info.latestRevision}): nothing is printed until the log reaches it`,
+                  );
+                }
               }
               const first = Math.max(1, start);
               // With --model the replay reads every entry before the first printed: up to the
