@@ -203,6 +203,10 @@ export class StreamOpener {
   failure(err: unknown, what: string, expectedRevision?: number): StateSyncError {
     const error = toStateSyncError(err, `${what} ${this.o.layout.subject}`, expectedRevision);
     if (error.code === "TRUNCATED" || error.code === "STREAM_CONFIG") this.session = undefined;
+    // No responders: no stream took the subject. A deleted stream, or a cluster electing its
+    // leader: the next call opens the stream again, which tells them apart (a trial: a replica
+    // whose re-sends met only this said `live` until the update's outcomeTimeoutMs).
+    if (error.code === "UNAVAILABLE" && error.details.natsCode === "503") this.session = undefined;
     // On a cluster, a stream this log has just created or found may not be known yet to the node
     // that answers (seen on 2.10 with R3 streams: "stream not found" right after the creation,
     // and every other replica stalled). Not a deletion: the caller retries, and the next call

@@ -99,4 +99,26 @@ describe("the stream deleted and re-created under a live replica (real nats-serv
     const update = await a.update("increment", { opId: "late", by: 1 }).catch((e) => e);
     expect(update.code).toBe("LOG_REPLACED");
   });
+
+  // Found by a fresh-eyes trial (stop 25, 1 of 9 runs): a replica whose update was being
+  // appended when its stream was deleted said `live` and `writable` until the update's
+  // outcomeTimeoutMs, then rejected UNKNOWN_OUTCOME: every re-send met "no responders", taken
+  // for a server that is down. A replica that does not follow has only its appends to find out.
+  it("an update re-sent after the stream was deleted finds it gone and stops the replica with LOG_REPLACED", async () => {
+    const stream = uniqueStream("DELETED");
+    const a = await openLedger({ servers: ctx.server.url, stream, clientId: "a", live: false });
+    closeAtEnd(a);
+    await a.update("increment", { opId: "a0", by: 1 });
+    await deleteStream(stream);
+    const update = await a
+      .update("increment", { opId: "a1", by: 1 }, { outcomeTimeoutMs: 20_000 })
+      .catch((e) => e);
+    // Its first send met "no responders", whose outcome nats.js leaves unknown; the re-send
+    // found the stream gone (before: "no answer from the log within 20000 ms").
+    expect(update.code).toBe("UNKNOWN_OUTCOME");
+    expect(update.message).toMatch(/was deleted/);
+    expect(a.status).toBe("stalled");
+    expect(a.stallReason?.code).toBe("LOG_REPLACED");
+    expect(a.writable).toBe(false);
+  });
 });
