@@ -99,7 +99,8 @@ export function failureOf(error: unknown): { code: FailureCode; message: string 
  * deleted, or deleted and created again, while it ran: say so, and what to do (run it again).
  */
 function forOperators(error: StateSyncError): string {
-  if (error.code !== "LOG_REPLACED") return error.message;
+  // A log that went back (tail-guard.ts, the engine's check) says what to do itself.
+  if (error.code !== "LOG_REPLACED" || error.details.rewound === true) return error.message;
   const why = typeof error.details.why === "string" ? error.details.why : error.message;
   const advice = /created again/.test(why)
     ? "the stream this command was using was replaced by a new one; run the command again to use the new stream"

@@ -64,6 +64,7 @@ export class WentBackGuard {
           new StateSyncError(
             "LOG_REPLACED",
             `the log went back while tail followed it: ${problem} (a server that lost acknowledged appends, or a store restored from a backup); what it holds after that is another history: run tail again`,
+            { details: { rewound: true } },
           ),
         );
       }
