@@ -10,6 +10,7 @@ import {
 } from "@statesync/core";
 import { PendingCalls } from "./calls.js";
 import { EntryFeed } from "./feed.js";
+import { LeadFailures } from "./lead-failures.js";
 import { forwardLeadEntries } from "./lead-feed.js";
 import { Leadership, type LockManagerLike, type TokenStore } from "./leadership.js";
 import {
@@ -77,11 +78,8 @@ export class TabLog implements RevisionedLog {
   private readonly statusListeners = new Set<(s: LogConnectionStatus) => void>();
   private current: LogConnectionStatus = "offline";
   private leaderOnline = new Map<string, boolean>();
-  /** Leading: why the last connection attempt failed, till its log is online. */
-  private leadFailure: string | undefined;
-  /** Following: listeners of the leader's failed connection attempts, and whether told. */
-  private readonly failureListeners = new Set<(error: StateSyncError) => void>();
-  private failureTold = false;
+  /** The leading tab's failed connection attempts, told through the beats. */
+  private readonly failures = new LeadFailures();
   private lead: { own: LeaderLog; stop: () => void } | undefined;
   private closed = false;
   private readonly timer: ReturnType<typeof setInterval>;
@@ -138,22 +136,16 @@ export class TabLog implements RevisionedLog {
     return this.current;
   }
 
-  /**
-   * Leading: a connection attempt failed (a refused WebSocket). The followers hear it at once,
-   * through `watchLeadFailures`, as the leading tab's replica does through its own connection.
-   * Before, a follower tab opened while the server was down said `connecting` until a call
-   * timed out, about 5 s (fresh-eyes trial).
-   */
+  /** Leading: a connection attempt failed (a refused WebSocket): see `lead-failures.ts`. */
   noteLeadFailure(error: StateSyncError): void {
     if (!this.lead || this.lead.own.log.status === "online") return;
-    this.leadFailure = error.message;
+    this.failures.note(error);
     this.beat();
   }
 
   /** Following: `listener` hears once per outage that the leading tab cannot connect. */
   watchLeadFailures(listener: (error: StateSyncError) => void): () => void {
-    this.failureListeners.add(listener);
-    return () => void this.failureListeners.delete(listener);
+    return this.failures.watch(listener);
   }
 
   watchStatus(listener: (status: LogConnectionStatus) => void): () => void {
@@ -316,15 +308,7 @@ export class TabLog implements RevisionedLog {
       case "beat":
         this.leadership.beat(m.from);
         this.leaderOnline.set(m.from, m.online);
-        if (m.online) this.failureTold = false;
-        else if (m.failed !== undefined && !this.lead && !this.failureTold) {
-          this.failureTold = true;
-          const error = new StateSyncError(
-            "UNAVAILABLE",
-            `the leading tab cannot reach the server: ${m.failed}`,
-          );
-          for (const l of [...this.failureListeners]) l(error);
-        }
+        if (!this.lead) this.failures.heard(m.online, m.failed);
         if (this.lead && m.epoch > this.leadership.epoch) this.leadership.stillLeads();
         this.updateStatus();
         return;
@@ -359,8 +343,7 @@ export class TabLog implements RevisionedLog {
   private beat(): void {
     if (this.lead && this.leadership.stillLeads()) {
       const online = this.lead.own.log.status === "online";
-      if (online) this.leadFailure = undefined;
-      const failed = online ? undefined : this.leadFailure;
+      const failed = this.failures.forBeat(online);
       this.post({ t: "beat", from: this.tabId, epoch: this.leadership.epoch, online, failed });
     }
     this.updateStatus();
