@@ -8,7 +8,7 @@
  * another). Entries delivered while the check runs are held, then printed in order; a log that
  * went back ends `tail` with `LOG_REPLACED` (exit 1).
  */
-import { StateSyncError, type LogEntry, type RevisionedLog } from "@statesync/node";
+import { logWentBack, StateSyncError, type LogEntry, type RevisionedLog } from "@statesync/node";
 
 type Checked = Pick<RevisionedLog, "info" | "entryAt" | "contiguous">;
 
@@ -52,7 +52,9 @@ export class WentBackGuard {
     for (let wait = 250; !this.stopped && check === this.checks; wait = Math.min(wait * 2, 5_000)) {
       let problem: string | undefined;
       try {
-        problem = await this.wentBack();
+        // The engine's check, the last entry printed standing for a replica's position.
+        const wentBack = this.last && (await logWentBack(this.log, this.last));
+        problem = wentBack && String(wentBack.details.problem);
       } catch {
         await new Promise((r) => setTimeout(r, wait)); // unanswered: no answer, ask again
         continue;
@@ -78,23 +80,5 @@ export class WentBackGuard {
   /** Stops checking (tail is ending). */
   stop(): void {
     this.stopped = true;
-  }
-
-  /** As the engine's `logWentBack`: why the log no longer holds the last entry, or undefined. */
-  private async wentBack(): Promise<string | undefined> {
-    const last = this.last;
-    if (last === undefined) return undefined;
-    const info = await this.log.info();
-    // A key of a shared stream with no entries was purged: it starts again from a genesis.
-    if (!this.log.contiguous && info.latestRevision === 0) return undefined;
-    if (info.latestRevision < last.revision) {
-      return `its latest revision is ${info.latestRevision}, before the last one printed, ${last.revision}`;
-    }
-    if (last.messageId === undefined || last.revision < info.firstRevision) return undefined;
-    const entry = await this.log.entryAt(last.revision);
-    if (entry !== undefined && entry.messageId !== last.messageId) {
-      return `its entry at revision ${last.revision} is another one than the one printed`;
-    }
-    return undefined;
   }
 }

@@ -115,6 +115,8 @@ export type { HistoryEntry, HistoryOptions } from "./history.js";
 export { rebuildStateAt } from "./history.js";
 export { EntryVerdicts, type EntryVerdict } from "./entry-verdicts.js";
 export { createSynchronizer } from "./synchronizer.js";
+/** Whether a log went back under a position (a revision and its entry's message id). */
+export { logWentBack } from "./engine/log-changes.js";
 export {
   DEFAULT_PING_INTERVAL_MS,
   keepConnecting,

@@ -1,8 +1,6 @@
 import { isStateSyncError, StateSyncError } from "../errors.js";
 import { decodeEntry } from "../entry.js";
 import type { LogInfo, RevisionedLog } from "../log.js";
-import type { CommandMap } from "../model.js";
-import type { Replica } from "./replica.js";
 import type { StatusHub } from "./status.js";
 
 // What a replica does when the log changed shape under it, found when it (re)connects.
@@ -17,13 +15,14 @@ import type { StatusHub } from "./status.js";
  * The same check a restored local snapshot gets at open (`Snapshots.checkAgainstLog`).
  *
  * Resolves to the `LOG_REPLACED` error the replica stalls with (`details.rewound: true`, its
- * revision, the log's latest), or undefined when the log holds its position (or no longer holds
- * that entry because it was truncated or purged, which the catch-up handles). Rejects as the
+ * revision, the log's latest, the `problem` in words), or undefined when the log holds its
+ * position (or no longer holds that entry because it was truncated or purged, which the catch-up
+ * handles). Also `tail`'s check in the CLI (`replica`: the last entry it printed). Rejects as the
  * log does (`UNAVAILABLE`, ...): the next reconnection checks again.
  */
-export async function logWentBack<S, C extends CommandMap<S>>(
-  log: RevisionedLog,
-  replica: Replica<S, C>,
+export async function logWentBack(
+  log: Pick<RevisionedLog, "info" | "entryAt" | "contiguous">,
+  replica: { readonly revision: number; readonly messageId: string | undefined },
 ): Promise<StateSyncError | undefined> {
   const revision = replica.revision;
   const messageId = replica.messageId;
@@ -53,7 +52,7 @@ function wentBackError(problem: string, revision: number, latest: number): State
   return new StateSyncError(
     "LOG_REPLACED",
     `the log went back under this replica: ${problem} (a server that lost acknowledged appends, or a store restored from a backup); the replica stops, keeping its last state, and writes nothing more: open a new replica`,
-    { details: { rewound: true, revision, latest } },
+    { details: { rewound: true, revision, latest, problem } },
   );
 }
 
