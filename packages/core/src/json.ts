@@ -229,3 +229,23 @@ function canonicalDeep(value: unknown): string {
 export function stateHash(value: unknown): string {
   return bytesToHex(sha256(new TextEncoder().encode(canonicalJson(value))));
 }
+
+/**
+ * Whether two JSON values are equal (object keys in any order). Recurses only as deep as the
+ * shallower value is nested before they differ, so compare a value from the log with a known
+ * shallow one (a model's initial state); stops at the first difference.
+ */
+export function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) {
+    const other = b as unknown[];
+    return a.length === other.length && a.every((v, i) => jsonEqual(v, other[i]));
+  }
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  const keys = Object.keys(x);
+  if (keys.length !== Object.keys(y).length) return false;
+  return keys.every((k) => Object.hasOwn(y, k) && jsonEqual(x[k], y[k]));
+}

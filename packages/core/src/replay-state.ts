@@ -3,13 +3,14 @@ import type { BatchItem } from "./apply.js";
 import {
   MAX_RECENT,
   type Entry,
+  type OriginRow,
   type UpdateEntry,
   type GenesisEntry,
   type SnapshotEntry,
   type SwitchEntry,
 } from "./entry.js";
 import { StateSyncError } from "./errors.js";
-import { findNonJson } from "./json.js";
+import { findNonJson, jsonEqual } from "./json.js";
 import type { LogEntry } from "./log.js";
 import type { CommandMap, Model } from "./model.js";
 import { Origins } from "./pending/origins.js";
@@ -32,6 +33,8 @@ export type StepResult =
       error?: StateSyncError;
       replayed?: StepResult[];
       duplicate?: true;
+      /** The state this replay held when a re-anchoring replaced it (see {@link KeptOverReset}). */
+      kept?: KeptOverReset;
     }
   /**
    * Held, the revision unchanged: the replica has no state to apply it to yet and waits for a
@@ -43,6 +46,27 @@ export type StepResult =
   | { kind: "skipped"; error: StateSyncError }
   /** Not consumed: the replica must stop before it. */
   | { kind: "stall"; error: StateSyncError };
+
+/**
+ * What a replay held when a snapshot entry of the model's initial state, based on its own
+ * revision, replaced it: the entry a replica without a state writes when it opens a log its
+ * operator purged whole (`FirstEntry.reanchor`), read by a replica that stayed live across the
+ * purge or restarted from a local snapshot. A replica that compacts writes this state back
+ * (`writeBackOverReset`, engine/log-changes.ts) conditionally on `at`, the snapshot entry's
+ * revision; before, the purge's race decided whether the state was kept or reset (stop 25's
+ * trial, HIGH).
+ */
+export interface KeptOverReset {
+  /** The revision of the snapshot entry that replaced the state. */
+  readonly at: number;
+  /** The revision of the state that was replaced. */
+  readonly from: number;
+  readonly state: unknown;
+  readonly model: Model<any, any>;
+  readonly recent: Array<[string, number, number]>;
+  readonly switchedFrom: number | undefined;
+  readonly origins: OriginRow[] | undefined;
+}
 
 /**
  * What a {@link Replay} stands on: the state in the log's model version, the revision, the
@@ -166,6 +190,7 @@ export class ReplayState<S, C extends CommandMap<S>> {
     const state = deepFreeze(entry.state);
     const error = this.migrationError(state, model, logEntry.revision);
     if (error) return this.stall(error, logEntry);
+    const kept = this.keptOver(logEntry, entry, model);
     this.setLogModel(model, state);
     this.validity.reset(true); // checked above
     // Snapshot entries carry it too, so a replica that starts after a compaction (or from a
@@ -176,7 +201,42 @@ export class ReplayState<S, C extends CommandMap<S>> {
     this.origins = new Origins(entry.origins);
     this.lastStart = logEntry.revision;
     this.advance(logEntry, entry.kind, entry.ts);
-    return { kind: "applied", entry };
+    if (kept === undefined) return { kind: "applied", entry };
+    const reset = new StateSyncError(
+      "TRUNCATED",
+      `the log was started again from the model's initial state at revision ${logEntry.revision} by a replica that opened it with nothing retained (its whole stream was purged); this replica held the state at revision ${kept.from}, which it writes back if it compacts`,
+      { details: { restartedAt: logEntry.revision, from: kept.from, kept: true } },
+    );
+    return { kind: "applied", entry, kept, error: reset };
+  }
+
+  /**
+   * The state here, when `entry` is a re-anchoring over it (see {@link KeptOverReset}): a
+   * snapshot entry right after this revision and based on it, of the model's initial state with
+   * no recent ids or origins (what `FirstEntry.reanchor` writes), while the state here is another.
+   * An ordinary compaction based here holds the state here (replicas are deterministic).
+   */
+  private keptOver(
+    logEntry: LogEntry,
+    entry: SnapshotEntry | SwitchEntry,
+    model: Model<any, any>,
+  ): KeptOverReset | undefined {
+    if (entry.kind !== "snapshot" || !this.anchored || !this.contiguous) return undefined;
+    if (entry.base !== this.revision || logEntry.revision !== this.revision + 1) return undefined;
+    if (model !== this.logModel || (entry.recent?.length ?? 0) > 0 || entry.origins)
+      return undefined;
+    if (!jsonEqual(entry.state, model.initial) || jsonEqual(this.logState, model.initial)) {
+      return undefined;
+    }
+    return {
+      at: logEntry.revision,
+      from: this.revision,
+      state: this.logState,
+      model,
+      recent: this.recentForSnapshot(),
+      switchedFrom: this.switchedFrom,
+      origins: this.origins.size > 0 ? this.origins.toRows() : undefined,
+    };
   }
 
   /**

@@ -64,4 +64,45 @@ describe("a whole log purged under a live replica", () => {
     expect(a.stats.compactions).toBe(0);
     await Promise.all([a.close(), b.close()]);
   });
+
+  it("a fresh replica that opens the emptied log first does not reset the state (stop 25's trial)", async () => {
+    const log = new MemoryLog();
+    // Checks far apart: the fresh replica opens before the live one's check sees the purge.
+    const a = await createSynchronizer({
+      log,
+      model: counterModel,
+      streamCheckIntervalMs: 600_000,
+    });
+    for (let i = 0; i < 3; i++) await a.update("increment", { by: 2 });
+    const events: string[] = [];
+    a.on("error", (e) => events.push(`${e.code} ${String(e.details.kept)}`));
+    await log.truncateBefore(a.revision + 1); // the operator's purge: nothing retained
+    const b = await open(log, { compaction: false }); // no state: re-anchors the emptied log
+    await until(() => b.state.count === 6 && a.state.count === 6 && a.revision === b.revision);
+    expect(events).toContain("TRUNCATED true");
+    // Every replica opening now reads the state written back, and writes go on from it.
+    await b.update("increment", { by: 1 });
+    const c = await open(log, { compaction: false });
+    expect(c.state.count).toBe(7);
+    await until(() => a.state.count === 7);
+    await Promise.all([a.close(), b.close(), c.close()]);
+  });
+
+  it("a write on the reset state that lands first stands: reported, no divergence", async () => {
+    const log = new MemoryLog();
+    const a = await open(log, { live: false });
+    await a.update("increment", { by: 5 });
+    await log.truncateBefore(a.revision + 1);
+    const b = await open(log, { compaction: false });
+    await b.update("increment", { by: 1 }); // made on the reset state, before a reads on
+    const events: Array<Record<string, unknown>> = [];
+    a.on("error", (e) => events.push(e.details));
+    await a.fetchUpdates();
+    await until(() => events.some((d) => d.kept === false));
+    await b.fetchUpdates();
+    expect(a.state.count).toBe(1);
+    expect(b.state.count).toBe(1);
+    expect(a.revision).toBe(b.revision);
+    await Promise.all([a.close(), b.close()]);
+  });
 });

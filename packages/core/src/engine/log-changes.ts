@@ -1,6 +1,8 @@
 import { isStateSyncError, StateSyncError } from "../errors.js";
-import { decodeEntry } from "../entry.js";
+import { decodeEntry, type SnapshotEntry } from "../entry.js";
 import type { LogInfo, RevisionedLog } from "../log.js";
+import type { KeptOverReset } from "../replay-state.js";
+import type { Appender } from "./appender.js";
 import type { StatusHub } from "./status.js";
 
 // What a replica does when the log changed shape under it, found when it (re)connects.
@@ -143,4 +145,49 @@ export async function logHasStart(log: RevisionedLog, info: LogInfo): Promise<bo
 export function logBehindError(revision: number, latest: number): StateSyncError {
   const problem = `its latest revision is ${latest}, before this replica's ${revision}`;
   return wentBackError(problem, revision, latest);
+}
+
+/**
+ * Writes back the state a re-anchoring replaced (`KeptOverReset`, replay-state.ts): a snapshot
+ * entry of it based on the re-anchoring entry's revision, appended only if the log is still at
+ * that revision, which every replica (the one that re-anchored included) then takes like any
+ * snapshot entry. So a whole-stream purge keeps the state of the replicas that held it, whoever
+ * opens the emptied log first; before, a replica without a state that opened it first reset the
+ * state of every replica (stop 25's trial, HIGH). When another entry came first (a write made on
+ * the reset state), the log's state stands, reported as a `TRUNCATED` event: writing over that
+ * entry would drop it. In the background; a failure is an event, not a stop.
+ */
+export function writeBackOverReset(
+  kept: KeptOverReset,
+  clientId: string,
+  appender: Appender,
+  status: StatusHub,
+): void {
+  const { at, model, origins, switchedFrom } = kept;
+  const entry: SnapshotEntry = {
+    ...{ v: 1, kind: "snapshot", base: at, ts: Date.now(), client: clientId },
+    ...{ model: model.name, version: model.version, initialHash: model.initialHash },
+    ...{ state: kept.state, recent: kept.recent },
+    ...(switchedFrom !== undefined ? { from: switchedFrom } : {}),
+    ...(origins !== undefined ? { origins } : {}),
+  };
+  const lost = (why: string, cause?: unknown) => {
+    if (status.closed) return;
+    status.report(
+      new StateSyncError(
+        "TRUNCATED",
+        `the state this replica held at revision ${kept.from} was not written back over the log's restart from the initial state at revision ${at}: ${why}; the state is the log's`,
+        { cause, details: { restartedAt: at, from: kept.from, kept: false } },
+      ),
+    );
+  };
+  appender
+    .prepare(entry, "the snapshot entry of the state kept over a purge")
+    .then((prepared) => appender.appendConditional(prepared, at, { timeoutMs: 30_000 }))
+    .then((outcome) => {
+      if (outcome.kind === "conflict") lost(`another entry came first (latest ${outcome.latest})`);
+    })
+    .catch((e: unknown) => {
+      if (!isStateSyncError(e, "CLOSED")) lost(e instanceof Error ? e.message : String(e), e);
+    });
 }

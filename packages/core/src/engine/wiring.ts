@@ -7,7 +7,7 @@ import type { CreateSynchronizerOptions, SyncStats } from "../synchronizer-types
 import { Appender } from "./appender.js";
 import { Compactor } from "./compactor.js";
 import { ConfigWatch } from "./config-watch.js";
-import { writeBackWhenPurged } from "./log-changes.js";
+import { writeBackOverReset, writeBackWhenPurged } from "./log-changes.js";
 import { Contention } from "./contention.js";
 import { Opener } from "./opener.js";
 import { OwnEntries } from "./own-entries.js";
@@ -141,8 +141,16 @@ export function wireParts<S, C extends CommandMap<S>>(
   opener.compactPurged = () => compactor.compact();
   // A replica that compacts writes the state back after a purge of its whole stream under it
   // (a key of a shared stream purged starts again from a new genesis entry instead).
+  // And the state a replica without one reset, opening the emptied log first (replay-state.ts).
   if (policy && log.contiguous) {
     config.onChecked = writeBackWhenPurged(log, replica, () => compactor.compact(), status);
+    replica.onApplied(({ results }) => {
+      for (const result of results) {
+        if (result.kind !== "applied" || !result.kept) continue;
+        snapshots.keptOverPurge = false; // this write-back replaces the compaction's
+        if (!status.stopped) writeBackOverReset(result.kept, clientId, appender, status);
+      }
+    });
   }
   return {
     ...{ log, model, clientId, replica, reader, opener, snapshots, writer },

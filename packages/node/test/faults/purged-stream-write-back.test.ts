@@ -76,4 +76,35 @@ describe("a whole stream purged under a local snapshot (real nats-server)", () =
       await a.close();
     }
   });
+
+  // Found by a fresh-eyes trial (stop 25, HIGH): a replica without a state that opened the purged
+  // stream first started it again from the initial state, and the live replica took that
+  // snapshot entry like any other: the state was reset. The live replica now writes its state
+  // back over that entry, and both stand on it.
+  it("a fresh replica that opens the purged stream first does not reset the live one's state", async () => {
+    const stream = uniqueStream("PURGEFIRST");
+    const where = { servers: ctx.server.url, stream, model: counter };
+    // Its checks 10 minutes apart: the fresh replica opens long before one sees the purge.
+    const a = await openSynchronizer({
+      ...where,
+      snapshots: false,
+      streamCheckIntervalMs: 600_000,
+    });
+    try {
+      for (let i = 0; i < 3; i++) await a.update("increment", { by: 2 });
+      const nc = await tcp(ctx.server.url);
+      await (await nc.jetstreamManager()).streams.purge(stream);
+      await nc.close();
+      const b = await openSynchronizer({ ...where, snapshots: false });
+      await until(() => (b.state.count === 6 && a.revision === b.revision) || undefined);
+      expect(a.state.count).toBe(6);
+      const { revision } = await b.update("increment", { by: 1 });
+      const c = await openSynchronizer({ ...where, snapshots: false });
+      await Promise.all([a.waitFor(revision), c.waitFor(revision)]);
+      expect([a.state.count, b.state.count, c.state.count]).toEqual([7, 7, 7]);
+      await Promise.all([b.close(), c.close()]);
+    } finally {
+      await a.close();
+    }
+  });
 });
