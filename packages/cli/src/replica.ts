@@ -52,9 +52,16 @@ export function firstEntryProblem(
   // A chunked snapshot starts with its part 0 (docs/format.md, "Chunked snapshots").
   const start = decoded?.ok && decoded.entry.kind === "part" && decoded.entry.index === 0;
   if (kind === "genesis" || kind === "snapshot" || start) return undefined;
+  // A readable update, command or intent first: the history before it was purged (an operator's
+  // purge of the whole stream, then a live replica's write), and an opening replica stops at it
+  // (`Replay.step`); only unreadable entries are skipped up to a re-anchoring (`FirstEntry`).
+  // Before, `info` predicted the re-anchoring for both (fresh-eyes trial, stop 25).
+  const opening = ["update", "command", "intent"].includes(kind)
+    ? "an SDK replica without a local snapshot fails TRUNCATED opening this log, until a replica that still holds the state writes it back (a compaction; docs/guarantees.md)"
+    : "an SDK replica opening this log would start it again from the model's initial state";
   return new StateSyncError(
     "CORRUPT_ENTRY",
-    `the first retained entry (revision ${revision}) is ${kind}, not a genesis or snapshot entry; an SDK replica opening this log would start it again from the model's initial state`,
+    `the first retained entry (revision ${revision}) is ${kind}, not a genesis or snapshot entry; ${opening}`,
     { details: { revision } },
   );
 }

@@ -45,4 +45,30 @@ describe("checkFirstEntry", () => {
       details: { revision: 3 },
     });
   });
+
+  // Found by a fresh-eyes trial (stop 25): after a whole-stream purge and a live replica's update,
+  // `info` predicted that an SDK replica would start the log again from the initial state, while
+  // fresh replicas failed TRUNCATED. The prediction is checked against what an opening does.
+  it("predicts what an SDK replica opening the log does", async () => {
+    const log = new MemoryLog();
+    const replica = await createSynchronizer({ log, model: counter, live: false });
+    for (let i = 0; i < 4; i++) await replica.update("increment", { by: 1 });
+    await replica.close();
+    await log.truncateBefore(3); // an update first
+    const problem = await checkFirstEntry(log, await log.info()).catch((e: Error) => e.message);
+    expect(problem).toMatch(/fails TRUNCATED opening this log/);
+    const opening = createSynchronizer({ log, model: counter, live: false, compaction: false });
+    await expect(opening).rejects.toMatchObject({ code: "TRUNCATED" });
+
+    const malformed = new MemoryLog();
+    await malformed.appendConditional(new TextEncoder().encode("not an entry"), 0, "m-1");
+    const unread = await checkFirstEntry(malformed, await malformed.info()).catch(
+      (e: Error) => e.message,
+    );
+    expect(unread).toMatch(/would start it again from the model's initial state/);
+    const fresh = await createSynchronizer({ log: malformed, model: counter, live: false });
+    expect(fresh.state).toEqual(counter.initial);
+    expect(fresh.revision).toBe(2); // the snapshot entry of the initial state, after it
+    await fresh.close();
+  });
 });
