@@ -7,6 +7,12 @@
  * histories without a word (fresh-eyes trial, stop 25: revisions 5-7 of one history, then 8 of
  * another). Entries delivered while the check runs are held, then printed in order; a log that
  * went back ends `tail` with `LOG_REPLACED` (exit 1).
+ *
+ * It also says when entries were removed before `tail` read them: in a log of one state (its
+ * own stream, where revisions follow each other) an entry after a gap means the ones between
+ * were compacted away or purged while `tail` was behind (a fresh-eyes trial, stop 25: a `tail`
+ * held up while 2,000 entries were written and compacted skipped them without a word). In a
+ * shared stream revisions skip other states' entries, so nothing is said there.
  */
 import { logWentBack, StateSyncError, type LogEntry, type RevisionedLog } from "@statesync/node";
 
@@ -25,6 +31,7 @@ export class WentBackGuard {
     private readonly log: Checked,
     private readonly print: (entry: LogEntry) => void,
     private readonly fail: (error: StateSyncError) => void,
+    private readonly skipped: (from: number, to: number) => void = () => undefined,
   ) {}
 
   /** The entry at `revision` (the latest when `tail` started), before any is delivered. */
@@ -37,6 +44,10 @@ export class WentBackGuard {
   /** An entry the follower delivered: printed now, or held while a check runs. */
   entry(entry: LogEntry): void {
     if (this.held) return void this.held.push(entry);
+    const after = this.last?.revision;
+    if (this.log.contiguous && after !== undefined && entry.revision > after + 1) {
+      this.skipped(after + 1, entry.revision - 1);
+    }
     this.last = { revision: entry.revision, messageId: entry.messageId };
     this.print(entry);
   }

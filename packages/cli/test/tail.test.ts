@@ -168,6 +168,41 @@ describe("statesync tail", () => {
     }
   });
 
+  // Found by a fresh-eyes trial (stop 25): a tail held up while entries were written and
+  // compacted away resumed at the snapshot entry and skipped them without a word.
+  it("says on stderr which revisions were removed before it read them", async () => {
+    const stream = uniqueStream("TAIL");
+    const a = await openCounter(ctx.server.url, stream);
+    const tail = startTail(["--server", ctx.server.url, "--stream", stream, "--json"]);
+    await tail.until(({ stderr }) => stderr.includes("following"));
+    tail.child.kill("SIGSTOP"); // held up: the server stops pushing once flow control stalls
+    try {
+      const text = "y".repeat(1_000);
+      for (let i = 0; i < 600; i++) await a.updateUnconditionally("note", { text });
+      await a.compact();
+    } finally {
+      tail.child.kill("SIGCONT");
+    }
+    const removed =
+      /revisions (\d+)-(\d+) were removed from the log \(a compaction or a purge\) before tail read them: not printed/;
+    await tail.until(({ stderr }) => removed.test(stderr));
+    const latest = a.revision;
+    await tail.until(({ stdout }) => stdout.includes(`"revision":${latest},`));
+    tail.child.kill("SIGTERM");
+    expect((await tail.exited).code).toBe(0);
+    const [, from, to] = removed.exec(tail.out().stderr)!.map(Number);
+    const printed = tail
+      .out()
+      .stdout.trim()
+      .split("\n")
+      .map((l) => JSON.parse(l).revision);
+    // Every revision after the start is either printed or said to be removed, in order.
+    const skipped = Array.from({ length: to! - from! + 1 }, (_, i) => from! + i);
+    const all = [...printed, ...skipped].sort((x, y) => x - y);
+    expect(all).toEqual(Array.from({ length: latest - 1 }, (_, i) => i + 2));
+    await a.close();
+  });
+
   it("ends with exit 1 and one line when the stream is deleted under it", async () => {
     const stream = uniqueStream("TAIL");
     const a = await openCounter(ctx.server.url, stream);

@@ -117,7 +117,15 @@ export function registerTail(program: Command): void {
                 else printLines([tailLine(entryCells(row))]);
               };
               // Across a lost connection the log must still hold what was printed (tail-guard.ts).
-              const guard = new WentBackGuard(log, print, (error) => failed({ error }));
+              const guard = new WentBackGuard(
+                log,
+                print,
+                (error) => failed({ error }),
+                (a, b) =>
+                  printNotice(
+                    `statesync: warning: ${a === b ? `revision ${a} was` : `revisions ${a}-${b} were`} removed from the log (a compaction or a purge) before tail read ${a === b ? "it" : "them"}: not printed`,
+                  ),
+              );
               await guard.start(through);
               const follower = log.follow(mark ? through + 1 : first, {
                 onEntry: (entry) => guard.entry(entry),
