@@ -160,3 +160,35 @@ async function holdPendingDatabase(): Promise<void> {
     };
   });
 }
+
+// Found by a fresh-eyes trial (stop 25): a tab showed the edits of the other tabs of its browser
+// before the server had them, but neither marked nor counted them: its line counted its own only.
+test("a tab marks and counts the other tabs' edits not sent yet", async ({
+  browser,
+  natsServer,
+}) => {
+  const profile = await browser.newContext();
+  const leader = await openTab(profile, natsServer);
+  await allLive([leader]);
+  const follower = await openTab(profile, natsServer);
+  await allLive([follower]);
+  await natsServer.kill("SIGSTOP"); // nothing is confirmed from here on
+  try {
+    const todo = follower.page.locator('[data-list-id="todo"]');
+    await todo.getByPlaceholder("New card").fill("from the follower");
+    await todo.getByRole("button", { name: "Add" }).click();
+    const card = leader.page.getByTestId("card").filter({ hasText: "from the follower" });
+    await expect(card).toHaveAttribute("data-pending", "true");
+    await expect(leader.page.getByTestId("pending-other-tabs")).toHaveText(
+      /^1 edit made in other tabs of this browser is not sent yet/,
+    );
+    await expect(follower.page.getByTestId("pending-other-tabs")).toHaveCount(0); // its own
+  } finally {
+    await natsServer.kill("SIGCONT");
+  }
+  await expect(leader.page.getByTestId("pending-other-tabs")).toHaveCount(0);
+  await expect(
+    leader.page.getByTestId("card").filter({ hasText: "from the follower" }),
+  ).not.toHaveAttribute("data-pending");
+  await profile.close();
+});

@@ -1,4 +1,9 @@
-import { usePending, useSynchronizedState, useSyncStatus } from "@statesync/browser/react";
+import {
+  usePending,
+  usePendingInOtherTabs,
+  useSynchronizedState,
+  useSyncStatus,
+} from "@statesync/browser/react";
 import { useMemo } from "react";
 import { AddForm } from "./AddForm.js";
 import { newId } from "./board-model.js";
@@ -18,8 +23,11 @@ export function App(props: { sync: BoardSync; name: string; warning: string | un
   // on this device, never sent unless the user says so (docs/offline.md, "One log").
   const pending = useMemo(() => all.filter((p) => !p.otherLog), [all]);
   const setAside = useMemo(() => all.filter((p) => p.otherLog), [all]);
-  // What pending edits touch: their cards (and new lists) are marked as not sent yet.
-  const pendingIds = useMemo(() => touchedIds(pending), [pending]);
+  // Edits of the other tabs of this browser, shown here before the server has them.
+  const others = usePendingInOtherTabs(sync);
+  // What pending edits touch (this tab's and the others'): their cards (and new lists) are
+  // marked as not sent yet.
+  const pendingIds = useMemo(() => touchedIds([...pending, ...others]), [pending, others]);
   return (
     <main>
       <header className="top">
@@ -38,6 +46,11 @@ export function App(props: { sync: BoardSync; name: string; warning: string | un
             status,
             pending.every((p) => p.durable),
           )}
+        </p>
+      )}
+      {others.length > 0 && (
+        <p className="notice" role="status" data-testid="pending-other-tabs">
+          {othersText(others.length)}
         </p>
       )}
       {status === "stalled" && (
@@ -93,6 +106,12 @@ function pendingText(n: number, status: string, durable: boolean): string {
   if (status === "stalled") return `${count(n)} not sent (${where}): reload the page to send.`;
   const now = status === "offline" ? "Offline" : "Connecting";
   return `${now}: ${count(n)} not sent yet (${where}); ${it} sent when the server is back.`;
+}
+
+/** The line about other tabs' edits not sent yet (they send them, or the tab that takes over). */
+function othersText(n: number): string {
+  const are = n === 1 ? "is" : "are";
+  return `${count(n)} made in other tabs of this browser ${are} not sent yet; ${n === 1 ? "it shows" : "they show"} here already.`;
 }
 
 /** Why the board stopped, and what to do. */

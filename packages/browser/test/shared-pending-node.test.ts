@@ -327,6 +327,13 @@ it("keeps another tab's edits in view while unrelated entries arrive, and shows 
   await writer.updateUnconditionally("add", { card: "w1" });
   await b.waitFor(writer.revision);
   expect(cards()).toEqual(["w1", "c1", "c2"]); // before: ["w1"]
+  // Listed as another tab's pending edits, for a page to mark (stop 25's trial: a tab counted
+  // only its own); a replica that shares no tabs lists none.
+  expect(sharedB.sync.pendingInOtherTabs).toEqual([
+    { tab: "c", command: "add", args: { card: "c1" }, queuedAt: 1 },
+    { tab: "c", command: "add", args: { card: "c2" }, queuedAt: 2 },
+  ]);
+  expect(b.pendingInOtherTabs).toEqual([]);
   // C's queue pushes its two edits in one entry (origin [origin-c, 6]): B shows each once.
   const base = (await log.info()).latestRevision;
   log.injectRaw(
@@ -348,6 +355,7 @@ it("keeps another tab's edits in view while unrelated entries arrive, and shows 
   await b.waitFor(base + 1);
   expect(b.state.cards).toEqual(["w1", "c1", "c2"]);
   expect(cards()).toEqual(["w1", "c1", "c2"]);
+  expect(sharedB.sync.pendingInOtherTabs).toEqual([]); // landed: no longer pending
   expect(b.appliedSeq("origin-c")).toBe(6);
   expect(b.appliedSeq("nobody")).toBeUndefined();
   expect(() => b.appliedSeq(5 as never)).toThrow(/origin must be a string/);

@@ -48,6 +48,7 @@ export {
 export { MemoryPendingStore } from "./pending/memory-pending-store.js";
 export { pendingQueue, type PendingQueueSetup } from "./pending/pending-queue.js";
 export type { PendingUpdate, QueuedInfo } from "./pending/pending-op.js";
+export type { OtherTabPending } from "./pending/pending-api.js";
 export { MAX_ORIGINS } from "./pending/origins.js";
 export {
   defineModel,

@@ -18,6 +18,7 @@ import type { Upgrader } from "./engine/upgrader.js";
 import { wireParts } from "./engine/wiring.js";
 import type { Writer } from "./engine/writer.js";
 import type { PendingPart } from "./pending/pending-queue.js";
+import { noOtherTabs, type OtherTabPending } from "./pending/pending-api.js";
 import { commandRun, refusedAtCall, withQueued, type PendingUpdate } from "./pending/pending-op.js";
 import { StateSyncError } from "./errors.js";
 import { readHistory, stateAtRevision, type HistoryEntry, type HistoryOptions } from "./history.js";
@@ -154,6 +155,9 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
   }
   get pendingCount(): number {
     return this.offline.count;
+  }
+  get pendingInOtherTabs(): readonly OtherTabPending[] {
+    return noOtherTabs();
   }
   appliedSeq(origin: string): number | undefined {
     if (typeof origin !== "string") {

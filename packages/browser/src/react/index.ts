@@ -6,4 +6,5 @@ export { useSynchronizedState } from "./use-synchronized-state.js";
 export { useSyncStatus } from "./use-sync-status.js";
 export { useRevision } from "./use-revision.js";
 export { usePending } from "./use-pending.js";
+export { usePendingInOtherTabs } from "./use-pending-in-other-tabs.js";
 export type { SynchronizedStateOptions } from "./use-synchronized-state.js";

@@ -7,65 +7,7 @@ import {
   type StateSynchronizer,
 } from "@statesync/core";
 import { produce } from "immer";
-import { z } from "zod/v4";
-
-/** The most items one message carries. */
-const MAX_OPS = 100_000;
-
-/**
- * What a tab tells the others of its pending updates. `pending`: the whole list of its named
- * commands not confirmed yet (when it opens, when a tab says hello, or asks it for it), with the
- * revision of its confirmed state when it said so; `delta`: what changed since its report `seq`
- * − 1 (items added, ids removed, its revision). A tab that misses a step (a `delta` whose `seq`
- * does not follow the last it has, or of another queue) asks that tab for its whole list again
- * (`hello` with `to`).
- */
-const op = z.object({
-  id: z.number().optional(),
-  /** Its queue session (`PendingUpdate.origin`): with `id`, its identity in the log. */
-  o: z.string().max(512).optional(),
-  c: z.string().max(256),
-  a: z.unknown(),
-  at: z.number(),
-});
-const messageSchema = z.union([
-  z.object({ t: z.literal("hello"), to: z.string().max(64).optional() }),
-  z.object({
-    t: z.literal("pending"),
-    from: z.string().max(64),
-    q: z.string().max(512).optional(),
-    seq: z.number().int().nonnegative().optional(),
-    revision: z.number().int().nonnegative(),
-    ops: z.array(op).max(MAX_OPS),
-  }),
-  z.object({
-    t: z.literal("delta"),
-    from: z.string().max(64),
-    q: z.string().max(512).optional(),
-    seq: z.number().int().nonnegative(),
-    revision: z.number().int().nonnegative(),
-    add: z.array(op.extend({ id: z.number() })).max(MAX_OPS),
-    remove: z.array(z.number()).max(MAX_OPS),
-  }),
-]);
-
-type Command = { args: z.ZodType; apply: (draft: never, args: never, ctx: never) => unknown };
-
-/**
- * One of another tab's pending commands, checked once when it arrived; `origin` and `seq` its
- * identity in the log when the tab said it.
- */
-type Item = { from: string; c: Command; args: unknown; at: number; origin?: string; seq?: number };
-
-/** What this tab knows of another tab's pending commands. */
-type Foreign = {
-  revision: number;
-  q: string | undefined;
-  /** The `seq` of its last report taken; undefined: a report without one (ask again). */
-  seq: number | undefined;
-  /** By the item's id (its index in a report without ids); null: left out (refused here). */
-  items: Map<number | string, { key: string; item: Item } | null>;
-};
+import { messageSchema, type Command, type Foreign, type Item } from "./shared-pending-wire.js";
 
 /**
  * Shows the other tabs' pending updates in this tab's optimistic view, before the server has
@@ -169,7 +111,7 @@ export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
     const command = model.commands[op.c] as Command | undefined;
     const args = command?.args.safeParse(op.a);
     if (!command || !args?.success) return null;
-    const item: Item = { from, c: command, args: args.data, at: op.at };
+    const item: Item = { from, name: op.c, c: command, args: args.data, at: op.at };
     if (op.o !== undefined && op.id !== undefined)
       Object.assign(item, { origin: op.o, seq: op.id });
     return item;
@@ -313,6 +255,16 @@ export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
       return next;
     }
   };
+  // Left out: an item the confirmed state includes already (it would show twice). Known exactly
+  // by its identity in the log: the table of applied origins says whether this replica applied
+  // it. An item without one (a tab of an older version) is left out as soon as this tab's
+  // revision is past its tab's report, till that tab's next report (a trial: under a busy writer
+  // every other tab's items flickered out for up to a second, and a closed tab's stayed out
+  // until its queue was taken over).
+  const shown = (item: Item) =>
+    item.origin !== undefined
+      ? !((sync.appliedSeq(item.origin) ?? -Infinity) >= item.seq!)
+      : sync.revision <= (foreign.get(item.from)?.revision ?? -1);
   const view = (): Immutable<S> => {
     const base = sync.optimisticState;
     for (const [key, until] of leaving) {
@@ -326,16 +278,6 @@ export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
       return base;
     }
     const revision = sync.revision;
-    // Left out: an item the confirmed state includes already (it would show twice). Known
-    // exactly by its identity in the log: the table of applied origins says whether this
-    // replica applied it. An item without one (a tab of an older version) is left out as soon
-    // as this tab's revision is past its tab's report, till that tab's next report (a trial:
-    // under a busy writer every other tab's items flickered out for up to a second, and a
-    // closed tab's stayed out until its queue was taken over).
-    const shown = (item: Item) =>
-      item.origin !== undefined
-        ? !((sync.appliedSeq(item.origin) ?? -Infinity) >= item.seq!)
-        : revision <= (foreign.get(item.from)?.revision ?? -1);
     const c = cache;
     if (c && !stale && c.base === base && c.revision === revision) {
       if (fresh.length > 0) {
@@ -354,6 +296,12 @@ export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
   const shared = new Proxy(sync, {
     get(target, prop, receiver) {
       if (prop === "optimisticState") return view();
+      if (prop === "pendingInOtherTabs") {
+        view(); // lets the items whose tab's report left them go (`leaving`)
+        return [...order.values()]
+          .filter(shown)
+          .map((i) => ({ tab: i.from, command: i.name, args: i.args, queuedAt: i.at }));
+      }
       if (prop === "subscribe") {
         return (
           listener: (state: Immutable<S>, revision: number) => void,

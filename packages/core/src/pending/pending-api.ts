@@ -1,6 +1,25 @@
 import type { Immutable } from "immer";
 import type { PendingUpdate } from "./pending-op.js";
 
+const NONE: readonly OtherTabPending[] = Object.freeze([]);
+/** `pendingInOtherTabs` of a replica that shares no tabs. */
+export const noOtherTabs = (): readonly OtherTabPending[] => NONE;
+
+/**
+ * Another tab's pending update that this replica shows in `optimisticState` (browser tabs of one
+ * profile sharing one replica: `@statesync/browser`, docs/offline.md "Tabs"). Not sent yet, or
+ * sent and not yet read back here.
+ */
+export interface OtherTabPending {
+  /** The tab that queued it (an opaque id, stable while that tab is open). */
+  readonly tab: string;
+  /** The named command and its arguments, as that tab reported them (checked here). */
+  readonly command: string;
+  readonly args: unknown;
+  /** When that tab queued it, ms since the epoch (its clock). */
+  readonly queuedAt: number;
+}
+
 /**
  * The optimistic view and the pending queue of a replica (docs/offline.md). `discard`,
  * `clearPending` and `rebindPending` take effect one at a time, in call order (each once those
@@ -19,6 +38,13 @@ export interface PendingApi<S> {
   readonly pending: readonly PendingUpdate[];
   /** How many updates are pending (`pending.length`, without building the list). */
   readonly pendingCount: number;
+  /**
+   * Other tabs' pending updates shown in `optimisticState`, in the order they run on top of this
+   * replica's own: what a page marks as not sent yet besides `pending` (before, a tab counted
+   * only its own: stop 25's trial). A new list on each read; subscribers with
+   * `{ optimistic: true }` are called when it changes. Empty for a replica that shares no tabs.
+   */
+  readonly pendingInOtherTabs: readonly OtherTabPending[];
   /**
    * The highest `id` of the queue session `origin` (`PendingUpdate.origin`, of this replica or
    * another one's) whose update the confirmed `state` includes, or undefined when it includes
