@@ -40,7 +40,7 @@ const commonSchema = z
   .object({
     server: z
       .string()
-      .min(1)
+      .min(1, "is empty: give nats:// or tls:// URLs or host:port")
       .refine((s) => s.split(",").every((x) => isTcpServer(x.trim())), {
         message: "must be nats:// or tls:// URLs or host:port, comma-separated",
       }),
@@ -56,9 +56,9 @@ const commonSchema = z
       )
       .optional(),
     creds: file("--creds"),
-    user: z.string().min(1).optional(),
+    user: z.string().min(1, "is empty").optional(),
     password: z.string().optional(),
-    token: z.string().min(1).optional(),
+    token: z.string().min(1, "is empty").optional(),
     tlsCert: file("--tls-cert"),
     tlsKey: file("--tls-key"),
     tlsCa: file("--tls-ca"),

@@ -324,6 +324,20 @@ describe("statesync info and history", () => {
     expect(badUrl.stderr).toMatch(/^statesync: VALIDATION: --server must be nats:\/\//);
   });
 
+  // Found by a fresh-eyes trial (stop 25): on a stream purged whole, history said "no retained
+  // entries in that range" though no range was given.
+  it("history says when the log retains nothing at all", async () => {
+    const stream = await seeded();
+    const nc = await tcp(ctx.server.url);
+    await (await nc.jetstreamManager()).streams.purge(stream);
+    await nc.close();
+    const r = await runCli(["history", ...where(stream)]);
+    expect(r.code).toBe(0);
+    expect(r.stderr.trim()).toBe("the log retains no entries (a new or purged stream)");
+    const ranged = await runCli(["history", ...where(stream, "--to", "2")]);
+    expect(ranged.stderr.trim()).toBe("the log retains no entries (a new or purged stream)");
+  });
+
   it("takes the server from STATESYNC_SERVER", async () => {
     const stream = await seeded();
     const r = await runCli(["info", "--stream", stream, "--json"], {

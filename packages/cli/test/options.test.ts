@@ -56,6 +56,14 @@ describe("statesync options", () => {
         "statesync: VALIDATION: --creds /nonexistent/op.creds cannot be read",
       ],
       [["--timeout", "0"], "statesync: VALIDATION: --timeout must be at least 1 ms"],
+      // An empty value read as zod's own words (stop 25's trial: "Too small: expected string
+      // to have >=1 characters").
+      [
+        ["--server", ""],
+        "statesync: VALIDATION: --server is empty: give nats:// or tls:// URLs or host:port",
+      ],
+      [["--user", "", "--password", "p"], "statesync: VALIDATION: --user is empty"],
+      [["--token", ""], "statesync: VALIDATION: --token is empty"],
       [
         ["--key", "a..b"],
         "statesync: VALIDATION: --key must be dot-separated tokens of [A-Za-z0-9_-]",

@@ -44,10 +44,12 @@ export function registerHistory(program: Command): void {
       const o = parseCommon(raw);
       const range = parseWith(rangeSchema, { from: raw.from, to: raw.to, model: raw.model });
       const model = range.model === undefined ? undefined : await loadModel(range.model);
+      let empty = false; // the log retains nothing at all (a stream purged whole, or new)
       const rows = await withSession(o, (s) =>
         withLog(s, async (log) => {
           const info = await log.info();
           const out: EntryRow[] = [];
+          empty = info.firstRevision === 0;
           // A removed revision: said, then listed from the first retained one (as `tail`).
           if (range.from !== undefined) {
             warnTruncated(await removedFromWarning(log, info, Math.max(1, range.from)));
@@ -68,6 +70,7 @@ export function registerHistory(program: Command): void {
         }),
       );
       if (o.json) printJson(rows);
+      else if (empty) printNotice("the log retains no entries (a new or purged stream)");
       else if (rows.length === 0) printNotice("no retained entries in that range");
       else printLines(entryTable(rows));
     }),
