@@ -200,6 +200,30 @@ describe("statesync info and history", () => {
     });
   });
 
+  // Found by a fresh-eyes trial (stop 25): a message published on another subject of a state's
+  // own stream (a subject added, then removed) stopped every replica with a bare "no longer
+  // holds the entries", and info called the stream safe.
+  it("info warns about messages on another subject of a state's own stream; replicas say why they stop", async () => {
+    const stream = uniqueStream("FOREIGN");
+    const a = await openCounter(ctx.server.url, stream);
+    await a.update("increment", { by: 1 }); // 2
+    const nc = await tcp(ctx.server.url);
+    const jsm = await nc.jetstreamManager();
+    const { config } = await jsm.streams.info(stream);
+    await jsm.streams.update(stream, { ...config, subjects: [...config.subjects, `${stream}.x`] });
+    await nc.jetstream().publish(`${stream}.x`, enc("not this state's")); // 3
+    await jsm.streams.update(stream, config);
+    await nc.close();
+    const info = await runJson(["info", ...where(stream)]);
+    expect(info.configWarnings).toEqual([
+      `the stream holds messages on 2 subjects, not only ${stream}.log: replicas read that subject only, and stop (TRUNCATED) at a message on another one unless a snapshot entry follows it`,
+    ]);
+    await expect(a.update("increment", { by: 1 })).rejects.toThrow(
+      "the log no longer holds the entries after revision 2 (latest: 3): deleted, or a message on another subject of the state's own stream",
+    );
+    await a.close();
+  });
+
   it("info on the shared layout reads only the key's subject", async () => {
     const stream = uniqueStream("SHARED");
     const a = await openCounter(ctx.server.url, stream, { key: "tenant-a.counter" });

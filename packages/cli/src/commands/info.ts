@@ -91,6 +91,21 @@ async function scan(log: JetStreamLog, report: InfoReport): Promise<void> {
   report.stop = chain.stop;
 }
 
+/**
+ * A state's own stream holding messages on other subjects (a subject added, a message published,
+ * the subjects restored): replicas read only the state's subject, so such a message is a gap
+ * they stop at (`TRUNCATED`) unless a snapshot entry follows it. Before, `info` said "safe" while
+ * `verify` and every replica stopped there (fresh-eyes trial, stop 25). `num_subjects`: the
+ * number of subjects with messages (nats-server 2.9+).
+ */
+function foreignSubjects(state: { num_subjects?: number }, layout: Session["layout"]): string[] {
+  const n = state.num_subjects ?? 1;
+  if (layout.shared || n <= 1) return [];
+  return [
+    `the stream holds messages on ${n} subjects, not only ${layout.subject}: replicas read that subject only, and stop (TRUNCATED) at a message on another one unless a snapshot entry follows it`,
+  ];
+}
+
 /** Reads everything `info` reports. */
 export async function readInfo(s: Session): Promise<InfoReport> {
   const si = await streamInfo(s);
@@ -111,7 +126,10 @@ export async function readInfo(s: Session): Promise<InfoReport> {
     lastSnapshot: null,
     configSafe: problems.length === 0,
     configProblems: problems,
-    configWarnings: streamConfigWarnings(si.config as StreamConfigLike),
+    configWarnings: [
+      ...streamConfigWarnings(si.config as StreamConfigLike),
+      ...foreignSubjects(si.state, s.layout),
+    ],
   };
   // A sealed stream is unsafe to write but whole: its entries are read as any other's.
   if (

@@ -137,10 +137,16 @@ export class Reader<S, C extends CommandMap<S>> {
         const latest = (await this.log.info()).latestRevision;
         if (latest <= goal || shortReads + 1 >= MAX_SHORT_READS) {
           const after = this.replica.revision;
+          // In a state's own stream every sequence is an entry of it: one it cannot read was
+          // deleted, or is a message on another subject (a fresh-eyes trial, stop 25, saw only
+          // "no longer holds" for a message published there while a subject was added).
+          const why = this.log.contiguous
+            ? ": deleted, or a message on another subject of the state's own stream"
+            : "";
           return this.status.stall(
             new StateSyncError(
               "TRUNCATED",
-              `the log no longer holds the entries after revision ${after} (latest: ${latest})`,
+              `the log no longer holds the entries after revision ${after} (latest: ${latest})${why}`,
               { details: { after, latest } },
             ),
           );
