@@ -203,6 +203,29 @@ describe("statesync tail", () => {
     await a.close();
   });
 
+  // Found by a fresh-eyes trial (stop 25): Ctrl-C while connecting to a server that never
+  // answers waited out the connection timeout, then exited 1 with UNAVAILABLE.
+  it("stops at once with exit 0 on Ctrl-C while still connecting", async () => {
+    const { createServer } = await import("node:net");
+    let reached: () => void = () => undefined;
+    const connected = new Promise<void>((r) => (reached = r));
+    const silent = createServer((socket) => {
+      socket.on("error", () => undefined);
+      reached(); // tail is connecting: its signal handlers are in place
+    });
+    await new Promise<void>((r) => silent.listen(0, "127.0.0.1", r));
+    try {
+      const port = (silent.address() as { port: number }).port;
+      const tail = startTail(["--server", `nats://127.0.0.1:${port}`, "--stream", "X"]);
+      await connected;
+      tail.child.kill("SIGINT");
+      expect(await tail.exited).toEqual({ code: 0, signal: null });
+      expect(tail.out().stderr).not.toContain("UNAVAILABLE");
+    } finally {
+      silent.close();
+    }
+  });
+
   it("ends with exit 1 and one line when the stream is deleted under it", async () => {
     const stream = uniqueStream("TAIL");
     const a = await openCounter(ctx.server.url, stream);

@@ -81,11 +81,19 @@ export function registerTail(program: Command): void {
       const { from, model: spec } = parseWith(tailSchema, { from: raw.from, model: raw.model });
       const model = spec === undefined ? undefined : await loadModel(spec);
       const signals = untilSignal();
+      // Ctrl-C before the follow started (a server that does not answer): exit 0 at once, as
+      // once following. Before, tail waited out the connection timeout and exited 1 with
+      // UNAVAILABLE (stop 25's trial); nothing is open yet that needs closing.
+      let started = false;
+      void signals.done.then(() => {
+        if (!started) process.exit(0);
+      });
       try {
         await withSession(
           o,
           (s) =>
             withLog(s, async (log) => {
+              started = true;
               const info = await log.info();
               let start = from ?? info.latestRevision + 1;
               if (from !== undefined) {
