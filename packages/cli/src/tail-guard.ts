@@ -57,8 +57,11 @@ export class WentBackGuard {
     this.held ??= [];
   }
 
-  /** The connection is back: checks (asking again until the log answers), then prints or fails. */
-  async back(): Promise<void> {
+  /**
+   * The connection is back: checks (asking again until the log answers), then prints or fails.
+   * Resolves true when the log still holds what was printed (`tail` then says it follows again).
+   */
+  async back(): Promise<boolean> {
     const check = ++this.checks;
     for (let wait = 250; !this.stopped && check === this.checks; wait = Math.min(wait * 2, 5_000)) {
       let problem: string | undefined;
@@ -70,22 +73,24 @@ export class WentBackGuard {
         await new Promise((r) => setTimeout(r, wait)); // unanswered: no answer, ask again
         continue;
       }
-      if (check !== this.checks || this.stopped) return; // lost again meanwhile: a newer check
+      if (check !== this.checks || this.stopped) return false; // lost again: a newer check
       if (problem !== undefined) {
         this.stopped = true;
-        return this.fail(
+        this.fail(
           new StateSyncError(
             "LOG_REPLACED",
             `the log went back while tail followed it: ${problem} (a server that lost acknowledged appends, or a store restored from a backup); what it holds after that is another history: run tail again`,
             { details: { rewound: true } },
           ),
         );
+        return false;
       }
       const held = this.held ?? [];
       this.held = undefined;
       for (const entry of held) this.entry(entry);
-      return;
+      return true;
     }
+    return false;
   }
 
   /** Stops checking (tail is ending). */

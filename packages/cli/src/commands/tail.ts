@@ -61,8 +61,9 @@ function watchConnection(
       printNotice("connection to the server lost: reconnecting (Ctrl-C to stop)");
     } else if (status === "online" && lost) {
       lost = false;
-      printNotice("reconnected: following again");
-      void guard.back();
+      // Said once the log is found to hold what was printed: a log that went back ends tail
+      // instead (a trial saw "following again" just before LOG_REPLACED).
+      void guard.back().then((fine) => fine && printNotice("reconnected: following again"));
     }
   });
 }
