@@ -190,6 +190,27 @@ describe("a purge of the whole log keeps a local snapshot of it (issue 10, case 
     expect(b.state.count).toBe(7);
     await b.close();
   });
+
+  // Stop 25's trial (HIGH): a replica without a snapshot that opened the purged log first
+  // started it again from the initial state, and the snapshot's holder then took that state.
+  it("the snapshot's holder writes its state back over a fresh replica's restart of the log", async () => {
+    const log = new MemoryLog();
+    const store = new MemorySnapshotStore();
+    const a = await open(log, { snapshots: store });
+    for (let i = 0; i < 6; i++) await a.update("increment", { by: 1 });
+    await a.close(); // snapshot at revision 7
+    await log.truncateBefore(8);
+    const fresh = await open(log, { compaction: false }); // re-anchors: the initial state
+    expect(fresh.state.count).toBe(0);
+    const b = await open(log, { snapshots: store });
+    await b.fetchUpdates();
+    await until(() => b.revision === 9 && b.state.count === 6);
+    await fresh.fetchUpdates();
+    expect(fresh.state.count).toBe(6);
+    expect(fresh.revision).toBe(9);
+    expect(b.errors.map((e) => [e.code, e.details.kept])).toEqual([["TRUNCATED", true]]);
+    await Promise.all([b.close(), fresh.close()]);
+  });
 });
 
 describe("a log replaced under a live replica (issue 10, case 3)", () => {
