@@ -30,7 +30,11 @@ test("offline edits in two tabs and a reload while offline are each committed on
   await expect(todo.locator('[data-pending="true"]')).toHaveCount(2);
   await expect(tabs[1]!.page.getByTestId("pending")).toHaveText(/^Offline: 2 edits not sent yet/);
   await startCards(tabs[0]!.page, "a", 3);
-  await expect(tabs[0]!.page.locator('[data-pending="true"]')).toHaveCount(3);
+  // Each tab marks its own edits and the other's as not sent, and counts them apart.
+  for (const { page } of tabs) await expect(page.locator('[data-pending="true"]')).toHaveCount(5);
+  await expect(tabs[0]!.page.getByTestId("pending")).toHaveText(/^Offline: 3 edits not sent yet/);
+  await expect(tabs[0]!.page.getByTestId("pending-other-tabs")).toHaveText(/^2 edits made in/);
+  await expect(tabs[1]!.page.getByTestId("pending-other-tabs")).toHaveText(/^3 edits made in/);
   // Each tab shows the other's edits at once, without the server (shared over BroadcastChannel).
   const otherTodo = tabs[0]!.page.locator('[data-list-id="todo"]');
   await expect(otherTodo.getByTestId("card")).toHaveText([
@@ -56,7 +60,8 @@ test("offline edits in two tabs and a reload while offline are each committed on
   // A reload while offline: the queued edits are there again, still not sent.
   await tabs[1]!.page.reload();
   await expect(tabs[1]!.page.getByTestId("status")).toHaveText("offline");
-  await expect(todo.locator('[data-pending="true"]')).toHaveCount(2);
+  await expect(todo.locator('[data-pending="true"]')).toHaveCount(5); // its 2, the other's 3
+  await expect(tabs[1]!.page.getByTestId("pending")).toHaveText(/^Offline: 2 edits not sent yet/);
   await expect(todo.getByTestId("card")).toHaveText([
     /before/,
     /typed 1/,
@@ -69,7 +74,10 @@ test("offline edits in two tabs and a reload while offline are each committed on
   network.restore();
   await allLive(tabs);
   expect(await settleStarted(tabs[0]!.page)).toBe(3);
-  for (const { page } of tabs) await expect(page.getByTestId("pending")).toHaveCount(0);
+  for (const { page } of tabs) {
+    await expect(page.getByTestId("pending")).toHaveCount(0);
+    await expect(page.getByTestId("pending-other-tabs")).toHaveCount(0);
+  }
   await waitForConvergence([...tabs.map((t) => t.page), node]);
   const ids = cardIds(node.state);
   const titles = node.state.lists.flatMap((l) => l.cards.map((c) => c.title));

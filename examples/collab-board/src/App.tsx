@@ -41,11 +41,7 @@ export function App(props: { sync: BoardSync; name: string; warning: string | un
       )}
       {pending.length > 0 && (
         <p className="notice" role="status" data-testid="pending">
-          {pendingText(
-            pending.length,
-            status,
-            pending.every((p) => p.durable),
-          )}
+          {pendingText(pending.length, status, where(pending))}
         </p>
       )}
       {others.length > 0 && (
@@ -98,10 +94,19 @@ function count(n: number): string {
   return n === 1 ? "1 edit" : `${n} edits`;
 }
 
+/**
+ * Where pending edits wait: stored on this device only once their records are written (a
+ * trial saw "saved on this device" for seconds before they were, and a reload lost them).
+ */
+function where(pending: ReadonlyArray<{ durable: boolean; storing: boolean }>): string {
+  if (pending.every((p) => p.durable)) return "saved on this device";
+  if (pending.every((p) => p.durable || p.storing)) return "being saved on this device";
+  return "kept in this tab only";
+}
+
 /** The line about edits not sent yet: how many, where they wait, and when they go. */
-function pendingText(n: number, status: string, durable: boolean): string {
+function pendingText(n: number, status: string, where: string): string {
   if (status === "live") return `Sending ${count(n)}…`;
-  const where = durable ? "saved on this device" : "kept in this tab only";
   const it = n === 1 ? "it is" : "they are";
   if (status === "stalled") return `${count(n)} not sent (${where}): reload the page to send.`;
   const now = status === "offline" ? "Offline" : "Connecting";

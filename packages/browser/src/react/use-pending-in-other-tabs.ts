@@ -9,20 +9,32 @@ import { useMemo, useSyncExternalStore } from "react";
 export function usePendingInOtherTabs(
   sync: StateSynchronizer<any, any>,
 ): readonly OtherTabPending[] {
-  // `pendingInOtherTabs` builds a new list on each read: keep one until something changes.
   const store = useMemo(() => {
-    let cached: readonly OtherTabPending[] | undefined;
+    let last: readonly OtherTabPending[] = [];
     return {
       subscribe(onChange: () => void) {
-        const changed = () => {
-          cached = undefined;
-          onChange();
-        };
-        const stops = [sync.subscribe(changed, { optimistic: true }), sync.subscribe(changed)];
+        const stops = [sync.subscribe(onChange, { optimistic: true }), sync.subscribe(onChange)];
         return () => stops.forEach((stop) => stop());
       },
-      get: () => (cached ??= sync.pendingInOtherTabs),
+      // Read afresh each time (a report can arrive between the first render and the
+      // subscription), the same list kept while its items are the same: React compares by
+      // identity.
+      get: () => {
+        const next = sync.pendingInOtherTabs;
+        if (!sameItems(last, next)) last = next;
+        return last;
+      },
     };
   }, [sync]);
   return useSyncExternalStore(store.subscribe, store.get, store.get);
+}
+
+function sameItems(a: readonly OtherTabPending[], b: readonly OtherTabPending[]): boolean {
+  return (
+    a.length === b.length &&
+    a.every((x, i) => {
+      const y = b[i]!;
+      return x.tab === y.tab && x.queuedAt === y.queuedAt && x.args === y.args;
+    })
+  );
 }

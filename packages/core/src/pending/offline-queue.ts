@@ -153,7 +153,7 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
     const ops = this.binding.withAside(this.view.unconfirmed() as readonly PendingOp[]);
     return ops.map((op) => {
       const d = describeOp(op);
-      return durable ? d : { ...d, durable: false };
+      return durable ? d : { ...d, durable: false, storing: false };
     });
   }
 
@@ -189,7 +189,8 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
     this.ops.push(op);
     this.view.changed();
     this.pusher.wake();
-    queued.catch(() => undefined); // the caller may only await `result`
+    // Stored: `pending` says so (`durable`), and its readers hear of it (usePending).
+    queued.then(() => this.view.changed()).catch(() => undefined); // the caller may only await `result`
     if (signal) {
       // Waits on the signal only while the update is pending (one listener per signal: abort-watch).
       const stop = whenAborted(signal, () => void this.discard(seq).catch(() => undefined));
