@@ -64,4 +64,37 @@ describe("writers in one process do not starve (real nats-server)", () => {
     expect(states).toEqual([1_000, 1_000, 1_000, 1_000]);
     expect(max).toBeLessThanOrEqual(16);
   });
+
+  // Found by a fresh-eyes trial (stop 26): one replica's recipe writer lost every race to the
+  // same replica's command loop (both woke on the same entry, the command first), failing
+  // RETRY_LIMIT every 0.6 s; the intents of the contention rules defer to other writers only.
+  it("a conditional writer beside its own replica's command loop: every update commits within 16 attempts", async () => {
+    const a = await openSynchronizer({
+      servers: ctx.server.url,
+      stream: uniqueStream("CONTEND"),
+      model: counter,
+      snapshots: false,
+    });
+    let done = false;
+    let commands = 0;
+    const loop = (async () => {
+      while (!done) {
+        await a.updateUnconditionally("inc", {});
+        commands += 1;
+      }
+    })();
+    const attempts: number[] = [];
+    try {
+      for (let k = 0; k < 300; k++) {
+        attempts.push((await a.update((d) => void (d.n += 1))).attempts);
+      }
+    } finally {
+      done = true;
+      await loop;
+    }
+    expect(Math.max(...attempts)).toBeLessThanOrEqual(16);
+    expect(commands).toBeGreaterThan(0); // the commands went on too
+    expect(a.state.n).toBe(300 + commands);
+    await a.close();
+  });
 });

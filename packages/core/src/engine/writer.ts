@@ -70,12 +70,20 @@ export interface WriterParts<S, C extends CommandMap<S>> {
  * 5. Every wait before an update is sent (in the queue, for the log, behind other writers)
  *    ends at its limits: its `signal`, its deadline (its call + `outcomeTimeoutMs`), `close()`
  *    (`wait-limits.ts`; the rejection says which, and that nothing was appended).
+ * 6. A conditional batch that lost a race is not overtaken by this replica's own unconditional
+ *    commands: those called after the conflict wait until the batch is decided. Both wait for
+ *    the same entry to be read, and the command, woken first, took the revision the batch was
+ *    about to be based on, every time: a stop 26 trial saw one replica's recipe writer fail
+ *    `RETRY_LIMIT` every 0.6 s next to its own command loop. Intents cannot help there: the
+ *    contention rules defer to other writers, not to this one.
  */
 export class Writer<S, C extends CommandMap<S>> {
   private readonly queue: UpdateQueue<S>;
   private writing: Promise<void> | undefined;
   private paused = false;
   private readonly unconditionalInFlight = new Set<Promise<unknown>>();
+  /** Set while a conditional batch that conflicted tries again (invariant 6). */
+  private retrying: { readonly decided: Promise<void>; readonly release: () => void } | undefined;
 
   constructor(private readonly p: WriterParts<S, C>) {
     this.queue = new UpdateQueue(p.status);
@@ -111,7 +119,12 @@ export class Writer<S, C extends CommandMap<S>> {
     this.writing = (async () => {
       try {
         while (this.queue.length > 0 && !this.paused) {
-          await this.commit(new Batch(this.queue.take(MAX_BATCH)));
+          try {
+            await this.commit(new Batch(this.queue.take(MAX_BATCH)));
+          } finally {
+            this.retrying?.release(); // decided: the commands held behind it go (invariant 6)
+            this.retrying = undefined;
+          }
         }
       } finally {
         this.writing = undefined;
@@ -150,7 +163,14 @@ export class Writer<S, C extends CommandMap<S>> {
           continue; // the next round's filterUsable rejects what ended the wait
         case "conflict":
         case "moved": {
-          if (outcome.kind === "conflict") batch.conflicts += 1;
+          if (outcome.kind === "conflict") {
+            batch.conflicts += 1;
+            if (!this.retrying) {
+              let release: () => void = () => undefined;
+              const decided = new Promise<void>((r) => (release = r));
+              this.retrying = { decided, release };
+            }
+          }
           batch.filterAttemptsLeft(
             outcome.kind === "conflict" ? "the update conflicted" : "the log moved on",
           );
@@ -280,6 +300,13 @@ export class Writer<S, C extends CommandMap<S>> {
     const update: UpdateLimits = { ...options, deadline: Date.now() + options.outcomeTimeoutMs };
     let error = unsent(this.p.status, update);
     if (error) throw error;
+    if (this.retrying) {
+      // Behind this replica's conditional batch that lost a race (invariant 6).
+      const limits = waitLimits([update], this.p.status.signal);
+      await within(this.retrying.decided, limits).finally(() => limits.dispose());
+      error = unsent(this.p.status, update);
+      if (error) throw error;
+    }
     if (!this.p.opener.standsOnLog || this.p.replica.legacy || this.p.contention.mayWait) {
       await this.beforeUnconditional(update);
       error = unsent(this.p.status, update);
