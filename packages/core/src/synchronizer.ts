@@ -21,6 +21,7 @@ import type { PendingPart } from "./pending/pending-queue.js";
 import { noOtherTabs, type OtherTabPending } from "./pending/pending-api.js";
 import { commandRun, refusedAtCall, withQueued, type PendingUpdate } from "./pending/pending-op.js";
 import { StateSyncError } from "./errors.js";
+import { assertOutsideRecipes } from "./synchronous.js";
 import { readHistory, stateAtRevision, type HistoryEntry, type HistoryOptions } from "./history.js";
 import type { RevisionedLog } from "./log.js";
 import type { CommandArgs, CommandMap, Model } from "./model.js";
@@ -243,6 +244,7 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
     second?: unknown,
     third?: unknown,
   ): QueuedPromise<UpdateResult<S, unknown>> {
+    assertOutsideRecipes("update"); // thrown: the recipe that called it fails with it
     try {
       this.hub.assertUsable();
       let run: RecipeRun;
@@ -279,6 +281,7 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
     args: CommandArgs<C[K]>,
     options?: UpdateOptions,
   ): QueuedPromise<{ readonly revision: number }> {
+    assertOutsideRecipes("updateUnconditionally");
     try {
       this.hub.assertUsable();
       if (typeof command !== "string") {

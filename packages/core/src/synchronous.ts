@@ -61,3 +61,31 @@ function handle(thenable: PromiseLike<unknown>): void {
     // A hostile `constructor` getter: nothing more can be done.
   }
 }
+
+/** How many recipe runs are on the stack (of any replica of this realm). */
+let recipesRunning = 0;
+
+/** Runs `work` (recipes on a draft) marked as inside recipes, for {@link assertOutsideRecipes}. */
+export function inRecipes<T>(work: () => T): T {
+  recipesRunning += 1;
+  try {
+    return work();
+  } finally {
+    recipesRunning -= 1;
+  }
+}
+
+/**
+ * Throws `VALIDATION` when called while a recipe runs: `update()` or `updateUnconditionally()`
+ * called from inside a recipe (a side effect, which recipes must not have: they run again on
+ * every conflict). Thrown, not returned as a rejection, so the recipe fails with it and so does
+ * the update that ran it; before, each of its 64 runs queued another update, and all of them
+ * committed (a stop 26 trial: one call, 64 writes and 62 intent entries).
+ */
+export function assertOutsideRecipes(what: string): void {
+  if (recipesRunning === 0) return;
+  throw new StateSyncError(
+    "VALIDATION",
+    `${what}() was called from inside a recipe: recipes must have no side effects (they run again on every conflict); call it after the update resolves`,
+  );
+}

@@ -5,7 +5,7 @@ import type { StoredPatch } from "../entry.js";
 import { StateSyncError } from "../errors.js";
 import { MAX_PATCH_VALUE_DEPTH, MAX_STATE_DEPTH } from "../entry-limits.js";
 import { findJsonProblemWithDepth } from "../json.js";
-import { refuseThenable } from "../synchronous.js";
+import { inRecipes, refuseThenable } from "../synchronous.js";
 import type { CommandMap, Model, UpdateContext } from "../model.js";
 import { StateChecker } from "./state-check.js";
 import {
@@ -68,6 +68,14 @@ export class RecipeRunner<S, C extends CommandMap<S>> {
    * runs.
    */
   run<R extends RecipeRun>(ops: readonly R[], state: S, ctx: UpdateContext): RecipesOutcome<S, R> {
+    return inRecipes(() => this.runAll(ops, state, ctx));
+  }
+
+  private runAll<R extends RecipeRun>(
+    ops: readonly R[],
+    state: S,
+    ctx: UpdateContext,
+  ): RecipesOutcome<S, R> {
     const acc: Acc<S, R> = {
       state,
       patches: [],

@@ -3,7 +3,7 @@ import { entryContext } from "../apply.js";
 import { StateSyncError } from "../errors.js";
 import type { StatusHub } from "../engine/status.js";
 import type { StepResult } from "../replay.js";
-import { refuseThenable } from "../synchronous.js";
+import { inRecipes, refuseThenable } from "../synchronous.js";
 import { runOnView } from "../engine/touch-recorder.js";
 import type { Origins } from "./origins.js";
 
@@ -191,6 +191,10 @@ export class OptimisticView<S> {
    * promise (`refuseThenable`: refused when pushed, and shown here never, even in part).
    */
   private apply(state: Immutable<S>, ops: readonly ViewOp[], revision: number): Immutable<S> {
+    return inRecipes(() => this.applyAll(state, ops, revision));
+  }
+
+  private applyAll(state: Immutable<S>, ops: readonly ViewOp[], revision: number): Immutable<S> {
     const ctx = (op: ViewOp) => entryContext(revision, op.queuedAt, op.seq, this.clientId);
     try {
       return produce(state, (draft: object) => {
