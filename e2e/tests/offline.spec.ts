@@ -228,3 +228,45 @@ test("an offline edit refused when it is sent says why, and the notice goes once
   await waitForConvergence([tab.page, node]);
   await profile.close();
 });
+
+// Found by a fresh-eyes trial (stop 26): every tab closed with edits queued while offline, one
+// reopened while still offline showed its own slot's edits only: the leading tab's drain held
+// the other slot while it waited for the server, so its edits showed nowhere.
+test("a tab reopened offline after every tab closed shows the edits of all their queues", async ({
+  browser,
+  natsServer,
+  openNodeSynchronizer,
+}) => {
+  const profile = await browser.newContext();
+  const network = await cutWebSockets(profile);
+  const first = await openTab(profile, natsServer);
+  await allLive([first]);
+  const second = await openTab(profile, natsServer);
+  await allLive([second]);
+  network.cut();
+  for (const { page } of [first, second]) {
+    await expect(page.getByTestId("status")).toHaveText("offline");
+  }
+  await startCards(first.page, "x", 2); // slot board-0
+  await startCards(second.page, "y", 2); // slot board-1
+  for (const { page } of [first, second]) {
+    await expect(page.getByTestId("pending")).toHaveText(/saved on this device/);
+  }
+  await second.page.close();
+  await first.page.close();
+
+  const again = await openTab(profile, natsServer); // takes board-0; board-1 is left over
+  await expect(again.page.getByTestId("status")).toHaveText("offline");
+  await expect(again.page.getByTestId("card")).toHaveText([/x0/, /x1/, /y0/, /y1/], {
+    timeout: 15_000,
+  });
+  await expect(again.page.getByTestId("pending-other-tabs")).toHaveText(/^2 edits made in/);
+  network.restore();
+  const node = await openNodeSynchronizer({ stream: boardStream(), model: boardModel });
+  await expect
+    .poll(() => cardIds(node.state).sort(), { timeout: 40_000 })
+    .toEqual(["x0", "x1", "y0", "y1"]);
+  await waitForConvergence([again.page, node]);
+  await expect(again.page.getByTestId("pending-other-tabs")).toHaveCount(0);
+  await profile.close();
+});

@@ -253,13 +253,19 @@ export async function openSynchronizer<S, C extends CommandMap<S>>(
       });
       if (offline && queue && pendingStore) {
         const { onError: _e, onStatus: _s, clientId: _c, ...quiet } = engine;
+        // Its own store, quiet: a slot it cannot read in time falls back to memory for that
+        // drain round only, which is no warning for the app (the board showed "cannot store
+        // offline" for good after one: stop 26's trial). The same store when the app gave one.
+        const drainStore = offline.store(() => undefined);
         stops.push(
           offline.drainOrphanedSlots({
-            store: pendingStore,
+            store: drainStore,
             key: snapshotKey,
             owner: offline.owner,
             own: queue.owner,
             active: () => tab.log.leading,
+            online: () => tab.log.status === "online",
+            channel: name,
             open: (p) =>
               createSynchronizer<S, C>({
                 ...quiet,
@@ -277,6 +283,7 @@ export async function openSynchronizer<S, C extends CommandMap<S>>(
               }),
           }),
         );
+        if (drainStore !== pendingStore) stops.push(() => void drainStore.close?.());
       }
     } catch (err) {
       await tab.log.close();

@@ -111,3 +111,59 @@ describe("drainOrphanedSlots and updates of another log", () => {
     }
   });
 });
+
+// Found by a fresh-eyes trial (stop 26): with every tab closed while offline and one reopened,
+// the leading tab's drain held another slot while it waited for the server, so the next tab took
+// a third slot, and the held slot's edits showed nowhere until the server was back.
+describe("drainOrphanedSlots while the server is away", () => {
+  it("shows a slot's stored updates to every tab and leaves the slot free; pushes once online", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval"] });
+    const log = new MemoryLog();
+    const store = durable(new MemoryPendingStore());
+    await put(store, "tab-1", record(1, "orphan 1"), record(2, "orphan 2"));
+    const reports: Array<{ q?: string; ops: Array<{ c: string; a: unknown; id: number }> }> = [];
+    const channel = `orphans-${Date.now()}`;
+    const listener = new BroadcastChannel(`${channel}:pending`);
+    listener.onmessage = (e: MessageEvent) => reports.push(e.data);
+    let online = false;
+    const stop = drainOrphanedSlots({
+      store,
+      key: "board",
+      owner: "tab",
+      own: "tab-0",
+      active: () => true,
+      online: () => online,
+      channel,
+      open: async (pending) =>
+        createSynchronizer({ log: log.handle(), model: board, pending, compaction: false }),
+    });
+    try {
+      for (let i = 0; i < 100 && reports.length === 0; i++) await vi.advanceTimersByTimeAsync(50);
+      expect(reports[0]).toMatchObject({
+        q: "tab-1",
+        ops: [
+          { id: 1, c: "add", a: { card: "orphan 1" } },
+          { id: 2, c: "add", a: { card: "orphan 2" } },
+        ],
+      });
+      // Not held: a tab opening now takes the slot (and shows the edits itself).
+      const q = await store.open("board", "tab-1");
+      await q.close();
+      expect((await log.info()).latestRevision).toBe(0); // nothing pushed offline
+      online = true;
+      const reader = log.handle();
+      for (let i = 0; i < 400 && (await reader.info()).latestRevision < 2; i++) {
+        await vi.advanceTimersByTimeAsync(50);
+      }
+      // Genesis, and the two updates in one entry (a queue pushes a chunk as one).
+      expect((await reader.info()).latestRevision).toBe(2);
+      for (let i = 0; i < 100 && reports.at(-1)!.ops.length > 0; i++) {
+        await vi.advanceTimersByTimeAsync(50);
+      }
+      expect(reports.at(-1)).toMatchObject({ q: "tab-1", ops: [] }); // pushed: withdrawn
+    } finally {
+      stop();
+      listener.close();
+    }
+  });
+});

@@ -4,6 +4,7 @@ import {
   type PendingLoad,
   type PendingQueue,
   type PendingQueueSetup,
+  type PendingRecord,
   type PendingStore,
   type StateSynchronizer,
 } from "@statesync/core";
@@ -19,6 +20,19 @@ export interface OrphanDrainOptions {
   readonly own: string;
   /** True while this tab should drain (it leads: one tab does it, not all). */
   active(): boolean;
+  /**
+   * True while the log can be reached (default: always). Offline, a slot is only read and shown,
+   * not held: a replica pushing it would hold its lock until the server is back, and a tab
+   * opening meanwhile would take another slot, its edits shown by no one (stop 26's trial).
+   */
+  online?(): boolean;
+  /**
+   * The name of the tabs' channels (`sharePendingAcrossTabs`): the slots' updates are reported
+   * on `<channel>:pending` as that slot's queue, so every tab shows them until they are pushed
+   * (before, the edits of tabs that all closed while offline showed nowhere until the server
+   * was back: stop 26's trial). Not reported without it.
+   */
+  channel?: string;
   /** Opens a replica that holds the queue `pending` (on the tab's shared log, saving nothing). */
   open(pending: PendingQueueSetup): Promise<StateSynchronizer<any, any>>;
 }
@@ -43,6 +57,8 @@ export function drainOrphanedSlots(o: OrphanDrainOptions): () => void {
   let current: StateSynchronizer<any, any> | undefined;
   /** Slots whose records were all set aside for another log, by the seqs they held. */
   const setAside = new Map<string, string>();
+  const report = reporter(o.channel);
+  const online = () => o.online?.() ?? true;
   const run = async () => {
     if (stopped || running || !o.active()) return;
     running = true;
@@ -65,14 +81,29 @@ export function drainOrphanedSlots(o: OrphanDrainOptions): () => void {
           await queue.close();
           continue;
         }
+        report.show(owner, loaded.records, queue.origin);
+        if (!online()) {
+          await queue.close(); // shown; pushed in a round once the server is back
+          continue;
+        }
         // The replica gets this load, damaged records included (it reports them): a second
         // load would not hand those back.
         const store = { open: async () => loadedOnce(queue, loaded) };
         const sync = await o.open(pendingQueue({ owner, store }));
         current = sync;
         try {
-          await sync.flush();
+          const flushed = sync.flush();
+          let settled = false;
+          void flushed.then(
+            () => (settled = true),
+            () => (settled = true),
+          );
+          // Gone offline (or lost the lead) while pushing: let the slot go, its records stay.
+          while (!settled && !stopped && o.active() && online()) await sleep(500);
+          if (!settled) continue;
+          await flushed;
           setAside.delete(owner);
+          report.show(owner, [], queue.origin, sync.revision);
         } catch (e) {
           if (!isStateSyncError(e, "LOG_REPLACED") || e.details.otherLog !== true) throw e;
           setAside.set(owner, sync.pending.map((u) => u.id).join(","));
@@ -94,7 +125,39 @@ export function drainOrphanedSlots(o: OrphanDrainOptions): () => void {
     stopped = true;
     clearTimeout(first);
     clearInterval(timer);
+    report.close();
     void current?.close();
+  };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Reports a slot's stored updates on `<channel>:pending` as the other tabs report theirs (the
+ * whole list of its queue, `q` the slot: a tab that takes the slot replaces the report with its
+ * own), or nothing without a channel.
+ */
+function reporter(channel: string | undefined) {
+  const bc = channel === undefined ? undefined : new BroadcastChannel(`${channel}:pending`);
+  let seq = 0;
+  return {
+    show(owner: string, records: readonly PendingRecord[], origin: string, revision = 0) {
+      const ops = records.map((r) => ({
+        id: r.seq,
+        o: r.origin ?? origin,
+        c: r.name,
+        a: r.args,
+        at: r.queuedAt,
+      }));
+      seq += 1;
+      const from = `slot:${owner}`.slice(0, 64);
+      try {
+        bc?.postMessage({ t: "pending", from, q: owner, seq, revision, ops });
+      } catch {
+        // closed
+      }
+    },
+    close: () => bc?.close(),
   };
 }
 
