@@ -42,7 +42,8 @@ export function cliClientId(): string {
  * Why the first retained entry (at `revision`, `decoded` from its data; undefined when it could
  * not be read) cannot start a replay: it is neither a genesis nor a snapshot entry nor the first
  * part of a chunked snapshot (opening such a log with the SDK would write a snapshot entry of the
- * initial state into it). A `CORRUPT_ENTRY` error, or undefined when it can.
+ * initial state into it). A `TRUNCATED` error when it is a readable update, command or intent
+ * (the history before it was removed), `CORRUPT_ENTRY` otherwise, or undefined when it can.
  */
 export function firstEntryProblem(
   revision: number,
@@ -56,11 +57,14 @@ export function firstEntryProblem(
   // purge of the whole stream, then a live replica's write), and an opening replica stops at it
   // (`Replay.step`); only unreadable entries are skipped up to a re-anchoring (`FirstEntry`).
   // Before, `info` predicted the re-anchoring for both (fresh-eyes trial, stop 25).
-  const opening = ["update", "command", "intent"].includes(kind)
-    ? "an SDK replica without a local snapshot fails TRUNCATED opening this log, until a replica that still holds the state writes it back (a compaction; docs/guarantees.md)"
+  // The same code as an SDK replica's opening: TRUNCATED for history removed before a readable
+  // entry (a trial saw CORRUPT_ENTRY here and TRUNCATED in the SDK for one log).
+  const purged = ["update", "command", "intent"].includes(kind);
+  const opening = purged
+    ? "the entries before it were purged or deleted: an SDK replica without a local snapshot fails TRUNCATED opening this log, until a replica that still holds the state writes it back (a compaction; docs/guarantees.md)"
     : "an SDK replica opening this log would start it again from the model's initial state";
   return new StateSyncError(
-    "CORRUPT_ENTRY",
+    purged ? "TRUNCATED" : "CORRUPT_ENTRY",
     `the first retained entry (revision ${revision}) is ${kind}, not a genesis or snapshot entry; ${opening}`,
     { details: { revision } },
   );

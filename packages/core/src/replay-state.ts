@@ -360,9 +360,15 @@ export class ReplayState<S, C extends CommandMap<S>> {
   }
 
   protected truncated(next: number): StateSyncError {
+    // A replica with no state yet: the log's retained history starts with an entry it cannot
+    // start from, which is what an operator's purge followed by a write leaves (a trial saw
+    // only "no longer holds", with no hint of the cause or the way out).
+    const why = this.anchored
+      ? ""
+      : ": its entries before were purged or deleted, and it holds no snapshot entry to start from; a replica that still holds the state writes it back (compact(); one that compacts does so at its next configuration check, docs/guarantees.md)";
     return new StateSyncError(
       "TRUNCATED",
-      `the log no longer holds the entries after revision ${this.revision} and no snapshot entry follows (next retained: ${next})`,
+      `the log no longer holds the entries after revision ${this.revision} and no snapshot entry follows (next retained: ${next})${why}`,
       { details: { after: this.revision, next } },
     );
   }

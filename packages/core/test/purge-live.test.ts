@@ -46,7 +46,12 @@ describe("a whole log purged under a live replica", () => {
     await new Promise((r) => setTimeout(r, 1_500)); // a dozen checks at least
     expect(a.stats.compactions).toBe(0);
     expect(await firstKind(log)).toBe("update");
-    expect(await codeOf(open(log, { compaction: false }))).toBe("TRUNCATED");
+    const opening = open(log, { compaction: false });
+    expect(await codeOf(opening)).toBe("TRUNCATED");
+    // It says why, and the way out (a trial saw only "no longer holds the entries").
+    await expect(opening).rejects.toThrow(
+      /its entries before were purged or deleted, and it holds no snapshot entry to start from; a replica that still holds the state writes it back \(compact\(\)/,
+    );
     await a.close();
   });
 

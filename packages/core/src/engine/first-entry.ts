@@ -59,13 +59,21 @@ export class FirstEntry<S, C extends CommandMap<S>> {
    * still at `latest` (one wins; the others read it), which every replica then starts from.
    * Reported as a `CORRUPT_ENTRY` event so that the repair is seen.
    */
-  async reanchor(latest: number): Promise<void> {
+  async reanchor(latest: number, emptied = false): Promise<void> {
+    // An emptied log (an operator purged the whole stream) is history removed, not a corrupt
+    // entry: reported as TRUNCATED (a trial found CORRUPT_ENTRY alarming for it).
     this.status.report(
-      new StateSyncError(
-        "CORRUPT_ENTRY",
-        `the log's entries up to revision ${latest} hold no usable genesis or snapshot entry; starting it again from the model's initial state with a snapshot entry`,
-        { details: { latest } },
-      ),
+      emptied
+        ? new StateSyncError(
+            "TRUNCATED",
+            `the log retains no entries up to revision ${latest} (its stream was purged); starting it again from the model's initial state with a snapshot entry (a replica that held the state writes it back over it)`,
+            { details: { latest, emptied: true } },
+          )
+        : new StateSyncError(
+            "CORRUPT_ENTRY",
+            `the log's entries up to revision ${latest} hold no usable genesis or snapshot entry; starting it again from the model's initial state with a snapshot entry`,
+            { details: { latest } },
+          ),
     );
     const entry: SnapshotEntry = {
       v: 1,

@@ -170,7 +170,7 @@ export class Opener<S, C extends CommandMap<S>> {
       // Closed while reading: the read ended early, which is no sign of an unusable log.
       if (this.status.closed) return;
       if (this.status.stallReason) throw this.status.stallReason;
-      if (!this.replica.anchored && latest > 0) await this.firstEntry.reanchor(latest);
+      if (!this.replica.anchored && latest > 0) await this.firstEntry.reanchor(latest, emptied);
       this.connected = true;
       this.failures = 0;
       this.lastingProblem = undefined;
