@@ -46,3 +46,35 @@ test("a page opened while the server is down says offline, and its edit goes thr
   ]);
   await context.close();
 });
+
+// Found by a fresh-eyes trial (stop 26): with the server frozen (SIGSTOP), the connection is
+// found dead only after 20-30 s (README); meanwhile the board said "Sending 1 edit…" as if all
+// were well. It now says how long the server has not answered.
+test("a frozen server: the board says how long the server has not answered, then sends once it does", async ({
+  browser,
+  natsServer,
+  openNodeSynchronizer,
+}) => {
+  const context = await browser.newContext();
+  const page = await openBoardPage(context, natsServer);
+  await expect(page.getByTestId("status")).toHaveText("live");
+  await natsServer.kill("SIGSTOP");
+  try {
+    const todo = page.locator('[data-list-id="todo"]');
+    await todo.getByPlaceholder("New card").fill("sent to a frozen server");
+    await todo.getByRole("button", { name: "Add" }).click();
+    await expect(page.getByTestId("pending")).toHaveText(
+      /^Sending 1 edit: the server has not answered for \d+ s \(saved on this device\)/,
+      { timeout: 15_000 },
+    );
+  } finally {
+    await natsServer.kill("SIGCONT");
+  }
+  await expect(page.getByTestId("pending")).toHaveCount(0, { timeout: 40_000 });
+  const node = await openNodeSynchronizer({ stream: boardStream(), model: boardModel });
+  await waitForConvergence([page, node]);
+  expect(node.state.lists.flatMap((l) => l.cards.map((c) => c.title))).toEqual([
+    "sent to a frozen server",
+  ]);
+  await context.close();
+});

@@ -11,6 +11,7 @@ import { ListColumn } from "./ListColumn.js";
 import type { BoardSync } from "./open-board.js";
 import { StatusBar } from "./StatusBar.js";
 import { useEdits } from "./use-edits.js";
+import { useStuckSeconds } from "./use-stuck-seconds.js";
 
 /** The board page: status bar, notices (failed edits, warnings), the lists. */
 export function App(props: { sync: BoardSync; name: string; warning: string | undefined }) {
@@ -28,6 +29,7 @@ export function App(props: { sync: BoardSync; name: string; warning: string | un
   // What pending edits touch (this tab's and the others'): their cards (and new lists) are
   // marked as not sent yet.
   const pendingIds = useMemo(() => touchedIds([...pending, ...others]), [pending, others]);
+  const stuck = useStuckSeconds(status === "live" && pending.length > 0, pending.length);
   return (
     <main>
       <header className="top">
@@ -41,7 +43,7 @@ export function App(props: { sync: BoardSync; name: string; warning: string | un
       )}
       {pending.length > 0 && (
         <p className="notice" role="status" data-testid="pending">
-          {pendingText(pending.length, status, where(pending))}
+          {pendingText(pending.length, status, where(pending), stuck)}
         </p>
       )}
       {others.length > 0 && (
@@ -105,7 +107,10 @@ function where(pending: ReadonlyArray<{ durable: boolean; storing: boolean }>): 
 }
 
 /** The line about edits not sent yet: how many, where they wait, and when they go. */
-function pendingText(n: number, status: string, where: string): string {
+function pendingText(n: number, status: string, where: string, stuck: number): string {
+  if (status === "live" && stuck >= 5) {
+    return `Sending ${count(n)}: the server has not answered for ${stuck} s (${where}); ${n === 1 ? "it is" : "they are"} sent when it does.`;
+  }
   if (status === "live") return `Sending ${count(n)}…`;
   const it = n === 1 ? "it is" : "they are";
   if (status === "stalled") return `${count(n)} not sent (${where}): reload the page to send.`;
