@@ -5,6 +5,15 @@ const id = z.string().min(1).max(64);
 /** The longest title, in characters (the inputs stop there). */
 export const TITLE_MAX = 200;
 const title = z.string().trim().min(1).max(TITLE_MAX);
+/**
+ * A title a command sets: at most {@link TITLE_MAX} UTF-16 units, as the inputs' `maxLength`
+ * counts (zod's `max` counts code points: 150 emoji passed), with a visible character (a title
+ * of a zero-width space made a card that could not be seen or double-clicked: a fresh-eyes
+ * trial, stop 26). Stored titles are read as before.
+ */
+const newTitle = title
+  .refine((s) => s.length <= TITLE_MAX, `must be at most ${TITLE_MAX} characters`)
+  .refine((s) => /[^\s\p{Cf}]/u.test(s), "must have a visible character");
 
 const cardSchema = z.object({ id, title });
 const listSchema = z.object({ id, title, cards: z.array(cardSchema) });
@@ -66,14 +75,14 @@ export const boardModel = defineModel({
   },
   commands: {
     addList: {
-      args: z.object({ id, title }),
+      args: z.object({ id, title: newTitle }),
       apply(draft, args) {
         assertNewId(draft, args.id);
         draft.lists.push({ id: args.id, title: args.title, cards: [] });
       },
     },
     renameList: {
-      args: z.object({ listId: id, title }),
+      args: z.object({ listId: id, title: newTitle }),
       apply(draft, args) {
         listOf(draft, args.listId).title = args.title;
       },
@@ -93,14 +102,14 @@ export const boardModel = defineModel({
       },
     },
     addCard: {
-      args: z.object({ id, listId: id, title }),
+      args: z.object({ id, listId: id, title: newTitle }),
       apply(draft, args) {
         assertNewId(draft, args.id);
         listOf(draft, args.listId).cards.push({ id: args.id, title: args.title });
       },
     },
     renameCard: {
-      args: z.object({ cardId: id, title }),
+      args: z.object({ cardId: id, title: newTitle }),
       apply(draft, args) {
         const { list, index } = cardOf(draft, args.cardId);
         list.cards[index]!.title = args.title;

@@ -61,6 +61,14 @@ describe("board model", () => {
     await expect(a.update("addCard", { id: "x", listId: "todo", title: "again" })).rejects.toThrow(
       /taken/,
     );
+    // A fresh-eyes trial (stop 26): 150 emoji (300 UTF-16 units, which the inputs' maxLength
+    // counts) passed zod's max of 200 code points, and a zero-width space made an invisible card.
+    for (const title of ["😀".repeat(150), "\u200B", " \u200B\u200D "]) {
+      await expect(a.update("addCard", { id: "e1", listId: "todo", title })).rejects.toMatchObject({
+        code: "VALIDATION",
+      });
+    }
+    await a.update("addCard", { id: "e1", listId: "todo", title: "😀".repeat(100) });
     await close();
   });
 
