@@ -13,8 +13,11 @@ export function usePendingInOtherTabs(
     let last: readonly OtherTabPending[] = [];
     return {
       subscribe(onChange: () => void) {
-        const stops = [sync.subscribe(onChange, { optimistic: true }), sync.subscribe(onChange)];
-        return () => stops.forEach((stop) => stop());
+        // The optimistic view's notifications only: they follow confirmed changes too, spaced
+        // after a costly view (a plain subscription re-read the list, and recomputed the view,
+        // at every entry: a burst of a thousand edits in two tabs kept the page too busy to
+        // reload within 30 s).
+        return sync.subscribe(onChange, { optimistic: true });
       },
       // Read afresh each time (a report can arrive between the first render and the
       // subscription), the same list kept while its items are the same: React compares by
