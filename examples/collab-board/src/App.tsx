@@ -29,7 +29,6 @@ export function App(props: { sync: BoardSync; name: string; warning: string | un
   // What pending edits touch (this tab's and the others'): their cards (and new lists) are
   // marked as not sent yet.
   const pendingIds = useMemo(() => touchedIds([...pending, ...others]), [pending, others]);
-  const stuck = useStuckSeconds(status === "live" && pending.length > 0, pending.length);
   return (
     <main>
       <header className="top">
@@ -41,11 +40,7 @@ export function App(props: { sync: BoardSync; name: string; warning: string | un
           {props.warning}
         </p>
       )}
-      {pending.length > 0 && (
-        <p className="notice" role="status" data-testid="pending">
-          {pendingText(pending.length, status, where(pending), stuck)}
-        </p>
-      )}
+      {pending.length > 0 && <PendingLine pending={pending} status={status} />}
       {others.length > 0 && (
         <p className="notice" role="status" data-testid="pending-other-tabs">
           {othersText(others.length)}
@@ -106,12 +101,35 @@ function where(pending: ReadonlyArray<{ durable: boolean; storing: boolean }>): 
   return "kept in this tab only";
 }
 
+/**
+ * The line about edits not sent yet, on its own: it re-renders every second while edits are on
+ * their way (how long the server has not answered), which must not re-render the board (each
+ * render of the board reads the optimistic view, recomputed after every entry of a burst).
+ */
+function PendingLine(props: {
+  pending: ReadonlyArray<{ durable: boolean; storing: boolean }>;
+  status: string;
+}) {
+  const { pending, status } = props;
+  const stuck = useStuckSeconds(status === "live", pending.length);
+  return (
+    <p className="notice" role="status" data-testid="pending">
+      {pendingText(pending.length, status, where(pending), stuck)}
+    </p>
+  );
+}
+
 /** The line about edits not sent yet: how many, where they wait, and when they go. */
 function pendingText(n: number, status: string, where: string, stuck: number): string {
   if (status === "live" && stuck >= 5) {
     return `Sending ${count(n)}: the server has not answered for ${stuck} s (${where}); ${n === 1 ? "it is" : "they are"} sent when it does.`;
   }
-  if (status === "live") return `Sending ${count(n)}…`;
+  // Not stored yet on this device: said, as a reload now would lose them.
+  if (status === "live") {
+    return where === "saved on this device"
+      ? `Sending ${count(n)}…`
+      : `Sending ${count(n)}… (${where})`;
+  }
   const it = n === 1 ? "it is" : "they are";
   if (status === "stalled") return `${count(n)} not sent (${where}): reload the page to send.`;
   const now = status === "offline" ? "Offline" : "Connecting";

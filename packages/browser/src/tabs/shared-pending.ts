@@ -9,6 +9,9 @@ import {
 import { produce } from "immer";
 import { messageSchema, type Command, type Foreign, type Item } from "./shared-pending-wire.js";
 
+/** The longest wait of a notification after a costly view, ms (as the core's view). */
+const MAX_NOTIFY_DELAY_MS = 2_000;
+
 /**
  * Shows the other tabs' pending updates in this tab's optimistic view, before the server has
  * them (docs/offline.md, "Tabs"): each tab posts its pending named commands (on a
@@ -42,6 +45,8 @@ export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
   // The view computed last, on `base` at `revision`; `fresh`: items added since, to run on top
   // of it; `stale`: something else changed (an item left, a tab's revision), compute it afresh.
   let cache: { base: unknown; revision: number; state: Immutable<S> } | undefined;
+  /** What the last view computed afresh cost, ms (spaces the notifications after it). */
+  let lastCostMs = 0;
   let fresh: Item[] = [];
   let stale = true;
 
@@ -286,7 +291,9 @@ export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
       }
       return c.state;
     }
+    const started = performance.now();
     const state = run(base, [...order.values()].filter(shown), revision);
+    lastCostMs = performance.now() - started;
     cache = { base, revision, state };
     fresh = [];
     stale = false;
@@ -308,10 +315,26 @@ export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
           options?: { optimistic?: boolean },
         ) => {
           if (!options?.optimistic) return target.subscribe(listener, options);
-          const call = () => listener(view(), target.revision);
+          // After a costly view (other tabs' edits run again on a new state), the next call
+          // waits a few times that cost, so a burst of entries costs one view per wait, not one
+          // per entry (a trial: two tabs making 1,000 edits each kept a page busy for a minute).
+          let timer: ReturnType<typeof setTimeout> | undefined;
+          const now = () => listener(view(), target.revision);
+          const call = () => {
+            if (timer !== undefined) return;
+            if (lastCostMs < 1) return now();
+            timer = setTimeout(
+              () => {
+                timer = undefined;
+                now();
+              },
+              Math.min(MAX_NOTIFY_DELAY_MS, 4 * lastCostMs),
+            );
+          };
           listeners.add(call);
           const stop = target.subscribe(call, options);
           return () => {
+            clearTimeout(timer);
             listeners.delete(call);
             stop();
           };

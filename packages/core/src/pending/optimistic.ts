@@ -44,10 +44,12 @@ export interface ViewSource<S> {
  *    view as it is then (`optimisticState`, read directly, is always computed for now). An update that throws or is refused here is left out of the view (it is
  *    refused when it is pushed).
  * 4. Bounded cost while other writers' entries arrive one by one: when re-applying the pending
- *    updates took t ≥ 1 ms, the next notification comes after 4t (at most 250 ms), so at most a
- *    fifth of the time goes to re-applying however fast entries come; they are batched into it.
+ *    updates took t ≥ 1 ms, the next notification comes after 4t (at most 2 s), so at most a
+ *    fifth of the time goes to re-applying however fast entries come (for t up to 500 ms); they
+ *    are batched into it. The cap was 250 ms: with a thousand pending updates costing about 1 s
+ *    to re-apply, a page was busy four fifths of the time (stop 26's trial).
  */
-const MAX_NOTIFY_DELAY_MS = 250;
+const MAX_NOTIFY_DELAY_MS = 2_000;
 export class OptimisticView<S> {
   private cached:
     { revision: number; base: Immutable<S>; upTo: number; state: Immutable<S> } | undefined;
