@@ -65,7 +65,12 @@ function handle(thenable: PromiseLike<unknown>): void {
 /** How many recipe runs are on the stack (of any replica of this realm). */
 let recipesRunning = 0;
 
-/** Runs `work` (recipes on a draft) marked as inside recipes, for {@link assertOutsideRecipes}. */
+/**
+ * Runs `work` (recipes, or commands' `apply`s, on a draft: the writer's, the optimistic views',
+ * the replay's) marked as inside recipes, for {@link assertOutsideRecipes}. A command applied
+ * from the log is one too: an `apply` that called `update()` made every replica that applied it
+ * append (a fresh-eyes trial, stop 26: one command, three more entries with three replicas).
+ */
 export function inRecipes<T>(work: () => T): T {
   recipesRunning += 1;
   try {
@@ -77,9 +82,9 @@ export function inRecipes<T>(work: () => T): T {
 
 /**
  * Throws `VALIDATION` when called while a recipe runs: `update()` or `updateUnconditionally()`
- * called from inside a recipe (a side effect, which recipes must not have: they run again on
- * every conflict). Thrown, not returned as a rejection, so the recipe fails with it and so does
- * the update that ran it; before, each of its 64 runs queued another update, and all of them
+ * called from inside a recipe or a command's `apply` (a side effect, which recipes must not have:
+ * they run again on every conflict, and on every replica). Thrown, not returned as a rejection,
+ * so the recipe fails with it (unless it catches it) and so does the update that ran it; before, each of its 64 runs queued another update, and all of them
  * committed (a stop 26 trial: one call, 64 writes and 62 intent entries).
  */
 export function assertOutsideRecipes(what: string): void {
