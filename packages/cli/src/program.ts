@@ -51,5 +51,8 @@ export function createProgram(): Command {
 
 /** Runs the program on `argv` (`process.argv`); resolves when the command is done. */
 export async function main(argv: readonly string[]): Promise<void> {
+  // An empty STATESYNC_SERVER is unset, as docs/cli.md reads it (commander took it for an empty
+  // --server: "--server is empty", though none was given; a fresh-eyes trial, stop 26).
+  if (process.env.STATESYNC_SERVER === "") delete process.env.STATESYNC_SERVER;
   await createProgram().parseAsync([...argv]);
 }

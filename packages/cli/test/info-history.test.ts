@@ -369,5 +369,12 @@ describe("statesync info and history", () => {
     });
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout).revision).toBe(4);
+    // An empty STATESYNC_SERVER is unset, not an empty --server (fresh-eyes trial, stop 26);
+    // a bad stream name stops it before it connects to the default.
+    const empty = await runCli(["info", "--stream", "a b"], { STATESYNC_SERVER: "" });
+    expect(empty.code).toBe(1);
+    expect(empty.stderr.trim()).toBe(
+      "statesync: VALIDATION: --stream is not a valid stream name (no whitespace, '.', '*', '>', '/')",
+    );
   });
 });

@@ -204,8 +204,8 @@ export class ReplayState<S, C extends CommandMap<S>> {
     if (kept === undefined) return { kind: "applied", entry };
     const reset = new StateSyncError(
       "TRUNCATED",
-      `the log was started again from the model's initial state at revision ${logEntry.revision} by a replica that opened it with nothing retained (its whole stream was purged); this replica held the state at revision ${kept.from}, which it writes back if it compacts`,
-      { details: { restartedAt: logEntry.revision, from: kept.from, kept: true } },
+      `the log was started again from the model's initial state at revision ${logEntry.revision} by a replica that opened it with nothing retained (its whole stream was purged); this replica held the state at revision ${kept.from} (a replica that compacts writes it back; one opened with compaction: false does not, and the state stays reset)`,
+      { details: { restartedAt: logEntry.revision, from: kept.from, held: true } },
     );
     return { kind: "applied", entry, kept, error: reset };
   }

@@ -80,7 +80,7 @@ describe("a whole log purged under a live replica", () => {
     });
     for (let i = 0; i < 3; i++) await a.update("increment", { by: 2 });
     const events: string[] = [];
-    a.on("error", (e) => events.push(`${e.code} ${String(e.details.kept)}`));
+    a.on("error", (e) => events.push(`${e.code} ${String(e.details.held)}`));
     await log.truncateBefore(a.revision + 1); // the operator's purge: nothing retained
     const b = await open(log, { compaction: false }); // no state: re-anchors the emptied log
     await until(() => b.state.count === 6 && a.state.count === 6 && a.revision === b.revision);

@@ -208,7 +208,7 @@ describe("a purge of the whole log keeps a local snapshot of it (issue 10, case 
     await fresh.fetchUpdates();
     expect(fresh.state.count).toBe(6);
     expect(fresh.revision).toBe(9);
-    expect(b.errors.map((e) => [e.code, e.details.kept])).toEqual([["TRUNCATED", true]]);
+    expect(b.errors.map((e) => [e.code, e.details.held])).toEqual([["TRUNCATED", true]]);
     await Promise.all([b.close(), fresh.close()]);
   });
 });
