@@ -12,7 +12,7 @@ import { StateSyncError } from "./errors.js";
 import { deepFreeze } from "./freeze.js";
 import type { CommandMap, Model, UpdateContext } from "./model.js";
 import { mulberry32 } from "./prng.js";
-import { isThenableRefusal, refuseThenable } from "./synchronous.js";
+import { inRecipes, isThenableRefusal, refuseThenable } from "./synchronous.js";
 
 enablePatches();
 
@@ -120,7 +120,9 @@ function applyCommand<S, C extends CommandMap<S>>(
   let next: S;
   try {
     next = immer.produce(state, (draft) => {
-      refuseThenable(command.apply(recorder.wrap(draft) as never, args.data, ctx), entry.name);
+      // Inside recipes: an `apply` that calls `update()` throws (`assertOutsideRecipes`).
+      const run = () => command.apply(recorder.wrap(draft) as never, args.data, ctx);
+      refuseThenable(inRecipes(run), entry.name);
       // Before Immer finalizes: an array grown by a large index costs it that index in time.
       recorder.refuseHoles(draft, () => HOLES);
     }) as S;
@@ -266,8 +268,9 @@ export function applyBatch<S, C extends CommandMap<S>>(
           const args = (item as { args: unknown }).args;
           // A promise returned throws out of the draft, failing this entry: applied alone, it
           // is a no-op (`applyCommand`).
+          const view = recorder.wrap(draft) as never;
           refuseThenable(
-            model.commands[e.name]!.apply(recorder.wrap(draft) as never, args, ctx),
+            inRecipes(() => model.commands[e.name]!.apply(view, args, ctx)),
             e.name,
           );
           if (e.v === CHECKED_COMMAND_FORMAT) checkInBatch(model, draft, recorder, v);

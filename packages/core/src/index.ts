@@ -49,6 +49,7 @@ export { MemoryPendingStore } from "./pending/memory-pending-store.js";
 export { pendingQueue, type PendingQueueSetup } from "./pending/pending-queue.js";
 export type { PendingUpdate, QueuedInfo } from "./pending/pending-op.js";
 export type { OtherTabPending } from "./pending/pending-api.js";
+export { notifyDelayMs } from "./pending/optimistic.js";
 export { MAX_ORIGINS } from "./pending/origins.js";
 export {
   defineModel,

@@ -4,7 +4,6 @@ import { ChunkCollector } from "./chunk-collector.js";
 import { Origins } from "./pending/origins.js";
 import { assembledState, PassedChunked, type PartAssembly } from "./chunked.js";
 import { decodeEntry, type ChunkedSnapshotEntry, type DecodeResult, type Entry } from "./entry.js";
-import { inRecipes } from "./synchronous.js";
 import { StateSyncError } from "./errors.js";
 import { findNonJson } from "./json.js";
 import type { LogEntry } from "./log.js";
@@ -66,10 +65,6 @@ const PENDING: StepResult = { kind: "pending" };
    * `logEntry.data` (a writer passes what it decoded while preparing its own entry).
    */
   step(logEntry: LogEntry, predecoded?: DecodeResult): StepResult {
-    return inRecipes(() => this.stepOne(logEntry, predecoded));
-  }
-
-  private stepOne(logEntry: LogEntry, predecoded?: DecodeResult): StepResult {
     if (logEntry.revision <= this.readPosition) return { kind: "ignored" };
     const decoded = predecoded ?? decodeEntry(logEntry.data);
     if (this.collector) return this.collect(logEntry, decoded);
@@ -181,15 +176,7 @@ const PENDING: StepResult = { kind: "pending" };
     entries: readonly LogEntry[],
     decoded: Array<DecodeResult | undefined> = [],
     produced: ReadonlyArray<{ readonly base: number; readonly state: unknown } | undefined> = [],
-  ): StepResult[] {
-    return inRecipes(() => this.stepAll(entries, decoded, produced));
-  }
-
-  private stepAll(
-    entries: readonly LogEntry[],
-    decoded: Array<DecodeResult | undefined>,
-    produced: ReadonlyArray<{ readonly base: number; readonly state: unknown } | undefined>,
-  ): StepResult[] {
+  ) {
     const results: StepResult[] = [];
     let i = 0;
     while (i < entries.length) {
@@ -199,7 +186,7 @@ const PENDING: StepResult = { kind: "pending" };
         // This writer's own update: adopt what its recipes produced (see `adopt`), or step it.
         const e = d.entry;
         if (!this.adopt(entries[i]!, own.base, e.ts, own.state as S, e.origin, e.patches)) {
-          const result = this.stepOne(entries[i]!, d);
+          const result = this.step(entries[i]!, d);
           results.push(result);
           if (result.kind === "stall") return results;
         } else results.push({ kind: "applied", entry: d.entry });
@@ -225,7 +212,7 @@ const PENDING: StepResult = { kind: "pending" };
       // One by one: an entry that is not plain, or one that failed in a batch.
       const end = i + alone;
       for (; i < end; i++) {
-        const result = this.stepOne(entries[i]!, decoded[i]);
+        const result = this.step(entries[i]!, decoded[i]);
         results.push(result);
         if (result.kind === "stall") return results;
       }
@@ -303,7 +290,7 @@ const PENDING: StepResult = { kind: "pending" };
     if (this.contiguous && logEntry.revision !== c.through + 1) {
       // A truncation overtook the read (invariant 1 of the collector): start over from here.
       this.collector = undefined;
-      return this.stepOne(logEntry, decoded);
+      return this.step(logEntry, decoded);
     }
     if (!decoded.ok) {
       if (decoded.error.code === "UNSUPPORTED_FORMAT") return this.stall(decoded.error, logEntry);
@@ -392,7 +379,7 @@ const PENDING: StepResult = { kind: "pending" };
     this.messageId = undefined;
     const replayed: StepResult[] = [];
     for (const p of c.pendingAfter(assembly.start - 1)) {
-      const r = this.stepOne(p.entry, p.decoded);
+      const r = this.step(p.entry, p.decoded);
       replayed.push(r);
       if (r.kind === "stall") return r;
     }

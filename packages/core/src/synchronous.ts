@@ -67,7 +67,7 @@ let recipesRunning = 0;
 
 /**
  * Runs `work` (recipes, or commands' `apply`s, on a draft: the writer's, the optimistic views',
- * the replay's) marked as inside recipes, for {@link assertOutsideRecipes}. A command applied
+ * the log's commands in apply.ts) marked as inside recipes, for {@link assertOutsideRecipes}. A command applied
  * from the log is one too: an `apply` that called `update()` made every replica that applied it
  * append (a fresh-eyes trial, stop 26: one command, three more entries with three replicas).
  */

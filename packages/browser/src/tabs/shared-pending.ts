@@ -1,4 +1,5 @@
 import {
+  notifyDelayMs,
   refuseThenable,
   runOnView,
   type CommandMap,
@@ -8,9 +9,6 @@ import {
 } from "@statesync/core";
 import { produce } from "immer";
 import { messageSchema, type Command, type Foreign, type Item } from "./shared-pending-wire.js";
-
-/** The longest wait of a notification after a costly view, ms (as the core's view). */
-const MAX_NOTIFY_DELAY_MS = 2_000;
 
 /**
  * Shows the other tabs' pending updates in this tab's optimistic view, before the server has
@@ -322,14 +320,12 @@ export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
           const now = () => listener(view(), target.revision);
           const call = () => {
             if (timer !== undefined) return;
-            if (lastCostMs < 1) return now();
-            timer = setTimeout(
-              () => {
-                timer = undefined;
-                now();
-              },
-              Math.min(MAX_NOTIFY_DELAY_MS, 4 * lastCostMs),
-            );
+            const wait = notifyDelayMs(lastCostMs); // as the core's view spaces its own
+            if (wait === 0) return now();
+            timer = setTimeout(() => {
+              timer = undefined;
+              now();
+            }, wait);
           };
           listeners.add(call);
           const stop = target.subscribe(call, options);

@@ -151,10 +151,7 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
   get pending(): PendingUpdate[] {
     const durable = this.durable;
     const ops = this.binding.withAside(this.view.unconfirmed() as readonly PendingOp[]);
-    return ops.map((op) => {
-      const d = describeOp(op);
-      return durable ? d : { ...d, durable: false, storing: false };
-    });
+    return ops.map((op) => describeOp(op, durable));
   }
 
   get count(): number {
@@ -189,8 +186,9 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
     this.ops.push(op);
     this.view.changed();
     this.pusher.wake();
-    // Stored: `pending` says so (`durable`), and its readers hear of it (usePending).
-    queued.then(() => this.view.changed()).catch(() => undefined); // the caller may only await `result`
+    // Stored: `pending` says so (`durable`) and its readers hear of it; the caller may only
+    // await `result`.
+    queued.then(() => this.view.changed()).catch(() => undefined);
     if (signal) {
       // Waits on the signal only while the update is pending (one listener per signal: abort-watch).
       const stop = whenAborted(signal, () => void this.discard(seq).catch(() => undefined));
@@ -359,7 +357,7 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
     for (const [op, cause] of refused) {
       const error = refusedError(op, cause);
       op.reject(error);
-      this.p.status.refused(error, describeOp(op));
+      this.p.status.refused(error, describeOp(op, this.durable));
     }
     this.drainedCheck();
   }

@@ -50,6 +50,14 @@ export interface ViewSource<S> {
  *    to re-apply, a page was busy four fifths of the time (stop 26's trial).
  */
 const MAX_NOTIFY_DELAY_MS = 2_000;
+
+/**
+ * How long a view's next notification waits after a recompute that cost `costMs` (invariant
+ * 4): 0 under 1 ms, else 4 × the cost, at most 2 s. Also the browser's view of other tabs' edits.
+ */
+export function notifyDelayMs(costMs: number): number {
+  return costMs < 1 ? 0 : Math.min(MAX_NOTIFY_DELAY_MS, 4 * costMs);
+}
 export class OptimisticView<S> {
   private cached:
     { revision: number; base: Immutable<S>; upTo: number; state: Immutable<S> } | undefined;
@@ -152,7 +160,7 @@ export class OptimisticView<S> {
     this.scheduled = true;
     // Invariant 4: after a costly re-application, the next notification waits a few times its
     // cost, so entries of other writers arriving one by one join one re-application.
-    const wait = this.lastCostMs < 1 ? 0 : Math.min(MAX_NOTIFY_DELAY_MS, 4 * this.lastCostMs);
+    const wait = notifyDelayMs(this.lastCostMs);
     const notify = () => {
       this.scheduled = false;
       this.status.notify(this.subscribers, this.state, this.source.revision);

@@ -235,8 +235,9 @@ function asCommandEntry(record: PendingRecord): CommandEntry {
   };
 }
 
-/** The public view of an op. */
-export function describeOp(op: PendingOp): PendingUpdate {
+/** The public view of an op (in a queue that is `durableQueue`: stored, or memory only). */
+export function describeOp(op: PendingOp, durableQueue = true): PendingUpdate {
+  const stored = durableQueue && op.persisted;
   return {
     id: op.seq,
     origin: op.origin,
@@ -245,8 +246,8 @@ export function describeOp(op: PendingOp): PendingUpdate {
     args: op.command?.args,
     queuedAt: op.queuedAt,
     attempts: op.attempts,
-    durable: op.persisted && op.recorded === true,
-    storing: op.persisted && op.recorded !== true,
+    durable: stored && op.recorded === true,
+    storing: stored && op.recorded !== true,
     logIdentity: op.logIdentity,
     otherLog: op.otherLog === true,
   };
