@@ -28,6 +28,8 @@ export function natsV2Adapter(nc: NatsV2ConnectionLike): JetStreamAdapter {
     status: () => nc.status(),
     closed: () => nc.closed(),
     isClosed: () => nc.isClosed(),
+    flush: nc.flush?.bind(nc),
+    reconnect: nc.reconnect?.bind(nc),
     subscribe: nc.subscribe?.bind(nc),
     open: async (timeoutMs, domain): Promise<JetStreamApi> => {
       const d = domain === undefined ? {} : { domain };

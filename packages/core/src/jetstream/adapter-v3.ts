@@ -52,6 +52,8 @@ export function natsV3Adapter(
     status: () => mapStatus(nc.status()),
     closed: () => nc.closed(),
     isClosed: () => nc.isClosed(),
+    flush: nc.flush?.bind(nc),
+    reconnect: nc.reconnect?.bind(nc),
     subscribe: nc.subscribe?.bind(nc),
     open: async (timeoutMs, domain) => (await loadApi()).openV3Api(nc, module, timeoutMs, domain),
   };

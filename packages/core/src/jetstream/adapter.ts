@@ -93,6 +93,14 @@ export interface JetStreamAdapter {
   closed(): Promise<void | Error>;
   isClosed(): boolean;
   /**
+   * Resolves once the server answered a PING sent now (nats.js `flush()`); absent when the client
+   * has none. With {@link reconnect}, how the log tells a server that stopped answering from a
+   * slow request (`ConnectionGate.suspect`).
+   */
+  readonly flush?: (() => Promise<void>) | undefined;
+  /** Drops the connection and reconnects (nats.js `reconnect()`); absent when the client has none. */
+  readonly reconnect?: (() => Promise<void>) | undefined;
+  /**
    * A core subscription with a callback (the stream-update advisory, see `JetStreamLog`); absent
    * when the connection has none (the log then polls). Subscribing on a denied subject calls the
    * callback once with the permissions violation.

@@ -35,6 +35,8 @@ export class ConnectionGate {
   private readonly waits = new Set<(error: StateSyncError) => void>();
   /** Times the connection was lost so far (a pull can tell whether it was cut meanwhile). */
   private lost = 0;
+  /** The PING of a running {@link suspect} probe, until answered or judged unanswered. */
+  private probe: { timer: ReturnType<typeof setTimeout> } | undefined;
   /** How much a pull of this log may ask for (pull-budget.ts). */
   readonly pulls = new PullBudget(() => this.nc?.info?.max_payload);
 
@@ -171,6 +173,43 @@ export class ConnectionGate {
     });
   }
 
+  /**
+   * Called when a request got no answer within its timeout: checks that the server still answers
+   * at all. Sends a PING (nats.js `flush()`); when no PONG comes within `timeoutMs` and the same
+   * connection is still up, drops it (`reconnect()`), so the log says `offline` and nats.js
+   * reconnects. nats.js alone notices a server that stopped answering without closing the socket
+   * (a frozen process or VM, a half-open TCP connection after a laptop's sleep or a NAT timeout)
+   * only after `maxPingOut` PINGs, 20 to 30 s with statesync's `pingInterval` of 10 s: until
+   * then the replica said `live` while every write waited (a fresh-eyes trial). A slow request on
+   * a healthy server costs one PING. One probe at a time; none while offline or without
+   * `flush`/`reconnect` on the client. A connection the application passed in is reconnected
+   * too: nats.js would drop it the same way after its PINGs.
+   */
+  suspect(timeoutMs: number): void {
+    const nc = this.nc;
+    if (!nc?.flush || !nc.reconnect || this.probe || this.ended || this.current !== "online") {
+      return;
+    }
+    const lost = this.lost;
+    const probe = {
+      timer: setTimeout(() => {
+        this.probe = undefined;
+        if (this.ended || this.lost !== lost || this.current !== "online" || nc.isClosed()) return;
+        nc.reconnect?.().catch(() => undefined); // closed or draining meanwhile: nothing to drop
+      }, timeoutMs),
+    };
+    this.probe = probe;
+    nc.flush().then(
+      () => this.endProbe(probe),
+      () => this.endProbe(probe), // closed meanwhile: the status says so
+    );
+  }
+
+  private endProbe(probe: { timer: ReturnType<typeof setTimeout> }): void {
+    clearTimeout(probe.timer);
+    if (this.probe === probe) this.probe = undefined;
+  }
+
   /** Subscribes to status changes; returns an unsubscribe function. */
   watchStatus(listener: LogStatusListener): () => void {
     this.statusListeners.add(listener);
@@ -208,6 +247,7 @@ export class ConnectionGate {
    */
   close(): void {
     this.ended = true;
+    if (this.probe) this.endProbe(this.probe);
     for (const end of [...this.waits]) end(closedGateError());
     this.waits.clear();
     for (const listener of [...this.closeListeners]) listener();

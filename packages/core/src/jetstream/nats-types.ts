@@ -308,6 +308,10 @@ export interface NatsV2ConnectionLike {
   }): Promise<JetStreamManagerLike>;
   /** Core subscriptions (the stream-update advisory); without it the log polls. */
   subscribe?: SubscribeLike["subscribe"];
+  /** A PING answered (`ConnectionGate.suspect`); without it a stale connection waits for nats.js. */
+  flush?(): Promise<void>;
+  /** Forces a reconnection (`ConnectionGate.suspect`). */
+  reconnect?(): Promise<void>;
 }
 
 /**

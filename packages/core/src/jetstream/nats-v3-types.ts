@@ -52,6 +52,10 @@ export interface NatsV3ConnectionLike {
   isClosed(): boolean;
   /** Core subscriptions (the stream-update advisory); without it the log polls. */
   subscribe?: SubscribeLike["subscribe"];
+  /** A PING answered (`ConnectionGate.suspect`); without it a stale connection waits for nats.js. */
+  flush?(): Promise<void>;
+  /** Forces a reconnection (`ConnectionGate.suspect`). */
+  reconnect?(): Promise<void>;
 }
 
 /** Options of a v3 ordered consumer (`OrderedConsumerOptions`, the parts used). */

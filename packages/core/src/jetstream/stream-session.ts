@@ -202,6 +202,10 @@ export class StreamOpener {
    */
   failure(err: unknown, what: string, expectedRevision?: number): StateSyncError {
     const error = toStateSyncError(err, `${what} ${this.o.layout.subject}`, expectedRevision);
+    // No answer in time: is the server still there at all? (ConnectionGate.suspect)
+    if (error.code === "UNAVAILABLE" && error.details.natsCode === "TIMEOUT") {
+      this.o.gate.suspect(this.o.timeoutMs);
+    }
     if (error.code === "TRUNCATED" || error.code === "STREAM_CONFIG") this.session = undefined;
     // No responders: no stream took the subject. A deleted stream, or a cluster electing its
     // leader: the next call opens the stream again, which tells them apart (a trial: a replica

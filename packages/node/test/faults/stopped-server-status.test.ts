@@ -52,4 +52,41 @@ describe("a server that stops answering", () => {
       await sync.close();
     }
   }, 90_000);
+
+  it("is noticed from a write that gets no answer, before the write's outcome is known", async () => {
+    // PINGs 10 minutes apart: only the unanswered write can tell. Before the log probed the
+    // connection after a request timeout, the replica said `live` until the update failed with
+    // UNKNOWN_OUTCOME (outcomeTimeoutMs, 30 s), and `offline` only after that.
+    const sync = await openSynchronizer({
+      servers: ctx.server.url,
+      stream: uniqueStream("STOPPED_WRITE"),
+      model: counter,
+      snapshots: false,
+      connectOptions: { pingInterval: 600_000 },
+    });
+    const order: string[] = [];
+    try {
+      await sync.update("increment", { by: 1 });
+      const offline = nextStatus(sync, "offline").then(() => order.push("offline"));
+      await ctx.server.kill("SIGSTOP");
+      let written: Promise<unknown>;
+      try {
+        written = sync.update("increment", { by: 1 }).then(
+          () => order.push("settled"),
+          () => order.push("settled"),
+        );
+        await Promise.race([offline, written]);
+      } finally {
+        await ctx.server.kill("SIGCONT");
+      }
+      await written;
+      expect(order[0]).toBe("offline");
+      await nextStatus(sync, "live");
+      await sync.update("increment", { by: 1 });
+      // The write cut off by the freeze was stored once, or not at all (UNKNOWN_OUTCOME).
+      expect([2, 3]).toContain(sync.state.count);
+    } finally {
+      await sync.close();
+    }
+  }, 90_000);
 });
