@@ -232,7 +232,10 @@ export interface StateSynchronizer<
    * `(state, revision)` after each batch of applied entries (not on subscribe); with
    * `{ optimistic: true }`, `(optimisticState, revision)` after each change of the optimistic view.
    * Throws `VALIDATION` when `listener` is not a function or `options` is not
-   * `{ optimistic?: boolean }` (`null`, an unknown key such as `optimistc`).
+   * `{ optimistic?: boolean }` (`null`, an unknown key such as `optimistc`). After `close()` it is
+   * accepted and the listener is never called (not `CLOSED`: a UI that renders a closed replica,
+   * React's `useSyncExternalStore` among them, subscribes again without knowing; `status` says
+   * `closed`).
    */
   subscribe(
     listener: (state: Immutable<S>, revision: number) => void,
@@ -241,7 +244,8 @@ export interface StateSynchronizer<
 
   /**
    * Listens to an event; returns an unsubscribe function. The `closed` status is the last event:
-   * none follows it, and no `subscribe` listener is called after it.
+   * none follows it, and no `subscribe` listener is called after it. After `close()` it is
+   * accepted and calls nothing (as `subscribe`: a UI showing a closed replica listens again).
    */
   on<E extends keyof SyncEvents>(event: E, listener: SyncEvents[E]): () => void;
 
