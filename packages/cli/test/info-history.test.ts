@@ -362,6 +362,32 @@ describe("statesync info and history", () => {
     expect(ranged.stderr.trim()).toBe("the log retains no entries (a new or purged stream)");
   });
 
+  // Found by a fresh-eyes trial (stop 26): on a stream purged whole, info said "first retained
+  // 0" and verify "STOPS at revision 0", as if a revision 0 existed.
+  it("info and verify say what a stream purged whole retains: nothing", async () => {
+    const stream = await seeded();
+    const latestRevision = 4;
+    const nc = await tcp(ctx.server.url);
+    await (await nc.jetstreamManager()).streams.purge(stream);
+    await nc.close();
+    const info = await runCli(["info", ...where(stream)]);
+    expect(info.code).toBe(0);
+    expect(info.stdout).toContain(
+      `first retained  none (revisions 1-${latestRevision} were purged or truncated away; the next entry is ${latestRevision + 1})`,
+    );
+    expect(info.stdout).toContain("model           unknown (the log holds no entries)");
+    const verify = await runCli(["verify", ...where(stream, "--model", MODEL)]);
+    expect(verify.code).toBe(1);
+    expect(verify.stdout).toContain("result            STOPS: the log retains no entry");
+    expect(verify.stdout).toContain("replayed          nothing (the log retains no entry)");
+    expect(verify.stderr.trim()).toBe(
+      `statesync: TRUNCATED: the log retains no entry: everything up to revision ${latestRevision} was removed`,
+    );
+    expect(`${info.stdout}${verify.stdout}${verify.stderr}`).not.toMatch(
+      /revision 0\b|retained +0\b/,
+    );
+  });
+
   it("takes the server from STATESYNC_SERVER", async () => {
     const stream = await seeded();
     const r = await runCli(["info", "--stream", stream, "--json"], {

@@ -153,10 +153,23 @@ function event(label: string, e: ChainEvent | null, what: string): Array<[string
   return e === null ? [] : [[label, `${what} ${e.revision}: ${e.code}: ${e.problem}`]];
 }
 
+/**
+ * The first retained revision, or, when none is (a stream purged whole, or never written),
+ * what happened to the revisions before (the JSON report keeps `firstRevision: 0`).
+ */
+function firstRetained(r: InfoReport): string {
+  if (r.firstRevision > 0) return String(r.firstRevision);
+  if (r.revision === 0) return "none (nothing was ever appended)";
+  const removed = r.revision === 1 ? "revision 1 was" : `revisions 1-${r.revision} were`;
+  return `none (${removed} purged or truncated away; the next entry is ${r.revision + 1})`;
+}
+
 function text(r: InfoReport): string[] {
   const model = r.model
     ? `${r.model.name} v${r.model.version} (from the ${r.model.from} entry at revision ${r.model.revision})`
-    : "unknown (no genesis or snapshot entry read)";
+    : r.entries === 0
+      ? "unknown (the log holds no entries)"
+      : "unknown (no genesis or snapshot entry read)";
   const snapshot = r.lastSnapshot
     ? `revision ${r.lastSnapshot.revision} (state at base ${r.lastSnapshot.base})`
     : "none";
@@ -170,7 +183,7 @@ function text(r: InfoReport): string[] {
     ["server", r.serverVersion],
     ["model", model],
     ["revision", String(r.revision)],
-    ["first retained", String(r.firstRevision)],
+    ["first retained", firstRetained(r)],
     ["entries", `${r.entries} retained${r.malformed > 0 ? `, ${r.malformed} malformed` : ""}`],
     ...event("malformed", r.firstMalformed, "skipped by every replica; the first at revision"),
     ...event("replay stops", r.stop, "at revision"),

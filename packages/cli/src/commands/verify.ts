@@ -236,7 +236,10 @@ function resultText(report: VerifyReport): string {
     case "ok":
       return "ok";
     case "stops":
-      return `STOPS at revision ${report.stoppedAt}`;
+      // A stream purged whole retains nothing: there is no revision to name (a trial: "at 0").
+      return report.stoppedAt === 0
+        ? "STOPS: the log retains no entry"
+        : `STOPS at revision ${report.stoppedAt}`;
     case "diverges":
       return "DIVERGES";
     case "skips": {
@@ -280,9 +283,11 @@ export function registerVerify(program: Command): void {
             ["result", resultText(report)],
             [
               "replayed",
-              report.revision < report.firstRevision
-                ? `nothing (the replay stops at the first retained revision, ${report.firstRevision})`
-                : `revisions ${report.firstRevision} to ${report.revision}`,
+              report.firstRevision === 0
+                ? "nothing (the log retains no entry)"
+                : report.revision < report.firstRevision
+                  ? `nothing (the replay stops at the first retained revision, ${report.firstRevision})`
+                  : `revisions ${report.firstRevision} to ${report.revision}`,
             ],
             ["snapshot entries", `${report.snapshotsChecked} checked against the replay`],
             ...(report.switchesChecked > 0
@@ -301,7 +306,7 @@ export function registerVerify(program: Command): void {
         const more = report.divergences > 1 ? ` (${report.divergences - 1} more: --json)` : "";
         throw new StateSyncError(
           d.code as StateSyncError["code"],
-          `revision ${d.revision}: ${d.problem}${more}`,
+          d.revision === 0 ? `${d.problem}${more}` : `revision ${d.revision}: ${d.problem}${more}`,
         );
       }
     }),
