@@ -7,7 +7,8 @@ import { StateSyncError } from "./errors.js";
  * stale after 2 PINGs without answer (`maxPingOut`), so a server that stops answering without
  * closing the socket (a frozen VM, a half-open TCP connection after a NAT timeout or a laptop's
  * sleep) left a replica `live` for 4 to 6 minutes, its writes failing with timeouts. At 10 s it
- * says `offline` after 20 to 30 s, for one PING of a few bytes per 10 s per connection.
+ * says `offline` after 20 to 30 s, for one PING of a few bytes per 10 s per connection (a log
+ * with a request left unanswered probes sooner: `ConnectionGate.suspect`).
  */
 export const DEFAULT_PING_INTERVAL_MS = 10_000;
 

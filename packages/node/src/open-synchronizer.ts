@@ -59,7 +59,8 @@ export interface OpenSynchronizerOptions<S, C extends CommandMap<S>> extends Omi
    * `noAsyncTraces: true` (no stack trace captured per request: about a tenth of a publish's
    * client CPU; statesync's errors carry their own) and `pingInterval: 10_000` (ms; a server that
    * stops answering without closing the connection reads `offline` after 20-30 s, not nats.js's
-   * 4-6 min).
+   * 4-6 min; within about twice `requestTimeoutMs` of a request it leaves unanswered, whatever
+   * the PINGs: `ConnectionGate.suspect`).
    */
   connectOptions?: Omit<ConnectionOptions, "servers">;
   /** A snapshot store, or false for none. Default: a `FileSnapshotStore` in `snapshotDir`. */
