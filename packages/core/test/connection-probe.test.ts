@@ -95,4 +95,30 @@ describe("the probe of a connection after a request timed out", () => {
       vi.useRealTimers();
     }
   });
+
+  it("waits one round more when its timer ran late (a blocked event loop), so an unread PONG counts", async () => {
+    vi.useFakeTimers();
+    try {
+      const c = fakeConnection();
+      const gate = await openGate(c.adapter);
+      gate.suspect(5_000);
+      vi.setSystemTime(Date.now() + 8_000); // the clock moved on while the loop was blocked
+      await vi.advanceTimersByTimeAsync(5_000); // the timer runs, 8 s late
+      expect(c.adapter.reconnect).not.toHaveBeenCalled();
+      c.answer(); // the PONG, read once I/O runs
+      await vi.advanceTimersByTimeAsync(1_000);
+      expect(c.adapter.reconnect).not.toHaveBeenCalled();
+      expect(gate.status).toBe("online");
+
+      gate.suspect(5_000); // late again, and still no PONG: dropped after the extra round
+      vi.setSystemTime(Date.now() + 8_000);
+      await vi.advanceTimersByTimeAsync(5_000);
+      expect(c.adapter.reconnect).not.toHaveBeenCalled();
+      await vi.advanceTimersByTimeAsync(500);
+      expect(c.adapter.reconnect).toHaveBeenCalledTimes(1);
+      gate.close();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
 });

@@ -4,6 +4,15 @@ import type { JetStreamAdapter } from "./adapter.js";
 import { toStateSyncError } from "./nats-errors.js";
 import { PullBudget } from "./pull-budget.js";
 
+/** A running probe of {@link ConnectionGate.suspect}: its timer, and whether it ran late once. */
+interface Probe {
+  timer: ReturnType<typeof setTimeout>;
+  late: boolean;
+}
+
+/** How late a probe's timer may run before it waits one more round for the PONG, ms. */
+const LATE_MS = 500;
+
 type PermissionListener = (context: { operation: string; subject: string }) => void;
 
 /**
@@ -36,7 +45,7 @@ export class ConnectionGate {
   /** Times the connection was lost so far (a pull can tell whether it was cut meanwhile). */
   private lost = 0;
   /** The PING of a running {@link suspect} probe, until answered or judged unanswered. */
-  private probe: { timer: ReturnType<typeof setTimeout> } | undefined;
+  private probe: Probe | undefined;
   /** How much a pull of this log may ask for (pull-budget.ts). */
   readonly pulls = new PullBudget(() => this.nc?.info?.max_payload);
 
@@ -191,13 +200,20 @@ export class ConnectionGate {
       return;
     }
     const lost = this.lost;
-    const probe = {
-      timer: setTimeout(() => {
-        this.probe = undefined;
-        if (this.ended || this.lost !== lost || this.current !== "online" || nc.isClosed()) return;
-        nc.reconnect?.().catch(() => undefined); // closed or draining meanwhile: nothing to drop
-      }, timeoutMs),
+    const due = Date.now() + timeoutMs;
+    const expire = (): void => {
+      // Late by the event loop (blocked for a while): the PONG may wait unread in the socket,
+      // and timers run before I/O. One short round more lets it be read first.
+      if (Date.now() - due > LATE_MS && !probe.late) {
+        probe.late = true;
+        probe.timer = setTimeout(expire, LATE_MS);
+        return;
+      }
+      this.probe = undefined;
+      if (this.ended || this.lost !== lost || this.current !== "online" || nc.isClosed()) return;
+      nc.reconnect?.().catch(() => undefined); // closed or draining meanwhile: nothing to drop
     };
+    const probe: Probe = { timer: setTimeout(expire, timeoutMs), late: false };
     this.probe = probe;
     nc.flush().then(
       () => this.endProbe(probe),
@@ -205,7 +221,7 @@ export class ConnectionGate {
     );
   }
 
-  private endProbe(probe: { timer: ReturnType<typeof setTimeout> }): void {
+  private endProbe(probe: Probe): void {
     clearTimeout(probe.timer);
     if (this.probe === probe) this.probe = undefined;
   }
