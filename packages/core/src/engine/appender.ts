@@ -174,7 +174,11 @@ export class Appender {
       try {
         if (maybeStored && expected === undefined) {
           // Invariant 2: look before re-sending, and re-send only on the tail that was checked.
-          const seen = await this.lookup.locate(messageId, checked, "range");
+          const seen = await this.bounded(
+            this.lookup.locate(messageId, checked, "range"),
+            deadline,
+            signal,
+          );
           if (seen.kind === "found") return seen.revision;
           if (seen.kind === "absent") condition = checked = seen.tail;
           else if (seen.purged) throw unknownBecause(seen.why, messageId);
@@ -193,7 +197,11 @@ export class Appender {
         let failure: unknown = e;
         if (isStateSyncError(e, "CONFLICT") && maybeStored && expected !== undefined) {
           try {
-            const seen = await this.lookup.locate(messageId, expected, "next");
+            const seen = await this.bounded(
+              this.lookup.locate(messageId, expected, "next"),
+              deadline,
+              signal,
+            );
             if (seen.kind === "found") return seen.revision;
             if (seen.kind === "absent") throw e; // a real conflict: the caller may re-run
             throw unknownBecause(seen.why, messageId);
@@ -253,6 +261,20 @@ export class Appender {
         }
       }
     }
+  }
+
+  /**
+   * A look-up of an earlier send, ended by the caller's limits too: `UNAVAILABLE` (the outcome
+   * stays unknown) once `signal` aborts or `deadline` passes. Before, an abort during a re-send
+   * waited for the look-up's request timeout, 5 s against a frozen server (a fresh-eyes trial).
+   */
+  private async bounded<T>(work: Promise<T>, deadline: number, signal?: AbortSignal): Promise<T> {
+    const result = await within(work, { deadline, signal: signal ?? this.status.signal });
+    if (result !== ENDED) return result;
+    throw new StateSyncError(
+      "UNAVAILABLE",
+      "the look-up of an earlier send was cut short by the update's limits",
+    );
   }
 
   /**

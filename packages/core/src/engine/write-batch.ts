@@ -1,12 +1,15 @@
 import type { EntryOrigin } from "../entry.js";
-import { StateSyncError } from "../errors.js";
+import { isStateSyncError, StateSyncError } from "../errors.js";
 import type { UpdateResult } from "../synchronizer-types.js";
-import type { AppendLimits } from "./appender.js";
+import type { AppendLimits, Appender, ConditionalOutcome } from "./appender.js";
 import type { ContendingBatch } from "./contention.js";
 import type { ParsedUpdateOptions } from "./options.js";
 import type { RecipeRun } from "./recipes.js";
 import type { StatusHub } from "./status.js";
 import { unsent, waitLimits, type UpdateLimits, type WaitLimits } from "./wait-limits.js";
+
+/** A signal that never aborts (the batch's combined signal needs a `closing` one). */
+const NEVER = new AbortController().signal;
 
 /** A conditional update waiting in the local queue. */
 export interface QueuedUpdate<S> extends RecipeRun, ParsedUpdateOptions {
@@ -64,14 +67,80 @@ export class Batch<S> implements ContendingBatch {
 
   /**
    * One timeout and deadline for the batch's append (the shortest, the earliest), and a signal
-   * only when it is one caller's.
+   * that aborts with any op's. What follows when one op's limits end the append:
+   * {@link afterFailedAppend}. (Before, the batch had a signal only when it was one caller's,
+   * and every op failed at the first op's deadline with its wait: a fresh-eyes trial.)
    */
-  appendLimits(): AppendLimits {
+  appendLimits(): AppendLimits & { dispose(): void } {
+    const limits = this.ops.map(limitsOfUpdate);
+    const signed = limits.filter((l) => l.signal !== undefined);
+    const any = signed.length > 1 ? waitLimits(signed, NEVER) : undefined;
     return {
       timeoutMs: Math.min(...this.ops.map((o) => o.outcomeTimeoutMs)),
-      deadline: Math.min(...this.ops.map((o) => o.deadline ?? Infinity)),
-      signal: this.ops.length === 1 ? this.ops[0]!.signal : undefined,
+      deadline: Math.min(...limits.map((l) => l.deadline)),
+      signal: any ? any.signal : signed[0]?.signal,
+      dispose: () => any?.dispose(),
     };
+  }
+
+  /**
+   * Appends the batch's entry `prepared` conditionally on `base` with {@link appendLimits}:
+   * its outcome, or, when one op's limits ended it, `"interrupted"` (a new round goes on without
+   * that op) or `"none"` (every op rejected): see {@link afterFailedAppend}.
+   */
+  async append(
+    appender: Appender,
+    prepared: Parameters<Appender["appendConditional"]>[0],
+    base: number,
+    status: StatusHub,
+  ): Promise<ConditionalOutcome | "interrupted" | "none"> {
+    const limits = this.appendLimits();
+    try {
+      return await appender.appendConditional(prepared, base, limits);
+    } catch (e) {
+      const next = this.afterFailedAppend(e, status);
+      if (next === "rethrow") throw e;
+      return next === "retry" ? "interrupted" : "none";
+    } finally {
+      limits.dispose();
+    }
+  }
+
+  /**
+   * After the batch's append failed with `error`, when some op's own limits (its signal, its
+   * deadline) had ended. When nothing was sent (`ABORTED`, `notSent`), those ops are rejected
+   * (with `error` when it ended the same way: it names the attempts, else with their own) and
+   * `"retry"`: a new round goes on with the others (`"rejected"` when none is left). When
+   * the entry may be stored (`UNKNOWN_OUTCOME`): those ops get `error`, the others an
+   * `UNKNOWN_OUTCOME` that says their entry was shared (it cannot be re-sent for them alone, nor
+   * re-computed without the risk of applying them twice). `"rethrow"` otherwise, and when no
+   * op's limits ended: the error is the whole batch's (as before).
+   */
+  afterFailedAppend(error: unknown, status: StatusHub): "retry" | "rejected" | "rethrow" {
+    if (status.stopped || !isStateSyncError(error)) return "rethrow";
+    const ended = new Map(this.ops.map((op) => [op, unsent(status, limitsOfUpdate(op))]));
+    for (const [op, why] of ended) if (!why) ended.delete(op);
+    if (ended.size === 0) return "rethrow";
+    if (error.code === "ABORTED" || error.details.notSent === true) {
+      // The append's own error names its attempts and wait: theirs, when it ended the same way.
+      for (const [op, why] of ended) op.reject(why!.code === error.code ? error : why);
+      this.ops = this.ops.filter((op) => !ended.has(op));
+      return this.ops.length > 0 ? "retry" : "rejected";
+    }
+    if (error.code !== "UNKNOWN_OUTCOME") return "rethrow";
+    for (const op of this.ops) {
+      op.reject(
+        ended.has(op)
+          ? error
+          : new StateSyncError(
+              "UNKNOWN_OUTCOME",
+              `the append may or may not be stored: its entry also held an update that was aborted or timed out while the entry's outcome was unknown (${error.message})`,
+              { cause: error, details: error.details },
+            ),
+      );
+    }
+    this.ops = [];
+    return "rejected";
   }
 
   /** Rejects the ops out of attempts with `RETRY_LIMIT` ("<what> <n> times"). */

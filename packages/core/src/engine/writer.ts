@@ -271,7 +271,8 @@ export class Writer<S, C extends CommandMap<S>> {
     for (const op of batch.ops) op.attempts += 1;
     // Read back before its acknowledgement, the entry is adopted with this state (no replay).
     const own = { ...prepared, produced: { base, state: run.state } };
-    const outcome = await this.p.appender.appendConditional(own, base, batch.appendLimits());
+    const outcome = await batch.append(this.p.appender, own, base, this.p.status);
+    if (outcome === "interrupted" || outcome === "none") return { kind: outcome };
     if (outcome.kind === "conflict") return { ...outcome, base };
     // Committed: whatever happens to the replica now (closed, stalled, a read that fails), the
     // caller learns that its update is in the log, at this revision, with this state (a CLOSED
