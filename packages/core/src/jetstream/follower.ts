@@ -1,6 +1,7 @@
 import { StateSyncError, type StateSyncErrorCode } from "../errors.js";
 import type { LogFollowHandler, LogFollower } from "../log.js";
 import type { ConnectionGate } from "./connection-gate.js";
+import { ConsumerDisposals } from "./consumer-disposals.js";
 import { toStateSyncError } from "./nats-errors.js";
 import type { JetStreamApi } from "./adapter.js";
 import type { ConsumerLike, ConsumerMessagesLike, JsMsgLike } from "./nats-types.js";
@@ -47,6 +48,8 @@ const RECHECK = new Set(["ordered_consumer_recreated", "stream_not_found", "cons
 const FOLLOW_BATCH = 256;
 /** Pull expiry; idle heartbeats come every half of it, a lost consumer shows after two missed. */
 const FOLLOW_EXPIRES_MS = 10_000;
+/** How long `stop()` waits for the server to delete the consumer, ms. */
+const RELEASE_WAIT_MS = 2_000;
 
 /**
  * Follows one subject with an ordered consumer's `consume()` (jetstream-notes "Reading"): the
@@ -63,7 +66,8 @@ const FOLLOW_EXPIRES_MS = 10_000;
  * - reports `PERMISSION_DENIED` as soon as the server rejects this consumer's subjects;
  * - retries other failures with backoff until stopped, or until the connection is closed for
  *   good (then it ends quietly; the log is `offline`).
- * `stop()` resolves at once; no entry is delivered after it is called.
+ * No entry is delivered after `stop()` is called; it resolves once the server's consumer is
+ * deleted (at most {@link RELEASE_WAIT_MS} later) and a creation in flight settled.
  */
 export class JetStreamFollower implements LogFollower {
   private stopped = false;
@@ -71,6 +75,7 @@ export class JetStreamFollower implements LogFollower {
   private attempt = 0;
   private consumer: ConsumerLike | undefined;
   private messages: ConsumerMessagesLike | undefined;
+  private readonly disposals = new ConsumerDisposals();
   private holding = false;
   /** Messages received and not delivered yet, in order (while holding or checking a gap). */
   private held: JsMsgLike[] = [];
@@ -125,6 +130,7 @@ export class JetStreamFollower implements LogFollower {
       ]);
       clearTimeout(timer);
     }
+    await this.disposals.settled(RELEASE_WAIT_MS); // deleted before the connection goes
   }
 
   /** The client's consumer creation or `consume()` in flight, if any. */
@@ -144,23 +150,19 @@ export class JetStreamFollower implements LogFollower {
     this.abortPending = () => reject(new StateSyncError("CLOSED", "the follower stopped"));
   });
 
+  /** Stops the pull and deletes the consumer (`disposals`). */
   private release(): void {
     this.abortPending();
     this.attempt += 1;
     this.unwatchPermission();
     this.wake?.();
-    const messages = this.messages;
-    const consumer = this.consumer;
+    const { messages, consumer } = this;
     this.messages = undefined;
     this.consumer = undefined;
     this.held = [];
-    messages?.stop();
-    // Delete the server's consumer only once its pull has ended: deleted under an active pull,
-    // the server says so to the pull and nats.js starts re-creating the ordered consumer, on a
-    // timer that retries forever once the connection is closed (it kept processes from exiting).
-    void (messages ? messages.closed() : Promise.resolve())
-      .then(() => consumer?.delete())
-      .catch(() => undefined);
+    // No pull yet (a consume() in flight: nats.js creates the server's consumer in it), nothing
+    // to delete here: `run` disposes of what it brings once it settles.
+    if (consumer && messages) this.disposals.dispose(consumer, messages);
   }
 
   private fail(error: unknown): void {
@@ -216,10 +218,10 @@ export class JetStreamFollower implements LogFollower {
           ),
           this.source.timeoutMs * 2,
           what,
-          { abort: this.stopping, onLate: (m) => m.stop() },
+          { abort: this.stopping, onLate: (m) => this.disposals.dispose(consumer, m) },
         );
         if (this.stopped || attempt !== this.attempt) {
-          messages.stop();
+          this.disposals.dispose(consumer, messages);
           return;
         }
         this.messages = messages;
