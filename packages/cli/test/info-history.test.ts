@@ -376,6 +376,9 @@ describe("statesync info and history", () => {
       `first retained  none (revisions 1-${latestRevision} were purged or truncated away; the next entry is ${latestRevision + 1})`,
     );
     expect(info.stdout).toContain("model           unknown (the log holds no entries)");
+    expect(info.stdout).toContain(
+      "warning         the state is not in the log: a replica without a local snapshot starts from the model's initial state",
+    );
     const verify = await runCli(["verify", ...where(stream, "--model", MODEL)]);
     expect(verify.code).toBe(1);
     expect(verify.stdout).toContain("result            STOPS: the log retains no entry");

@@ -34,14 +34,17 @@ export function registerCompact(program: Command): void {
         withLog(
           s,
           async (log) => {
-            const before = (await log.info()).firstRevision;
+            const { firstRevision: before, latestRevision } = await log.info();
             const revision = await withReplica(log, model, async (replica) => {
               if (!replica)
                 throw new StateSyncError("VALIDATION", "the log is empty: nothing to compact");
               return (await replica.compact()).revision;
             });
             const after = await log.info();
-            return { revision, firstRevision: after.firstRevision, removedFrom: before };
+            // A log that already starts with a snapshot entry of its state gets none (the
+            // engine writes nothing then): said so, not "compacted" (a fresh-eyes trial).
+            const written = revision > latestRevision;
+            return { revision, firstRevision: after.firstRevision, removedFrom: before, written };
           },
           { write: true },
         ),
@@ -49,7 +52,9 @@ export function registerCompact(program: Command): void {
       if (o.json) printJson(result);
       else {
         printLines([
-          `compacted: snapshot entry at revision ${result.revision}; the log now starts at revision ${result.firstRevision} (was ${result.removedFrom})`,
+          result.written
+            ? `compacted: snapshot entry at revision ${result.revision}; the log now starts at revision ${result.firstRevision} (was ${result.removedFrom})`
+            : `already compacted: the log starts at revision ${result.firstRevision}, a snapshot entry of the current state (revision ${result.revision}); nothing written`,
         ]);
       }
     }),

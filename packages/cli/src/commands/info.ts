@@ -164,6 +164,20 @@ function firstRetained(r: InfoReport): string {
   return `none (${removed} purged or truncated away; the next entry is ${r.revision + 1})`;
 }
 
+/**
+ * On a log that retains nothing after holding entries (a stream purged whole), what that means
+ * for the next replica (docs/guarantees.md, purges): operators look here (a fresh-eyes trial).
+ */
+function emptied(r: InfoReport): Array<[string, string]> {
+  if (r.firstRevision > 0 || r.revision === 0) return [];
+  return [
+    [
+      "warning",
+      "the state is not in the log: a replica without a local snapshot starts from the model's initial state; a live replica holding the state that compacts then writes it back",
+    ],
+  ];
+}
+
 function text(r: InfoReport): string[] {
   const model = r.model
     ? `${r.model.name} v${r.model.version} (from the ${r.model.from} entry at revision ${r.model.revision})`
@@ -184,6 +198,7 @@ function text(r: InfoReport): string[] {
     ["model", model],
     ["revision", String(r.revision)],
     ["first retained", firstRetained(r)],
+    ...emptied(r),
     ["entries", `${r.entries} retained${r.malformed > 0 ? `, ${r.malformed} malformed` : ""}`],
     ...event("malformed", r.firstMalformed, "skipped by every replica; the first at revision"),
     ...event("replay stops", r.stop, "at revision"),
