@@ -174,11 +174,7 @@ export class Appender {
       try {
         if (maybeStored && expected === undefined) {
           // Invariant 2: look before re-sending, and re-send only on the tail that was checked.
-          const seen = await this.bounded(
-            this.lookup.locate(messageId, checked, "range"),
-            deadline,
-            signal,
-          );
+          const seen = await this.bounded(this.lookup.locate(messageId, checked, "range"), signal);
           if (seen.kind === "found") return seen.revision;
           if (seen.kind === "absent") condition = checked = seen.tail;
           else if (seen.purged) throw unknownBecause(seen.why, messageId);
@@ -199,7 +195,6 @@ export class Appender {
           try {
             const seen = await this.bounded(
               this.lookup.locate(messageId, expected, "next"),
-              deadline,
               signal,
             );
             if (seen.kind === "found") return seen.revision;
@@ -264,16 +259,18 @@ export class Appender {
   }
 
   /**
-   * A look-up of an earlier send, ended by the caller's limits too: `UNAVAILABLE` (the outcome
-   * stays unknown) once `signal` aborts or `deadline` passes. Before, an abort during a re-send
-   * waited for the look-up's request timeout, 5 s against a frozen server (a fresh-eyes trial).
+   * A look-up of an earlier send, ended by the caller's `signal` too: `UNAVAILABLE` (the outcome
+   * stays unknown) once it aborts. Before, an abort during a re-send waited for the look-up's
+   * request timeout, 5 s against a frozen server (a fresh-eyes trial). (Its deadline is not
+   * watched here: the look-up's own request timeout bounds it, and the loop checks it after.)
    */
-  private async bounded<T>(work: Promise<T>, deadline: number, signal?: AbortSignal): Promise<T> {
-    const result = await within(work, { deadline, signal: signal ?? this.status.signal });
+  private async bounded<T>(work: Promise<T>, signal?: AbortSignal): Promise<T> {
+    if (!signal) return work;
+    const result = await within(work, { deadline: Infinity, signal });
     if (result !== ENDED) return result;
     throw new StateSyncError(
       "UNAVAILABLE",
-      "the look-up of an earlier send was cut short by the update's limits",
+      "the look-up of an earlier send was cut short by its signal",
     );
   }
 
