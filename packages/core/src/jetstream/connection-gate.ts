@@ -110,7 +110,7 @@ export class ConnectionGate {
   private async wait(timeoutMs: number): Promise<JetStreamAdapter> {
     if (this.hasFailed) throw this.closedError ?? toStateSyncError(this.failure, "connect to NATS");
     if (this.ended) throw closedGateError();
-    let timer: unknown;
+    let timer: ReturnType<typeof setTimeout> | undefined;
     let end: ((error: StateSyncError) => void) | undefined;
     const timeout = new Promise<never>((_, reject) => {
       end = reject;
