@@ -32,6 +32,12 @@ export interface LogInfo {
   readonly firstRevision: number;
   /** Revision of the last entry of this state; 0 when it never held one. */
   readonly latestRevision: number;
+  /**
+   * In a non-contiguous log, the revision of its last entry of any state (JetStream: the shared
+   * stream's last sequence); absent: `latestRevision`. How `waitFor` tells a revision another
+   * state wrote from one not written yet.
+   */
+  readonly logPosition?: number;
   /** Largest entry the log accepts, in bytes of `data` (message ids and headers excluded). */
   readonly maxEntryBytes: number;
   /**

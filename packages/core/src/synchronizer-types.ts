@@ -188,7 +188,8 @@ export interface StateSynchronizer<
    * Resolves once `revision` has been consumed. Rejects `CLOSED`, `ABORTED` or the stall error;
    * `VALIDATION` (before anything starts) for a revision that is not a non-negative integer or
    * options that are not `{ signal? }` with an `AbortSignal` (`null`, an unknown key). In a shared
-   * stream, a revision another key wrote is reached only with this key's next entry after it.
+   * stream, a revision another key wrote counts as reached once this replica holds its key's last
+   * entry before it (`LogInfo.logPosition`).
    */
   waitFor(revision: number, options?: { signal?: AbortSignal }): Promise<void>;
   /**

@@ -14,6 +14,7 @@ import type { RecipeRun } from "./engine/recipes.js";
 import type { Replica } from "./engine/replica.js";
 import type { Snapshots } from "./engine/snapshots.js";
 import { closedError, emptyStats, StatusHub } from "./engine/status.js";
+import { ENDED, within } from "./engine/wait-limits.js";
 import type { Upgrader } from "./engine/upgrader.js";
 import { wireParts } from "./engine/wiring.js";
 import type { Writer } from "./engine/writer.js";
@@ -218,7 +219,25 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
       return Promise.reject(e);
     }
     if (!(this.options.live ?? true)) this.fetchUpdates().catch(() => undefined);
+    if (!this.log.contiguous) return this.waitForShared(revision, signal);
     return this.replica.waitFor(revision, signal);
+  }
+
+  /**
+   * `waitFor` in a non-contiguous log (a shared stream): a revision another state wrote, which
+   * the log is past while this state's last entry lies before it, is reached with that entry.
+   * Before, it waited for this state's next entry after it, for ever on a quiet key (a
+   * fresh-eyes trial). A revision not written yet is waited for as in an own stream.
+   */
+  private async waitForShared(revision: number, signal?: AbortSignal): Promise<void> {
+    let target = revision;
+    const limits = { deadline: Infinity, signal: signal ?? this.hub.signal };
+    // Offline or failing: wait for the revision itself.
+    const info = await within(this.log.info(), limits).catch((): typeof ENDED => ENDED);
+    if (info !== ENDED && (info.logPosition ?? info.latestRevision) >= revision) {
+      target = Math.min(revision, info.latestRevision);
+    }
+    return this.replica.waitFor(target, signal);
   }
 
   synced(options?: { signal?: AbortSignal }): Promise<number> {

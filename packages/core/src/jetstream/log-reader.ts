@@ -76,6 +76,7 @@ export class LogReader {
         identity: await this.identity(s, si.created),
         firstRevision: latestRevision === 0 ? 0 : (first?.seq ?? latestRevision),
         latestRevision,
+        logPosition: si.state.last_seq,
         maxEntryBytes: this.o.opener.maxEntryBytes(s),
         truncationDenied: si.config.deny_purge === true,
       };
