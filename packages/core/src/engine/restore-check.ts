@@ -32,3 +32,14 @@ export function restoredRecordProblem(
   }
   return undefined;
 }
+
+/**
+ * True when two log identities name different logs, not two incarnations of one: JetStream's
+ * are `jetstream:<stream>:<subject>@<created>` (log-reader.ts), and differ before the `@` for
+ * another stream or key (a trial read "the log was recreated" for a snapshotKey that two
+ * streams shared). Identities of another shape are not told apart.
+ */
+export function otherLog(a: string, b: string): boolean {
+  const at = (id: string) => id.lastIndexOf("@");
+  return at(a) > 0 && at(b) > 0 && a.slice(0, at(a)) !== b.slice(0, at(b));
+}

@@ -10,7 +10,7 @@ import type { SnapshotRecord, SnapshotStore } from "../snapshot-store.js";
 import type { SyncStats } from "../synchronizer-types.js";
 import type { Replica } from "./replica.js";
 import { logHasStart } from "./log-changes.js";
-import { restoredRecordProblem } from "./restore-check.js";
+import { otherLog, restoredRecordProblem } from "./restore-check.js";
 import type { StatusHub } from "./status.js";
 
 /** Least time between two automatic snapshot saves (ms). */
@@ -175,7 +175,9 @@ export class Snapshots<S, C extends CommandMap<S>> {
     if (record === undefined) return;
     let problem: string | undefined;
     if (record.logIdentity !== info.identity) {
-      problem = "the log was recreated since it was written";
+      problem = otherLog(record.logIdentity, info.identity)
+        ? `it was written for another log (${record.logIdentity}, not ${info.identity}): do two states share this snapshotKey?`
+        : "the log was recreated since it was written";
     } else if (record.revision > info.latestRevision) {
       const ahead = `it is ahead of the log (revision ${record.revision} > ${info.latestRevision})`;
       problem = info.latestRevision > 0 ? ahead : "the log holds none of its entries (purged)";
