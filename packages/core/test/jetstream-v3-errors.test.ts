@@ -141,6 +141,9 @@ describe("nats.js v3 errors as StateSyncError codes", () => {
       const err = await appendFailure(failure);
       expect(isStateSyncError(err, "UNAVAILABLE"), String(err)).toBe(true);
       expect((err as { details?: { natsCode?: string } }).details?.natsCode).toBe(natsCode);
+      // No responders: no stream took it, nothing stored (a definite failure); else unknown.
+      const notSent = (err as { details?: { notSent?: boolean } }).details?.notSent;
+      expect(notSent).toBe(natsCode === "503" ? true : undefined);
     }
   });
 

@@ -50,8 +50,9 @@ export function apiErrorCode(err: unknown): number | undefined {
  *   server refused at once: nothing was stored, and a re-send would be refused the same way);
  * - `CONNECTION_CLOSED` (nats.js closed the connection, for good: a request in flight is failed
  *   so) → `CONNECTION_CLOSED`, whose outcome for an append is unknown (no `notSent`);
- * - everything else (`TIMEOUT`, `DISCONNECT`, `503` no responders, other API errors) →
- *   `UNAVAILABLE`: for an append the outcome is unknown.
+ * - `503` no responders → `UNAVAILABLE` with `notSent`: no stream received it, nothing stored;
+ * - everything else (`TIMEOUT`, `DISCONNECT`, other API errors) → `UNAVAILABLE`: for an append
+ *   the outcome is unknown.
  * A `StateSyncError` passes through unchanged.
  */
 export function toStateSyncError(
@@ -95,6 +96,14 @@ export function toStateSyncError(
       `${text} (the stream denies purges, deny_purge: compaction cannot truncate it)`,
       { cause: err, details },
     );
+  }
+  // No responders: no stream took the subject when it was published (a deleted stream, a
+  // cluster between leaders), so nothing was stored: a definite failure, not an unknown outcome.
+  if (e.code === "503") {
+    return new StateSyncError("UNAVAILABLE", text, {
+      cause: err,
+      details: { ...details, notSent: true },
+    });
   }
   return new StateSyncError("UNAVAILABLE", text, { cause: err, details });
 }
