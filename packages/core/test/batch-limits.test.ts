@@ -53,11 +53,32 @@ describe("the limits of conditional updates that share an entry", () => {
     const shortError = await errorOf(short);
     expect(shortError?.code).toBe("UNAVAILABLE");
     expect(shortError?.details.notSent).toBe(true);
+    // Its own wait, not another's of the entry (a trial saw one update's figures on another).
+    expect(shortError?.details.waitedMs).toBeGreaterThanOrEqual(200);
+    expect(shortError?.details.waitedMs).toBeLessThan(20_000);
     reachable();
     const committed = await long; // before: rejected with the short one's error and wait
     expect(committed.revision).toBe(2);
     expect(a.state.count).toBe(10);
     expect(await a.fetchUpdates()).toBe(2); // one entry after the genesis: the long update's
+    await a.close();
+  });
+
+  it("two that end at the same moment each report their own wait", async () => {
+    const log = new MemoryLog();
+    const a = await open(log, { compaction: false });
+    unreachable(log);
+    // The first update keeps the writer busy for 350 ms; the two behind it then share an entry.
+    const first = a.update("increment", { by: 100 }, { outcomeTimeoutMs: 350 });
+    first.catch(() => undefined);
+    const longer = a.update("increment", { by: 1 }, { outcomeTimeoutMs: 600 });
+    await sleep(300); // queued later, with a shorter timeout: both end about 600 ms from the start
+    const shorter = a.update("increment", { by: 10 }, { outcomeTimeoutMs: 300 });
+    const [l, s] = await Promise.all([errorOf(longer), errorOf(shorter)]);
+    expect([l?.code, s?.code]).toEqual(["UNAVAILABLE", "UNAVAILABLE"]);
+    expect(l?.details.waitedMs).toBeGreaterThanOrEqual(600);
+    expect(s?.details.waitedMs).toBeGreaterThanOrEqual(300);
+    expect(s?.details.waitedMs).toBeLessThan(l?.details.waitedMs as number);
     await a.close();
   });
 

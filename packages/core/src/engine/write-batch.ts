@@ -98,7 +98,7 @@ export class Batch<S> implements ContendingBatch {
     try {
       return await appender.appendConditional(prepared, base, limits);
     } catch (e) {
-      const next = this.afterFailedAppend(e, status);
+      const next = this.afterFailedAppend(e, status, limits);
       if (next === "rethrow") throw e;
       return next === "retry" ? "interrupted" : "none";
     } finally {
@@ -109,21 +109,33 @@ export class Batch<S> implements ContendingBatch {
   /**
    * After the batch's append failed with `error`, when some op's own limits (its signal, its
    * deadline) had ended. When nothing was sent (`ABORTED`, `notSent`), those ops are rejected
-   * (with `error` when it ended the same way: it names the attempts, else with their own) and
+   * (with `error` when its `limits` were the op's own: it names the attempts and the wait; else
+   * with their own) and
    * `"retry"`: a new round goes on with the others (`"rejected"` when none is left). When
    * the entry may be stored (`UNKNOWN_OUTCOME`): those ops get `error`, the others an
    * `UNKNOWN_OUTCOME` that says their entry was shared (it cannot be re-sent for them alone, nor
    * re-computed without the risk of applying them twice). `"rethrow"` otherwise, and when no
    * op's limits ended: the error is the whole batch's (as before).
    */
-  afterFailedAppend(error: unknown, status: StatusHub): "retry" | "rejected" | "rethrow" {
+  afterFailedAppend(
+    error: unknown,
+    status: StatusHub,
+    limits: AppendLimits,
+  ): "retry" | "rejected" | "rethrow" {
     if (status.stopped || !isStateSyncError(error)) return "rethrow";
     const ended = new Map(this.ops.map((op) => [op, unsent(status, limitsOfUpdate(op))]));
     for (const [op, why] of ended) if (!why) ended.delete(op);
     if (ended.size === 0) return "rethrow";
     if (error.code === "ABORTED" || error.details.notSent === true) {
-      // The append's own error names its attempts and wait: theirs, when it ended the same way.
-      for (const [op, why] of ended) op.reject(why!.code === error.code ? error : why);
+      // The append's error names its attempts and wait: the update's own when its deadline was
+      // the append's (a trial saw another update's wait on one that ended at the same moment).
+      for (const [op, why] of ended) {
+        const own =
+          why!.code === "UNAVAILABLE" &&
+          (op.deadline ?? Infinity) === limits.deadline &&
+          op.outcomeTimeoutMs === limits.timeoutMs;
+        op.reject(own && error.code === "UNAVAILABLE" ? error : why);
+      }
       this.ops = this.ops.filter((op) => !ended.has(op));
       return this.ops.length > 0 ? "retry" : "rejected";
     }
