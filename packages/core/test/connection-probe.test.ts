@@ -11,6 +11,7 @@ import type { NatsStatusLike } from "../src/jetstream/nats-types.js";
  */
 function fakeConnection() {
   let answer: (() => void) | undefined;
+  let received = 0;
   const statuses: Array<(s: NatsStatusLike) => void> = [];
   const adapter = {
     clientLine: "v2",
@@ -27,12 +28,14 @@ function fakeConnection() {
     reconnect: vi.fn(async () => {
       for (const s of statuses.splice(0)) s({ type: "disconnect", data: "" });
     }),
+    receivedBytes: () => received,
     open: () => Promise.reject(new Error("not used")),
   } satisfies JetStreamAdapter;
   const emit = (type: string) => {
     for (const s of statuses.splice(0)) s({ type, data: "" });
   };
-  return { adapter, answer: () => answer?.(), emit };
+  const receive = (bytes: number) => void (received += bytes);
+  return { adapter, answer: () => answer?.(), emit, receive };
 }
 
 async function openGate(adapter: JetStreamAdapter): Promise<ConnectionGate> {
@@ -115,6 +118,27 @@ describe("the probe of a connection after a request timed out", () => {
       await vi.advanceTimersByTimeAsync(5_000);
       expect(c.adapter.reconnect).not.toHaveBeenCalled();
       await vi.advanceTimersByTimeAsync(500);
+      expect(c.adapter.reconnect).toHaveBeenCalledTimes(1);
+      gate.close();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("leaves alone a busy server that sends other answers while the PING waits behind queued data", async () => {
+    vi.useFakeTimers();
+    try {
+      const c = fakeConnection();
+      const gate = await openGate(c.adapter);
+      gate.suspect(5_000);
+      await vi.advanceTimersByTimeAsync(2_000);
+      c.receive(120); // an acknowledgement of an earlier publish: the server is alive
+      await vi.advanceTimersByTimeAsync(5_000);
+      expect(c.adapter.reconnect).not.toHaveBeenCalled();
+      expect(gate.status).toBe("online");
+
+      gate.suspect(5_000); // silent this time: dropped
+      await vi.advanceTimersByTimeAsync(5_000);
       expect(c.adapter.reconnect).toHaveBeenCalledTimes(1);
       gate.close();
     } finally {

@@ -30,6 +30,7 @@ export function natsV2Adapter(nc: NatsV2ConnectionLike): JetStreamAdapter {
     isClosed: () => nc.isClosed(),
     flush: nc.flush?.bind(nc),
     reconnect: nc.reconnect?.bind(nc),
+    receivedBytes: nc.stats ? () => nc.stats!().inBytes : undefined,
     subscribe: nc.subscribe?.bind(nc),
     open: async (timeoutMs, domain): Promise<JetStreamApi> => {
       const d = domain === undefined ? {} : { domain };

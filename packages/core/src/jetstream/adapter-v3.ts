@@ -54,6 +54,7 @@ export function natsV3Adapter(
     isClosed: () => nc.isClosed(),
     flush: nc.flush?.bind(nc),
     reconnect: nc.reconnect?.bind(nc),
+    receivedBytes: nc.stats ? () => nc.stats!().inBytes : undefined,
     subscribe: nc.subscribe?.bind(nc),
     open: async (timeoutMs, domain) => (await loadApi()).openV3Api(nc, module, timeoutMs, domain),
   };

@@ -98,6 +98,8 @@ export interface JetStreamAdapter {
    * slow request (`ConnectionGate.suspect`).
    */
   readonly flush?: (() => Promise<void>) | undefined;
+  /** Bytes received so far (nats.js `stats().inBytes`): a server that sends is alive. */
+  readonly receivedBytes?: (() => number) | undefined;
   /** Drops the connection and reconnects (nats.js `reconnect()`); absent when the client has none. */
   readonly reconnect?: (() => Promise<void>) | undefined;
   /**

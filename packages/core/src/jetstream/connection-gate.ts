@@ -190,7 +190,8 @@ export class ConnectionGate {
    * (a frozen process or VM, a half-open TCP connection after a laptop's sleep or a NAT timeout)
    * only after `maxPingOut` PINGs, 20 to 30 s with statesync's `pingInterval` of 10 s: until
    * then the replica said `live` while every write waited (a fresh-eyes trial). A slow request on
-   * a healthy server costs one PING. One probe at a time; none while offline or without
+   * a healthy server costs one PING; a server that sent anything meanwhile (`receivedBytes`: the
+   * PING may wait behind megabytes this client queued) counts as alive. One probe at a time; none while offline or without
    * `flush`/`reconnect` on the client. A connection the application passed in is reconnected
    * too: nats.js would drop it the same way after its PINGs.
    */
@@ -200,6 +201,7 @@ export class ConnectionGate {
       return;
     }
     const lost = this.lost;
+    const received = nc.receivedBytes?.();
     const due = Date.now() + timeoutMs;
     const expire = (): void => {
       // Late by the event loop (blocked for a while): the PONG may wait unread in the socket,
@@ -211,6 +213,10 @@ export class ConnectionGate {
       }
       this.probe = undefined;
       if (this.ended || this.lost !== lost || this.current !== "online" || nc.isClosed()) return;
+      // The server sent something meanwhile: alive, busy. The PING waits behind what this client
+      // queued (megabytes of publishes under load), and dropping the connection lost the acks
+      // in flight (a fresh-eyes trial: healthy connections flipped offline under heavy writes).
+      if (received !== undefined && (nc.receivedBytes?.() ?? received) > received) return;
       nc.reconnect?.().catch(() => undefined); // closed or draining meanwhile: nothing to drop
     };
     const probe: Probe = { timer: setTimeout(expire, timeoutMs), late: false };

@@ -312,6 +312,8 @@ export interface NatsV2ConnectionLike {
   flush?(): Promise<void>;
   /** Forces a reconnection (`ConnectionGate.suspect`). */
   reconnect?(): Promise<void>;
+  /** Bytes received so far, among other counts (`ConnectionGate.suspect`). */
+  stats?(): { inBytes: number };
 }
 
 /**

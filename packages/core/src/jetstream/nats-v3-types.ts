@@ -56,6 +56,8 @@ export interface NatsV3ConnectionLike {
   flush?(): Promise<void>;
   /** Forces a reconnection (`ConnectionGate.suspect`). */
   reconnect?(): Promise<void>;
+  /** Bytes received so far, among other counts (`ConnectionGate.suspect`). */
+  stats?(): { inBytes: number };
 }
 
 /** Options of a v3 ordered consumer (`OrderedConsumerOptions`, the parts used). */
