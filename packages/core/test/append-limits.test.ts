@@ -1,9 +1,6 @@
 import { MemoryLog, StateSyncError } from "@statesync/core";
 import { describe, expect, it } from "vitest";
-import { codeOf, open } from "./fixtures.js";
-
-/** Resolves "late" after `ms`: the loser of a race against a call that should end first. */
-const late = (ms: number) => new Promise<string>((r) => setTimeout(() => r("late"), ms));
+import { codeOf, late, open } from "./fixtures.js";
 
 describe("outcomeTimeoutMs and signal bound the attempt in flight (issue 10, case 6)", () => {
   it("an update on a log that does not answer ends at its outcome timeout, not the log's", async () => {

@@ -1,9 +1,7 @@
 import { MemoryLog, StateSyncError } from "@statesync/core";
 import { describe, expect, it } from "vitest";
-import { codeOf, open } from "./fixtures.js";
+import { codeOf, late, open } from "./fixtures.js";
 
-/** Resolves "late" after `ms`: the loser of a race against a call that should end first. */
-const late = (ms: number) => new Promise<string>((r) => setTimeout(() => r("late"), ms));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const errorOf = (p: Promise<unknown>) =>
   p.then(

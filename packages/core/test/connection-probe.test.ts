@@ -38,6 +38,16 @@ function fakeConnection() {
   return { adapter, answer: () => answer?.(), emit, receive };
 }
 
+/** Runs `test` on vitest's fake timers, restoring the real ones after. */
+async function onFakeTimers(test: () => Promise<void>): Promise<void> {
+  vi.useFakeTimers();
+  try {
+    await test();
+  } finally {
+    vi.useRealTimers();
+  }
+}
+
 async function openGate(adapter: JetStreamAdapter): Promise<ConnectionGate> {
   const gate = new ConnectionGate(adapter);
   await gate.get(1_000);
@@ -45,9 +55,8 @@ async function openGate(adapter: JetStreamAdapter): Promise<ConnectionGate> {
 }
 
 describe("the probe of a connection after a request timed out", () => {
-  it("drops a connection whose server does not answer the PING: offline", async () => {
-    vi.useFakeTimers();
-    try {
+  it("drops a connection whose server does not answer the PING: offline", () =>
+    onFakeTimers(async () => {
       const c = fakeConnection();
       const gate = await openGate(c.adapter);
       expect(gate.status).toBe("online");
@@ -63,14 +72,10 @@ describe("the probe of a connection after a request timed out", () => {
       gate.suspect(5_000); // none while offline
       expect(c.adapter.flush).toHaveBeenCalledTimes(1);
       gate.close();
-    } finally {
-      vi.useRealTimers();
-    }
-  });
+    }));
 
-  it("leaves a connection alone whose server answers, or that was lost meanwhile", async () => {
-    vi.useFakeTimers();
-    try {
+  it("leaves a connection alone whose server answers, or that was lost meanwhile", () =>
+    onFakeTimers(async () => {
       const c = fakeConnection();
       const gate = await openGate(c.adapter);
       gate.suspect(5_000);
@@ -94,14 +99,10 @@ describe("the probe of a connection after a request timed out", () => {
       gate.close(); // a closed log stops its probe
       await vi.advanceTimersByTimeAsync(10_000);
       expect(c.adapter.reconnect).not.toHaveBeenCalled();
-    } finally {
-      vi.useRealTimers();
-    }
-  });
+    }));
 
-  it("waits one round more when its timer ran late (a blocked event loop), so an unread PONG counts", async () => {
-    vi.useFakeTimers();
-    try {
+  it("waits one round more when its timer ran late (a blocked event loop), so an unread PONG counts", () =>
+    onFakeTimers(async () => {
       const c = fakeConnection();
       const gate = await openGate(c.adapter);
       gate.suspect(5_000);
@@ -120,14 +121,10 @@ describe("the probe of a connection after a request timed out", () => {
       await vi.advanceTimersByTimeAsync(500);
       expect(c.adapter.reconnect).toHaveBeenCalledTimes(1);
       gate.close();
-    } finally {
-      vi.useRealTimers();
-    }
-  });
+    }));
 
-  it("leaves alone a busy server that sends other answers while the PING waits behind queued data", async () => {
-    vi.useFakeTimers();
-    try {
+  it("leaves alone a busy server that sends other answers while the PING waits behind queued data", () =>
+    onFakeTimers(async () => {
       const c = fakeConnection();
       const gate = await openGate(c.adapter);
       gate.suspect(5_000);
@@ -141,8 +138,5 @@ describe("the probe of a connection after a request timed out", () => {
       await vi.advanceTimersByTimeAsync(5_000);
       expect(c.adapter.reconnect).toHaveBeenCalledTimes(1);
       gate.close();
-    } finally {
-      vi.useRealTimers();
-    }
-  });
+    }));
 });

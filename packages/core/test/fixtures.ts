@@ -92,3 +92,6 @@ export async function codeOf(p: Promise<unknown>): Promise<string | undefined> {
     return (e as StateSyncError).code ?? String(e);
   }
 }
+
+/** Resolves "late" after `ms`: the loser of a race against a call that should end first. */
+export const late = (ms: number) => new Promise<string>((r) => setTimeout(() => r("late"), ms));

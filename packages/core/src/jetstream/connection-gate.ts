@@ -191,13 +191,14 @@ export class ConnectionGate {
    * only after `maxPingOut` PINGs, 20 to 30 s with statesync's `pingInterval` of 10 s: until
    * then the replica said `live` while every write waited (a fresh-eyes trial). A slow request on
    * a healthy server costs one PING; a server that sent anything meanwhile (`receivedBytes`: the
-   * PING may wait behind megabytes this client queued) counts as alive. One probe at a time; none while offline or without
-   * `flush`/`reconnect` on the client. A connection the application passed in is reconnected
-   * too: nats.js would drop it the same way after its PINGs.
+   * PING may wait behind megabytes this client queued) counts as alive. One probe at a time;
+   * none while offline or without `flush`/`reconnect` on the client. A connection the
+   * application passed in is reconnected too: nats.js would drop it the same way after its PINGs.
    */
   suspect(timeoutMs: number): void {
     const nc = this.nc;
-    if (!nc?.flush || !nc.reconnect || this.probe || this.ended || this.current !== "online") {
+    const reconnect = nc?.reconnect;
+    if (!nc?.flush || !reconnect || this.probe || this.ended || this.current !== "online") {
       return;
     }
     const lost = this.lost;
@@ -217,7 +218,7 @@ export class ConnectionGate {
       // queued (megabytes of publishes under load), and dropping the connection lost the acks
       // in flight (a fresh-eyes trial: healthy connections flipped offline under heavy writes).
       if (received !== undefined && (nc.receivedBytes?.() ?? received) > received) return;
-      nc.reconnect?.().catch(() => undefined); // closed or draining meanwhile: nothing to drop
+      reconnect().catch(() => undefined); // closed or draining meanwhile: nothing to drop
     };
     const probe: Probe = { timer: setTimeout(expire, timeoutMs), late: false };
     this.probe = probe;
