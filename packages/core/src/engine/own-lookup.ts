@@ -1,8 +1,10 @@
 import { decodeEntry } from "../entry.js";
-import type { RevisionedLog } from "../log.js";
+import type { LogEntry, RevisionedLog } from "../log.js";
 
 /** Most entries read to look for an own entry whose acknowledgement was lost. */
 export const MAX_LOOKUP_SCAN = 10_000;
+/** Looks in a row that a compaction may cut short (each truncated the log under it). */
+const MAX_LOOKS = 5;
 
 /** What this replica itself remembers of the entries it consumed. */
 export interface OwnHistory {
@@ -51,51 +53,107 @@ export class OwnLookup {
   async locate(messageId: string, after: number, scope: "next" | "range"): Promise<Lookup> {
     const local = this.history.recentRevisionOf(messageId);
     if (local !== undefined && local > after) return { kind: "found", revision: local };
+    // A compaction may truncate the log while it is looked at: its first entry (the snapshot
+    // entry whose record tells) is then gone, or a scan found nothing because its start was
+    // purged under it. Either says nothing about the entry: look again from the new start.
+    for (let look = 1; ; look++) {
+      const seen = await this.locateOnce(messageId, after, scope);
+      if (seen.kind !== "truncated") return seen;
+      if (look >= MAX_LOOKS) {
+        const why = `compactions truncated the log during ${MAX_LOOKS} look-ups in a row`;
+        return { kind: "unknown", purged: true, why };
+      }
+    }
+  }
+
+  /** One look (see `locate`); `truncated` when the log was truncated under it. */
+  private async locateOnce(
+    messageId: string,
+    after: number,
+    scope: "next" | "range",
+  ): Promise<Lookup | { readonly kind: "truncated" }> {
     const info = await this.log.info();
-    const tail = info.latestRevision;
+    let tail = info.latestRevision;
     if (tail <= after) return { kind: "absent", tail };
-    const first = info.firstRevision === 0 ? tail + 1 : info.firstRevision;
+    let first = info.firstRevision === 0 ? tail + 1 : info.firstRevision;
     let from = after;
     if (first > after + 1) {
       // Positions after `after` may have been truncated: the snapshot entry there tells.
-      const record = await this.inSnapshotRecord(messageId, after, first);
+      const start = await this.startEntry(first);
+      // (a snapshot entry appended after `tail` by the compaction that truncated `first`)
+      if (start) [first, tail] = [start.revision, Math.max(tail, start.revision)];
+      const record = inSnapshotRecord(messageId, after, first, start);
       if (record.kind !== "absent") return record;
       if (scope === "next" || first > tail) return { kind: "absent", tail };
       from = first - 1;
     }
     if (scope === "next") {
       const hit = await this.log.findByMessageId(messageId, after);
-      return hit !== undefined ? { kind: "found", revision: hit } : { kind: "absent", tail };
+      if (hit !== undefined) return { kind: "found", revision: hit };
+      return (await this.truncatedSince(after + 1))
+        ? { kind: "truncated" }
+        : { kind: "absent", tail };
     }
     if (tail - from > MAX_LOOKUP_SCAN) {
       const why = `${tail - from} entries were appended since; at most ${MAX_LOOKUP_SCAN} are read`;
       return { kind: "unknown", purged: false, why };
     }
     const hit = await this.log.findByMessageId(messageId, from, tail - from);
-    return hit !== undefined ? { kind: "found", revision: hit } : { kind: "absent", tail };
+    if (hit !== undefined) return { kind: "found", revision: hit };
+    // A read whose start was purged meanwhile starts at the log's new first entry, silently.
+    return (await this.truncatedSince(from + 1)) ? { kind: "truncated" } : { kind: "absent", tail };
   }
 
-  /** Looks in the `recent` list of the snapshot entry at `first`, the log's first entry. */
-  private async inSnapshotRecord(messageId: string, after: number, first: number): Promise<Lookup> {
-    const unknown = (why: string): Lookup => ({ kind: "unknown", purged: true, why });
-    const entry = await this.log.entryAt(first);
-    const decoded = entry && decodeEntry(entry.data);
-    // A chunked snapshot's part 0 carries the same list (the log is truncated before it).
-    const start = decoded?.ok ? decoded.entry : undefined;
-    if (start?.kind !== "snapshot" && !(start?.kind === "part" && start.index === 0)) {
-      return unknown(`the log was truncated after revision ${after} and holds no snapshot entry`);
-    }
-    const snapshot = start;
-    // Nothing of this state lies between `after` and a snapshot entry based on it.
-    if (snapshot.base <= after) return { kind: "absent", tail: first };
-    const recent = snapshot.recent ?? [];
-    const hit = recent.find((r) => r[0] === messageId);
-    if (hit) return { kind: "found", revision: hit[1] };
-    // The list names every entry with a message id from its oldest one on (Replay keeps it so).
-    if (recent.length > 0 && recent[0]![1] <= after + 1) return { kind: "absent", tail: first };
-    return unknown(
-      `the log was truncated after revision ${after} and the snapshot entry at revision ${first} ` +
-        `does not record the message ids that far back`,
-    );
+  /**
+   * True when the log's first entry now lies after `needed`, the first position a read of this
+   * look had to see: a compaction truncated it under the read. The entry itself, not the log's
+   * `firstRevision`, which nats-server 2.9.10 can leave behind (see `startEntry`).
+   */
+  private async truncatedSince(needed: number): Promise<boolean> {
+    const info = await this.log.info();
+    if (info.firstRevision === 0) return info.latestRevision >= needed;
+    const start = await this.startEntry(info.firstRevision);
+    return (start?.revision ?? info.latestRevision + 1) > needed;
   }
+
+  /**
+   * The log's first entry: at `first` where the log said it starts, else the first one after it.
+   * A newer compaction may have truncated `first` since; and nats-server 2.9.10 can report a
+   * `first_seq` it no longer holds after filtered purges (a trial: `first_seq` 55 for minutes,
+   * `messages` 1, `num_deleted` 1,361, 55 itself not found), so every look-up of 677 of 4,500
+   * updates said `UNKNOWN_OUTCOME`, "holds no snapshot entry".
+   */
+  private async startEntry(first: number): Promise<LogEntry | undefined> {
+    const entry = await this.log.entryAt(first);
+    if (entry) return entry;
+    for await (const next of this.log.read(first, Number.POSITIVE_INFINITY)) return next;
+    return undefined;
+  }
+}
+
+/** Looks in the `recent` list of `start`, the log's first entry at `first` (if it holds one). */
+function inSnapshotRecord(
+  messageId: string,
+  after: number,
+  first: number,
+  start: LogEntry | undefined,
+): Lookup {
+  const unknown = (why: string): Lookup => ({ kind: "unknown", purged: true, why });
+  const decoded = start && decodeEntry(start.data);
+  // A chunked snapshot's part 0 carries the same list (the log is truncated before it).
+  const entry = decoded?.ok ? decoded.entry : undefined;
+  if (entry?.kind !== "snapshot" && !(entry?.kind === "part" && entry.index === 0)) {
+    return unknown(`the log was truncated after revision ${after} and holds no snapshot entry`);
+  }
+  // Nothing of this state lies between `after` and a snapshot entry based on it.
+  if (entry.base <= after) return { kind: "absent", tail: first };
+  const recent = entry.recent ?? [];
+  const hit = recent.find((r) => r[0] === messageId);
+  if (hit) return { kind: "found", revision: hit[1] };
+  // The list names every entry with a message id from its oldest one on (Replay keeps it so).
+  if (recent.length > 0 && recent[0]![1] <= after + 1) return { kind: "absent", tail: first };
+  return unknown(
+    `the log was truncated after revision ${after} and the snapshot entry at revision ${first} ` +
+      `does not record the message ids that far back`,
+  );
 }
