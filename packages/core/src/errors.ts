@@ -182,3 +182,15 @@ export function connectionClosedError(
 export function isStateSyncError(err: unknown, code?: StateSyncErrorCode): err is StateSyncError {
   return err instanceof StateSyncError && (code === undefined || err.code === code);
 }
+
+/**
+ * What the caller of `updateUnconditionally` gets when its command entry, stored at `revision`,
+ * is a no-op on every replica (`failure`, as the replica reported it): `COMMAND_FAILED` with
+ * `details.committed: true` (the entry is in the log; sending the command again appends another).
+ */
+export function commandFailed(failure: StateSyncError, revision: number): StateSyncError {
+  return new StateSyncError("COMMAND_FAILED", failure.message, {
+    cause: failure.cause ?? failure,
+    details: { ...failure.details, revision, committed: true },
+  });
+}

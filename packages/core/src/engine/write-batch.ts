@@ -172,3 +172,10 @@ export class Batch<S> implements ContendingBatch {
     for (const op of this.ops) op.reject(error);
   }
 }
+
+/** The highest identity of the batch's queued updates (they share one origin), if any. */
+export function originOf<S>(ops: readonly QueuedUpdate<S>[]): EntryOrigin | undefined {
+  let origin: EntryOrigin | undefined;
+  for (const op of ops) if (op.origin && (!origin || op.origin[1] > origin[1])) origin = op.origin;
+  return origin;
+}
