@@ -35,7 +35,8 @@ export interface UpdateOptions {
    * local queue, for the log, behind other writers) and the re-sends of an append whose outcome
    * is unknown (lost acknowledgement, server gone). Past it, the call rejects with
    * `UNKNOWN_OUTCOME` when an append may have been stored, else with `UNAVAILABLE`
-   * (`details.notSent`: nothing was appended). Default 30,000; keep it well below the stream's
+   * (`details: { notSent: true, timedOut: true, waitedMs, outcomeTimeoutMs }`: nothing was
+   * appended). Default 30,000; keep it well below the stream's
    * duplicate window (2 minutes by default).
    */
   outcomeTimeoutMs?: number;

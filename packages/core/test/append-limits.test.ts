@@ -59,6 +59,8 @@ describe("an update that never reached the log says how long it waited (issue 12
     expect(error.message).toContain(`unreachable for ${waited} ms (${attempts} attempts`);
     expect((error.cause as StateSyncError).message).toBe("the memory log is offline");
     expect(error.details.notSent).toBe(true);
+    // The same details as an update that timed out waiting in the queue (a trial, stop 27).
+    expect(error.details).toMatchObject({ timedOut: true, outcomeTimeoutMs: 300 });
     expect(await a.fetchUpdates()).toBe(1); // nothing was appended
     await a.close();
   });
@@ -74,7 +76,12 @@ describe("an update that never reached the log says how long it waited (issue 12
       .update("increment", { by: 1 }, { outcomeTimeoutMs: 300 })
       .catch((e: unknown) => e)) as StateSyncError;
     expect(error.code).toBe("UNAVAILABLE");
-    expect(error.details).toMatchObject({ notSent: true, attempts: 0 });
+    expect(error.details).toMatchObject({
+      notSent: true,
+      attempts: 0,
+      timedOut: true,
+      outcomeTimeoutMs: 300,
+    });
     expect(error.details.waitedMs as number).toBeGreaterThanOrEqual(300);
     expect(error.details.waitedMs as number).toBeLessThanOrEqual(Date.now() - started);
     expect(error.message).toMatch(/unreachable for \d+ ms \(the connection was lost/);

@@ -222,7 +222,8 @@ export class Appender {
         if (over && !maybeStored) {
           // Nothing was ever sent: the outcome is known, the caller may simply try again.
           if (signal?.aborted && !this.status.closed) throw abortError(signal);
-          throw unreachableFor(failure, Date.now() - started, sends);
+          const timedOut = Date.now() >= deadline ? timeoutMs : undefined;
+          throw unreachableFor(failure, Date.now() - started, sends, timedOut);
         }
         if (over) {
           const why =
@@ -339,18 +340,33 @@ function unknownBecause(why: string, messageId: string): StateSyncError {
 }
 
 /**
- * The error an append ends with when the log stayed unreachable until its deadline and nothing
- * was sent: `UNAVAILABLE`, saying how long the whole wait lasted and how many attempts it made.
+ * The error an append ends with when the log stayed unreachable until its deadline (its
+ * `outcomeTimeoutMs`, ms; undefined when the replica closed first) and nothing was sent: `UNAVAILABLE`, saying how long the whole wait lasted and how many attempts it made.
  * The last attempt's own error (say "not connected to NATS within 5000 ms", true of that one
  * attempt) is its `cause`; quoted alone after a 37 s wait it misled (issue 12).
  */
-function unreachableFor(failure: unknown, waitedMs: number, attempts: number): StateSyncError {
+function unreachableFor(
+  failure: unknown,
+  waitedMs: number,
+  attempts: number,
+  outcomeTimeoutMs: number | undefined,
+): StateSyncError {
   const last = failure instanceof Error ? failure.message : String(failure);
   const details = isStateSyncError(failure) ? failure.details : {};
   const tried = `${attempts} ${attempts === 1 ? "attempt" : "attempts"}; the last: ${last}`;
   return new StateSyncError(
     "UNAVAILABLE",
     `nothing was appended: the log was unreachable for ${waitedMs} ms (${attempts === 0 ? last : tried})`,
-    { cause: failure, details: { ...details, notSent: true, waitedMs, attempts } },
+    {
+      cause: failure,
+      details: {
+        ...details,
+        notSent: true,
+        waitedMs,
+        attempts,
+        // Past its deadline: the same details as an update that timed out unsent (`unsent`).
+        ...(outcomeTimeoutMs !== undefined ? { timedOut: true, outcomeTimeoutMs } : {}),
+      },
+    },
   );
 }
