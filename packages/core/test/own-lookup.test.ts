@@ -29,7 +29,12 @@ async function compact(log: MemoryLog, recent: RecentEntry[]): Promise<number> {
 
 /** A log whose next `entryAt` or `findByMessageId` runs `before` first (a compaction that lands mid-look). */
 class RacedLog extends MemoryLog {
-  before: { entryAt?: () => Promise<unknown>; find?: () => Promise<unknown> } = {};
+  before: {
+    entryAt?: () => Promise<unknown>;
+    find?: () => Promise<unknown>;
+    /** Runs once a read has fixed its end at the latest revision, as a JetStream read does. */
+    read?: () => Promise<unknown>;
+  } = {};
   /** The first revision `info` reports instead of the true one (a stale `first_seq`). */
   staleFirst: number | undefined;
   override async info() {
@@ -41,6 +46,13 @@ class RacedLog extends MemoryLog {
     this.before.entryAt = undefined;
     await run?.();
     return super.entryAt(revision);
+  }
+  override async *read(from: number, to: number): AsyncIterable<LogEntry> {
+    const last = (await super.info()).latestRevision;
+    const run = this.before.read;
+    this.before.read = undefined;
+    await run?.();
+    yield* super.read(from, Math.min(to, last));
   }
   override async findByMessageId(id: string, after: number, scan?: number) {
     const run = this.before.find;
@@ -106,6 +118,22 @@ describe("OwnLookup while compactions truncate the log", () => {
     log.staleFirst = await compact(log, recent);
     await compact(log, recent);
     const seen = await new OwnLookup(log, nobody).locate("mine-id", 1, "range");
+    expect(seen).toEqual({ kind: "found", revision: mine });
+  });
+
+  it("reads again when a compaction appended and truncated after its read fixed its end", async () => {
+    // The same trial, with the fix above: a read of the log's first entry from a stale
+    // `first_seq` ended at the latest revision it saw; a compaction appended its snapshot entry
+    // after it and truncated everything before, and the read came back empty.
+    const log = new RacedLog();
+    log.injectRaw("first");
+    const mine = log.injectRaw("mine", "mine-id");
+    log.injectRaw("later");
+    const recent: RecentEntry[] = [["mine-id", mine, 1]];
+    await compact(log, recent);
+    log.staleFirst = mine;
+    log.before.read = () => compact(log, recent);
+    const seen = await new OwnLookup(log, nobody).locate("mine-id", 0, "range");
     expect(seen).toEqual({ kind: "found", revision: mine });
   });
 

@@ -126,7 +126,12 @@ export class OwnLookup {
   private async startEntry(first: number): Promise<LogEntry | undefined> {
     const entry = await this.log.entryAt(first);
     if (entry) return entry;
-    for await (const next of this.log.read(first, Number.POSITIVE_INFINITY)) return next;
+    // A read ends at the latest revision it saw when it started: a compaction that appends its
+    // snapshot entry after that and truncates before it leaves the read nothing (seen on
+    // nats-server 2.9.10 in the same trial). Read again: the next one sees that entry.
+    for (let read = 0; read < MAX_LOOKS; read++) {
+      for await (const next of this.log.read(first, Number.POSITIVE_INFINITY)) return next;
+    }
     return undefined;
   }
 }
