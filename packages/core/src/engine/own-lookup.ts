@@ -39,6 +39,9 @@ export type Lookup =
  *    makes the answer `unknown`, never `absent`.
  */
 export class OwnLookup {
+  /** The look-up running now (they run one at a time, see `locate`). */
+  private running: Promise<unknown> = Promise.resolve();
+
   constructor(
     private readonly log: RevisionedLog,
     private readonly history: OwnHistory,
@@ -50,7 +53,26 @@ export class OwnLookup {
    * position after `after` up to the tail can (an unconditional append sent when the log was at
    * `after` or later). Throws what the log throws (`UNAVAILABLE`, ...).
    */
-  async locate(messageId: string, after: number, scope: "next" | "range"): Promise<Lookup> {
+  locate(messageId: string, after: number, scope: "next" | "range"): Promise<Lookup> {
+    const local = this.history.recentRevisionOf(messageId);
+    if (local !== undefined && local > after)
+      return Promise.resolve({ kind: "found", revision: local });
+    // One look-up at a time: each reads the log, and hundreds at once (every unconditional
+    // append in flight when a connection was cut) asked the server for more bytes together than
+    // its `max_pending`, so it cut the connection again (a trial with `max_pending: 16MB`: 114
+    // slow-consumer cuts in 2 minutes and replicas `offline` most of the time). Waiting its turn,
+    // a look-up first asks the replica's own record again: it has often read the entry since.
+    const run = () => this.locateNow(messageId, after, scope);
+    const turn = this.running.then(run, run);
+    this.running = turn.catch(() => undefined);
+    return turn;
+  }
+
+  private async locateNow(
+    messageId: string,
+    after: number,
+    scope: "next" | "range",
+  ): Promise<Lookup> {
     const local = this.history.recentRevisionOf(messageId);
     if (local !== undefined && local > after) return { kind: "found", revision: local };
     // A compaction may truncate the log while it is looked at: its first entry (the snapshot
