@@ -379,6 +379,9 @@ describe("statesync info and history", () => {
     expect(info.stdout).toContain(
       "warning         the state is not in the log: a replica without a local snapshot starts from the model's initial state",
     );
+    const json = JSON.parse((await runCli(["info", ...where(stream, "--json")])).stdout);
+    expect(json).toMatchObject({ firstRevision: 0, revision: latestRevision, entries: 0 });
+    expect(json.warnings).toEqual([expect.stringMatching(/^the state is not in the log: /)]);
     const verify = await runCli(["verify", ...where(stream, "--model", MODEL)]);
     expect(verify.code).toBe(1);
     expect(verify.stdout).toContain("result            STOPS: the log retains no entry");

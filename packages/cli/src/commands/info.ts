@@ -64,6 +64,8 @@ export interface InfoReport {
   configProblems: string[];
   /** What makes a usable stream unsafe (see `streamConfigWarnings`: `deny_delete` off). */
   configWarnings: string[];
+  /** What the log means for the state itself: a log that retains none of it (`emptied`). */
+  warnings: string[];
 }
 
 async function scan(log: JetStreamLog, report: InfoReport): Promise<void> {
@@ -130,6 +132,7 @@ export async function readInfo(s: Session): Promise<InfoReport> {
       ...streamConfigWarnings(si.config as StreamConfigLike),
       ...foreignSubjects(si.state, s.layout),
     ],
+    warnings: [],
   };
   // A sealed stream is unsafe to write but whole: its entries are read as any other's.
   if (
@@ -145,6 +148,7 @@ export async function readInfo(s: Session): Promise<InfoReport> {
   } else {
     report.bytes = null;
   }
+  report.warnings = emptied(report);
   return report;
 }
 
@@ -166,15 +170,13 @@ function firstRetained(r: InfoReport): string {
 
 /**
  * On a log that retains nothing after holding entries (a stream purged whole), what that means
- * for the next replica (docs/guarantees.md, purges): operators look here (a fresh-eyes trial).
+ * for the next replica (docs/guarantees.md, purges): operators look here (a fresh-eyes trial),
+ * and scripts in `--json`'s `warnings` (a later trial found it in the text only).
  */
-function emptied(r: InfoReport): Array<[string, string]> {
+function emptied(r: InfoReport): string[] {
   if (r.firstRevision > 0 || r.revision === 0) return [];
   return [
-    [
-      "warning",
-      "the state is not in the log: a replica without a local snapshot starts from the model's initial state; a live replica holding the state that compacts then writes it back",
-    ],
+    "the state is not in the log: a replica without a local snapshot starts from the model's initial state; a live replica holding the state that compacts then writes it back",
   ];
 }
 
@@ -198,7 +200,7 @@ function text(r: InfoReport): string[] {
     ["model", model],
     ["revision", String(r.revision)],
     ["first retained", firstRetained(r)],
-    ...emptied(r),
+    ...r.warnings.map((w): [string, string] => ["warning", w]),
     ["entries", `${r.entries} retained${r.malformed > 0 ? `, ${r.malformed} malformed` : ""}`],
     ...event("malformed", r.firstMalformed, "skipped by every replica; the first at revision"),
     ...event("replay stops", r.stop, "at revision"),
