@@ -183,4 +183,19 @@ describe("OwnLookup runs one look-up at a time", () => {
     expect(log.most).toBe(1);
     expect(order[0]).toBe("known"); // it did not wait behind the reads
   });
+
+  it("does not hold a conditional append's look-up behind the scans", async () => {
+    const log = new SlowScans();
+    log.injectRaw("first");
+    const ids = Array.from({ length: 20 }, (_, i) => `id-${i}`);
+    for (const id of ids) log.injectRaw(id, id);
+    const lookup = new OwnLookup(log, nobody);
+    const order: string[] = [];
+    const scans = ids.map((id) => lookup.locate(id, 1, "range").then(() => order.push(id)));
+    // The entry right after revision 5 (a conditional append on 5), looked for at once.
+    const next = lookup.locate("id-4", 5, "next").then((r) => (order.push("next"), r));
+    expect(await next).toEqual({ kind: "found", revision: 6 });
+    await Promise.all(scans);
+    expect(order.indexOf("next")).toBeLessThan(3);
+  });
 });

@@ -39,7 +39,7 @@ export type Lookup =
  *    makes the answer `unknown`, never `absent`.
  */
 export class OwnLookup {
-  /** The look-up running now (they run one at a time, see `locate`). */
+  /** The scan running now (they run one at a time, see `locate`). */
   private running: Promise<unknown> = Promise.resolve();
 
   constructor(
@@ -57,12 +57,15 @@ export class OwnLookup {
     const local = this.history.recentRevisionOf(messageId);
     if (local !== undefined && local > after)
       return Promise.resolve({ kind: "found", revision: local });
-    // One look-up at a time: each reads the log, and hundreds at once (every unconditional
-    // append in flight when a connection was cut) asked the server for more bytes together than
-    // its `max_pending`, so it cut the connection again (a trial with `max_pending: 16MB`: 114
+    // One scan at a time: each reads the log, and hundreds at once (every unconditional append
+    // in flight when a connection was cut) asked the server for more bytes together than its
+    // `max_pending`, so it cut the connection again (a trial with `max_pending: 16MB`: 114
     // slow-consumer cuts in 2 minutes and replicas `offline` most of the time). Waiting its turn,
     // a look-up first asks the replica's own record again: it has often read the entry since.
+    // A conditional append's look-up (one point read; the writer sends one batch at a time) does
+    // not wait behind them: it held every conditional update of the replica meanwhile.
     const run = () => this.locateNow(messageId, after, scope);
+    if (scope === "next") return run();
     const turn = this.running.then(run, run);
     this.running = turn.catch(() => undefined);
     return turn;
