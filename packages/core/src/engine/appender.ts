@@ -174,7 +174,11 @@ export class Appender {
       try {
         if (maybeStored && expected === undefined) {
           // Invariant 2: look before re-sending, and re-send only on the tail that was checked.
-          const seen = await this.bounded(this.lookup.locate(messageId, checked, "range"), signal);
+          const seen = await this.bounded(
+            this.lookup.locate(messageId, checked, "range"),
+            deadline,
+            signal,
+          );
           if (seen.kind === "found") return seen.revision;
           if (seen.kind === "absent") condition = checked = seen.tail;
           else if (seen.purged) throw unknownBecause(seen.why, messageId);
@@ -195,6 +199,7 @@ export class Appender {
           try {
             const seen = await this.bounded(
               this.lookup.locate(messageId, expected, "next"),
+              deadline,
               signal,
             );
             if (seen.kind === "found") return seen.revision;
@@ -262,16 +267,19 @@ export class Appender {
   /**
    * A look-up of an earlier send, ended by the caller's `signal` too: `UNAVAILABLE` (the outcome
    * stays unknown) once it aborts. Before, an abort during a re-send waited for the look-up's
-   * request timeout, 5 s against a frozen server (a fresh-eyes trial). (Its deadline is not
-   * watched here: the look-up's own request timeout bounds it, and the loop checks it after.)
+   * request timeout, 5 s against a frozen server (a fresh-eyes trial). The update's deadline
+   * ends it too (`UNAVAILABLE`, and the loop answers `UNKNOWN_OUTCOME`): look-ups that scanned a
+   * loaded log again and again, cut short by compactions, settled an update 102.7 s into its
+   * 30 s `outcomeTimeoutMs` (a trial, stop 28).
    */
-  private async bounded<T>(work: Promise<T>, signal?: AbortSignal): Promise<T> {
-    if (!signal) return work;
-    const result = await within(work, { deadline: Infinity, signal });
+  private async bounded<T>(work: Promise<T>, deadline: number, signal?: AbortSignal): Promise<T> {
+    // (Not `close()`: it waits for the appends already sent, look-ups included.)
+    const result = await within(work, { deadline, signal: signal ?? NEVER });
     if (result !== ENDED) return result;
+    const by = signal?.aborted ? "its signal" : "the update's outcomeTimeoutMs";
     throw new StateSyncError(
       "UNAVAILABLE",
-      "the look-up of an earlier send was cut short by its signal",
+      `the look-up of an earlier send was cut short by ${by}`,
     );
   }
 
@@ -338,6 +346,9 @@ function unknownBecause(why: string, messageId: string): StateSyncError {
     details: { messageId },
   });
 }
+
+/** A signal that never aborts. */
+const NEVER = new AbortController().signal;
 
 /**
  * The error an append ends with when the log stayed unreachable until its deadline (its

@@ -1,0 +1,56 @@
+import { describe, expect, it } from "vitest";
+import { Appender } from "../src/engine/appender.js";
+import { OwnEntries } from "../src/engine/own-entries.js";
+import { emptyStats, StatusHub } from "../src/engine/status.js";
+import type { Entry } from "../src/entry.js";
+import type { StateSyncError } from "../src/errors.js";
+import type { LogInfo } from "../src/log.js";
+// The engine's own classes throughout (src, not dist), so that `instanceof StateSyncError` holds.
+import { MemoryLog } from "../src/memory-log.js";
+import { late } from "./fixtures.js";
+
+const command: Entry = {
+  v: 1,
+  kind: "command",
+  ts: 1,
+  seed: 1,
+  client: "a",
+  name: "inc",
+  args: {},
+};
+
+/** A log whose `info` stops answering once `hang` is set (a look-up that never ends). */
+class HangingInfo extends MemoryLog {
+  hang = false;
+  override info(): Promise<LogInfo> {
+    return this.hang ? new Promise<LogInfo>(() => undefined) : super.info();
+  }
+}
+
+/**
+ * A trial (stop 28): an unconditional update whose first send was lost settled 102.7 s into its
+ * 30 s `outcomeTimeoutMs`: the look-ups before each re-send were bounded only by the caller's
+ * signal, and scanned a loaded log again and again. Outcomes only: the update settles
+ * `UNKNOWN_OUTCOME` (its first send may be stored) long before the race's bound.
+ */
+describe("the look-up of a lost acknowledgement ends at the update's deadline", () => {
+  it("settles UNKNOWN_OUTCOME while the look-up still waits", async () => {
+    const log = new HangingInfo();
+    const status = new StatusHub();
+    const history = { revision: 0, recentRevisionOf: () => undefined };
+    const a = new Appender(log, new OwnEntries(), history, status, emptyStats(), "a");
+    log.loseNextAcks(1); // stored, but the answer is lost: the look-up must tell
+    const prepared = await a.prepare(command, "the command");
+    log.hang = true;
+    const append = a.appendUnconditional(prepared, { timeoutMs: 300 });
+    const first = await Promise.race([
+      append.then(
+        () => "stored",
+        (e: StateSyncError) => e.code,
+      ),
+      late(5_000),
+    ]);
+    expect(first).toBe("UNKNOWN_OUTCOME");
+    await expect(append).rejects.toThrow(/outcomeTimeoutMs|within 300 ms/);
+  });
+});
