@@ -2,10 +2,18 @@ import { MemoryLog, StateSyncError, type LogEntry } from "@statesync/core";
 import { afterEach, describe, expect, it } from "vitest";
 import { open } from "./fixtures.js";
 
-/** A log whose next `failReads` range reads fail `UNAVAILABLE` (a pull cut, a timeout). */
+/** A log whose next `failReads` range reads and `failInfos` infos fail `UNAVAILABLE`. */
 class FlakyReads extends MemoryLog {
   failReads = 0;
+  failInfos = 0;
   reads = 0;
+  override async info() {
+    if (this.failInfos > 0) {
+      this.failInfos -= 1;
+      throw new StateSyncError("UNAVAILABLE", "info: injected failure (a frozen server)");
+    }
+    return super.info();
+  }
   override async *read(fromRevision: number, toRevision: number): AsyncIterable<LogEntry> {
     this.reads += 1;
     if (this.failReads > 0) {
@@ -58,5 +66,39 @@ describe("the catch-up after a conflict, when a read fails", () => {
     expect(error?.code).toBe("UNAVAILABLE");
     expect(error?.details.notSent).toBe(true);
     expect(log.size).toBe(size);
+  });
+});
+
+/**
+ * A trial (stop 28): a conditional update whose recipe changes nothing asks the log whether it
+ * read the latest state; against a frozen server it failed `UNAVAILABLE` after 5 s, against a
+ * stopped one at once, with `outcomeTimeoutMs` 40 s, where an update that changes something
+ * waited and committed once the server was back.
+ */
+describe("a no-op update, while the log cannot answer", () => {
+  it("asks again until the log answers, within its outcomeTimeoutMs", async () => {
+    const log = new FlakyReads();
+    const a = await open(log, { live: false, clientId: "a" });
+    log.failInfos = 3;
+    const result = await a.update(() => undefined, { outcomeTimeoutMs: 60_000 });
+    expect(result.revision).toBe(a.revision);
+    expect(log.failInfos).toBe(0);
+    await a.close();
+  });
+
+  it("rejects UNAVAILABLE, nothing appended, at its outcomeTimeoutMs", async () => {
+    const log = new FlakyReads();
+    const a = await open(log, { live: false, clientId: "a" });
+    log.failInfos = Number.POSITIVE_INFINITY;
+    const error = await a
+      .update(() => undefined, { outcomeTimeoutMs: 500 })
+      .then(
+        () => undefined,
+        (e: StateSyncError) => e,
+      );
+    expect(error?.code).toBe("UNAVAILABLE");
+    expect(error?.details).toMatchObject({ notSent: true, timedOut: true, outcomeTimeoutMs: 500 });
+    log.failInfos = 0;
+    await a.close();
   });
 });

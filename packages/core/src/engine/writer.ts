@@ -192,7 +192,8 @@ export class Writer<S, C extends CommandMap<S>> {
             if (latest !== undefined && base !== undefined && latest < base) {
               await this.p.opener.logBehind(latest);
             }
-            if ((await this.catchUp(outcome.latest, limits)) === ENDED) continue;
+            const caughtUp = () => this.p.reader.catchUp(outcome.latest);
+            if ((await this.answered(caughtUp, limits)) === ENDED) continue;
             if (outcome.kind === "conflict") {
               await this.p.contention.afterConflict(batch, round, limits);
             }
@@ -207,16 +208,15 @@ export class Writer<S, C extends CommandMap<S>> {
   }
 
   /**
-   * Catches up after a conflict. A read the log cannot serve now (`UNAVAILABLE`: a timeout, a
-   * pull cut as a slow consumer) is tried again, 100 ms doubling to 5 s, until the batch's
-   * limits end: those reject it as for any wait before sending. Before, the first such read
-   * rejected the batch `UNAVAILABLE` at once, however long its `outcomeTimeoutMs` (a loaded
-   * trial: 3 replicas, 4,500 updates of 150 KB with `outcomeTimeoutMs` 15 min).
+   * `work()` (a catch-up after a conflict, a no-op's look at the log), tried again while the log
+   * cannot serve it (`UNAVAILABLE`), 100 ms doubling to 5 s, until the batch's limits end (ENDED,
+   * then rejected as any wait before sending). Before, one failure rejected the batch at once
+   * (trials: a catch-up cut as a slow consumer; a no-op against a frozen server).
    */
-  private async catchUp(latest: number | undefined, limits: WaitLimits): Promise<unknown> {
+  private async answered<T>(work: () => Promise<T>, limits: WaitLimits): Promise<T | typeof ENDED> {
     for (let failures = 0; ; failures++) {
       try {
-        return await within(this.p.reader.catchUp(latest), limits);
+        return await within(work(), limits);
       } catch (e) {
         if (!isStateSyncError(e, "UNAVAILABLE") || this.p.status.stopped) throw e;
         const backoff = sleep(Math.min(5_000, 100 * 2 ** failures));
@@ -267,7 +267,9 @@ export class Writer<S, C extends CommandMap<S>> {
       // Nothing to append, so no conditional append checks that the recipes read the latest
       // state: ask the log (invariant 2).
       const limits = batch.limits(this.p.status.signal);
-      const info = await within(this.p.log.info(), limits).finally(() => limits.dispose());
+      const info = await this.answered(() => this.p.log.info(), limits).finally(() =>
+        limits.dispose(),
+      );
       if (info === ENDED) return { kind: "interrupted" };
       const latest = info.latestRevision;
       if (latest <= this.p.replica.revision) {
