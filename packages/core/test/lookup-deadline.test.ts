@@ -54,3 +54,29 @@ describe("the look-up of a lost acknowledgement ends at the update's deadline", 
     await expect(append).rejects.toThrow(/outcomeTimeoutMs|within 300 ms/);
   });
 });
+
+/** A log where another writer's entry lands right before every conditional append. */
+class Contended extends MemoryLog {
+  override appendConditional(data: Uint8Array, expected: number, id: string, o?: object) {
+    this.injectRaw(`other-${this.size}`);
+    return super.appendConditional(data, expected, id, o);
+  }
+}
+
+describe("an unconditional re-send that keeps conflicting", () => {
+  it("says so at its deadline, not that the log did not answer", async () => {
+    const log = new Contended();
+    const status = new StatusHub();
+    const history = { revision: 0, recentRevisionOf: () => undefined };
+    const a = new Appender(log, new OwnEntries(), history, status, emptyStats(), "a");
+    log.failNextAppends(1); // no answer: as far as the appender knows it may have landed
+    const prepared = await a.prepare(command, "the command");
+    const error = await a.appendUnconditional(prepared, { timeoutMs: 300 }).then(
+      () => undefined,
+      (e: StateSyncError) => e,
+    );
+    expect(error?.code).toBe("UNKNOWN_OUTCOME");
+    expect(error?.message).toMatch(/every re-send .* conflicted with other writers' entries/);
+    expect(error?.message).not.toMatch(/no answer/);
+  });
+});

@@ -236,7 +236,11 @@ export class Appender {
               ? "aborted while its outcome was unknown"
               : this.status.closed
                 ? "the synchronizer closed while its outcome was unknown"
-                : `no answer from the log within ${timeoutMs} ms`;
+                : isStateSyncError(failure, "CONFLICT")
+                  ? // The log answered: other writers' entries kept landing first (a trial read
+                    // "no answer" while the log answered every re-send with a conflict).
+                    `within ${timeoutMs} ms, every re-send (conditional on the tail its look-up checked) conflicted with other writers' entries`
+                  : `no answer from the log within ${timeoutMs} ms`;
           throw new StateSyncError(
             "UNKNOWN_OUTCOME",
             `the append may or may not be stored: ${why}`,
