@@ -19,11 +19,11 @@ import { randomBytes } from "node:crypto";
 import {
   createSynchronizer,
   decodeEntry,
+  firstRetainedEntry,
   StateSyncError,
   type CommandMap,
   type DecodeResult,
   type JetStreamLog,
-  type LogEntry,
   type LogInfo,
   type RevisionedLog,
   type StateSynchronizer,
@@ -71,28 +71,15 @@ export function firstEntryProblem(
 }
 
 /**
- * The first retained entry of `log`: the first at or after `info.firstRevision`, as the engine's
- * replay reads it (a range read from there), or undefined when there is none. Tried first with a
- * point read of `firstRevision` itself; nats-server 2.9.10 can report after purges a `first_seq`
- * it cannot serve (a read at 37 fails while first_seq is 37; a fresh-eyes trial), and the CLI
- * used to call such a log corrupt although every SDK replica reads it from the next entry.
+ * Throws {@link firstEntryProblem} of the first retained entry of `log` (`firstRetainedEntry`,
+ * core: nats-server 2.9.10 can report after purges a `first_seq` it cannot serve, and the CLI
+ * used to call such a log corrupt although every replica reads it from the next entry).
  */
-export async function firstRetainedEntry(
-  log: Pick<RevisionedLog, "entryAt" | "read">,
-  info: Pick<LogInfo, "firstRevision" | "latestRevision">,
-): Promise<LogEntry | undefined> {
-  const exact = await log.entryAt(info.firstRevision);
-  if (exact !== undefined) return exact;
-  for await (const entry of log.read(info.firstRevision, info.latestRevision)) return entry;
-  return undefined;
-}
-
-/** Throws {@link firstEntryProblem} of the first retained entry of `log` (`firstRetainedEntry`). */
 export async function checkFirstEntry(
   log: Pick<RevisionedLog, "entryAt" | "read">,
   info: Pick<LogInfo, "firstRevision" | "latestRevision">,
 ): Promise<void> {
-  const first = await firstRetainedEntry(log, info);
+  const first = await firstRetainedEntry(log, info.firstRevision);
   const revision = first?.revision ?? info.firstRevision;
   const problem = firstEntryProblem(revision, first && decodeEntry(first.data));
   if (problem) throw problem;

@@ -21,6 +21,7 @@ export type {
   LogStatusListener,
   LogConfigWatcher,
 } from "./log.js";
+export { firstRetainedEntry } from "./first-retained.js";
 export { MemoryLog, type MemoryLogOptions } from "./memory-log.js";
 export {
   snapshotRecordSchema,

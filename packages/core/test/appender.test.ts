@@ -1,41 +1,15 @@
 import { describe, expect, it } from "vitest";
-import { Appender } from "../src/engine/appender.js";
-import { OwnEntries } from "../src/engine/own-entries.js";
-import { emptyStats, StatusHub } from "../src/engine/status.js";
-import type { Entry } from "../src/entry.js";
 // The engine's own classes throughout (src, not dist), so that `instanceof StateSyncError` holds.
+import type { Entry } from "../src/entry.js";
 import { MemoryLog } from "../src/memory-log.js";
-
-const command = (n: number): Entry => ({
-  v: 1,
-  kind: "command",
-  ts: 1,
-  seed: 1,
-  client: "a",
-  name: "inc",
-  args: { n },
-});
-
-function appender(log: MemoryLog) {
-  const s = emptyStats();
-  const status = new StatusHub();
-  const a = new Appender(
-    log,
-    new OwnEntries(),
-    { revision: 0, recentRevisionOf: () => undefined },
-    status,
-    s,
-    "a",
-  );
-  return { a, s, status };
-}
+import { appenderOn, incCommand } from "./engine-fixtures.js";
 
 describe("Appender (exactly-once appends) on MemoryLog", () => {
   it("finds an unconditional append whose acknowledgement was lost before re-sending it", async () => {
     const log = new MemoryLog();
-    const { a, s } = appender(log);
+    const { a, s } = appenderOn(log);
     log.loseNextAcks(2);
-    const p = await a.prepare(command(1), "the command");
+    const p = await a.prepare(incCommand(1), "the command");
     const stored = await a.appendUnconditional(p, { timeoutMs: 5_000 });
     expect(stored.revision).toBe(1);
     expect(log.size).toBe(1);
@@ -45,9 +19,9 @@ describe("Appender (exactly-once appends) on MemoryLog", () => {
 
   it("re-sends an unconditional append not in the log conditionally on the tail it checked", async () => {
     const log = new MemoryLog();
-    const { a } = appender(log);
+    const { a } = appenderOn(log);
     log.failNextAppends(1); // no answer: as far as the appender knows it may have landed
-    const p = await a.prepare(command(1), "the command");
+    const p = await a.prepare(incCommand(1), "the command");
     const pending = a.appendUnconditional(p, { timeoutMs: 5_000 });
     log.injectRaw("other writer"); // lands while the appender waits to re-send
     const stored = await pending;
@@ -57,9 +31,9 @@ describe("Appender (exactly-once appends) on MemoryLog", () => {
 
   it("finds its conditional append after a lost acknowledgement, when the server no longer deduplicates", async () => {
     const log = new MemoryLog({ duplicateCheck: "expected-first" });
-    const { a } = appender(log);
+    const { a } = appenderOn(log);
     log.loseNextAcks(1);
-    const p = await a.prepare(command(1), "the command");
+    const p = await a.prepare(incCommand(1), "the command");
     const outcome = await a.appendConditional(p, 0, { timeoutMs: 5_000 });
     expect(outcome).toMatchObject({ kind: "committed", entry: { revision: 1 } });
     expect(log.size).toBe(1);
@@ -68,8 +42,8 @@ describe("Appender (exactly-once appends) on MemoryLog", () => {
   it("answers a conflict as a value and counts it", async () => {
     const log = new MemoryLog();
     log.injectRaw("x");
-    const { a, s } = appender(log);
-    const outcome = await a.appendConditional(await a.prepare(command(1), "c"), 0, {
+    const { a, s } = appenderOn(log);
+    const outcome = await a.appendConditional(await a.prepare(incCommand(1), "c"), 0, {
       timeoutMs: 1_000,
     });
     expect(outcome).toEqual({ kind: "conflict", latest: 1 });
@@ -79,8 +53,8 @@ describe("Appender (exactly-once appends) on MemoryLog", () => {
 
   it("says UNKNOWN_OUTCOME only when an attempt may be stored, the original error when none was sent", async () => {
     const log = new MemoryLog();
-    const { a } = appender(log);
-    const p = await a.prepare(command(1), "c");
+    const { a } = appenderOn(log);
+    const p = await a.prepare(incCommand(1), "c");
     log.setOffline(true); // nothing can be sent
     await expect(a.appendUnconditional(p, { timeoutMs: 120 })).rejects.toMatchObject({
       code: "UNAVAILABLE",
@@ -95,12 +69,12 @@ describe("Appender (exactly-once appends) on MemoryLog", () => {
 
   it("refuses an entry no reader would accept before sending it", async () => {
     const log = new MemoryLog();
-    const { a } = appender(log);
-    const bad: Entry = { ...(command(1) as Extract<Entry, { kind: "command" }>), ts: -1 };
+    const { a } = appenderOn(log);
+    const bad: Entry = { ...(incCommand(1) as Extract<Entry, { kind: "command" }>), ts: -1 };
     await expect(a.prepare(bad, "the command")).rejects.toMatchObject({ code: "VALIDATION" });
-    await expect(a.prepare(command(1), "x")).resolves.toBeDefined();
+    await expect(a.prepare(incCommand(1), "x")).resolves.toBeDefined();
     const small = new MemoryLog({ maxEntryBytes: 10 });
-    await expect(appender(small).a.prepare(command(1), "x")).rejects.toMatchObject({
+    await expect(appenderOn(small).a.prepare(incCommand(1), "x")).rejects.toMatchObject({
       code: "PAYLOAD_TOO_LARGE",
     });
   });

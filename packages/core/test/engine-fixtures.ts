@@ -1,4 +1,9 @@
 import { z } from "zod/v4";
+import { Appender } from "../src/engine/appender.js";
+import { OwnEntries } from "../src/engine/own-entries.js";
+import { emptyStats, StatusHub } from "../src/engine/status.js";
+import type { Entry } from "../src/entry.js";
+import type { RevisionedLog } from "../src/log.js";
 import { defineModel } from "../src/model.js";
 
 /** Fixtures for unit tests of single engine parts (built from the sources, not dist). */
@@ -44,3 +49,23 @@ export const snapshotText = (base: number, n: number) =>
     state: { n },
   });
 export const bytes = (text: string) => new TextEncoder().encode(text);
+
+/** An unconditional `inc` command entry, decoded. */
+export const incCommand = (n?: number): Entry => ({
+  v: 1,
+  kind: "command",
+  ts: 1,
+  seed: 1,
+  client: "a",
+  name: "inc",
+  args: n === undefined ? {} : { n },
+});
+
+/** An `Appender` of client "a" on `log`, with no entries consumed yet; its stats and status. */
+export function appenderOn(log: RevisionedLog) {
+  const s = emptyStats();
+  const status = new StatusHub();
+  const history = { revision: 0, recentRevisionOf: () => undefined };
+  const a = new Appender(log, new OwnEntries(), history, status, s, "a");
+  return { a, s, status };
+}

@@ -1,23 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { Appender } from "../src/engine/appender.js";
-import { OwnEntries } from "../src/engine/own-entries.js";
-import { emptyStats, StatusHub } from "../src/engine/status.js";
-import type { Entry } from "../src/entry.js";
 import type { StateSyncError } from "../src/errors.js";
 import type { LogInfo } from "../src/log.js";
 // The engine's own classes throughout (src, not dist), so that `instanceof StateSyncError` holds.
 import { MemoryLog } from "../src/memory-log.js";
+import { appenderOn, incCommand } from "./engine-fixtures.js";
 import { late } from "./fixtures.js";
-
-const command: Entry = {
-  v: 1,
-  kind: "command",
-  ts: 1,
-  seed: 1,
-  client: "a",
-  name: "inc",
-  args: {},
-};
 
 /** A log whose `info` stops answering once `hang` is set (a look-up that never ends). */
 class HangingInfo extends MemoryLog {
@@ -36,11 +23,9 @@ class HangingInfo extends MemoryLog {
 describe("the look-up of a lost acknowledgement ends at the update's deadline", () => {
   it("settles UNKNOWN_OUTCOME while the look-up still waits", async () => {
     const log = new HangingInfo();
-    const status = new StatusHub();
-    const history = { revision: 0, recentRevisionOf: () => undefined };
-    const a = new Appender(log, new OwnEntries(), history, status, emptyStats(), "a");
+    const { a } = appenderOn(log);
     log.loseNextAcks(1); // stored, but the answer is lost: the look-up must tell
-    const prepared = await a.prepare(command, "the command");
+    const prepared = await a.prepare(incCommand(), "the command");
     log.hang = true;
     const append = a.appendUnconditional(prepared, { timeoutMs: 300 });
     const first = await Promise.race([
@@ -66,11 +51,9 @@ class Contended extends MemoryLog {
 describe("an unconditional re-send that keeps conflicting", () => {
   it("says so at its deadline, not that the log did not answer", async () => {
     const log = new Contended();
-    const status = new StatusHub();
-    const history = { revision: 0, recentRevisionOf: () => undefined };
-    const a = new Appender(log, new OwnEntries(), history, status, emptyStats(), "a");
+    const { a } = appenderOn(log);
     log.failNextAppends(1); // no answer: as far as the appender knows it may have landed
-    const prepared = await a.prepare(command, "the command");
+    const prepared = await a.prepare(incCommand(), "the command");
     const error = await a.appendUnconditional(prepared, { timeoutMs: 300 }).then(
       () => undefined,
       (e: StateSyncError) => e,

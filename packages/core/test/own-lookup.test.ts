@@ -62,6 +62,15 @@ class RacedLog extends MemoryLog {
   }
 }
 
+/** A raced log holding "first", the entry `id` (at revision 2, returned) and "later". */
+function seeded(id: string): { log: RacedLog; at: number } {
+  const log = new RacedLog();
+  log.injectRaw("first");
+  const at = log.injectRaw(id.replace(/-id$/, ""), id);
+  log.injectRaw("later");
+  return { log, at };
+}
+
 /**
  * A trial (3 replicas compacting a 150 KB state while their connections were cut as slow
  * consumers) saw 677 of 4,500 updates fail `UNKNOWN_OUTCOME` with "the log was truncated ... and
@@ -71,10 +80,7 @@ class RacedLog extends MemoryLog {
  */
 describe("OwnLookup while compactions truncate the log", () => {
   it("reads the newer snapshot entry when the one the log started with was truncated meanwhile", async () => {
-    const log = new RacedLog();
-    log.injectRaw("first");
-    const mine = log.injectRaw("mine", "mine-id");
-    log.injectRaw("later");
+    const { log, at: mine } = seeded("mine-id");
     const recent: RecentEntry[] = [["mine-id", mine, 1]];
     await compact(log, recent);
     log.before.entryAt = () => compact(log, recent);
@@ -83,20 +89,14 @@ describe("OwnLookup while compactions truncate the log", () => {
   });
 
   it("looks again when a scan's start was truncated under it, instead of saying absent", async () => {
-    const log = new RacedLog();
-    log.injectRaw("first");
-    const mine = log.injectRaw("mine", "mine-id");
-    log.injectRaw("later");
+    const { log, at: mine } = seeded("mine-id");
     log.before.find = () => compact(log, [["mine-id", mine, 1]]);
     const seen = await new OwnLookup(log, nobody).locate("mine-id", 1, "range");
     expect(seen).toEqual({ kind: "found", revision: mine });
   });
 
   it("says unknown, never absent, when compactions keep truncating every scan", async () => {
-    const log = new RacedLog();
-    log.injectRaw("first");
-    const other = log.injectRaw("other", "other-id");
-    log.injectRaw("later");
+    const { log, at: other } = seeded("other-id");
     const again = async () => {
       log.before.find = again;
       await compact(log, [["other-id", other, 1]]);
@@ -110,10 +110,7 @@ describe("OwnLookup while compactions truncate the log", () => {
   it("finds the log's first entry when the log reports a first revision it no longer holds", async () => {
     // nats-server 2.9.10 after filtered purges of 150 KB entries: `first_seq` 55 for minutes,
     // `messages` 1, `num_deleted` 1,361, and 55 itself not found.
-    const log = new RacedLog();
-    log.injectRaw("first");
-    const mine = log.injectRaw("mine", "mine-id");
-    log.injectRaw("later");
+    const { log, at: mine } = seeded("mine-id");
     const recent: RecentEntry[] = [["mine-id", mine, 1]];
     log.staleFirst = await compact(log, recent);
     await compact(log, recent);
@@ -125,10 +122,7 @@ describe("OwnLookup while compactions truncate the log", () => {
     // The same trial, with the fix above: a read of the log's first entry from a stale
     // `first_seq` ended at the latest revision it saw; a compaction appended its snapshot entry
     // after it and truncated everything before, and the read came back empty.
-    const log = new RacedLog();
-    log.injectRaw("first");
-    const mine = log.injectRaw("mine", "mine-id");
-    log.injectRaw("later");
+    const { log, at: mine } = seeded("mine-id");
     const recent: RecentEntry[] = [["mine-id", mine, 1]];
     await compact(log, recent);
     log.staleFirst = mine;

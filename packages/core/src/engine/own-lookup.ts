@@ -1,4 +1,5 @@
 import { decodeEntry } from "../entry.js";
+import { firstRetainedEntry } from "../first-retained.js";
 import type { LogEntry, RevisionedLog } from "../log.js";
 
 /** Most entries read to look for an own entry whose acknowledgement was lost. */
@@ -54,9 +55,8 @@ export class OwnLookup {
    * `after` or later). Throws what the log throws (`UNAVAILABLE`, ...).
    */
   locate(messageId: string, after: number, scope: "next" | "range"): Promise<Lookup> {
-    const local = this.history.recentRevisionOf(messageId);
-    if (local !== undefined && local > after)
-      return Promise.resolve({ kind: "found", revision: local });
+    const recorded = this.recorded(messageId, after);
+    if (recorded) return Promise.resolve(recorded);
     // One scan at a time: each reads the log, and hundreds at once (every unconditional append
     // in flight when a connection was cut) asked the server for more bytes together than its
     // `max_pending`, so it cut the connection again (a trial with `max_pending: 16MB`: 114
@@ -76,8 +76,8 @@ export class OwnLookup {
     after: number,
     scope: "next" | "range",
   ): Promise<Lookup> {
-    const local = this.history.recentRevisionOf(messageId);
-    if (local !== undefined && local > after) return { kind: "found", revision: local };
+    const recorded = this.recorded(messageId, after);
+    if (recorded) return recorded;
     // A compaction may truncate the log while it is looked at: its first entry (the snapshot
     // entry whose record tells) is then gone, or a scan found nothing because its start was
     // purged under it. Either says nothing about the entry: look again from the new start.
@@ -89,6 +89,12 @@ export class OwnLookup {
         return { kind: "unknown", purged: true, why };
       }
     }
+  }
+
+  /** Where the replica's own record says the entry landed after `after`, if it does. */
+  private recorded(messageId: string, after: number): Lookup | undefined {
+    const local = this.history.recentRevisionOf(messageId);
+    return local !== undefined && local > after ? { kind: "found", revision: local } : undefined;
   }
 
   /** One look (see `locate`); `truncated` when the log was truncated under it. */
@@ -104,7 +110,7 @@ export class OwnLookup {
     let from = after;
     if (first > after + 1) {
       // Positions after `after` may have been truncated: the snapshot entry there tells.
-      const start = await this.startEntry(first);
+      const start = await firstRetainedEntry(this.log, first);
       // (a snapshot entry appended after `tail` by the compaction that truncated `first`)
       if (start) [first, tail] = [start.revision, Math.max(tail, start.revision)];
       const record = inSnapshotRecord(messageId, after, first, start);
@@ -132,32 +138,13 @@ export class OwnLookup {
   /**
    * True when the log's first entry now lies after `needed`, the first position a read of this
    * look had to see: a compaction truncated it under the read. The entry itself, not the log's
-   * `firstRevision`, which nats-server 2.9.10 can leave behind (see `startEntry`).
+   * `firstRevision`, which nats-server 2.9.10 can leave behind (`firstRetainedEntry`).
    */
   private async truncatedSince(needed: number): Promise<boolean> {
     const info = await this.log.info();
     if (info.firstRevision === 0) return info.latestRevision >= needed;
-    const start = await this.startEntry(info.firstRevision);
+    const start = await firstRetainedEntry(this.log, info.firstRevision);
     return (start?.revision ?? info.latestRevision + 1) > needed;
-  }
-
-  /**
-   * The log's first entry: at `first` where the log said it starts, else the first one after it.
-   * A newer compaction may have truncated `first` since; and nats-server 2.9.10 can report a
-   * `first_seq` it no longer holds after filtered purges (a trial: `first_seq` 55 for minutes,
-   * `messages` 1, `num_deleted` 1,361, 55 itself not found), so every look-up of 677 of 4,500
-   * updates said `UNKNOWN_OUTCOME`, "holds no snapshot entry".
-   */
-  private async startEntry(first: number): Promise<LogEntry | undefined> {
-    const entry = await this.log.entryAt(first);
-    if (entry) return entry;
-    // A read ends at the latest revision it saw when it started: a compaction that appends its
-    // snapshot entry after that and truncates before it leaves the read nothing (seen on
-    // nats-server 2.9.10 in the same trial). Read again: the next one sees that entry.
-    for (let read = 0; read < MAX_LOOKS; read++) {
-      for await (const next of this.log.read(first, Number.POSITIVE_INFINITY)) return next;
-    }
-    return undefined;
   }
 }
 
