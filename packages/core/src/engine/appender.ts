@@ -9,7 +9,8 @@ import type { SyncStats } from "../synchronizer-types.js";
 import type { OwnEntries, OwnEntry } from "./own-entries.js";
 import { OwnLookup, type OwnHistory } from "./own-lookup.js";
 import type { StatusHub } from "./status.js";
-import { ENDED, within } from "./wait-limits.js";
+import { outcomeUnknown, unknownBecause, unreachableFor } from "./append-errors.js";
+import { ENDED, waitLimits, within, type WaitLimits } from "./wait-limits.js";
 
 const encoder = new TextEncoder();
 
@@ -27,6 +28,12 @@ export interface AppendLimits {
    * update's deadline, set when it was called: its waits before the append count).
    */
   readonly deadline?: number | undefined;
+  /**
+   * Runs before an unconditional append's re-send once re-sends conflicted (`conflicts` in a
+   * row, invariant 2), within the update's limits: the writer's turn in the contention rules
+   * (`Contention.contender`). What it throws is ignored: only ordering is at stake.
+   */
+  readonly contend?: ((conflicts: number, limits: WaitLimits) => Promise<void>) | undefined;
 }
 
 /** A conditional append's outcome: stored (as `entry`), or the log had moved on. */
@@ -49,7 +56,8 @@ export type ConditionalOutcome =
  *    conflict then is resolved by looking the message id up (`OwnLookup`). An unconditional one
  *    is looked up before every re-send, and re-sent only on the tail it checked (conditionally):
  *    neither a server that forgot the id (a restart after a purge, the duplicate window) nor a
- *    first attempt still in flight can store it twice (issue 10, case 2).
+ *    first attempt still in flight can store it twice (issue 10, case 2). Re-sends that conflict
+ *    take their turn like conditional writers (`contend`), or others could win every race.
  * 3. The caller learns `UNKNOWN_OUTCOME` only when an attempt may have been stored; when nothing
  *    was ever sent the original error (or `ABORTED`) tells it that nothing was appended.
  * 4. While an entry travels, the replica knows it as its own (see `OwnEntries`); it is forgotten
@@ -161,7 +169,7 @@ export class Appender {
     expected: number | undefined,
     after: number,
     messageId: string,
-    { timeoutMs, signal, deadline: until }: AppendLimits,
+    { timeoutMs, signal, deadline: until, contend }: AppendLimits,
   ): Promise<number> {
     // The update's wait started before this append when it waited for the log or other writers.
     const started = Math.min(Date.now(), (until ?? Infinity) - timeoutMs);
@@ -170,9 +178,11 @@ export class Appender {
     let condition = expected; // the revision the next send is conditional on
     let checked = after; // unconditional: the first send may lie after this revision
     let sends = 0;
+    let conflicts = 0; // an unconditional append's re-sends that conflicted, in a row
     for (let attempt = 0; ; attempt++) {
       try {
         if (maybeStored && expected === undefined) {
+          if (conflicts > 0 && contend) await this.contending(contend, conflicts, deadline, signal);
           // Invariant 2: look before re-sending, and re-send only on the tail that was checked.
           const seen = await this.bounded(
             this.lookup.locate(messageId, checked, "range"),
@@ -212,7 +222,7 @@ export class Appender {
             failure = lookup;
           }
         } else if (isStateSyncError(e, "CONFLICT") && maybeStored) {
-          // The tail moved since it was checked (perhaps by the first send): look again.
+          conflicts += 1; // the tail moved since it was checked (perhaps by the first send)
         } else if (!isStateSyncError(e, "UNAVAILABLE")) {
           // After an attempt whose outcome is unknown, a re-send that fails for another reason
           // (denied, stream gone, ...) says nothing about that first attempt. A connection
@@ -288,6 +298,24 @@ export class Appender {
   }
 
   /**
+   * The writer's turn before a re-send that lost `conflicts` races in a row: other writers kept
+   * appending between its look-up and its re-send (a trial, stop 28: about 40 appends a second in
+   * one process made every such update fail `UNKNOWN_OUTCOME`, none stored). Like a conditional
+   * writer, it announces itself with an intent after three, and others then hold back.
+   */
+  private async contending(
+    contend: NonNullable<AppendLimits["contend"]>,
+    conflicts: number,
+    deadline: number,
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
+    const limits = waitLimits([{ signal, deadline, outcomeTimeoutMs: 0 }], this.status.signal);
+    await contend(conflicts, limits)
+      .catch(() => undefined)
+      .finally(() => limits.dispose());
+  }
+
+  /**
    * Waits, sending nothing, while the log has not said since the connection was lost whether it
    * still holds what the replica applied (opener invariant 7). Until then `expected` is
    * unchecked: a rewound log may be at that revision again with other entries, and would accept
@@ -329,59 +357,5 @@ export class Appender {
   }
 }
 
-/**
- * `UNKNOWN_OUTCOME` for a re-send that failed with `cause` after an earlier attempt's outcome was
- * unknown (found by the fault tests' checker: a re-send denied after a lost acknowledgement was
- * reported `PERMISSION_DENIED`, "nothing appended", though the first attempt was in the log).
- */
-function outcomeUnknown(cause: unknown, messageId: string): StateSyncError {
-  if (isStateSyncError(cause, "UNKNOWN_OUTCOME")) return cause;
-  const why = cause instanceof Error ? cause.message : String(cause);
-  return new StateSyncError(
-    "UNKNOWN_OUTCOME",
-    `the append may or may not be stored: an earlier attempt's outcome is unknown and the re-send failed (${why})`,
-    { cause, details: { messageId } },
-  );
-}
-
-/** `UNKNOWN_OUTCOME` when the log cannot tell whether an earlier attempt was stored. */
-function unknownBecause(why: string, messageId: string): StateSyncError {
-  return new StateSyncError("UNKNOWN_OUTCOME", `the append may or may not be stored: ${why}`, {
-    details: { messageId },
-  });
-}
-
 /** A signal that never aborts. */
 const NEVER = new AbortController().signal;
-
-/**
- * The error an append ends with when the log stayed unreachable until its deadline (its
- * `outcomeTimeoutMs`, ms; undefined when the replica closed first) and nothing was sent: `UNAVAILABLE`, saying how long the whole wait lasted and how many attempts it made.
- * The last attempt's own error (say "not connected to NATS within 5000 ms", true of that one
- * attempt) is its `cause`; quoted alone after a 37 s wait it misled (issue 12).
- */
-function unreachableFor(
-  failure: unknown,
-  waitedMs: number,
-  attempts: number,
-  outcomeTimeoutMs: number | undefined,
-): StateSyncError {
-  const last = failure instanceof Error ? failure.message : String(failure);
-  const details = isStateSyncError(failure) ? failure.details : {};
-  const tried = `${attempts} ${attempts === 1 ? "attempt" : "attempts"}; the last: ${last}`;
-  return new StateSyncError(
-    "UNAVAILABLE",
-    `nothing was appended: the log was unreachable for ${waitedMs} ms (${attempts === 0 ? last : tried})`,
-    {
-      cause: failure,
-      details: {
-        ...details,
-        notSent: true,
-        waitedMs,
-        attempts,
-        // Past its deadline: the same details as an update that timed out unsent (`unsent`).
-        ...(outcomeTimeoutMs !== undefined ? { timedOut: true, outcomeTimeoutMs } : {}),
-      },
-    },
-  );
-}

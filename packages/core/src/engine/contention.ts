@@ -147,6 +147,21 @@ export class Contention<S, C extends CommandMap<S>> {
     } else await pause(delay, bound);
   }
 
+  /**
+   * Takes an unconditional append's re-sends into rules 1-2 (for `AppendLimits.contend`): each
+   * is conditional on the tail its look-up checked, so other writers' appends could make it lose
+   * every race. Like a conditional batch, it announces itself after
+   * {@link INTENT_AFTER_CONFLICTS} conflicts in a row and holds back behind earlier intents.
+   */
+  contender(): (conflicts: number, limits: WaitLimits) => Promise<void> {
+    const batch: ContendingBatch = { conflicts: 0, announced: false, heldMs: 0, turnsWaited: 0 };
+    return async (conflicts, limits) => {
+      batch.conflicts = conflicts;
+      await this.afterConflict(batch, 0, limits);
+      await this.deferToIntents(batch, limits);
+    };
+  }
+
   /** Appends this writer's intent entry and catches up with it. Failures only cost the intent. */
   private async announce(limits: WaitLimits): Promise<void> {
     const entry: IntentEntry = { v: 1, kind: "intent", ts: Date.now(), client: this.clientId };

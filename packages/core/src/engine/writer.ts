@@ -264,8 +264,7 @@ export class Writer<S, C extends CommandMap<S>> {
     });
     if (batch.ops.length === 0) return { kind: "none" };
     if (run.patches.length === 0) {
-      // Nothing to append, so no conditional append checks that the recipes read the latest
-      // state: ask the log (invariant 2).
+      // Nothing to append, so no append checks that the recipes read the latest: ask the log (2).
       const limits = batch.limits(this.p.status.signal);
       const info = await this.answered(() => this.p.log.info(), limits).finally(() =>
         limits.dispose(),
@@ -360,6 +359,7 @@ export class Writer<S, C extends CommandMap<S>> {
       timeoutMs: options.outcomeTimeoutMs,
       signal: options.signal,
       deadline: update.deadline,
+      contend: this.p.contention.contender(), // its re-sends lose no race for ever
     });
     this.unconditionalInFlight.add(append);
     let revision: number;

@@ -1,0 +1,57 @@
+import { isStateSyncError, StateSyncError } from "../errors.js";
+
+/** What an append's failures say (appender invariant 3): the errors `Appender` rejects with. */
+
+/**
+ * `UNKNOWN_OUTCOME` for a re-send that failed with `cause` after an earlier attempt's outcome was
+ * unknown (found by the fault tests' checker: a re-send denied after a lost acknowledgement was
+ * reported `PERMISSION_DENIED`, "nothing appended", though the first attempt was in the log).
+ */
+export function outcomeUnknown(cause: unknown, messageId: string): StateSyncError {
+  if (isStateSyncError(cause, "UNKNOWN_OUTCOME")) return cause;
+  const why = cause instanceof Error ? cause.message : String(cause);
+  return new StateSyncError(
+    "UNKNOWN_OUTCOME",
+    `the append may or may not be stored: an earlier attempt's outcome is unknown and the re-send failed (${why})`,
+    { cause, details: { messageId } },
+  );
+}
+
+/** `UNKNOWN_OUTCOME` when the log cannot tell whether an earlier attempt was stored. */
+export function unknownBecause(why: string, messageId: string): StateSyncError {
+  return new StateSyncError("UNKNOWN_OUTCOME", `the append may or may not be stored: ${why}`, {
+    details: { messageId },
+  });
+}
+
+/**
+ * The error an append ends with when the log stayed unreachable until its deadline (its
+ * `outcomeTimeoutMs`, ms; undefined when the replica closed first) and nothing was sent: `UNAVAILABLE`, saying how long the whole wait lasted and how many attempts it made.
+ * The last attempt's own error (say "not connected to NATS within 5000 ms", true of that one
+ * attempt) is its `cause`; quoted alone after a 37 s wait it misled (issue 12).
+ */
+export function unreachableFor(
+  failure: unknown,
+  waitedMs: number,
+  attempts: number,
+  outcomeTimeoutMs: number | undefined,
+): StateSyncError {
+  const last = failure instanceof Error ? failure.message : String(failure);
+  const details = isStateSyncError(failure) ? failure.details : {};
+  const tried = `${attempts} ${attempts === 1 ? "attempt" : "attempts"}; the last: ${last}`;
+  return new StateSyncError(
+    "UNAVAILABLE",
+    `nothing was appended: the log was unreachable for ${waitedMs} ms (${attempts === 0 ? last : tried})`,
+    {
+      cause: failure,
+      details: {
+        ...details,
+        notSent: true,
+        waitedMs,
+        attempts,
+        // Past its deadline: the same details as an update that timed out unsent (`unsent`).
+        ...(outcomeTimeoutMs !== undefined ? { timedOut: true, outcomeTimeoutMs } : {}),
+      },
+    },
+  );
+}

@@ -1,0 +1,81 @@
+import { MemoryLog } from "@statesync/core";
+import { afterEach, describe, expect, it } from "vitest";
+import { open } from "./fixtures.js";
+
+/**
+ * A trial (stop 28): an unconditional update whose first send went unanswered is re-sent only on
+ * the tail its look-up checked (appender invariant 2). While other writers kept appending (about
+ * 40 a second, in the same process), every re-send conflicted and every such update failed
+ * `UNKNOWN_OUTCOME` at its deadline, none stored: the contention rules (intents) covered
+ * conditional updates only. Here another writer's command lands before each re-send, until it
+ * holds back (it saw an intent of the re-sending writer); before the fix none ever came.
+ */
+
+const enc = new TextDecoder();
+const stops: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const stop of stops.splice(0)) await stop();
+});
+
+/** The victim's handle: runs `beforeConditional` before each conditional append (its re-sends). */
+class Loaded extends MemoryLog {
+  beforeConditional: (() => Promise<void>) | undefined;
+  override async appendConditional(data: Uint8Array, expected: number, id: string, o?: object) {
+    await this.beforeConditional?.();
+    return super.appendConditional(data, expected, id, o);
+  }
+}
+
+/** The decoded entries of `log`, in order. */
+async function entries(log: MemoryLog): Promise<Array<Record<string, unknown>>> {
+  const out: Array<Record<string, unknown>> = [];
+  for await (const e of log.read(1, Infinity)) out.push(JSON.parse(enc.decode(e.data)));
+  return out;
+}
+
+describe("an unconditional update re-sent while other writers keep appending", () => {
+  it("commits, once: the re-sending writer announces itself and the others let it go", async () => {
+    const log = new Loaded();
+    const victim = await open(log, { clientId: "victim", compaction: false });
+    const loader = await open(log.handle(), { clientId: "loader", compaction: false });
+    stops.push(
+      () => victim.close(),
+      () => loader.close(),
+    );
+    let intentSeen = false;
+    let loads = 0;
+    const others: Promise<unknown>[] = [];
+    log.beforeConditional = async () => {
+      loads += 1;
+      // Another writer's command lands first, unless it holds back for the victim's intent.
+      const other = loader.updateUnconditionally("increment", { by: 1 });
+      others.push(other);
+      for (;;) {
+        const done = await Promise.race([other.then(() => true), sleep(5).then(() => false)]);
+        if (done) return;
+        intentSeen ||= (await entries(log)).some((e) => e.kind === "intent");
+        if (intentSeen) return;
+      }
+    };
+    log.failNextAppends(1); // no answer: as far as the victim knows, it may have landed
+    const result = await victim
+      .updateUnconditionally("increment", { by: 1000 }, { outcomeTimeoutMs: 4_000 })
+      .then(
+        (r) => r.revision,
+        (e: Error) => e,
+      );
+    log.beforeConditional = undefined;
+    expect(result).toBeTypeOf("number");
+    expect(intentSeen).toBe(true);
+    expect(loads).toBeGreaterThanOrEqual(3); // it lost races before it announced itself
+    expect(await Promise.all(others)).toHaveLength(loads); // the held ones went on after it
+    const commands = (await entries(log)).filter((e) => e.kind === "command");
+    expect(commands.filter((e) => e.client === "victim")).toHaveLength(1);
+    await loader.synced();
+    await victim.synced();
+    expect(victim.state.count).toBe(1000 + commands.length - 1); // each applied once
+    expect(loader.state).toEqual(victim.state);
+  });
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
