@@ -63,3 +63,28 @@ describe("an unconditional re-send that keeps conflicting", () => {
     expect(error?.message).not.toMatch(/no answer/);
   });
 });
+
+/** {@link Contended} until two re-sends conflicted; then its look-ups get no answer. */
+class ContendedThenSilent extends HangingInfo {
+  override appendConditional(data: Uint8Array, expected: number, id: string, o?: object) {
+    this.injectRaw(`other-${this.size}`);
+    this.hang ||= this.size > 3;
+    return super.appendConditional(data, expected, id, o);
+  }
+}
+
+describe("re-sends that conflicted, then a look-up that got no answer", () => {
+  it("says both, not only what the last attempt met (a trial's LOW finding)", async () => {
+    const log = new ContendedThenSilent();
+    const { a } = appenderOn(log);
+    log.failNextAppends(1);
+    const prepared = await a.prepare(incCommand(), "the command");
+    const error = await a.appendUnconditional(prepared, { timeoutMs: 300 }).then(
+      () => undefined,
+      (e: StateSyncError) => e,
+    );
+    expect(error?.code).toBe("UNKNOWN_OUTCOME");
+    expect(error?.message).toMatch(/every re-send .* conflicted with other writers. entries/);
+    expect(error?.message).toMatch(/, and then the log did not answer$/);
+  });
+});

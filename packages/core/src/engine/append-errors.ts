@@ -17,6 +17,24 @@ export function outcomeUnknown(cause: unknown, messageId: string): StateSyncErro
   );
 }
 
+/**
+ * Why an append's re-sends ended at its deadline (`timeoutMs`, ms) with its outcome unknown:
+ * other writers' entries won `conflicts` of the `resends` (the log answered: a trial read "no
+ * answer" while it answered every re-send with a conflict), and whether the `last` attempt or
+ * look-up got no answer (the last failure alone read "no answer" after many conflicts).
+ */
+export function endedWhy(
+  timeoutMs: number,
+  resends: number,
+  conflicts: number,
+  last: unknown,
+): string {
+  if (conflicts === 0) return `no answer from the log within ${timeoutMs} ms`;
+  const which = conflicts === resends ? "every re-send" : `${conflicts} of ${resends} re-sends`;
+  const tail = isStateSyncError(last, "CONFLICT") ? "" : ", and then the log did not answer";
+  return `within ${timeoutMs} ms, ${which} (conditional on the tail its look-up checked) conflicted with other writers' entries${tail}`;
+}
+
 /** `UNKNOWN_OUTCOME` when the log cannot tell whether an earlier attempt was stored. */
 export function unknownBecause(why: string, messageId: string): StateSyncError {
   return new StateSyncError("UNKNOWN_OUTCOME", `the append may or may not be stored: ${why}`, {

@@ -9,7 +9,7 @@ import type { SyncStats } from "../synchronizer-types.js";
 import type { OwnEntries, OwnEntry } from "./own-entries.js";
 import { OwnLookup, type OwnHistory } from "./own-lookup.js";
 import type { StatusHub } from "./status.js";
-import { outcomeUnknown, unknownBecause, unreachableFor } from "./append-errors.js";
+import { endedWhy, outcomeUnknown, unknownBecause, unreachableFor } from "./append-errors.js";
 import { ENDED, waitLimits, within, type WaitLimits } from "./wait-limits.js";
 
 const encoder = new TextEncoder();
@@ -178,7 +178,7 @@ export class Appender {
     let condition = expected; // the revision the next send is conditional on
     let checked = after; // unconditional: the first send may lie after this revision
     let sends = 0;
-    let conflicts = 0; // an unconditional append's re-sends that conflicted, in a row
+    let conflicts = 0; // an unconditional append's re-sends that conflicted
     for (let attempt = 0; ; attempt++) {
       try {
         if (maybeStored && expected === undefined) {
@@ -246,11 +246,7 @@ export class Appender {
               ? "aborted while its outcome was unknown"
               : this.status.closed
                 ? "the synchronizer closed while its outcome was unknown"
-                : isStateSyncError(failure, "CONFLICT")
-                  ? // The log answered: other writers' entries kept landing first (a trial read
-                    // "no answer" while the log answered every re-send with a conflict).
-                    `within ${timeoutMs} ms, every re-send (conditional on the tail its look-up checked) conflicted with other writers' entries`
-                  : `no answer from the log within ${timeoutMs} ms`;
+                : endedWhy(timeoutMs, sends - 1, conflicts, failure);
           throw new StateSyncError(
             "UNKNOWN_OUTCOME",
             `the append may or may not be stored: ${why}`,
