@@ -93,7 +93,7 @@ export interface SyncStats {
   bytesFetched: number;
   /** Appends that stored an entry (conditional and unconditional). */
   appends: number;
-  /** Conditional appends rejected because the log had moved on. */
+  /** Conditional appends rejected because the log had moved on (an unconditional re-send too). */
   conflicts: number;
   /** Conditional append attempts made (committed or not). */
   attempts: number;

@@ -1,6 +1,6 @@
 import { MemoryLog } from "@statesync/core";
 import { afterEach, describe, expect, it } from "vitest";
-import { open } from "./fixtures.js";
+import { open, until } from "./fixtures.js";
 
 /**
  * A trial (stop 28): an unconditional update whose first send went unanswered is re-sent only on
@@ -19,12 +19,23 @@ afterEach(async () => {
 
 /** The victim's handle: runs `beforeConditional` before each conditional append (its re-sends). */
 class Loaded extends MemoryLog {
-  beforeConditional: (() => Promise<void>) | undefined;
+  beforeConditional: ((data: Uint8Array) => Promise<void>) | undefined;
+  /** Unconditional appends to fail without storing them, as a send that got no answer. */
+  unanswered = 0;
   override async appendConditional(data: Uint8Array, expected: number, id: string, o?: object) {
-    await this.beforeConditional?.();
+    await this.beforeConditional?.(data);
     return super.appendConditional(data, expected, id, o);
   }
+  override appendUnconditional(data: Uint8Array, id: string, o?: object) {
+    if (this.unanswered > 0 && kindOf(data) === "command") {
+      this.unanswered -= 1;
+      this.failNextAppends(1); // taken by this append: nothing runs in between
+    }
+    return super.appendUnconditional(data, id, o);
+  }
 }
+
+const kindOf = (data: Uint8Array) => (JSON.parse(enc.decode(data)) as { kind: string }).kind;
 
 /** The decoded entries of `log`, in order. */
 async function entries(log: MemoryLog): Promise<Array<Record<string, unknown>>> {
@@ -75,6 +86,46 @@ describe("an unconditional update re-sent while other writers keep appending", (
     await victim.synced();
     expect(victim.state.count).toBe(1000 + commands.length - 1); // each applied once
     expect(loader.state).toEqual(victim.state);
+  });
+
+  it("commits while its own replica keeps committing conditional updates", async () => {
+    const log = new Loaded();
+    const victim = await open(log, { clientId: "victim", compaction: false });
+    stops.push(() => victim.close());
+    let committed = 0;
+    let running = true;
+    const loop = (async () => {
+      while (running) {
+        await victim.update((d) => void (d.count += 1));
+        committed += 1;
+        await new Promise((r) => setImmediate(r)); // MemoryLog answers in microtasks: let timers run
+      }
+    })();
+    await until(() => committed > 3);
+    let resends = 0;
+    log.beforeConditional = async (data) => {
+      if (kindOf(data) !== "command") return;
+      resends += 1;
+      // The replica's own next update lands first, unless it holds back for this re-send.
+      const before = committed;
+      const end = Date.now() + 200;
+      while (committed === before && Date.now() < end) await sleep(2);
+    };
+    log.unanswered = 1;
+    const result = await victim
+      .updateUnconditionally("increment", { by: 1000 }, { outcomeTimeoutMs: 4_000 })
+      .then(
+        (r) => r.revision,
+        (e: Error) => e,
+      );
+    running = false;
+    await loop;
+    expect(result).toBeTypeOf("number");
+    expect(resends).toBeGreaterThanOrEqual(2); // it lost a race to its own replica first
+    const commands = (await entries(log)).filter((e) => e.kind === "command");
+    expect(commands).toHaveLength(1);
+    await victim.synced();
+    expect(victim.state.count).toBe(1000 + committed);
   });
 });
 

@@ -28,12 +28,19 @@ export interface AppendLimits {
    * update's deadline, set when it was called: its waits before the append count).
    */
   readonly deadline?: number | undefined;
+  /** An unconditional append's part in the contention rules (invariant 2). */
+  readonly contend?: Contender | undefined;
+}
+
+/** An unconditional append's part in the contention rules (`Contention.contender`). */
+export interface Contender {
   /**
-   * Runs before an unconditional append's re-send once re-sends conflicted (`conflicts` in a
-   * row, invariant 2), within the update's limits: the writer's turn in the contention rules
-   * (`Contention.contender`). What it throws is ignored: only ordering is at stake.
+   * Runs before a re-send once `conflicts` re-sends conflicted, within the update's limits. What
+   * it throws is ignored: only ordering is at stake.
    */
-  readonly contend?: ((conflicts: number, limits: WaitLimits) => Promise<void>) | undefined;
+  before(conflicts: number, limits: WaitLimits): Promise<void>;
+  /** The append is decided: stored, or failed. */
+  done(): void;
 }
 
 /** A conditional append's outcome: stored (as `entry`), or the log had moved on. */
@@ -149,7 +156,13 @@ export class Appender {
     const after = expected ?? this.history.revision;
     this.own.remember(messageId, prepared);
     try {
-      const revision = await this.exactlyOnce(prepared.data, expected, after, messageId, limits);
+      const revision = await this.exactlyOnce(
+        prepared.data,
+        expected,
+        after,
+        messageId,
+        limits,
+      ).finally(() => limits.contend?.done());
       this.stats.appends += 1;
       this.status.wrote(); // writability (status.ts, invariant 5)
       return { revision, data: prepared.data, messageId };
@@ -223,6 +236,7 @@ export class Appender {
           }
         } else if (isStateSyncError(e, "CONFLICT") && maybeStored) {
           conflicts += 1; // the tail moved since it was checked (perhaps by the first send)
+          this.stats.conflicts += 1; // (a trial saw only `resends` move)
         } else if (!isStateSyncError(e, "UNAVAILABLE")) {
           // After an attempt whose outcome is unknown, a re-send that fails for another reason
           // (denied, stream gone, ...) says nothing about that first attempt. A connection
@@ -300,13 +314,14 @@ export class Appender {
    * writer, it announces itself with an intent after three, and others then hold back.
    */
   private async contending(
-    contend: NonNullable<AppendLimits["contend"]>,
+    contend: Contender,
     conflicts: number,
     deadline: number,
     signal: AbortSignal | undefined,
   ): Promise<void> {
     const limits = waitLimits([{ signal, deadline, outcomeTimeoutMs: 0 }], this.status.signal);
-    await contend(conflicts, limits)
+    await contend
+      .before(conflicts, limits)
       .catch(() => undefined)
       .finally(() => limits.dispose());
   }
