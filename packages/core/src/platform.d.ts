@@ -34,3 +34,6 @@ declare var crypto: {
 };
 
 declare var console: { warn(...args: unknown[]): void };
+
+/** A monotonic clock in ms with sub-ms resolution (the cost of a draft: `applyBatch`). */
+declare var performance: { now(): number };

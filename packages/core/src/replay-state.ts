@@ -1,5 +1,5 @@
 import { deepFreeze } from "./freeze.js";
-import type { BatchItem } from "./apply.js";
+import { RUN_MAX, type BatchItem } from "./apply.js";
 import {
   MAX_RECENT,
   type Entry,
@@ -95,6 +95,8 @@ export class ReplayState<S, C extends CommandMap<S>> {
   lastStart: number | undefined;
   /** The table of applied origins (`pending/origins.ts`): skips re-sent queued updates. */
   origins: Origins;
+  /** Entries a catch-up should hand over together, as the last draft suggested (`applyBatch`). */
+  preferredRun = RUN_MAX;
   /** Message ids, revisions and timestamps of entries consumed recently (see `MAX_RECENT`). */
   protected recent = new RecentIds(2 * MAX_RECENT);
   protected view: { revision: number; logState: unknown; state: S } | undefined;
@@ -275,10 +277,11 @@ export class ReplayState<S, C extends CommandMap<S>> {
     entries: readonly LogEntry[],
     i: number,
     run: readonly BatchItem[],
-    state: unknown,
+    { state, preferredRun }: { state: unknown; preferredRun: number | undefined },
     results: StepResult[],
   ): number {
     this.logState = state;
+    if (preferredRun !== undefined) this.preferredRun = preferredRun;
     for (const item of run) {
       this.origins.note(item.entry.origin, item.revision);
       this.advance(entries[i]!, item.entry.kind, item.entry.ts);

@@ -202,10 +202,10 @@ const PENDING: StepResult = { kind: "pending" };
           const head = run.slice(0, outcome.at);
           outcome = applyBatch(this.logModel, this.logState, head, this.revision, this.validity);
           if (outcome.kind === "applied") {
-            i = this.adoptBatch(entries, i, head, outcome.state, results);
+            i = this.adoptBatch(entries, i, head, outcome, results);
           } else alone = head.length + 1;
         } else if (outcome.kind === "applied") {
-          i = this.adoptBatch(entries, i, run, outcome.state, results);
+          i = this.adoptBatch(entries, i, run, outcome, results);
           continue;
         } else if (outcome.kind === "unusable") alone = run.length;
       }

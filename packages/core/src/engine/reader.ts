@@ -5,9 +5,11 @@ import type { CommandMap } from "../model.js";
 import type { Replica } from "./replica.js";
 import type { StatusHub } from "./status.js";
 
-/** Entries a catch-up hands to the replica together (one Immer draft when they allow it). */
-const READ_APPLY_BATCH = 256;
-/** ...or fewer when they hold this many bytes (a chunked snapshot's parts are 1 MB each). */
+/**
+ * A catch-up hands the replica its entries together (one Immer draft when they allow it), as many
+ * as the replica's last draft suggested (`Replica.preferredRun`, 32 to 256), or fewer when they
+ * hold this many bytes (a chunked snapshot's parts are 1 MB each).
+ */
 const READ_APPLY_BYTES = 4 * 1024 * 1024;
 /** How long a catch-up lets a live follower deliver what it is about to, before reading (ms). */
 const FOLLOWER_GRACE_MS = 250;
@@ -182,7 +184,7 @@ export class Reader<S, C extends CommandMap<S>> {
       for await (const entry of this.log.read(this.replica.readPosition + 1, target)) {
         batch.push(entry);
         bytes += entry.data.byteLength;
-        if (batch.length < READ_APPLY_BATCH && bytes < READ_APPLY_BYTES) continue;
+        if (batch.length < this.replica.preferredRun && bytes < READ_APPLY_BYTES) continue;
         bytes = 0;
         await this.consume(batch.splice(0));
         if (this.status.stopped) return;

@@ -120,6 +120,10 @@ export class Replica<S, C extends CommandMap<S>> {
   get anchored(): boolean {
     return this.replay.anchored;
   }
+  /** Entries a catch-up should hand to `consume` together (`applyBatch`'s suggestion). */
+  get preferredRun(): number {
+    return this.replay.preferredRun;
+  }
   /** Message id of the entry at `revision`. */
   get messageId(): string | undefined {
     return this.replay.messageId;
