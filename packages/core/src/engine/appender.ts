@@ -308,7 +308,7 @@ export class Appender {
   }
 
   /**
-   * The writer's turn before a re-send that lost `conflicts` races in a row: other writers kept
+   * The writer's turn before a re-send after `conflicts` lost races so far: other writers kept
    * appending between its look-up and its re-send (a trial, stop 28: about 40 appends a second in
    * one process made every such update fail `UNKNOWN_OUTCOME`, none stored). Like a conditional
    * writer, it announces itself with an intent after three, and others then hold back.
