@@ -1,4 +1,4 @@
-import { MemoryLog } from "@statesync/core";
+import { MemoryLog, type LogEntry, type StateSyncError } from "@statesync/core";
 import { afterEach, describe, expect, it } from "vitest";
 import { open, until } from "./fixtures.js";
 
@@ -22,6 +22,12 @@ class Loaded extends MemoryLog {
   beforeConditional: ((data: Uint8Array) => Promise<void>) | undefined;
   /** Unconditional appends to fail without storing them, as a send that got no answer. */
   unanswered = 0;
+  /** How long each range read waits before it starts, ms (a look-up's scan on a busy server). */
+  readDelayMs = 0;
+  override async *read(from: number, to: number): AsyncIterable<LogEntry> {
+    if (this.readDelayMs > 0) await sleep(this.readDelayMs);
+    yield* super.read(from, to);
+  }
   override async appendConditional(data: Uint8Array, expected: number, id: string, o?: object) {
     await this.beforeConditional?.(data);
     return super.appendConditional(data, expected, id, o);
@@ -126,6 +132,42 @@ describe("an unconditional update re-sent while other writers keep appending", (
     expect(commands).toHaveLength(1);
     await victim.synced();
     expect(victim.state.count).toBe(1000 + committed);
+  });
+
+  it("many commands of one replica re-sent together commit, each once", async () => {
+    const log = new Loaded();
+    const victim = await open(log, { clientId: "victim", compaction: false });
+    const loader = await open(log.handle(), { clientId: "loader", compaction: false });
+    stops.push(
+      () => victim.close(),
+      () => loader.close(),
+    );
+    let running = true;
+    let loaded = 0;
+    const load = (async () => {
+      while (running) {
+        await loader.updateUnconditionally("increment", { by: 1 });
+        loaded += 1;
+      }
+    })();
+    log.setAppendDelay(2); // sends take a while: look-ups end while other re-sends travel
+    log.readDelayMs = 5;
+    log.unanswered = 20;
+    const outcomes = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        victim.updateUnconditionally("increment", { by: 1000 }, { outcomeTimeoutMs: 5_000 }).then(
+          () => "ok",
+          (e: StateSyncError) => e.code,
+        ),
+      ),
+    );
+    running = false;
+    await load;
+    expect(outcomes).toEqual(Array.from({ length: 20 }, () => "ok"));
+    const mine = (await entries(log)).filter((e) => e.kind === "command" && e.client === "victim");
+    expect(mine).toHaveLength(20);
+    await victim.synced();
+    expect(victim.state.count).toBe(20 * 1000 + loaded);
   });
 });
 

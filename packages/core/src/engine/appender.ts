@@ -211,6 +211,7 @@ export class Appender {
         // The caller's limits bound the attempt in flight too (issue 10, case 6).
         sends += 1;
         const limit = { timeoutMs: Math.max(1, deadline - Date.now()), signal };
+        if (condition !== undefined && expected === undefined) this.stats.attempts += 1;
         const result =
           condition === undefined
             ? await this.log.appendUnconditional(data, messageId, limit)
@@ -304,6 +305,7 @@ export class Appender {
     throw new StateSyncError(
       "UNAVAILABLE",
       `the look-up of an earlier send was cut short by ${by}`,
+      { details: { lookupCut: true } },
     );
   }
 

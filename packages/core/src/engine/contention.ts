@@ -5,6 +5,7 @@ import type { Appender, Contender } from "./appender.js";
 import type { Reader } from "./reader.js";
 import type { AppliedBatch, Replica } from "./replica.js";
 import type { StatusHub } from "./status.js";
+import { OwnResends } from "./own-resends.js";
 import { ended, pause, remaining, untilClosing, within, type WaitLimits } from "./wait-limits.js";
 
 /** Conflicts in a row after which a writer announces itself with an intent entry. */
@@ -101,9 +102,7 @@ export class Contention<S, C extends CommandMap<S>> {
   private readonly recentWriters: string[] = [];
   private entryIntervalMs = 1;
   /** This replica's unconditional appends re-sending after lost races (`contender`). */
-  private readonly resending = new Set<object>();
-  /** Resolves when the last of them is decided. */
-  private resendsDecided: { promise: Promise<void>; resolve: () => void } | undefined;
+  private readonly ownResends = new OwnResends();
   private lastEntryAt = 0;
 
   constructor(
@@ -119,7 +118,7 @@ export class Contention<S, C extends CommandMap<S>> {
 
   /** False when `beforeAttempt` and `deferToIntents` surely return at once (the common case). */
   get mayWait(): boolean {
-    return this.intents.size > 0 || this.mode === "turns" || this.resending.size > 0;
+    return this.intents.size > 0 || this.mode === "turns" || this.ownResends.active;
   }
 
   /**
@@ -156,7 +155,7 @@ export class Contention<S, C extends CommandMap<S>> {
    * is conditional on the tail its look-up checked, so other writers' appends could make it lose
    * every race. Like a conditional batch, it announces itself after
    * {@link INTENT_AFTER_CONFLICTS} conflicts in a row and holds back behind earlier intents; and
-   * this replica's own other appends hold back for it (see `behindOwnResends`).
+   * this replica's re-sends go one at a time, its other appends holding back (`OwnResends`).
    */
   contender(): Contender {
     const batch: ContendingBatch = { conflicts: 0, announced: false, heldMs: 0, turnsWaited: 0 };
@@ -164,37 +163,12 @@ export class Contention<S, C extends CommandMap<S>> {
     return {
       before: async (conflicts, limits) => {
         batch.conflicts = conflicts;
-        this.resending.add(token);
+        await this.ownResends.enter(token, limits);
         await this.afterConflict(batch, 0, limits);
         await this.deferToIntents(batch, limits, false);
       },
-      done: () => {
-        if (!this.resending.delete(token) || this.resending.size > 0) return;
-        this.resendsDecided?.resolve();
-        this.resendsDecided = undefined;
-      },
+      done: () => this.ownResends.done(token),
     };
-  }
-
-  /**
-   * Waits while an unconditional append of this replica re-sends after lost races, for at most
-   * `MAX_HOLD_MS` of `holding`'s life in all: this replica's own entries move the tail that
-   * re-send is conditional on, and intents hold back other writers only (a trial: a replica
-   * whose own conditional loop committed 2,000 updates meanwhile failed all 4 such commands,
-   * none stored, while it announced 300 intents).
-   */
-  private async behindOwnResends(holding: Holding, limits: WaitLimits): Promise<void> {
-    while (this.resending.size > 0 && holding.heldMs < MAX_HOLD_MS && !ended(limits)) {
-      const now = Date.now();
-      if (!this.resendsDecided) {
-        let resolve!: () => void;
-        const promise = new Promise<void>((r) => (resolve = r));
-        this.resendsDecided = { promise, resolve };
-      }
-      const deadline = Math.min(limits.deadline, now + MAX_HOLD_MS - holding.heldMs);
-      await within(this.resendsDecided.promise, { deadline, signal: limits.signal });
-      holding.heldMs += Date.now() - now;
-    }
   }
 
   /** Appends this writer's intent entry and catches up with it. Failures only cost the intent. */
@@ -229,7 +203,7 @@ export class Contention<S, C extends CommandMap<S>> {
    */
   async deferToIntents(holding: Holding, limits?: WaitLimits, own = true): Promise<void> {
     const bound = limits ?? untilClosing(this.status);
-    if (own && this.resending.size > 0) await this.behindOwnResends(holding, bound);
+    if (own && this.ownResends.active) await this.ownResends.holdBack(holding, bound, MAX_HOLD_MS);
     let pollMs = 5;
     for (;;) {
       const now = Date.now();
