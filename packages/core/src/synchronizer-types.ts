@@ -95,7 +95,7 @@ export interface SyncStats {
   appends: number;
   /** Conditional appends rejected because the log had moved on (an unconditional re-send too). */
   conflicts: number;
-  /** Conditional append attempts made (committed or not). */
+  /** Conditional append attempts made (committed or not; an unconditional re-send too). */
   attempts: number;
   /**
    * Re-sends decided for an append whose acknowledgement was lost or that could not be sent
