@@ -85,6 +85,8 @@ describe("re-sends that conflicted, then a look-up that got no answer", () => {
     );
     expect(error?.code).toBe("UNKNOWN_OUTCOME");
     expect(error?.message).toMatch(/every re-send .* conflicted with other writers. entries/);
-    expect(error?.message).toMatch(/, and then the look-up before the next did not end in time$/);
+    expect(error?.message).toMatch(
+      /, and then the deadline came before its next look-up finished$/,
+    );
   });
 });

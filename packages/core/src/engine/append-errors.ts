@@ -29,19 +29,20 @@ export function endedWhy(
   conflicts: number,
   last: unknown,
 ): string {
-  // A look-up still queued or scanning at the deadline (a trial: 20 re-senders of one replica
-  // on a log answering 250 appends a second read "the log did not answer").
+  // A look-up still waiting for its turn, queued or scanning at the deadline (a trial: 20
+  // re-senders of one replica on a log answering 250 appends a second read "the log did not
+  // answer").
   const cut = isStateSyncError(last, "UNAVAILABLE") && last.details.lookupCut === true;
   if (conflicts === 0) {
     return cut
-      ? `the look-up of an earlier send did not end within ${timeoutMs} ms`
+      ? `the look-up of an earlier send did not finish within ${timeoutMs} ms`
       : `no answer from the log within ${timeoutMs} ms`;
   }
   const which = conflicts === resends ? "every re-send" : `${conflicts} of ${resends} re-sends`;
   const tail = isStateSyncError(last, "CONFLICT")
     ? ""
     : cut
-      ? ", and then the look-up before the next did not end in time"
+      ? ", and then the deadline came before its next look-up finished"
       : ", and then the log did not answer";
   return `within ${timeoutMs} ms, ${which} (conditional on the tail its look-up checked) conflicted with other writers' entries${tail}`;
 }
