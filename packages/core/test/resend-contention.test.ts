@@ -50,15 +50,21 @@ async function entries(log: MemoryLog): Promise<Array<Record<string, unknown>>> 
   return out;
 }
 
+/** The victim's replica on a {@link Loaded} log, and another writer's on the same entries. */
+async function victimAndLoader() {
+  const log = new Loaded();
+  const victim = await open(log, { clientId: "victim", compaction: false });
+  const loader = await open(log.handle(), { clientId: "loader", compaction: false });
+  stops.push(
+    () => victim.close(),
+    () => loader.close(),
+  );
+  return { log, victim, loader };
+}
+
 describe("an unconditional update re-sent while other writers keep appending", () => {
   it("commits, once: the re-sending writer announces itself and the others let it go", async () => {
-    const log = new Loaded();
-    const victim = await open(log, { clientId: "victim", compaction: false });
-    const loader = await open(log.handle(), { clientId: "loader", compaction: false });
-    stops.push(
-      () => victim.close(),
-      () => loader.close(),
-    );
+    const { log, victim, loader } = await victimAndLoader();
     let intentSeen = false;
     let loads = 0;
     const others: Promise<unknown>[] = [];
@@ -135,13 +141,7 @@ describe("an unconditional update re-sent while other writers keep appending", (
   });
 
   it("many commands of one replica re-sent together commit, each once", async () => {
-    const log = new Loaded();
-    const victim = await open(log, { clientId: "victim", compaction: false });
-    const loader = await open(log.handle(), { clientId: "loader", compaction: false });
-    stops.push(
-      () => victim.close(),
-      () => loader.close(),
-    );
+    const { log, victim, loader } = await victimAndLoader();
     let running = true;
     let loaded = 0;
     const load = (async () => {
