@@ -54,6 +54,7 @@ import { whenAborted } from "../abort-watch.js";
  *    `LOG_REPLACED`); until the log answered, the reader holds what it delivers, conditional
  *    appends wait and the replica stays `offline` (`reconnect-check.ts`).
  * 8. A local snapshot kept over a purged log is written back into it (`log-changes.ts`).
+ * 9. No opening starts before the restore ended (one the log's "online" started checked nothing).
  */
 export class Opener<S, C extends CommandMap<S>> {
   /** True once the replica has caught up with the log since it was opened. */
@@ -61,6 +62,8 @@ export class Opener<S, C extends CommandMap<S>> {
   private reconnectTimer: ReturnType<typeof setTimeout> | undefined;
   /** Failed openings in a row (the backoff's step, invariant 2). */
   private failures = 0;
+  /** The restore of the local snapshot, which every opening waits for (invariant 9). */
+  private restoring: Promise<void> = Promise.resolve();
   /** The opening in flight: there is at most one (invariant 4). */
   private opening: Promise<void> | undefined;
   /** Callers of `anchor` waiting for the next scheduled opening (invariant 4). */
@@ -103,15 +106,15 @@ export class Opener<S, C extends CommandMap<S>> {
    * already reported a failure (the server refused it, the name does not resolve).
    */
   async start(waitFor: "synced" | "restored"): Promise<void> {
+    this.restoring = this.snapshots.restore();
     // Before the first request: a notice subscription goes out ahead of the log's reads.
     this.config.start();
-    const unwatchStatus = this.log.watchStatus((s, e) => this.onLogStatus(s, e));
-    const unwatchWarnings = this.log.watchWarnings?.((w) => this.status.report(w));
-    this.unwatch = () => {
-      unwatchStatus();
-      unwatchWarnings?.();
-    };
-    await this.snapshots.restore();
+    const unwatch = [
+      this.log.watchStatus((s, e) => this.onLogStatus(s, e)),
+      this.log.watchWarnings?.((w) => this.status.report(w)),
+    ];
+    this.unwatch = () => unwatch.forEach((stop) => stop?.());
+    await this.restoring;
     const connecting = this.connect();
     if (waitFor === "restored") {
       connecting.catch(() => undefined);
@@ -153,6 +156,7 @@ export class Opener<S, C extends CommandMap<S>> {
   /** Checks the snapshot against the log, writes genesis, catches up, follows (invariant 2). */
   private async open(): Promise<void> {
     try {
+      await this.restoring;
       const info = await this.log.info();
       if (this.status.closed) return; // invariant 5: nothing learned after close() is used
       this.appender.learn(info);
@@ -260,10 +264,8 @@ export class Opener<S, C extends CommandMap<S>> {
 
   private onLogStatus(status: LogConnectionStatus, error?: StateSyncError): void {
     if (this.status.stopped) return;
-    if (status === "closed") {
-      this.status.stall(error ?? connectionClosedError("the log said so"));
-      return;
-    }
+    if (status === "closed")
+      return this.status.stall(error ?? connectionClosedError("the log said so"));
     if (status === "offline") {
       if (this.connected) this.reader.hold(); // until the reconnection's check (invariant 7)
       this.status.set("offline");
@@ -301,12 +303,12 @@ export class Opener<S, C extends CommandMap<S>> {
   }
 
   /**
-   * Resolves once the replica stands on the log (see {@link standsOnLog}): the log's first entry (genesis) or a snapshot
-   * (invariant 1), through the opening in flight, else the next one scheduled (invariant 4),
-   * else a new one; with `until` (ms since the epoch) through every opening until then (an
-   * update waits up to its `outcomeTimeoutMs` for a log that is not reachable yet, as it does
-   * once open). Throws `UNAVAILABLE` when it still does not (at once after one opening when the
-   * problem lasts until the setup changes), the stall, or `ABORTED`.
+   * Resolves once the replica stands on the log ({@link standsOnLog}, invariant 1), through the
+   * opening in flight, else the next one scheduled (invariant 4), else a new one; with `until`
+   * (ms since the epoch) through every opening until then (an update waits up to its
+   * `outcomeTimeoutMs` for a log not reachable yet, as it does once open). Throws `UNAVAILABLE`
+   * when it still does not (at once after one opening when the problem lasts until the setup
+   * changes), the stall, or `ABORTED`.
    */
   async anchor(until?: number, signal?: AbortSignal): Promise<void> {
     // An opening in flight may take the log's request timeout: `until` and `signal` end the
@@ -352,9 +354,9 @@ export class Opener<S, C extends CommandMap<S>> {
   /** See `StateSynchronizer.fetchUpdates`. */
   async fetchUpdates(): Promise<number> {
     this.status.assertUsable();
-    // Not standing on the log's first entry yet (its genesis could not be written or read when
-    // the replica opened): do that first, or fail UNAVAILABLE, rather than call an empty log
-    // caught up (found by the cluster test: synced() resolved, and the next update failed).
+    // Not on the log's first entry yet (its genesis could not be written or read at opening):
+    // do that first, or fail UNAVAILABLE, rather than call an empty log caught up (found by the
+    // cluster test: synced() resolved, and the next update failed).
     if (!this.standsOnLog) await this.anchor();
     try {
       await this.reader.catchUp();
