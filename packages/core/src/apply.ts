@@ -236,6 +236,15 @@ export type BatchOutcome<S> =
 export const RUN_MIN = 32;
 export const RUN_MAX = 256;
 
+/**
+ * Entries the next draft should take (see {@link applyBatch}): enough that the draft's own cost
+ * `ownMs` (its first entry and the finalization) is at most an eighth of the entries', each of
+ * which cost `eachMs`; {@link RUN_MIN} to {@link RUN_MAX}.
+ */
+export function draftRun(ownMs: number, eachMs: number): number {
+  return Math.ceil(Math.min(RUN_MAX, Math.max(RUN_MIN, (8 * ownMs) / eachMs)));
+}
+
 /** Thrown out of the shared draft when an entry fails. */
 const FAILED = Symbol("failed entry");
 
@@ -308,10 +317,7 @@ export function applyBatch<S, C extends CommandMap<S>>(
     const frozen = deepFreeze(next);
     const own = t1 - t0 + performance.now() - t2; // the first entry, and the finalization
     const each = (t2 - t1) / Math.max(1, items.length - 1);
-    const preferredRun =
-      items.length < 8
-        ? undefined
-        : Math.ceil(Math.min(RUN_MAX, Math.max(RUN_MIN, (8 * own) / each)));
+    const preferredRun = items.length < 8 ? undefined : draftRun(own, each);
     return { kind: "applied", state: frozen, preferredRun };
   } catch (e) {
     return e === FAILED || at < items.length ? { kind: "failed", at } : { kind: "unusable" };
