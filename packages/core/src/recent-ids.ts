@@ -20,6 +20,12 @@ export class RecentIds {
   /** Index of the next slot to write. */
   private next = 0;
   private size = 0;
+  /**
+   * Every entry with a message id consumed at this revision or later is recorded (Infinity until
+   * one is): the first revision recorded since `clear`, moved past each entry the ring drops.
+   * Entries of a starting point's list (`push` with `consumed` false) do not count.
+   */
+  recordedFrom = Infinity;
 
   /**
    * @param capacity entries kept (the newest).
@@ -34,10 +40,17 @@ export class RecentIds {
     this.numbers = new Float64Array(2 * this.allocated);
   }
 
-  /** Records an entry; the oldest is dropped when full. */
-  push(messageId: string, revision: number, ts: number): void {
+  /**
+   * Records an entry; the oldest is dropped when full. `consumed`: the replica consumed it (else
+   * it comes from a starting point's list, which may not name every entry before it).
+   */
+  push(messageId: string, revision: number, ts: number, consumed = true): void {
     if (this.size === this.allocated && this.allocated < this.capacity) this.grow();
     const i = this.next;
+    if (this.size === this.allocated) {
+      this.recordedFrom = Math.max(this.recordedFrom, this.numbers[2 * i]! + 1);
+    }
+    if (consumed && this.recordedFrom === Infinity) this.recordedFrom = revision;
     this.ids[i] = messageId;
     this.numbers[2 * i] = revision;
     this.numbers[2 * i + 1] = ts;
@@ -68,6 +81,7 @@ export class RecentIds {
     this.numbers = new Float64Array(2 * this.allocated);
     this.next = 0;
     this.size = 0;
+    this.recordedFrom = Infinity;
   }
 
   /** The slot of the `k`-th newest entry (1: the newest). */

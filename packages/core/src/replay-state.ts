@@ -336,7 +336,12 @@ export class ReplayState<S, C extends CommandMap<S>> {
   /** Replaces the recent message ids with a starting point's `recent` list. */
   protected setRecent(recent: ReadonlyArray<readonly [string, number, number]> | undefined): void {
     this.recent.clear();
-    for (const [id, revision, ts] of recent ?? []) this.recent.push(id, revision, ts);
+    for (const [id, revision, ts] of recent ?? []) this.recent.push(id, revision, ts, false);
+  }
+
+  /** See {@link RecentIds.recordedFrom}: the record has every entry with an id from it on. */
+  get recordedFrom(): number {
+    return this.recent.recordedFrom;
   }
 
   /** The revision at which an entry with `messageId` was consumed recently, if it was. */

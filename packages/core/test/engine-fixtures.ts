@@ -65,7 +65,7 @@ export const incCommand = (n?: number): Entry => ({
 export function appenderOn(log: RevisionedLog) {
   const s = emptyStats();
   const status = new StatusHub();
-  const history = { revision: 0, recentRevisionOf: () => undefined };
+  const history = { revision: 0, recordedFrom: Infinity, recentRevisionOf: () => undefined };
   const a = new Appender(log, new OwnEntries(), history, status, s, "a");
   return { a, s, status };
 }

@@ -5,7 +5,7 @@ import type { RecentEntry } from "../src/entry-types.js";
 import type { LogEntry } from "../src/log.js";
 import { MemoryLog } from "../src/memory-log.js";
 
-const nobody = { revision: 0, recentRevisionOf: () => undefined };
+const nobody = { revision: 0, recordedFrom: Infinity, recentRevisionOf: () => undefined };
 
 /** A compaction by another replica: a snapshot entry at the tail recording `recent`, then the truncation before it. */
 async function compact(log: MemoryLog, recent: RecentEntry[]): Promise<number> {
@@ -166,7 +166,11 @@ describe("OwnLookup runs one look-up at a time", () => {
     const ids = Array.from({ length: 20 }, (_, i) => `id-${i}`);
     const revisions = ids.map((id) => log.injectRaw(id, id));
     const seen = new Map<string, number>([["known", 99]]);
-    const lookup = new OwnLookup(log, { revision: 0, recentRevisionOf: (id) => seen.get(id) });
+    const lookup = new OwnLookup(log, {
+      revision: 0,
+      recordedFrom: Infinity,
+      recentRevisionOf: (id) => seen.get(id),
+    });
     const order: string[] = [];
     const all = ids.map((id) => lookup.locate(id, 1, "range").then((r) => (order.push(id), r)));
     const known = lookup.locate("known", 1, "range").then((r) => (order.push("known"), r));
@@ -191,5 +195,80 @@ describe("OwnLookup runs one look-up at a time", () => {
     expect(await next).toEqual({ kind: "found", revision: 6 });
     await Promise.all(scans);
     expect(order.indexOf("next")).toBeLessThan(3);
+  });
+});
+
+/** A log that notes the ranges `findByMessageId` scans. */
+class NotedScans extends MemoryLog {
+  scans: Array<[after: number, scan: number | undefined]> = [];
+  override findByMessageId(id: string, after: number, scan?: number) {
+    this.scans.push([after, scan]);
+    return super.findByMessageId(id, after, scan);
+  }
+}
+
+/**
+ * A look-up reads only what the replica has not consumed and recorded: a replica re-sending 20
+ * commands under load scanned the same thousands of entries for each, one after the other, and
+ * its last ones reached their deadline (a fresh-eyes trial, stop 29).
+ */
+describe("OwnLookup reads only past what the replica recorded", () => {
+  function logOf(entries: number) {
+    const log = new NotedScans();
+    for (let i = 1; i <= entries; i++) log.injectRaw(`e${i}`, `id-${i}`);
+    return log;
+  }
+
+  it("scans from the replica's revision when its record covers the positions looked from", async () => {
+    const log = logOf(100);
+    const lookup = new OwnLookup(log, {
+      revision: 90,
+      recordedFrom: 5,
+      recentRevisionOf: () => undefined,
+    });
+    expect(await lookup.locate("mine", 10, "range")).toEqual({ kind: "absent", tail: 100 });
+    expect(log.scans).toEqual([[90, 10]]);
+    log.injectRaw("mine", "mine"); // at 101
+    expect(await lookup.locate("mine", 10, "range")).toEqual({ kind: "found", revision: 101 });
+  });
+
+  it("answers absent without a read when the replica consumed up to the tail", async () => {
+    const log = logOf(100);
+    const lookup = new OwnLookup(log, {
+      revision: 100,
+      recordedFrom: 11,
+      recentRevisionOf: () => undefined,
+    });
+    expect(await lookup.locate("mine", 10, "range")).toEqual({ kind: "absent", tail: 100 });
+    expect(log.scans).toEqual([]);
+  });
+
+  it("scans from the position looked from when the record starts after it", async () => {
+    const log = logOf(100);
+    const lookup = new OwnLookup(log, {
+      revision: 90,
+      recordedFrom: 12,
+      recentRevisionOf: () => undefined,
+    });
+    expect(await lookup.locate("id-11", 10, "range")).toEqual({ kind: "found", revision: 11 });
+    expect(await lookup.locate("mine", 10, "range")).toEqual({ kind: "absent", tail: 100 });
+    expect(log.scans).toEqual([
+      [10, 90],
+      [10, 90],
+    ]);
+  });
+
+  it("finds in the record what the replica consumed", async () => {
+    const log = logOf(100);
+    const history = {
+      revision: 90,
+      recordedFrom: 1,
+      recentRevisionOf: (id: string) => (id === "id-50" ? 50 : undefined),
+    };
+    expect(await new OwnLookup(log, history).locate("id-50", 10, "range")).toEqual({
+      kind: "found",
+      revision: 50,
+    });
+    expect(log.scans).toEqual([]);
   });
 });

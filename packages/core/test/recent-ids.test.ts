@@ -21,12 +21,15 @@ describe("RecentIds", () => {
             list.push([id, i + 1, ts]);
           });
           const kept = list.slice(-capacity);
+          // Every entry from the oldest kept on is recorded, none before.
+          expect(ring.recordedFrom).toBe(kept[0]?.[1] ?? Infinity);
           expect(ring.last(count)).toEqual(count === 0 ? [] : kept.slice(-count));
           for (const id of ["a", "b", "c", "d", "e"]) {
             const hit = kept.filter((r) => r[0] === id).at(-1);
             expect(ring.revisionOf(id)).toBe(hit?.[1]);
           }
           ring.clear();
+          expect(ring.recordedFrom).toBe(Infinity);
           expect(ring.last(capacity)).toEqual([]);
           expect(ring.revisionOf("a")).toBeUndefined();
           // After a clear it starts small again and answers alike.
@@ -35,5 +38,17 @@ describe("RecentIds", () => {
         },
       ),
     );
+  });
+
+  it("counts entries of a starting point's list as known, not as recorded from", () => {
+    const ring = new RecentIds(8);
+    ring.push("a", 3, 0, false); // a snapshot entry's list: entries before it may be unnamed
+    ring.push("b", 7, 0, false);
+    expect(ring.revisionOf("a")).toBe(3);
+    expect(ring.recordedFrom).toBe(Infinity);
+    ring.push("c", 12, 0); // the first entry consumed after the jump
+    expect(ring.recordedFrom).toBe(12);
+    ring.push("d", 13, 0);
+    expect(ring.recordedFrom).toBe(12);
   });
 });

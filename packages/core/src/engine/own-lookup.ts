@@ -13,6 +13,11 @@ export interface OwnHistory {
   readonly revision: number;
   /** Revision at which the entry with `messageId` was consumed recently, if it was. */
   recentRevisionOf(messageId: string): number | undefined;
+  /**
+   * Every entry with a message id consumed at this revision or later is recorded (Infinity when
+   * none is yet: after a restore, a jump onto a snapshot entry, or a ring that dropped them).
+   */
+  readonly recordedFrom: number;
 }
 
 /** Where an append whose outcome is unknown landed, as far as the log and the records tell. */
@@ -33,7 +38,8 @@ export type Lookup =
  * rebuilds it only from the messages it still holds, and forgets every id after its duplicate
  * window. So the lookup reads, in order:
  * 1. this replica's own record of the entries it consumed (`OwnHistory`);
- * 2. the retained log after the position looked from;
+ * 2. the retained log after the position looked from, or after the replica's revision when its
+ *    record has every entry since that position (`recordedFrom`);
  * 3. where a compaction truncated positions after it: the `recent` list of the snapshot entry
  *    the log now starts with, which names the message ids of the entries before it (a list by
  *    revision, never filtered by anyone's clock). A list that does not reach back far enough
@@ -124,6 +130,17 @@ export class OwnLookup {
       return (await this.truncatedSince(after + 1))
         ? { kind: "truncated" }
         : { kind: "absent", tail };
+    }
+    // What the replica consumed after `from` and recorded without the entry need not be read
+    // again: a replica re-sending several commands scanned the same thousands of entries for
+    // each, one after the other, and under load its last ones ran out of time (a trial).
+    // Read together with the record, in one tick: the replica consumes nothing in between.
+    const consumed = this.history.revision;
+    if (consumed > from && this.history.recordedFrom <= from + 1) {
+      const hit = this.recorded(messageId, from);
+      if (hit) return hit;
+      from = consumed;
+      if (from >= tail) return { kind: "absent", tail: from };
     }
     if (tail - from > MAX_LOOKUP_SCAN) {
       const why = `${tail - from} entries were appended since; at most ${MAX_LOOKUP_SCAN} are read`;

@@ -132,6 +132,10 @@ export class Replica<S, C extends CommandMap<S>> {
   get lastKind() {
     return this.replay.lastKind;
   }
+  /** See {@link Replay.recordedFrom}. */
+  get recordedFrom(): number {
+    return this.replay.recordedFrom;
+  }
   /** See {@link Replay.recentRevisionOf}. */
   recentRevisionOf(messageId: string): number | undefined {
     return this.replay.recentRevisionOf(messageId);
