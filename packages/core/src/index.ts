@@ -107,6 +107,7 @@ export type {
   SyncEvents,
   UpdateOptions,
   UpdateResult,
+  UnconditionalResult,
   Recipe,
   CompactionResult,
   QueuedPromise,

@@ -58,6 +58,19 @@ export interface UpdateResult<S, R = void> {
   readonly attempts: number;
 }
 
+/** What a committed unconditional update resolves to. */
+export interface UnconditionalResult {
+  /** Revision of the entry. */
+  readonly revision: number;
+  /**
+   * `false` when the call resolved before this replica applied the entry: its `outcomeTimeoutMs`
+   * or `signal` ended, or the replica closed or stopped, while it waited for the entry after the
+   * log stored it (the server went away right after its acknowledgement). The entry is stored at
+   * `revision` all the same; `waitFor(revision)` says when it is applied here. Absent otherwise.
+   */
+  readonly applied?: false;
+}
+
 /**
  * What `update` and `updateUnconditionally` return: the promise of the outcome (committed, or
  * rejected when refused), and `queued`, which resolves once the update is safely queued (a
@@ -220,7 +233,8 @@ export interface StateSynchronizer<
   ): QueuedPromise<UpdateResult<S, void>>;
 
   /**
-   * Appends the command at the tail; resolves once stored and consumed here. Every replica runs its
+   * Appends the command at the tail; resolves once stored and consumed here, or once stored when
+   * its `outcomeTimeoutMs` or `signal` ends first (`applied: false`). Every replica runs its
    * recipe and keeps the result only if it passes the schema (docs/format.md, "Format 3"). Throws
    * `VALIDATION`, `UNKNOWN_COMMAND`, `PAYLOAD_TOO_LARGE`, `PERMISSION_DENIED`, `UNKNOWN_OUTCOME`,
    * `CLOSED`; `COMMAND_FAILED` (`details.committed`, `revision`, `reason`) for a no-op entry.
@@ -229,7 +243,7 @@ export interface StateSynchronizer<
     command: K,
     args: CommandArgs<C[K]>,
     options?: UpdateOptions,
-  ): QueuedPromise<{ readonly revision: number }>;
+  ): QueuedPromise<UnconditionalResult>;
 
   /**
    * `(state, revision)` after each batch of applied entries (not on subscribe); with

@@ -36,6 +36,7 @@ import type {
   SyncEvents,
   SyncStats,
   SyncStatus,
+  UnconditionalResult,
   UpdateOptions,
   UpdateResult,
 } from "./synchronizer-types.js";
@@ -299,7 +300,7 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
     command: K,
     args: CommandArgs<C[K]>,
     options?: UpdateOptions,
-  ): QueuedPromise<{ readonly revision: number }> {
+  ): QueuedPromise<UnconditionalResult> {
     assertOutsideRecipes("updateUnconditionally");
     try {
       this.hub.assertUsable();
@@ -311,7 +312,7 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
       if (this.offline.enabled) {
         const { result, queued } = this.offline.enqueue("command", run, parsed.signal);
         result.catch(() => undefined); // as for update(): never an unhandled rejection
-        return withQueued(result as Promise<{ readonly revision: number }>, queued);
+        return withQueued(result as Promise<UnconditionalResult>, queued);
       }
       return withQueued(this.writer.unconditional(command, args, parsed));
     } catch (e) {

@@ -18,6 +18,7 @@ import type { Reader } from "./reader.js";
 import type { RecipeRunner } from "./recipes.js";
 import type { Replica } from "./replica.js";
 import type { StatusHub } from "./status.js";
+import type { UnconditionalResult } from "../synchronizer-types.js";
 import { UpdateQueue } from "./update-queue.js";
 import {
   ENDED,
@@ -80,11 +81,11 @@ export interface WriterParts<S, C extends CommandMap<S>> {
  *    ends at its limits: its `signal`, its deadline (its call + `outcomeTimeoutMs`), `close()`
  *    (`wait-limits.ts`; the rejection says which, and that nothing was appended).
  * 6. A conditional batch that lost a race is not overtaken by this replica's own unconditional
- *    commands: those called after the conflict wait until the batch is decided. Both wait for
- *    the same entry to be read, and the command, woken first, took the revision the batch was
- *    about to be based on, every time: a stop 26 trial saw one replica's recipe writer fail
- *    `RETRY_LIMIT` every 0.6 s next to its own command loop. Intents cannot help there: the
- *    contention rules defer to other writers, not to this one.
+ *    commands: those called after the conflict wait until the batch is decided (a command,
+ *    woken first by the same entry, took the revision the batch was about to be based on every
+ *    time: a stop 26 trial saw `RETRY_LIMIT` every 0.6 s next to the replica's command loop).
+ * 7. An unconditional command resolves once applied here, or once stored when its limits end or
+ *    the replica stops first (`applied: false`; before, it waited for a server gone: stop 30).
  */
 export class Writer<S, C extends CommandMap<S>> {
   private readonly queue: UpdateQueue<S>;
@@ -185,9 +186,8 @@ export class Writer<S, C extends CommandMap<S>> {
           );
           const limits = batch.limits(this.p.status.signal);
           try {
-            // The log said its latest revision is before the one this append was based on,
-            // which it had stored: a purged key, or a log that went back. (Not the replica's
-            // revision now: its follower may have read past the conflict meanwhile.)
+            // The log's latest is before this append's base, which it had stored: a purged key,
+            // or a log that went back (not the replica's revision: it may have read on since).
             const { latest, base } = outcome;
             if (latest !== undefined && base !== undefined && latest < base) {
               await this.p.opener.logBehind(latest);
@@ -303,9 +303,8 @@ export class Writer<S, C extends CommandMap<S>> {
     const outcome = await batch.append(this.p.appender, own, base, this.p.status);
     if (outcome === "interrupted" || outcome === "none") return { kind: outcome };
     if (outcome.kind === "conflict") return { ...outcome, base };
-    // Committed: whatever happens to the replica now (closed, stalled, a read that fails), the
-    // caller learns that its update is in the log, at this revision, with this state (a CLOSED
-    // here would read as "not stored", and a retry would apply the update twice).
+    // Committed: whatever happens to the replica now (closed, stalled, a failed read), the caller
+    // learns it is in the log with this state (a CLOSED would read "not stored": applied twice).
     const stored = outcome.entry;
     if (!this.p.replica.adopt(stored, entry, run.state) && !this.p.status.stopped) {
       // The replica moved past `base` meanwhile (it read its own entry back first): fine, unless
@@ -326,7 +325,7 @@ export class Writer<S, C extends CommandMap<S>> {
     args: unknown,
     options: ParsedUpdateOptions,
     origin?: EntryOrigin,
-  ): Promise<{ readonly revision: number }> {
+  ): Promise<UnconditionalResult> {
     const update: UpdateLimits = { ...options, deadline: Date.now() + options.outcomeTimeoutMs };
     let error = unsent(this.p.status, update);
     if (error) throw error;
@@ -371,12 +370,14 @@ export class Writer<S, C extends CommandMap<S>> {
     } finally {
       this.unconditionalInFlight.delete(append);
     }
-    // Stored. Its outcome is what every replica does with it: wait until this one consumed it
-    // (a replica that stops or closes first leaves it unknown: the caller learns it is stored).
+    // Stored. Its outcome is what every replica does with it (invariant 7).
     if (this.p.replica.revision < revision) {
       this.p.reader.noteStored(revision);
-      await this.p.reader.catchUp(revision).catch(() => undefined);
+      const limits = waitLimits([update], this.p.status.signal);
+      const caughtUp = within(this.p.reader.catchUp(revision), limits);
+      await caughtUp.catch(() => undefined).finally(() => limits.dispose());
     }
+    if (this.p.replica.revision < revision) return { revision, applied: false };
     const failure = this.p.replica.commandFailure(revision);
     if (failure) throw commandFailed(failure, revision);
     return { revision };
@@ -387,9 +388,8 @@ export class Writer<S, C extends CommandMap<S>> {
     const limits = waitLimits([update], this.p.status.signal);
     try {
       if (!this.p.opener.standsOnLog) await this.p.opener.anchor(limits.deadline, limits.signal);
-      if (this.p.replica.legacy && (await within(this.p.upgrader.ensure(), limits)) === ENDED) {
-        return;
-      }
+      const upgraded = !this.p.replica.legacy || (await within(this.p.upgrader.ensure(), limits));
+      if (upgraded === ENDED) return;
       if (this.p.contention.mayWait) await this.p.contention.deferToIntents({ heldMs: 0 }, limits);
     } catch (e) {
       if (!limits.signal.aborted) throw e; // else the caller says what ended the wait
