@@ -143,6 +143,13 @@ export interface RevisionedLog {
    */
   readonly contiguous: boolean;
 
+  /**
+   * The part of `info().identity` before its last `@`, when the log knows it without asking the
+   * server (JetStream: `jetstream:<stream>:<subject>`): a local snapshot written for another log
+   * is refused at once, not served until the log answers. Optional.
+   */
+  readonly identityPrefix?: string;
+
   /** Current identity, bounds and limits. */
   info(): Promise<LogInfo>;
 

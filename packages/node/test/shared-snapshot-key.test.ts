@@ -16,8 +16,9 @@ describe("a snapshotKey two streams share", () => {
   it("is reported as another log's snapshot, and the state comes from the log", async () => {
     const snapshotDir = join(ctx.dir, "shared-key-snapshots");
     const errors: StateSyncError[] = [];
-    const open = (stream: string) =>
+    const open = (stream: string, waitFor: "synced" | "restored" = "synced") =>
       openSynchronizer({
+        waitFor,
         onError: (e) => errors.push(e),
         servers: ctx.server.url,
         stream,
@@ -25,7 +26,8 @@ describe("a snapshotKey two streams share", () => {
         snapshotDir,
         snapshotKey: "same-key",
       });
-    const first = await open(uniqueStream("KEY_A"));
+    const streamA = uniqueStream("KEY_A");
+    const first = await open(streamA);
     await first.update("increment", { by: 5 });
     await first.close(); // saves its snapshot under "same-key"
     const second = await open(uniqueStream("KEY_B"));
@@ -37,6 +39,22 @@ describe("a snapshotKey two streams share", () => {
       expect(second.state.count).toBe(0); // its own log's state, not the other's
     } finally {
       await second.close();
+    }
+    // Opened without waiting for the log, a third stream never serves the first's state: the
+    // snapshot names another stream, which the log knows without asking the server (before, it
+    // served count 5 until the log answered: a fresh-eyes trial, stop 30).
+    await (await open(streamA)).close(); // the first stream's snapshot again
+    errors.length = 0;
+    const third = await open(uniqueStream("KEY_C"), "restored");
+    try {
+      expect(third.state.count).toBe(0);
+      expect(errors.map((e) => e.message)).toEqual([
+        expect.stringMatching(/written for another log \(jetstream:KEY_A_.*, not jetstream:KEY_C_/),
+      ]);
+      await third.synced();
+      expect(third.state.count).toBe(0);
+    } finally {
+      await third.close();
     }
   });
 });

@@ -106,7 +106,7 @@ export class Opener<S, C extends CommandMap<S>> {
    * already reported a failure (the server refused it, the name does not resolve).
    */
   async start(waitFor: "synced" | "restored"): Promise<void> {
-    this.restoring = this.snapshots.restore();
+    this.restoring = this.snapshots.restore(this.log.identityPrefix);
     // Before the first request: a notice subscription goes out ahead of the log's reads.
     this.config.start();
     const unwatch = [

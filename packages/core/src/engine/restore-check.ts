@@ -43,3 +43,13 @@ export function otherLog(a: string, b: string): boolean {
   const at = (id: string) => id.lastIndexOf("@");
   return at(a) > 0 && at(b) > 0 && a.slice(0, at(a)) !== b.slice(0, at(b));
 }
+
+/**
+ * Why a snapshot written for the log `recorded` does not belong to the log `current` (shown as
+ * `shown`), when {@link otherLog} tells them apart; undefined when it does not.
+ */
+export function anotherLog(recorded: string, current: string, shown = current): string | undefined {
+  return otherLog(recorded, current)
+    ? `it was written for another log (${recorded}, not ${shown}): do two states share this snapshotKey?`
+    : undefined;
+}

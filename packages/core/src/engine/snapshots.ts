@@ -10,7 +10,7 @@ import type { SnapshotRecord, SnapshotStore } from "../snapshot-store.js";
 import type { SyncStats } from "../synchronizer-types.js";
 import type { Replica } from "./replica.js";
 import { logHasStart } from "./log-changes.js";
-import { otherLog, restoredRecordProblem } from "./restore-check.js";
+import { anotherLog, restoredRecordProblem } from "./restore-check.js";
 import type { StatusHub } from "./status.js";
 
 /** Least time between two automatic snapshot saves (ms). */
@@ -101,8 +101,11 @@ export class Snapshots<S, C extends CommandMap<S>> {
     });
   }
 
-  /** Loads the stored snapshot into the replica when it is usable (invariant 1, first part). */
-  async restore(): Promise<void> {
+  /**
+   * Loads the stored snapshot into the replica when it is usable (invariant 1, first part);
+   * another log's is refused at once when `logPrefix` (`RevisionedLog.identityPrefix`) tells.
+   */
+  async restore(logPrefix?: string): Promise<void> {
     if (!this.store) return;
     let record: SnapshotRecord | undefined;
     const loading = this.store.load(this.key);
@@ -117,6 +120,8 @@ export class Snapshots<S, C extends CommandMap<S>> {
       return this.discard(e instanceof Error ? e.message : String(e));
     }
     if (record === undefined) return;
+    const foreign = logPrefix && anotherLog(record.logIdentity, `${logPrefix}@`, logPrefix);
+    if (foreign) return this.discard(foreign);
     // A snapshot of an older version of the model resumes the log at that version (its state is
     // then migrated up like the log's). One of another model or of a version this model cannot
     // read (newer, or outside its chain) is not ours to judge: it is kept for the app that wrote
@@ -175,9 +180,9 @@ export class Snapshots<S, C extends CommandMap<S>> {
     if (record === undefined) return;
     let problem: string | undefined;
     if (record.logIdentity !== info.identity) {
-      problem = otherLog(record.logIdentity, info.identity)
-        ? `it was written for another log (${record.logIdentity}, not ${info.identity}): do two states share this snapshotKey?`
-        : "the log was recreated since it was written";
+      problem =
+        anotherLog(record.logIdentity, info.identity) ??
+        "the log was recreated since it was written";
     } else if (record.revision > info.latestRevision) {
       const ahead = `it is ahead of the log (revision ${record.revision} > ${info.latestRevision})`;
       problem = info.latestRevision > 0 ? ahead : "the log holds none of its entries (purged)";

@@ -87,6 +87,8 @@ export class JetStreamLog implements RevisionedLog {
   readonly key: string | undefined;
   /** The subject this state's entries are published on. */
   readonly subject: string;
+  /** `jetstream:<stream>:<subject>`: see `RevisionedLog.identityPrefix`. */
+  readonly identityPrefix: string;
 
   private readonly layout: JetStreamLayout;
   private readonly ids: MessageIdCodec;
@@ -120,6 +122,7 @@ export class JetStreamLog implements RevisionedLog {
     this.stream = this.layout.stream;
     this.key = this.layout.key;
     this.subject = this.layout.subject;
+    this.identityPrefix = `jetstream:${this.stream}:${this.subject}`;
     this.contiguous = !this.layout.shared;
     this.ids = messageIdCodec(this.layout.shared, this.subject);
     this.timeoutMs = o.requestTimeoutMs ?? 5_000;
