@@ -3,6 +3,7 @@ import { z } from "zod";
 import { defineModel } from "@statesync/core";
 import { draftRun, RUN_MAX, RUN_MIN } from "../src/apply.js";
 import { Replay } from "../src/replay.js";
+import { genesisEntryOf } from "./engine-fixtures.js";
 
 /**
  * How many entries a catch-up hands over together (`Replay.preferredRun`, read by the reader):
@@ -33,14 +34,7 @@ const env = { v: 1, ts: 1_700_000_000_000, client: "c" };
 /** A replay of `model` at revision 1 (its genesis entry) and a maker of its next entries. */
 function replay() {
   const r = new Replay(model, true);
-  const genesis = {
-    ...env,
-    kind: "genesis",
-    model: model.name,
-    version: model.version,
-    initialHash: model.initialHash,
-  };
-  r.stepMany([{ revision: 1, data: enc(genesis), messageId: "g" }]);
+  r.stepMany([genesisEntryOf(model)]);
   let revision = 1;
   const next = (name: string, args: unknown) => {
     revision += 1;

@@ -3,7 +3,7 @@ import { Appender } from "../src/engine/appender.js";
 import { OwnEntries } from "../src/engine/own-entries.js";
 import { emptyStats, StatusHub } from "../src/engine/status.js";
 import type { Entry } from "../src/entry.js";
-import type { RevisionedLog } from "../src/log.js";
+import type { LogEntry, RevisionedLog } from "../src/log.js";
 import { defineModel } from "../src/model.js";
 
 /** Fixtures for unit tests of single engine parts (built from the sources, not dist). */
@@ -25,6 +25,28 @@ export const genesisText = json({
   version: 1,
   initialHash: tinyModel.initialHash,
 });
+/**
+ * The genesis entry of `model` at revision 1 (message id `g`, written by client `c` at
+ * 1,700,000,000,000 ms), for replays of a test's own model.
+ */
+export function genesisEntryOf(model: {
+  name: string;
+  version: number;
+  initialHash: string;
+}): LogEntry {
+  const { name, version, initialHash } = model;
+  const entry = {
+    v: 1,
+    ts: 1_700_000_000_000,
+    client: "c",
+    kind: "genesis",
+    model: name,
+    version,
+    initialHash,
+  };
+  return { revision: 1, data: new TextEncoder().encode(json(entry)), messageId: "g" };
+}
+
 /** An unconditional `inc` command, as stored. */
 export const incText = json({
   v: 1,

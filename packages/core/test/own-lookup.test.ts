@@ -213,6 +213,9 @@ class NotedScans extends MemoryLog {
  * its last ones reached their deadline (a fresh-eyes trial, stop 29).
  */
 describe("OwnLookup reads only past what the replica recorded", () => {
+  /** A look-up for a replica at `revision` whose record is complete from `recordedFrom` on. */
+  const recordedUpTo = (log: MemoryLog, revision: number, recordedFrom: number) =>
+    new OwnLookup(log, { revision, recordedFrom, recentRevisionOf: () => undefined });
   function logOf(entries: number) {
     const log = new NotedScans();
     for (let i = 1; i <= entries; i++) log.injectRaw(`e${i}`, `id-${i}`);
@@ -221,11 +224,7 @@ describe("OwnLookup reads only past what the replica recorded", () => {
 
   it("scans from the replica's revision when its record covers the positions looked from", async () => {
     const log = logOf(100);
-    const lookup = new OwnLookup(log, {
-      revision: 90,
-      recordedFrom: 5,
-      recentRevisionOf: () => undefined,
-    });
+    const lookup = recordedUpTo(log, 90, 5);
     expect(await lookup.locate("mine", 10, "range")).toEqual({ kind: "absent", tail: 100 });
     expect(log.scans).toEqual([[90, 10]]);
     log.injectRaw("mine", "mine"); // at 101
@@ -234,22 +233,14 @@ describe("OwnLookup reads only past what the replica recorded", () => {
 
   it("answers absent without a read when the replica consumed up to the tail", async () => {
     const log = logOf(100);
-    const lookup = new OwnLookup(log, {
-      revision: 100,
-      recordedFrom: 11,
-      recentRevisionOf: () => undefined,
-    });
+    const lookup = recordedUpTo(log, 100, 11);
     expect(await lookup.locate("mine", 10, "range")).toEqual({ kind: "absent", tail: 100 });
     expect(log.scans).toEqual([]);
   });
 
   it("scans from the position looked from when the record starts after it", async () => {
     const log = logOf(100);
-    const lookup = new OwnLookup(log, {
-      revision: 90,
-      recordedFrom: 12,
-      recentRevisionOf: () => undefined,
-    });
+    const lookup = recordedUpTo(log, 90, 12);
     expect(await lookup.locate("id-11", 10, "range")).toEqual({ kind: "found", revision: 11 });
     expect(await lookup.locate("mine", 10, "range")).toEqual({ kind: "absent", tail: 100 });
     expect(log.scans).toEqual([

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { defineModel } from "@statesync/core";
 import { Replay, type StepResult } from "../src/replay.js";
+import { genesisEntryOf } from "./engine-fixtures.js";
 
 /**
  * `Replay.stepMany` applies runs of plain entries in one Immer draft. Whatever the entries and
@@ -77,14 +78,7 @@ const enc = (o: unknown) => new TextEncoder().encode(typeof o === "string" ? o :
 const env = { v: 1, ts: 1_700_000_000_000, client: "c" };
 
 function entries(ops: Op[], withUnknown: boolean) {
-  const genesis = {
-    ...env,
-    kind: "genesis",
-    model: model.name,
-    version: model.version,
-    initialHash: model.initialHash,
-  };
-  const out = [{ revision: 1, data: enc(genesis), messageId: "g" }];
+  const out = [genesisEntryOf(model)];
   ops.forEach((o, i) => {
     const revision = i + 2;
     const base = revision - 1;
