@@ -8,6 +8,7 @@
  */
 import type { JetStreamAdapter, JetStreamApi } from "./adapter.js";
 import { apiErrorCode, JS_ERR } from "./nats-errors.js";
+import { stopAfterStop } from "./ordered-consumer-v2.js";
 import type {
   MsgQueryLike,
   NatsV2ConnectionLike,
@@ -44,7 +45,7 @@ export function natsV2Adapter(nc: NatsV2ConnectionLike): JetStreamAdapter {
           // nothing stops: a replica whose open failed for want of a permission kept its process
           // alive for 15 minutes (a fresh-eyes trial). Its callers retry with backoff they stop.
           (consumer as { maxInitialReset?: number }).maxInitialReset = 0;
-          return consumer;
+          return stopAfterStop(consumer);
         },
         streams: {
           info: (stream) => jsm.streams.info(stream),
