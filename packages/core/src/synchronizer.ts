@@ -55,7 +55,7 @@ export async function createSynchronizer<S, C extends CommandMap<S>>(
   options: CreateSynchronizerOptions<S, C>,
 ): Promise<StateSynchronizer<S, C>> {
   const parsed = optionsSchema.safeParse(options);
-  if (!parsed.success) throw validation("invalid createSynchronizer options", parsed.error);
+  if (!parsed.success) throw validation("invalid synchronizer options", parsed.error);
   const sync = new Synchronizer<S, C>(options);
   try {
     await sync.start();

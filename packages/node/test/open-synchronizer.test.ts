@@ -222,6 +222,43 @@ describe("openSynchronizer", () => {
     await nc.close();
   });
 
+  // A fresh-eyes trial: with another stream holding the subjects, the replica read `offline`
+  // for good and its updates failed UNAVAILABLE much later, no error naming the cause.
+  it("rejects STREAM_CONFIG at once when another stream holds the subjects it would create", async () => {
+    const nc = await tcp(server.url);
+    const holder = uniqueStream("HOLDER");
+    await (await nc.jetstreamManager()).streams.add({ name: holder, subjects: [`${holder}.log`] });
+    const err = await rejection(
+      openSynchronizer({
+        servers: server.url,
+        stream: uniqueStream(),
+        subjectPrefix: holder,
+        model: counter,
+        snapshots: false,
+      }),
+    );
+    expect(isStateSyncError(err, "STREAM_CONFIG"), String(err)).toBe(true);
+    expect(String(err)).toMatch(/another stream already holds/);
+    await nc.close();
+  });
+
+  // A fresh-eyes trial: an empty snapshotKey given to openSynchronizer was refused as "invalid
+  // createSynchronizer options", a function the caller never called.
+  it("names the option, not an inner function, when the engine refuses one", async () => {
+    const err = await rejection(
+      openSynchronizer({
+        servers: server.url,
+        stream: uniqueStream(),
+        model: counter,
+        snapshots: false,
+        snapshotKey: "",
+      }),
+    );
+    expect(isStateSyncError(err, "VALIDATION"), String(err)).toBe(true);
+    expect(String(err)).toMatch(/snapshotKey/);
+    expect(String(err)).not.toMatch(/createSynchronizer/);
+  });
+
   it("refuses a snapshotDir that is a file, before connecting (VALIDATION)", async () => {
     const dir = await mkdtemp(join(tmpdir(), "statesync-notdir-"));
     const file = join(dir, "file");
