@@ -124,6 +124,24 @@ describe("JetStreamLog stream configuration", () => {
     expect(err.details).toMatchObject({ stream, replicas: 3 });
   });
 
+  // A fresh-eyes trial: a new stream whose subjects another stream already held was refused by
+  // the server (10065) and taken for a server that is down: the replica read `offline` for good,
+  // with no error naming the cause, and the CLI said UNAVAILABLE.
+  it("a new stream whose subjects another stream holds: STREAM_CONFIG saying so, not UNAVAILABLE", async () => {
+    const holder = uniqueStream();
+    await jsm.streams.add({ name: holder, subjects: [`${holder}.log`] });
+    const stream = uniqueStream();
+    const err = await rejection(
+      JetStreamLog.open({ connection: nc, stream, subjectPrefix: holder }),
+    );
+    expect(isStateSyncError(err, "STREAM_CONFIG"), String(err)).toBe(true);
+    expect(err.message).toMatch(/subjects overlap with an existing stream/);
+    expect(err.message).toContain(`another stream already holds a subject of ${holder}.log`);
+    expect(err.details).toMatchObject({ stream, errCode: 10065 });
+    await expect(jsm.streams.info(stream)).rejects.toThrow(/stream not found/);
+    await jsm.streams.delete(holder);
+  });
+
   it("refuses subjects that do not match the layout, retention other than limits, memory storage", async () => {
     const cases: Array<{ cfg: Record<string, unknown>; key?: string }> = [
       { cfg: { subjects: ["elsewhere.>"] }, key: "k" },

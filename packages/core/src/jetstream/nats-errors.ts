@@ -21,7 +21,28 @@ export const JS_ERR = {
   STREAM_SEALED: 10109,
   /** "stream purge not permitted" (a purge of a `deny_purge` stream). */
   PURGE_FAILED: 10110,
+  /** "subjects overlap with an existing stream" (a stream create). */
+  SUBJECT_OVERLAP: 10065,
 } as const;
+
+/**
+ * Refusals of a stream create that last until the server's setup changes (nats-server
+ * `errors.json`): 10065 subjects overlap with an existing stream, 10052 invalid configuration,
+ * 10027 maximum number of streams, 10002 account resource limits, 10023 insufficient resources,
+ * 10028 / 10047 insufficient memory / storage, 10053 stream limits. Retrying them as a server
+ * that is down left a replica `offline` for good with no error naming the cause (a fresh-eyes
+ * trial); `ensureStream` reports them as `STREAM_CONFIG`.
+ */
+export const LASTING_CREATE_REFUSALS: ReadonlySet<number> = new Set([
+  JS_ERR.SUBJECT_OVERLAP,
+  10052,
+  10027,
+  10002,
+  10023,
+  10028,
+  10047,
+  10053,
+]);
 
 /**
  * What an error of either nats.js line says, in v2's shape: a v3 error through

@@ -1,6 +1,6 @@
 import { StateSyncError } from "../errors.js";
 import { subjectMatches, type JetStreamLayout } from "./layout.js";
-import { apiErrorCode, JS_ERR, toStateSyncError } from "./nats-errors.js";
+import { apiErrorCode, JS_ERR, LASTING_CREATE_REFUSALS, toStateSyncError } from "./nats-errors.js";
 import type { JetStreamApi } from "./adapter.js";
 import type { RePublishLike, StreamConfigLike, StreamInfoLike } from "./nats-types.js";
 
@@ -230,7 +230,19 @@ export async function ensureStream(
           { cause: addErr, details: { stream: layout.stream, replicas } },
         );
       }
-      if (apiErrorCode(addErr) !== JS_ERR.STREAM_NAME_IN_USE) {
+      const errCode = apiErrorCode(addErr);
+      if (errCode !== undefined && LASTING_CREATE_REFUSALS.has(errCode)) {
+        const overlap =
+          errCode === JS_ERR.SUBJECT_OVERLAP
+            ? `: another stream already holds a subject of ${layout.streamSubjects.join(", ")} (choose another subjectPrefix, or open that stream)`
+            : "";
+        throw new StateSyncError(
+          "STREAM_CONFIG",
+          `${toStateSyncError(addErr, `create stream ${layout.stream}`).message}${overlap}`,
+          { cause: addErr, details: { stream: layout.stream, errCode } },
+        );
+      }
+      if (errCode !== JS_ERR.STREAM_NAME_IN_USE) {
         throw toStateSyncError(addErr, `create stream ${layout.stream}`);
       }
       try {
