@@ -115,8 +115,10 @@ export class TouchRecorder {
         const before = isArray ? (target as unknown[]).length : 0;
         if (isArray && key === "length") {
           // The indices a shrink removes: those held, not every one below the old length (a
-          // length written at 1e9 and back is two writes, not a billion removals).
-          const held = before > HELD_SCAN ? heldIndices(target) : undefined;
+          // length written at 1e9 and back is two writes, not a billion removals). Read only for
+          // a shrink by more than HELD_SCAN: a `push` onto a long array writes its length too,
+          // and reading every key then was most of an update's cost (a fresh-eyes trial).
+          const held = before - Number(value) > HELD_SCAN ? heldIndices(target) : undefined;
           const ok = Reflect.set(target, key, value);
           const after = (target as unknown[]).length;
           if (held) {
@@ -366,7 +368,7 @@ function firstHole(array: readonly unknown[], from: number): number | undefined 
   return undefined;
 }
 
-/** Past this length a shrink reads the indices an array holds instead of counting them all. */
+/** Past this many removed indices a shrink reads those the array holds instead of each one. */
 const HELD_SCAN = 4096;
 
 /** The indices `array` holds (an Immer draft's keys are those of its latest copy). */
