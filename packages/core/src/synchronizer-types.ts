@@ -342,7 +342,11 @@ export interface StateSynchronizer<
    * against a server that stopped answering: an append already sent (its outcome), and the live
    * follower's consumer creation if one is in flight (right after opening, or after a
    * reconnection): nats.js cannot cancel it, and a connection closed under it makes nats.js
-   * retry it on a timer that keeps the process alive for minutes.
+   * retry it on a timer that keeps the process alive for minutes. With the server answering,
+   * it also waits (at most 2 s) for the follower's consumer to be deleted; not while the
+   * connection is down (the server drops it once idle). nats.js's wait between reconnection
+   * attempts (`reconnectTimeWait`, 2 s by default) is not cancelled by closing: a process whose
+   * server was gone may exit that much after `close()` resolved.
    */
   close(): Promise<void>;
 }
