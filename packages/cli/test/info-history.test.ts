@@ -178,6 +178,25 @@ describe("statesync info and history", () => {
     expect(text.stdout).toMatch(/^config warning\s+deny_delete is off: /m);
   });
 
+  // A fresh-eyes trial: `info --stream S` on a shared stream printed the whole stream's counts for
+  // subject S.log, which holds nothing, with no word of --key.
+  it("info on a shared stream without --key says to pass one", async () => {
+    const stream = uniqueStream("SHAREDNOKEY");
+    for (const key of ["k1", "k2"]) {
+      const a = await openCounter(ctx.server.url, stream, { key });
+      await a.update("increment", { by: 1 });
+      await a.close();
+    }
+    const info = await runJson(["info", ...where(stream)]);
+    expect(info.warnings).toEqual([
+      expect.stringContaining(`subjects (${stream}.>) are those of a shared stream`),
+    ]);
+    const text = await runCli(["info", ...where(stream)]);
+    expect(text.stdout).toMatch(/^warning\s+.*read one with --key <key>; the counts above/m);
+    // With a key, no such warning.
+    expect((await runJson(["info", ...where(stream, "--key", "k1")])).warnings).toEqual([]);
+  });
+
   it("info warns about a usable stream without deny_delete (one deleted message breaks it)", async () => {
     const stream = uniqueStream("NODENY");
     const nc = await tcp(ctx.server.url);

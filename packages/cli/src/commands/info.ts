@@ -148,8 +148,22 @@ export async function readInfo(s: Session): Promise<InfoReport> {
   } else {
     report.bytes = null;
   }
-  report.warnings = emptied(report);
+  report.warnings = [...emptied(report), ...sharedWithoutKey(si.config.subjects, s.layout)];
   return report;
+}
+
+/**
+ * Read without `--key`, a shared stream (subjects `<prefix>.>`, one state per key) looks like an
+ * own stream with unsafe subjects, and its counts were printed as the subject's, which holds
+ * nothing (a fresh-eyes trial): say what to pass instead.
+ */
+function sharedWithoutKey(subjects: string[] | undefined, layout: Session["layout"]): string[] {
+  if (layout.shared) return [];
+  const pattern = `${layout.subject.slice(0, -".log".length)}.>`;
+  if (!(subjects ?? []).includes(pattern)) return [];
+  return [
+    `the stream's subjects (${pattern}) are those of a shared stream, which holds one state per key: read one with --key <key>; the counts above are the whole stream's`,
+  ];
 }
 
 /** A `label  what N: CODE: problem` line, when there is an event. */
