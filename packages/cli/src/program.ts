@@ -46,7 +46,28 @@ export function createProgram(): Command {
   registerExport(program);
   registerImport(program);
   registerMigrate(program);
+  for (const command of program.commands) refuseRepeats(command);
   return program;
+}
+
+/**
+ * Makes `command` refuse an option with a value given twice (`--stream A --stream B`): commander
+ * keeps the last in silence, and a command such as `compact` then writes to a stream the
+ * operator may not have meant (a fresh-eyes trial). A usage error: status 1, nothing done.
+ */
+function refuseRepeats(command: Command): void {
+  for (const option of command.options) {
+    if (!option.required && !option.optional) continue; // a flag (--json) given twice is harmless
+    let seen = 0;
+    command.on(`option:${option.name()}`, () => {
+      seen += 1;
+      if (seen > 1) {
+        command.error(`error: option '${option.flags}' given more than once: give it once`, {
+          code: "statesync.repeatedOption",
+        });
+      }
+    });
+  }
 }
 
 /** Runs the program on `argv` (`process.argv`); resolves when the command is done. */

@@ -74,7 +74,9 @@ describe("statesync options", () => {
       ],
     ];
     for (const [args, line] of cases) {
-      const r = await runCli(["info", ...at, ...args]);
+      // A case giving its own --server replaces the one of `at` (an option given twice is refused).
+      const base = args.includes("--server") ? at.slice(2) : at;
+      const r = await runCli(["info", ...base, ...args]);
       expect(r.code, args.join(" ")).toBe(1);
       expect(r.stderr.trim(), args.join(" ")).toBe(line);
     }
@@ -99,6 +101,19 @@ describe("statesync options", () => {
     const unknown = await runCli(["info", ...at, "--bogus"]);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain("unknown option '--bogus'");
+    // A fresh-eyes trial: `--stream Q --stream S` used S in silence, for compact (which purges)
+    // as for every command. An option with a value given twice is a usage error; a flag is not.
+    for (const args of [
+      ["compact", "--stream", "Q", "--stream", "S", "--model", "m.js"],
+      ["info", "--stream", "Q", "--server", "nats://127.0.0.1:1", "-s", "nats://127.0.0.1:2"],
+      ["history", "--stream", "Q", "--key", "a", "--key=b"],
+    ]) {
+      const twice = await runCli(args);
+      expect(twice.code, args.join(" ")).toBe(1);
+      expect(twice.stderr).toMatch(/option '.*' given more than once: give it once/);
+    }
+    const flags = await runCli(["info", ...at, "--json", "--json"]);
+    expect(flags.stderr).not.toContain("more than once");
   });
 
   describe("against a server that wants credentials", () => {
