@@ -60,7 +60,7 @@ export function withDeadline<T>(
   options: { abort?: Promise<never>; onLate?: (value: T) => void } = {},
 ): Promise<T> {
   let settled = false;
-  let timer: unknown;
+  let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(
       () => reject(new StateSyncError("UNAVAILABLE", `${what}: no answer within ${ms} ms`)),
