@@ -29,6 +29,13 @@ export interface UpdateLimits {
   readonly deadline: number;
 }
 
+/** An update's limits from its options, its deadline `outcomeTimeoutMs` from now. */
+export function limitsFromNow(options: Omit<UpdateLimits, "deadline">): UpdateLimits {
+  // Field by field: a spread of the options cost µs an update (profile of the write path).
+  const { signal, outcomeTimeoutMs } = options;
+  return { signal, outcomeTimeoutMs, deadline: Date.now() + outcomeTimeoutMs };
+}
+
 /** Returned by {@link within} when the limits ended the wait first. */
 export const ENDED: unique symbol = Symbol("limits ended the wait");
 

@@ -20,14 +20,8 @@ import type { Replica } from "./replica.js";
 import type { StatusHub } from "./status.js";
 import type { UnconditionalResult } from "../synchronizer-types.js";
 import { UpdateQueue } from "./update-queue.js";
-import {
-  ENDED,
-  unsent,
-  waitLimits,
-  within,
-  type UpdateLimits,
-  type WaitLimits,
-} from "./wait-limits.js";
+import { ENDED, limitsFromNow, unsent, waitLimits, within } from "./wait-limits.js";
+import type { UpdateLimits, WaitLimits } from "./wait-limits.js";
 import { sleep } from "../backoff.js";
 import { Batch, originOf, type QueuedUpdate } from "./write-batch.js";
 import { nextSeed } from "../prng.js";
@@ -326,7 +320,7 @@ export class Writer<S, C extends CommandMap<S>> {
     options: ParsedUpdateOptions,
     origin?: EntryOrigin,
   ): Promise<UnconditionalResult> {
-    const update: UpdateLimits = { ...options, deadline: Date.now() + options.outcomeTimeoutMs };
+    const update = limitsFromNow(options);
     let error = unsent(this.p.status, update);
     if (error) throw error;
     if (this.retrying) {
