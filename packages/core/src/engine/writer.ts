@@ -293,7 +293,11 @@ export class Writer<S, C extends CommandMap<S>> {
     }
     for (const op of batch.ops) op.attempts += 1;
     // Read back before its acknowledgement, the entry is adopted with this state (no replay).
-    const own = { ...prepared, produced: { base, state: run.state } };
+    const own = {
+      data: prepared.data,
+      decoded: prepared.decoded,
+      produced: { base, state: run.state },
+    };
     const outcome = await batch.append(this.p.appender, own, base, this.p.status);
     if (outcome === "interrupted" || outcome === "none") return { kind: outcome };
     if (outcome.kind === "conflict") return { ...outcome, base };
