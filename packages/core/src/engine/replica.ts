@@ -10,6 +10,7 @@ import type { OwnEntries, OwnEntry } from "./own-entries.js";
 import type { Origins } from "../pending/origins.js";
 import type { StatusHub } from "./status.js";
 import { whenAborted } from "../abort-watch.js";
+import { RevisionWaiters, type Waiter } from "./revision-waiters.js";
 
 /** Entries the replica consumed together, with what each did, in log order. */
 export interface AppliedBatch {
@@ -17,12 +18,6 @@ export interface AppliedBatch {
   readonly results: readonly StepResult[];
   /** `mine[i]`: entry i was appended by this replica. */
   readonly mine: readonly boolean[];
-}
-
-interface Waiter {
-  revision: number;
-  resolve: () => void;
-  reject: (e: unknown) => void;
 }
 
 /** How many failed command entries a replica remembers for their writers (`commandFailure`). */
@@ -44,7 +39,7 @@ const MAX_FAILED = 1_024;
  */
 export class Replica<S, C extends CommandMap<S>> {
   private replay: Replay<S, C>;
-  private readonly waiters = new Set<Waiter>();
+  private readonly waiters = new RevisionWaiters();
   private readonly subscribers = new Set<(state: Immutable<S>, revision: number) => void>();
   private readonly appliedListeners: Array<(batch: AppliedBatch) => void> = [];
   private notifyScheduled = false;
@@ -60,8 +55,7 @@ export class Replica<S, C extends CommandMap<S>> {
   ) {
     this.replay = new Replay(model, contiguous);
     status.onStall((error) => {
-      for (const w of this.waiters) w.reject(error);
-      this.waiters.clear();
+      for (const w of this.waiters.takeAll()) w.reject(error);
     });
   }
 
@@ -272,12 +266,7 @@ export class Replica<S, C extends CommandMap<S>> {
 
   private announce(batch: AppliedBatch): void {
     for (const l of this.appliedListeners) l(batch);
-    for (const w of this.waiters) {
-      if (w.revision <= this.revision) {
-        this.waiters.delete(w);
-        w.resolve();
-      }
-    }
+    for (const w of this.waiters.takeUpTo(this.revision)) w.resolve();
     this.scheduleNotify();
   }
 
@@ -330,8 +319,7 @@ export class Replica<S, C extends CommandMap<S>> {
 
   /** Rejects every waiter with `error` (on close). */
   rejectWaiters(error: StateSyncError): void {
-    for (const w of this.waiters) w.reject(error);
-    this.waiters.clear();
+    for (const w of this.waiters.takeAll()) w.reject(error);
   }
 
   subscribe(listener: (state: Immutable<S>, revision: number) => void): () => void {
