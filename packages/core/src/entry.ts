@@ -306,6 +306,11 @@ export function decodeEntry(data: Uint8Array): DecodeResult {
   } catch (cause) {
     return corrupt("invalid UTF-8", cause);
   }
+  return decodeEntryText(text);
+}
+
+/** {@link decodeEntry} from the depth check on, of `text`: what `data` decodes to, or encodes. */
+export function decodeEntryText(text: string): DecodeResult {
   // Each level of nesting takes at least one character: a text this short cannot be too deep.
   if (text.length > MAX_NESTING_DEPTH && jsonNestingDepth(text, MAX_NESTING_DEPTH) < 0) {
     return corrupt(`nested deeper than ${MAX_NESTING_DEPTH}`);

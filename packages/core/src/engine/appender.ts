@@ -1,5 +1,6 @@
 import { abortError, sleep } from "../backoff.js";
-import { checkOwnEntry, decodeEntry, type Entry } from "../entry.js";
+import { checkOwnEntry, decodeEntry, decodeEntryText, MAX_ENTRY_BYTES } from "../entry.js";
+import type { Entry } from "../entry.js";
 import { MAX_NESTING_DEPTH } from "../entry-limits.js";
 import { storedJson } from "../json.js";
 import { AppendConflictError, isStateSyncError, StateSyncError } from "../errors.js";
@@ -115,8 +116,14 @@ export class Appender {
         { details: { bytes: data.byteLength, maxEntryBytes: limit } },
       );
     }
+    // A command's bytes are decoded as a reader decodes them, from `text`: the text of a
+    // `JSON.stringify` is well-formed (no lone surrogates), so its UTF-8 decodes back to it.
     const decoded =
-      entry.kind === "command" ? decodeEntry(data) : checkOwnEntry(entry, text, data.byteLength);
+      entry.kind !== "command"
+        ? checkOwnEntry(entry, text, data.byteLength)
+        : data.byteLength > MAX_ENTRY_BYTES
+          ? decodeEntry(data) // refused for its size
+          : decodeEntryText(text);
     if (!decoded.ok) {
       throw new StateSyncError("VALIDATION", `${what} cannot be stored: ${decoded.error.message}`, {
         cause: decoded.error,
