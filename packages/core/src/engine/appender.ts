@@ -163,13 +163,12 @@ export class Appender {
     const after = expected ?? this.history.revision;
     this.own.remember(messageId, prepared);
     try {
-      const revision = await this.exactlyOnce(
-        prepared.data,
-        expected,
-        after,
-        messageId,
-        limits,
-      ).finally(() => limits.contend?.done());
+      let revision: number;
+      try {
+        revision = await this.exactlyOnce(prepared.data, expected, after, messageId, limits);
+      } finally {
+        limits.contend?.done(); // (not promise.finally: two promises more per append)
+      }
       this.stats.appends += 1;
       this.status.wrote(); // writability (status.ts, invariant 5)
       return { revision, data: prepared.data, messageId };

@@ -334,16 +334,17 @@ export function queueFailed(e: unknown): StateSyncError {
   );
 }
 
-/** Not queued (no pending queue): held in memory, sent at once. */
-const NOT_QUEUED: QueuedInfo = Object.freeze({ id: undefined, durable: false });
+/** Not queued (no pending queue): held in memory, sent at once. One promise for all of them. */
+const NOT_QUEUED = Promise.resolve<QueuedInfo>(Object.freeze({ id: undefined, durable: false }));
 
 /** `promise` with its `queued` signal (see `QueuedPromise`); at once "not queued" by default. */
-export function withQueued<T>(
-  promise: Promise<T>,
-  queued: Promise<QueuedInfo> = Promise.resolve(NOT_QUEUED),
-): QueuedPromise<T> {
-  queued.catch(() => undefined); // for those who ask; the outcome rejects too
-  return Object.assign(promise, { queued });
+export function withQueued<T>(promise: Promise<T>, queued?: Promise<QueuedInfo>): QueuedPromise<T> {
+  // Set as a plain property, and the default shared: Object.assign of a fresh object, a new
+  // resolved promise and a handler per call cost 0.5-1 µs an update (micro-benchmark, Node 20).
+  if (queued === undefined) queued = NOT_QUEUED;
+  else queued.catch(() => undefined); // for those who ask; the outcome rejects too
+  (promise as { queued?: Promise<QueuedInfo> }).queued = queued;
+  return promise as QueuedPromise<T>;
 }
 
 /**
