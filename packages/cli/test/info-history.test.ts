@@ -192,9 +192,21 @@ describe("statesync info and history", () => {
       expect.stringContaining(`subjects (${stream}.>) are those of a shared stream`),
     ]);
     const text = await runCli(["info", ...where(stream)]);
-    expect(text.stdout).toMatch(/^warning\s+.*read one with --key <key>; the counts above/m);
+    expect(text.stdout).toMatch(
+      /^warning\s+.*read one with --key <key>; the revision, entries and bytes shown/m,
+    );
     // With a key, no such warning.
     expect((await runJson(["info", ...where(stream, "--key", "k1")])).warnings).toEqual([]);
+    // A shared stream whose subjects do not start with its name: --subject-prefix named too.
+    const other = uniqueStream("SHAREDPFX");
+    const prefix = `pfx.${other}`;
+    const b = await openCounter(ctx.server.url, other, { key: "k", subjectPrefix: prefix });
+    await b.close();
+    const pfx = await runJson(["info", ...where(other)]);
+    expect(pfx.warnings).toEqual([
+      expect.stringContaining(`(${prefix}.>) are those of a shared stream`),
+    ]);
+    expect(pfx.warnings[0]).toContain("and --subject-prefix");
   });
 
   it("info warns about a usable stream without deny_delete (one deleted message breaks it)", async () => {

@@ -234,7 +234,7 @@ export async function ensureStream(
       if (errCode !== undefined && LASTING_CREATE_REFUSALS.has(errCode)) {
         const overlap =
           errCode === JS_ERR.SUBJECT_OVERLAP
-            ? `: another stream already holds a subject of ${layout.streamSubjects.join(", ")} (choose another subjectPrefix, or open that stream)`
+            ? `: another stream already holds a subject of ${layout.streamSubjects.join(", ")} (choose another subject prefix: option subjectPrefix, --subject-prefix in the CLI; or open that stream)`
             : "";
         throw new StateSyncError(
           "STREAM_CONFIG",
