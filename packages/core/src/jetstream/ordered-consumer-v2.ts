@@ -16,8 +16,8 @@
  * - a recreation's failed creation is retried here, on a timer that does not keep the process
  *   alive (`unref`), so nats.js's own timer is never started; "stream not found" and the first
  *   creation (which the follower retries itself) are handed on as they are;
- * - once the iterator is stopped, a creation not yet sent never settles: the loop ends with no
- *   timer left (garbage);
+ * - once the iterator is stopped (or the connection closed for good), a creation not yet sent
+ *   never settles: the loop ends with no timer left (garbage);
  * - a pull bound after the iterator stopped is stopped at once and its server consumer deleted;
  * - `delete()` first waits for the creations in flight, so that the follower's `stop()` (which
  *   waits for the deletion before the connection is closed) lets them end on a live connection.
@@ -30,7 +30,7 @@ import { backoffMs } from "./util.js";
 type Add = (stream: string, config: unknown) => Promise<unknown>;
 /** The fields of nats.js 2.x's `OrderedPullConsumerImpl` that the guard uses. */
 interface OrderedConsumerV2 {
-  api?: { add?: Add };
+  api?: { add?: Add; nc?: { isClosed?(): boolean } };
   /** The `consume()` iterator; null until the first creation succeeded. */
   iter?: { done?: boolean } | null;
 }
@@ -58,7 +58,8 @@ export function stopAfterStop<C extends ConsumerLike>(consumer: C): C {
   if (!api || typeof add !== "function") return consumer;
   /** `consume()` was called: a `fetch()` consumer (a range read) is left as nats.js runs it. */
   let consuming = false;
-  const stopped = () => internal.iter?.done === true;
+  // Stopped, or its connection closed for good (every creation would fail: no retry loop left).
+  const stopped = () => internal.iter?.done === true || api.nc?.isClosed?.() === true;
   /** Creations sent and not answered yet. */
   const adding = new Set<Promise<unknown>>();
   const send = (stream: string, config: unknown): Promise<unknown> => {
