@@ -306,11 +306,15 @@ export function decodeEntry(data: Uint8Array): DecodeResult {
   } catch (cause) {
     return corrupt("invalid UTF-8", cause);
   }
-  return decodeEntryText(text);
+  return decodeEntryText(text, data.byteLength);
 }
 
-/** {@link decodeEntry} from the depth check on, of `text`: what `data` decodes to, or encodes. */
-export function decodeEntryText(text: string): DecodeResult {
+/**
+ * {@link decodeEntry} of `text`, the text of an entry of `byteLength` bytes in UTF-8 (what the
+ * bytes decode to, or the text they were encoded from): the same checks, the UTF-8 one aside.
+ */
+export function decodeEntryText(text: string, byteLength: number): DecodeResult {
+  if (byteLength > MAX_ENTRY_BYTES) return corrupt(`${byteLength} bytes`);
   // Each level of nesting takes at least one character: a text this short cannot be too deep.
   if (text.length > MAX_NESTING_DEPTH && jsonNestingDepth(text, MAX_NESTING_DEPTH) < 0) {
     return corrupt(`nested deeper than ${MAX_NESTING_DEPTH}`);

@@ -66,23 +66,28 @@ async function settlesAtOnce(p: Promise<unknown>): Promise<boolean> {
   return settled;
 }
 
+/** A follower whose pull is running, on a connection whose status is `status.value`. */
+async function startedFollower(status: {
+  value: "online" | "offline";
+}): Promise<JetStreamFollower> {
+  const { source, consuming } = fakeSource(status);
+  const follower = new JetStreamFollower(source, 1, { onEntry: () => undefined });
+  await consuming;
+  await settlesAtOnce(Promise.resolve()); // the follower takes the pull it asked for
+  return follower;
+}
+
 describe("a follower's stop()", () => {
   it("does not wait for its consumer's deletion while the connection is down", async () => {
     const status = { value: "online" as "online" | "offline" };
-    const { source, consuming } = fakeSource(status);
-    const follower = new JetStreamFollower(source, 1, { onEntry: () => undefined });
-    await consuming;
-    await settlesAtOnce(Promise.resolve()); // the follower takes the pull it asked for
+    const follower = await startedFollower(status);
     status.value = "offline";
     expect(await settlesAtOnce(follower.stop())).toBe(true);
   });
 
   it("waits for it while the connection is up", async () => {
     const status = { value: "online" as "online" | "offline" };
-    const { source, consuming } = fakeSource(status);
-    const follower = new JetStreamFollower(source, 1, { onEntry: () => undefined });
-    await consuming;
-    await settlesAtOnce(Promise.resolve()); // the follower takes the pull it asked for
+    const follower = await startedFollower(status);
     const stopping = follower.stop();
     expect(await settlesAtOnce(stopping)).toBe(false);
     await stopping; // after RELEASE_WAIT_MS (2 s)

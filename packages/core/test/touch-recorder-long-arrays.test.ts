@@ -22,6 +22,14 @@ function countedArray(length: number): { array: number[]; keyReads: () => number
   return { array, keyReads: () => reads };
 }
 
+/** The indices of the removals `recorder` noted since the last call, in order. */
+function removedIndices(recorder: TouchRecorder): unknown[] {
+  return recorder
+    .take()
+    .filter((t) => t.op === "remove")
+    .map((t) => t.path[1]);
+}
+
 describe("the touch recorder on a long array", () => {
   it("a push, a pop and a small shrink read no keys", () => {
     const { array, keyReads } = countedArray(10_000);
@@ -31,10 +39,7 @@ describe("the touch recorder on a long array", () => {
     view.pop();
     view.length = 9_990;
     expect(keyReads()).toBe(0);
-    const removed = recorder
-      .take()
-      .filter((t) => t.op === "remove")
-      .map((t) => t.path[1]);
+    const removed = removedIndices(recorder);
     // pop: its delete, then its length
     expect(removed).toEqual([10_000, 10_000, ...Array.from({ length: 10 }, (_, i) => 9_990 + i)]);
   });
@@ -46,10 +51,7 @@ describe("the touch recorder on a long array", () => {
     const view = recorder.wrap(array, ["items"]);
     view.length = 2;
     expect(keyReads()).toBe(1);
-    const removed = recorder
-      .take()
-      .filter((t) => t.op === "remove")
-      .map((t) => t.path[1]);
+    const removed = removedIndices(recorder);
     expect(removed).toHaveLength(9_997);
     expect(removed).not.toContain(5);
     expect(removed).toContain(2);

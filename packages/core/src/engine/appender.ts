@@ -1,6 +1,5 @@
 import { abortError, sleep } from "../backoff.js";
-import { checkOwnEntry, decodeEntry, decodeEntryText, MAX_ENTRY_BYTES } from "../entry.js";
-import type { Entry } from "../entry.js";
+import { checkOwnEntry, decodeEntryText, type Entry } from "../entry.js";
 import { MAX_NESTING_DEPTH } from "../entry-limits.js";
 import { storedJson } from "../json.js";
 import { AppendConflictError, isStateSyncError, StateSyncError } from "../errors.js";
@@ -102,8 +101,8 @@ export class Appender {
 
   /**
    * Encodes `entry` and checks its size and format (invariant 1). `what` names it in errors.
-   * A command entry is decoded from its bytes (its arguments are the caller's object); any other
-   * is checked as built (see `checkOwnEntry`).
+   * A command entry is decoded as a reader decodes it, from its text (its arguments are the
+   * caller's object); any other is checked as built (see `checkOwnEntry`).
    */
   async prepare(entry: Entry, what: string): Promise<Prepared> {
     const text = storedJson(entry, MAX_NESTING_DEPTH, what);
@@ -119,11 +118,9 @@ export class Appender {
     // A command's bytes are decoded as a reader decodes them, from `text`: the text of a
     // `JSON.stringify` is well-formed (no lone surrogates), so its UTF-8 decodes back to it.
     const decoded =
-      entry.kind !== "command"
-        ? checkOwnEntry(entry, text, data.byteLength)
-        : data.byteLength > MAX_ENTRY_BYTES
-          ? decodeEntry(data) // refused for its size
-          : decodeEntryText(text);
+      entry.kind === "command"
+        ? decodeEntryText(text, data.byteLength)
+        : checkOwnEntry(entry, text, data.byteLength);
     if (!decoded.ok) {
       throw new StateSyncError("VALIDATION", `${what} cannot be stored: ${decoded.error.message}`, {
         cause: decoded.error,
