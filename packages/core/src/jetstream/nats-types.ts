@@ -68,7 +68,10 @@ export interface PublishOptionsLike {
 /** Where a delivered JetStream message sits (nats.js `DeliveryInfo`). */
 export interface DeliveryInfoLike {
   readonly streamSequence: number;
+  /** 1, 2, 3, … per server consumer: a jump means the client lost deliveries. */
   readonly deliverySequence: number;
+  /** The server consumer's name (absent from point reads). */
+  readonly consumer?: string;
   /** Messages left in the consumer after this one. */
   readonly pending: number;
 }

@@ -3,7 +3,7 @@ import type { LogEntry } from "../log.js";
 import { closedGateError, type ConnectionGate } from "./connection-gate.js";
 import { toStateSyncError } from "./nats-errors.js";
 import type { JetStreamApi } from "./adapter.js";
-import type { ConsumerLike, ConsumerMessagesLike } from "./nats-types.js";
+import type { ConsumerLike, ConsumerMessagesLike, JsMsgLike } from "./nats-types.js";
 import { entryFromJsMsg, randomToken, withDeadline, type MessageIdCodec } from "./util.js";
 
 /** Most messages one pull asks for. */
@@ -14,7 +14,7 @@ export const READ_BATCH = 256;
 const MAX_IDLE_PULLS = 3;
 /** Pulls of one read the connection may be lost under (then it goes on), before it fails. */
 const MAX_CUTS = 8;
-/** New consumers a read starts when one falls behind the stream, before it fails. */
+/** New consumers a read starts in a row, with no entry read between, before it fails. */
 const MAX_RESTARTS = 8;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -44,8 +44,15 @@ export interface RangeSource {
  * never ends short unless the rest was truncated. The consumer is deleted afterwards (best
  * effort; the server drops it after 5 idle minutes anyway).
  *
- * In an owned stream (contiguous) a jump over a sequence the stream still holds is not passed
- * on: the read starts a new consumer at the missing sequence.
+ * A jump over sequences the subject still holds is never passed on: the read starts a new
+ * consumer at the missing sequence. In an owned stream (contiguous) every jump is checked; in a
+ * shared one, where jumps over other states' messages are the rule, a jump is checked when the
+ * delivery sequence jumped too, or the server consumer changed under the client (deliveries the
+ * client lost). Found in CI ("reads a bounded range", nats.ws 2.x): nats.js 2.x's ordered
+ * `fetch()` ends its iterator as soon as the pull is complete, dropping messages it had queued
+ * and not yet handed on (the next pull goes on after them); a shared-layout read skipped those
+ * entries silently, an owned one ended short when the next delivery lay past `to`.
+ * ordered-consumer-v2.ts now keeps them; this check stays for any client that loses deliveries.
  *
  * Found by the cluster fault test: after a stream leader change the consumer's replica may lag:
  * its `pending` read 0 before `to`, and it even delivered a later sequence before earlier ones
@@ -103,7 +110,18 @@ export async function* readRange(
   const unwatchLost = source.gate.watchStatus((status) => {
     if (status !== "online") messages?.stop();
   });
+  /** The last delivery of the consumer opened last (see {@link lostBefore}). */
+  let last: { consumer: string | undefined; delivery: number } | undefined;
+  /** True when deliveries were lost before `m` (a delivery sequence jump, another consumer). */
+  const lostBefore = (m: JsMsgLike) => {
+    const { consumer: name, deliverySequence } = m.info;
+    const lost =
+      last !== undefined && (name !== last.consumer || deliverySequence !== last.delivery + 1);
+    last = { consumer: name, delivery: deliverySequence };
+    return lost;
+  };
   const openConsumer = async (start: number): Promise<ConsumerLike> => {
+    last = undefined;
     try {
       return await withDeadline(
         source.api.orderedConsumer(source.stream, {
@@ -134,6 +152,7 @@ export async function* readRange(
     let count = 0;
     let idleRounds = 0;
     let restarts = 0;
+    let restartedAt = from;
     const budget = source.gate.pulls;
     let cuts = 0;
     while (count < limit && next <= to) {
@@ -174,17 +193,22 @@ export async function* readRange(
       // by the cluster fault test, where a raw NatsError stalled an opening replica).
       try {
         for await (const m of lost ? [] : messages!) {
+          const dropped = lostBefore(m);
           if (m.seq < next) continue;
           got += 1;
-          if (m.seq > to) {
-            finished = true;
+          // A gap is a truncation only if the subject no longer holds what it jumped over;
+          // otherwise the consumer skipped it (its replica lags the leader after a failover) or
+          // the client lost it, and the gap must not be handed on (module header).
+          if (
+            m.seq > next &&
+            (source.contiguous || dropped) &&
+            (await holds(next, Math.min(m.seq - 1, to)))
+          ) {
+            skipped = true;
             break;
           }
-          // Every sequence of an owned stream is this state's: a gap is a truncation only if the
-          // stream no longer holds `next`; otherwise this consumer skipped it (its replica lags
-          // the leader after a failover) and must not hand the gap on.
-          if (source.contiguous && m.seq > next && (await holds(next, next))) {
-            skipped = true;
+          if (m.seq > to) {
+            finished = true;
             break;
           }
           next = m.seq + 1;
@@ -236,6 +260,8 @@ export async function* readRange(
       if (!skipped && !(await holds(next, to))) break;
       assertOpen();
       if (got === 0) idleRounds += 1;
+      if (next > restartedAt) restarts = 0; // entries were read since the last restart
+      restartedAt = next;
       if (idleRounds >= MAX_IDLE_PULLS || ++restarts > MAX_RESTARTS) {
         throw new StateSyncError(
           "UNAVAILABLE",
