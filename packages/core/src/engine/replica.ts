@@ -292,9 +292,15 @@ export class Replica<S, C extends CommandMap<S>> {
     });
   }
 
-  /** Resolves once `revision` is consumed; rejects with the stall, `CLOSED` or `ABORTED`. */
+  /**
+   * Resolves once `revision` is consumed; rejects with the stall, `CLOSED` or `ABORTED`. Called
+   * after the stall or close (a caller that awaited something first), it rejects at once: the
+   * waiters were rejected before it came, and it would never settle (a fresh-eyes trial:
+   * `waitFor` on a shared key whose replica stalled while it asked the log where it stands).
+   */
   waitFor(revision: number, signal: AbortSignal | undefined): Promise<void> {
     if (this.revision >= revision) return Promise.resolve();
+    if (this.status.stopped) return Promise.reject(this.status.endError());
     return new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(abortError(signal));
       const onAbort = () => {
