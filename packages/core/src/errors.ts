@@ -118,6 +118,13 @@ export const ERROR_CODES = [
    * queue, never appended, never retried (docs/offline.md).
    */
   "UPDATE_REFUSED",
+  /**
+   * The log holds no entry at a revision it assigned (an event, not a stop: every replica steps
+   * over it alike). nats-server 2.9 used up a stream sequence for a publish its resource limits
+   * refused (nothing stored); a stream that denies deletes can have no other such gap
+   * (docs/guarantees.md, "No silent gaps").
+   */
+  "SKIPPED_SEQUENCE",
 ] as const;
 
 /** One of {@link ERROR_CODES}. */
@@ -193,4 +200,13 @@ export function commandFailed(failure: StateSyncError, revision: number): StateS
     cause: failure.cause ?? failure,
     details: { ...failure.details, revision, committed: true },
   });
+}
+
+/** The event of a revision the log holds no entry at (`LogEntry.skipped`). */
+export function skippedSequence(revision: number): StateSyncError {
+  return new StateSyncError(
+    "SKIPPED_SEQUENCE",
+    `the log holds no entry at revision ${revision}: the server used up the sequence for a publish it refused (nats-server 2.9 with resource limits), and every replica steps over it`,
+    { details: { revision } },
+  );
 }

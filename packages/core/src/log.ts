@@ -19,6 +19,12 @@ export interface LogEntry {
   readonly data: Uint8Array;
   /** The message id the writer gave it (JetStream `Nats-Msg-Id`), if any. */
   readonly messageId?: string | undefined;
+  /**
+   * A revision the log assigned and holds no entry at, which no truncation or deletion explains
+   * (`data` is empty): every replica steps over it with a `SKIPPED_SEQUENCE` event. JetStream:
+   * a sequence nats-server 2.9 used up for a publish its resource limits refused.
+   */
+  readonly skipped?: true;
 }
 
 /** Where the log stands. */

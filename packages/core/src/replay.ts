@@ -4,7 +4,7 @@ import { ChunkCollector } from "./chunk-collector.js";
 import { Origins } from "./pending/origins.js";
 import { assembledState, PassedChunked, type PartAssembly } from "./chunked.js";
 import { decodeEntry, type ChunkedSnapshotEntry, type DecodeResult, type Entry } from "./entry.js";
-import { StateSyncError } from "./errors.js";
+import { skippedSequence, StateSyncError } from "./errors.js";
 import { findNonJson } from "./json.js";
 import type { LogEntry } from "./log.js";
 import type { CommandMap } from "./model.js";
@@ -66,9 +66,15 @@ const PENDING: StepResult = { kind: "pending" };
    */
   step(logEntry: LogEntry, predecoded?: DecodeResult): StepResult {
     if (logEntry.revision <= this.readPosition) return { kind: "ignored" };
+    const gap = this.contiguous && this.anchored && logEntry.revision !== this.revision + 1;
+    if (logEntry.skipped && !this.collector) {
+      // A sequence the log used up without storing anything (LogEntry.skipped): stepped over
+      // alike everywhere, but never across a gap before it.
+      if (gap) return this.stall(this.truncated(logEntry.revision), logEntry);
+      return this.skip(logEntry, skippedSequence(logEntry.revision));
+    }
     const decoded = predecoded ?? decodeEntry(logEntry.data);
     if (this.collector) return this.collect(logEntry, decoded);
-    const gap = this.contiguous && this.anchored && logEntry.revision !== this.revision + 1;
     if (!decoded.ok) {
       if (decoded.error.code === "UNSUPPORTED_FORMAT" || gap) {
         return this.stall(gap ? this.truncated(logEntry.revision) : decoded.error, logEntry);

@@ -139,6 +139,9 @@ export class Reader<S, C extends CommandMap<S>> {
         const latest = (await this.log.info()).latestRevision;
         if (latest <= goal || shortReads + 1 >= MAX_SHORT_READS) {
           const after = this.replica.revision;
+          // The replica holds all the log holds, and the goal lies past the log's end: it came
+          // from a conflict whose "latest" the stream never reached, not from a truncation.
+          if (latest < goal && after >= latest) throw phantomLatest(goal, latest);
           // In a state's own stream every sequence is an entry of it: one it cannot read was
           // deleted, or is a message on another subject (a fresh-eyes trial, stop 25, saw only
           // "no longer holds" for a message published there while a subject was added).
@@ -286,4 +289,19 @@ export class Reader<S, C extends CommandMap<S>> {
     this.follower = undefined;
     await f?.stop().catch(() => undefined);
   }
+}
+
+/**
+ * A conflict named a latest revision past the log's last one. nats-server 2.10 (before
+ * nats-io/nats-server#7658, December 2025) counts a publish its resource limits refused in the
+ * sequence its expected-last-sequence check compares with, and stores nothing: every conditional
+ * append conflicts from then on, until the server restarts. Before, the writer stalled
+ * `TRUNCATED` for good (found by a trial). The update fails; the replica stays as it is.
+ */
+function phantomLatest(goal: number, latest: number): StateSyncError {
+  return new StateSyncError(
+    "UNSUPPORTED_SERVER",
+    `the server checks conditional appends against revision ${goal}, but the log ends at ${latest}: nats-server 2.10 counts a publish its resource limits refused (nats-io/nats-server#7658), so conditional updates conflict until the server restarts; unconditional commands are not affected`,
+    { details: { claimed: goal, latest } },
+  );
 }

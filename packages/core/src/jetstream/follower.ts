@@ -1,5 +1,5 @@
 import { StateSyncError, type StateSyncErrorCode } from "../errors.js";
-import type { LogFollowHandler, LogFollower } from "../log.js";
+import type { LogEntry, LogFollowHandler, LogFollower } from "../log.js";
 import type { ConnectionGate } from "./connection-gate.js";
 import { ConsumerDisposals } from "./consumer-disposals.js";
 import { toStateSyncError } from "./nats-errors.js";
@@ -10,6 +10,7 @@ import {
   entryFromJsMsg,
   interruptibleSleep,
   randomToken,
+  skippedEntry,
   withDeadline,
   type MessageIdCodec,
 } from "./util.js";
@@ -30,6 +31,8 @@ export interface FollowSource {
   readonly contiguous: boolean;
   /** Whether the stream (its leader) holds a message of the subject at exactly `seq`. */
   entryExists(seq: number): Promise<boolean>;
+  /** True when the stream never stored anything at `from..to` (`LogEntry.skipped`). */
+  holes?(from: number, to: number): Promise<boolean>;
 }
 
 /** Errors a follower reports through `onError` and stops on; others are retried. */
@@ -61,8 +64,8 @@ const RELEASE_WAIT_MS = 2_000;
  *   (its new sequences belong to another log);
  * - in an owned stream (contiguous), never hands on a jump over a sequence the stream still
  *   holds: the consumer's replica lags the leader (seen after a cluster failover, where it
- *   delivered later sequences first), so it starts a new consumer at the missing sequence; a
- *   jump over sequences the stream no longer holds (a truncation) is handed on;
+ *   delivered later sequences first), so it starts a new consumer at the missing sequence;
+ *   sequences it never stored are handed on as `skipped` entries, any other jump as it is;
  * - reports `PERMISSION_DENIED` as soon as the server rejects this consumer's subjects;
  * - retries other failures with backoff until stopped, or until the connection is closed for
  *   good (then it ends quietly; the log is `offline`).
@@ -352,24 +355,29 @@ export class JetStreamFollower implements LogFollower {
       void this.checkGap(this.next, m.seq, this.attempt);
       return;
     }
-    this.next = m.seq + 1;
+    this.hand(entryFromJsMsg(m, this.source.ids));
+  }
+
+  private hand(entry: LogEntry): void {
+    this.next = entry.revision + 1;
     try {
-      this.handler.onEntry(entryFromJsMsg(m, this.source.ids));
+      this.handler.onEntry(entry);
     } catch (err) {
-      // A handler that throws ends the follow: its state is suspect from here on.
-      this.fail(err);
+      this.fail(err); // a handler that throws ends the follow: its state is suspect
     }
   }
 
   /**
-   * The consumer jumped from `next` to `seen` in an owned stream: hand the jump on if the stream
-   * no longer holds `next` (truncated: the synchronizer decides), else start a new consumer at
-   * `next` (this one lags the stream leader).
+   * The consumer jumped from `next` to `seen` in an owned stream: hand on skipped entries if the
+   * stream never stored `next..seen-1`, the jump if it no longer holds `next` (truncated: the
+   * synchronizer decides), else start a new consumer at `next` (this one lags the leader).
    */
   private async checkGap(next: number, seen: number, attempt: number): Promise<void> {
     let exists = true;
+    let used = false; // next..seen-1 used up without storing anything
     try {
       exists = await this.source.entryExists(next);
+      used = !exists && ((await this.source.holes?.(next, seen - 1)) ?? false);
     } catch (err) {
       const error = toStateSyncError(err, `follow ${this.source.subject}`);
       if (FATAL.has(error.code)) {
@@ -380,11 +388,9 @@ export class JetStreamFollower implements LogFollower {
     }
     if (this.stopped || attempt !== this.attempt) return;
     this.gapChecking = false;
-    if (!exists) {
-      this.gapAcceptedUpTo = seen;
-      this.flush();
-      return;
-    }
+    if (used) for (let r = next; r < seen && !this.stopped; r++) this.hand(skippedEntry(r));
+    else if (!exists) this.gapAcceptedUpTo = seen;
+    if (used || !exists) return this.flush();
     this.held = [];
     this.restarting = true;
     const messages = this.messages;

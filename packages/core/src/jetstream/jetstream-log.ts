@@ -263,6 +263,7 @@ export class JetStreamLog implements RevisionedLog {
         },
         contiguous: this.contiguous,
         entryExists: (seq) => this.reader.entryExists(seq, "follow"),
+        holes: (from, to) => this.reader.holes(from, to, "follow"),
         streamCreated: () => this.reader.streamCreated("follow"),
       },
       this.fanout && {

@@ -14,6 +14,11 @@
  *    sequence answers only messages of this state's subject.
  * 3. Message ids are read back through the layout's {@link MessageIdCodec}, so a shared stream's
  *    `<subject>:` prefix never reaches the caller.
+ * 4. A revision of an own stream that holds no message, which no purge or deletion explains, is
+ *    read as a `LogEntry.skipped` entry: nats-server 2.9 used up a stream sequence for a publish
+ *    its resource limits refused (found by a trial: a replica stalled `TRUNCATED` for good after
+ *    one refused append, and so did every new one; fixed in 2.10: nats-server #7658 is its R1
+ *    counterpart). Only in a stream that can have no other such gap ({@link holesPossible}).
  */
 import { sleep } from "../backoff.js";
 import { StateSyncError } from "../errors.js";
@@ -23,7 +28,8 @@ import type { JetStreamLayout } from "./layout.js";
 import type { PointMessage, PointReader } from "./point-reads.js";
 import { readRange, type RangeSource } from "./range-reader.js";
 import type { StreamOpener, StreamSession } from "./stream-session.js";
-import { checkRevision, MSG_ID_HEADER, type MessageIdCodec } from "./util.js";
+import { checkRevision, MSG_ID_HEADER, skippedEntry, type MessageIdCodec } from "./util.js";
+import type { StreamInfoLike } from "./nats-types.js";
 
 /** What a {@link LogReader} needs from its log. */
 export interface LogReaderOptions {
@@ -92,7 +98,7 @@ export class LogReader {
     const s = await this.o.opener.ready();
     let start = Math.max(1, Math.ceil(fromRevision));
     if (start > toRevision) return;
-    let bounds: { first: number; last: number };
+    let bounds: { first: number; last: number; stored: number };
     try {
       bounds = await this.bounds(s, start);
     } catch (err) {
@@ -101,7 +107,52 @@ export class LogReader {
     start = Math.max(start, bounds.first);
     const end = Math.min(Math.floor(toRevision), bounds.last);
     if (bounds.first === 0 || start > end) return;
-    yield* this.range(s, start, end, Number.POSITIVE_INFINITY, "read");
+    // Past the last message stored (held: no purge reached past it), every revision up to the
+    // end was used up (invariant 4).
+    const stored = Math.min(end, bounds.stored);
+    if (start <= stored) yield* this.range(s, start, stored, Number.POSITIVE_INFINITY, "read");
+    for (let r = Math.max(start, stored + 1); r <= end; r++) yield skippedEntry(r);
+  }
+
+  /**
+   * True when the stream never stored anything at `from..to` (invariant 4): own layout only, a
+   * stream that can have no other gap ({@link holesPossible}), holding the entry at `from - 1`
+   * (so no purge reached past it: a purge removes a prefix; `first_seq` cannot tell, 2.9.10 may
+   * leave it on a purged sequence) and nothing in `from..to`. Errors mapped.
+   */
+  async holes(from: number, to: number, what: string): Promise<boolean> {
+    if (this.shared || from < 2) return false;
+    const s = await this.o.opener.ready();
+    try {
+      if (!this.holesPossible(await this.o.opener.streamInfo(s))) return false;
+      const [before, m] = await Promise.all([
+        this.o.points.at(s, from - 1),
+        this.o.points.next(s, from),
+      ]);
+      return before !== undefined && (m === undefined || m.seq > to);
+    } catch (err) {
+      throw this.o.opener.failure(err, what);
+    }
+  }
+
+  /**
+   * Whether a sequence between the first and last of this own stream that holds no message can
+   * only be one the server used up without storing (invariant 4): the stream says it has such
+   * sequences, denies deletes, has no per-message TTL (2.11), holds only this subject (no
+   * filtered purge of another) and one replica (the server bug is of R1 streams).
+   */
+  private holesPossible(si: StreamInfoLike): boolean {
+    const c = si.config;
+    return (
+      !this.shared &&
+      (si.state.num_deleted ?? 0) > 0 &&
+      si.state.messages > 0 &&
+      c.deny_delete === true &&
+      c.allow_msg_ttl !== true &&
+      (c.num_replicas ?? 1) === 1 &&
+      c.subjects?.length === 1 &&
+      c.subjects[0] === this.subject
+    );
   }
 
   /**
@@ -229,15 +280,22 @@ export class LogReader {
    * The first revision >= `from` that holds an entry of this state (0: none) and the latest
    * revision, so that a read never pulls on an empty range (a pull would wait for its expiry).
    */
-  private async bounds(s: StreamSession, from: number): Promise<{ first: number; last: number }> {
+  private async bounds(
+    s: StreamSession,
+    from: number,
+  ): Promise<{ first: number; last: number; stored: number }> {
     if (this.shared) {
       const [first, last] = await Promise.all([this.o.points.next(s, from), this.o.points.last(s)]);
-      return { first: first?.seq ?? 0, last: last?.seq ?? 0 };
+      return { first: first?.seq ?? 0, last: last?.seq ?? 0, stored: last?.seq ?? 0 };
     }
-    const { messages, first_seq, last_seq } = (await this.o.opener.streamInfo(s)).state;
+    const si = await this.o.opener.streamInfo(s);
+    const { messages, first_seq, last_seq } = si.state;
+    // The last sequence that holds a message: before the last one when it was used up.
+    const stored = this.holesPossible(si) ? ((await this.o.points.last(s))?.seq ?? 0) : last_seq;
     return {
       first: messages === 0 || from > last_seq ? 0 : Math.max(from, first_seq),
       last: last_seq,
+      stored,
     };
   }
 
@@ -262,6 +320,7 @@ export class LogReader {
         const m = await this.o.points.next(s, from);
         return m !== undefined && m.seq <= to;
       },
+      holes: (from, to) => this.holes(from, to, "read"),
     };
   }
 }

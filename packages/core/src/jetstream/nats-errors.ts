@@ -45,6 +45,15 @@ export const LASTING_CREATE_REFUSALS: ReadonlySet<number> = new Set([
 ]);
 
 /**
+ * Refusals of a publish for the account's or the server's resource limits (10002, 10023, 10028,
+ * 10047): nothing was stored, and every publish meets them until space is freed or the limit is
+ * raised. Before, an append refused so read as an unknown outcome, and the replica then stalled
+ * `TRUNCATED` (a trial on 2.9.10, whose refused publish used up a stream sequence:
+ * log-reader.ts, invariant 4).
+ */
+const RESOURCE_REFUSALS: ReadonlySet<number> = new Set([10002, 10023, 10028, 10047]);
+
+/**
  * What an error of either nats.js line says, in v2's shape: a v3 error through
  * `natsV3ErrorInfo` (its classes mapped to v2's codes), anything else as it is.
  */
@@ -66,6 +75,8 @@ export function apiErrorCode(err: unknown): number | undefined {
  * - `PERMISSIONS_VIOLATION` and authentication failures → `PERMISSION_DENIED`;
  * - `MAX_PAYLOAD_EXCEEDED`, 10054 → `PAYLOAD_TOO_LARGE`;
  * - 10059 (stream not found) → `TRUNCATED` (the log was deleted);
+ * - 10002, 10023, 10028, 10047 (resource limits: {@link RESOURCE_REFUSALS}) → `STREAM_CONFIG`
+ *   with `notSent`;
  * - 10109 (sealed stream), 10110 (purge not permitted: `deny_purge`) → `STREAM_CONFIG`: the
  *   stream refuses the operation for as long as its configuration stays, so it is final (the
  *   server refused at once: nothing was stored, and a re-send would be refused the same way);
@@ -110,6 +121,13 @@ export function toStateSyncError(
       cause: err,
       details: { ...details, notSent: true },
     });
+  }
+  if (errCode !== undefined && RESOURCE_REFUSALS.has(errCode)) {
+    return new StateSyncError(
+      "STREAM_CONFIG",
+      `${text} (the server's resource limits refuse it: nothing stored; raise the limit or free space)`,
+      { cause: err, details: { ...details, notSent: true } },
+    );
   }
   if (errCode === JS_ERR.PURGE_FAILED) {
     return new StateSyncError(

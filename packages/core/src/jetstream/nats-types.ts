@@ -178,6 +178,8 @@ export interface StreamConfigLike {
   republish?: RePublishLike | undefined;
   /** Direct get (`$JS.API.DIRECT.GET.<stream>`) answered by any replica. */
   allow_direct?: boolean;
+  /** 2.11: per-message TTLs (a message may expire out of the middle of the stream). */
+  allow_msg_ttl?: boolean;
 }
 
 /** A stream's RePublish rule (nats-server 2.9+; one per stream). */
@@ -199,6 +201,8 @@ export interface StreamInfoLike {
     readonly messages: number;
     readonly first_seq: number;
     readonly last_seq: number;
+    /** Sequences between the first and the last that hold no message (absent when none). */
+    readonly num_deleted?: number;
   };
 }
 

@@ -4,7 +4,13 @@ import { closedGateError, type ConnectionGate } from "./connection-gate.js";
 import { toStateSyncError } from "./nats-errors.js";
 import type { JetStreamApi } from "./adapter.js";
 import type { ConsumerLike, ConsumerMessagesLike, JsMsgLike } from "./nats-types.js";
-import { entryFromJsMsg, randomToken, withDeadline, type MessageIdCodec } from "./util.js";
+import {
+  entryFromJsMsg,
+  randomToken,
+  skippedEntry,
+  withDeadline,
+  type MessageIdCodec,
+} from "./util.js";
 
 /** Most messages one pull asks for. */
 export const READ_BATCH = 256;
@@ -32,6 +38,8 @@ export interface RangeSource {
   readonly ids: MessageIdCodec;
   /** True when the subject still holds a message with `from <= seq <= to` (after a short pull). */
   hasMore(from: number, to: number): Promise<boolean>;
+  /** True when the stream never stored anything at `from..to` (`LogEntry.skipped`; log-reader.ts). */
+  holes?(from: number, to: number): Promise<boolean>;
 }
 
 /**
@@ -145,6 +153,13 @@ export async function* readRange(
       throw toStateSyncError(err, what);
     }
   };
+  const neverStored = async (a: number, b: number, to: number): Promise<boolean> => {
+    try {
+      return (await source.holes?.(a, Math.min(b, to))) ?? false;
+    } catch (err) {
+      throw toStateSyncError(err, what);
+    }
+  };
   try {
     assertOpen();
     consumer = await openConsumer(from);
@@ -206,6 +221,13 @@ export async function* readRange(
           ) {
             skipped = true;
             break;
+          }
+          // Sequences the stream used up without storing anything: stepped over, not a gap.
+          if (source.contiguous && m.seq > next && (await neverStored(next, m.seq - 1, to))) {
+            for (const last = Math.min(m.seq - 1, to); next <= last; next++) {
+              count += 1;
+              yield skippedEntry(next);
+            }
           }
           if (m.seq > to) {
             finished = true;

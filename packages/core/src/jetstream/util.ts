@@ -35,6 +35,11 @@ export function messageIdCodec(shared: boolean, subject: string): MessageIdCodec
   };
 }
 
+/** A revision the stream used up without storing anything (`LogEntry.skipped`). */
+export function skippedEntry(revision: number): LogEntry {
+  return { revision, data: new Uint8Array(0), skipped: true };
+}
+
 /** A consumer message as a {@link LogEntry}. */
 export function entryFromJsMsg(m: JsMsgLike, ids: MessageIdCodec): LogEntry {
   return {
