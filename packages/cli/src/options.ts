@@ -59,6 +59,10 @@ const commonSchema = z
     user: z.string().min(1, "is empty").optional(),
     password: z.string().optional(),
     token: z.string().min(1, "is empty").optional(),
+    inboxPrefix: z
+      .string()
+      .refine(isValidSubjectPrefix, "must be dot-separated subject tokens without wildcards")
+      .optional(),
     tlsCert: file("--tls-cert"),
     tlsKey: file("--tls-key"),
     tlsCa: file("--tls-ca"),
@@ -146,6 +150,10 @@ export function addCommonOptions(command: Command): Command {
     .option("--user <user>", "user name (with --password)")
     .option("--password <password>", "password (with --user)")
     .option("--token <token>", "authentication token")
+    .option(
+      "--inbox-prefix <prefix>",
+      "subject prefix of reply inboxes (default _INBOX), for a user who may subscribe only there",
+    )
     .option("--tls-cert <file>", "client certificate (PEM), with --tls-key")
     .option("--tls-key <file>", "client private key (PEM)")
     .option("--tls-ca <file>", "CA certificate(s) to trust (PEM)")

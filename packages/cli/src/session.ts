@@ -68,6 +68,7 @@ export async function connectOptionsOf(
     options.pass = o.password;
   }
   if (o.token !== undefined) options.token = o.token;
+  if (o.inboxPrefix !== undefined) options.inboxPrefix = o.inboxPrefix;
   if (o.tlsCert !== undefined || o.tlsCa !== undefined) {
     options.tls = {
       ...(o.tlsCert !== undefined && { certFile: await readable(o.tlsCert, "--tls-cert") }),

@@ -121,7 +121,11 @@ describe("statesync options", () => {
     let tokens: NatsServer;
     beforeAll(async () => {
       users = await startNatsServer({
-        extraConfig: 'authorization { users = [ { user: "op", password: "s3cret" } ] }',
+        // "reader" may subscribe only on its own inbox prefix (docs/permissions.md).
+        extraConfig: `authorization { users = [
+          { user: "op", password: "s3cret" },
+          { user: "reader", password: "r3ad", permissions: { publish: ">", subscribe: "_INBOX_reader.>" } }
+        ] }`,
       });
       tokens = await startNatsServer({ extraConfig: 'authorization { token: "t0ken" }' });
     });
@@ -175,6 +179,22 @@ describe("statesync options", () => {
         /^statesync: PERMISSION_DENIED: cannot connect to nats:\/\/op:\*\*\*@/,
       );
       expect(inUrl.stderr).not.toContain("n0tThis");
+
+      // A user who may subscribe only on its own inbox prefix (a fresh-eyes trial: the readers
+      // of docs/permissions.md could not use the CLI at all).
+      const reader = ["info", "--server", users.url, "--stream", stream, "--user", "reader"];
+      const denied = await runCli([...reader, "--password", "r3ad"]);
+      expect(denied.stderr).toMatch(/^statesync: PERMISSION_DENIED: .*_INBOX\./);
+      const asReader = await runJson([
+        ...reader,
+        "--password",
+        "r3ad",
+        "--inbox-prefix",
+        "_INBOX_reader",
+      ]);
+      expect(asReader.revision).toBe(2);
+      const bad = await runCli([...reader, "--password", "r3ad", "--inbox-prefix", "_INBOX.>"]);
+      expect(bad.stderr).toMatch(/^statesync: VALIDATION: --inbox-prefix must be/);
 
       const tokenStream = uniqueStream("TOKEN");
       const b = await openCounter(tokens.url, tokenStream, { connectOptions: { token: "t0ken" } });
