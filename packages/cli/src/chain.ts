@@ -6,9 +6,9 @@
  *   (`UNSUPPORTED_FORMAT`);
  * - a second genesis entry is skipped in a log of one state; in a shared stream it is the key
  *   starting again (purged by an operator), and the replay goes on from it;
- * - a conditional update based on another revision than the entry before it is skipped in a
- *   log of one state; in a shared stream, where revisions of one state have gaps anyway, the
- *   replay stops there (`TRUNCATED`);
+ * - a conditional update based on another revision than the entry before it is skipped; in a
+ *   shared stream, where revisions of one state have gaps anyway, one based on a later revision
+ *   stops the replay (`TRUNCATED`: entries were missed);
  * - a skipped entry still moves the revision: the next update must be based on it;
  * - a gap in a log of one state stops the replay (`TRUNCATED`), unless a snapshot or switch
  *   entry, or a chunked snapshot's part 0, follows it.
@@ -73,7 +73,9 @@ export class ChainCheck {
       return this.skip(revision, new StateSyncError("CORRUPT_ENTRY", "a second genesis entry"));
     }
     if (x.kind === "update" && x.base !== last) {
-      if (!this.contiguous) return this.stopAt(revision, truncated(last, revision));
+      // As the engine's replay: in a shared stream only a later base is a gap.
+      if (!this.contiguous && x.base > last)
+        return this.stopAt(revision, truncated(last, revision));
       const why = `conditional entry based on ${x.base}, not ${last}`;
       return this.skip(revision, new StateSyncError("CORRUPT_ENTRY", why));
     }

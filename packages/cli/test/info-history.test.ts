@@ -127,18 +127,24 @@ describe("statesync info and history", () => {
   });
 
   it("info says where every replica stops, as verify does, and counts nothing after it", async () => {
-    // A shared stream: an update based on another revision stops the replay (TRUNCATED).
+    // A shared stream: an update based on a later revision stops the replay (TRUNCATED: entries
+    // were missed); one based on an earlier revision is skipped, as no honest append has it.
     const shared = uniqueStream("CHAINS");
     const a = await openCounter(ctx.server.url, shared, { key: "k" });
     await a.update("increment", { by: 2 }); // 2
-    await a.close();
-    await append(shared, "k", update(1), { v: 1, kind: "bogus" }); // 3: based on 1, not 2; 4
+    const s = await openCounter(ctx.server.url, shared, { key: "stale" });
+    await s.update("increment", { by: 2 }); // 4 (3: its genesis)
+    await Promise.all([a.close(), s.close()]);
+    await append(shared, "stale", update(1)); // 5: based on 1, not 4: skipped
+    const stale = await runJson(["info", ...where(shared, "--key", "stale")]);
+    expect(stale).toMatchObject({ malformed: 1, stop: null });
+    await append(shared, "k", update(9), { v: 1, kind: "bogus" }); // 6: based on 9, past 2; 7
     const info = await runJson(["info", ...where(shared, "--key", "k")]);
-    expect(info).toMatchObject({ malformed: 0, stop: { revision: 3, code: "TRUNCATED" } });
+    expect(info).toMatchObject({ malformed: 0, stop: { revision: 6, code: "TRUNCATED" } });
     const verify = JSON.parse(
       (await runCli(["verify", ...where(shared, "--key", "k", "--model", MODEL, "--json")])).stdout,
     );
-    expect(verify).toMatchObject({ stoppedAt: 3, divergence: { code: "TRUNCATED" } });
+    expect(verify).toMatchObject({ stoppedAt: 6, divergence: { code: "TRUNCATED" } });
 
     // A newer format stops every replica (UNSUPPORTED_FORMAT): not malformed.
     const own = uniqueStream("CHAINV");

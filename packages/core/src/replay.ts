@@ -68,8 +68,7 @@ const PENDING: StepResult = { kind: "pending" };
     if (logEntry.revision <= this.readPosition) return { kind: "ignored" };
     const gap = this.contiguous && this.anchored && logEntry.revision !== this.revision + 1;
     if (logEntry.skipped && !this.collector) {
-      // A sequence the log used up without storing anything (LogEntry.skipped): stepped over
-      // alike everywhere, but never across a gap before it.
+      // Used up without an entry (LogEntry.skipped): stepped over, never across a gap before it.
       if (gap) return this.stall(this.truncated(logEntry.revision), logEntry);
       return this.skip(logEntry, skippedSequence(logEntry.revision));
     }
@@ -135,7 +134,10 @@ const PENDING: StepResult = { kind: "pending" };
       return { kind: "applied", entry };
     }
     if (entry.kind === "update" && entry.base !== this.revision) {
-      if (!this.contiguous) return this.stall(this.truncated(logEntry.revision), logEntry);
+      // Shared stream: a later base is missed entries; an earlier one, no honest append's (a
+      // trial: one raw entry stopped a key for good), is skipped as in an own stream.
+      const missed = !this.contiguous && entry.base > this.revision;
+      if (missed) return this.stall(this.truncated(logEntry.revision), logEntry);
       return this.skip(
         logEntry,
         new StateSyncError(

@@ -5,8 +5,8 @@ import { encodeEntry } from "../src/entry.js";
 
 /**
  * A fresh-eyes trial: on a shared-stream key, `waitFor(rev)` asks the log where it stands before
- * it registers its waiter; a replica that stalled meanwhile (a raw conditional entry with a stale
- * base on its key) had rejected its waiters already, and this one never settled (6 of 7 runs).
+ * it registers its waiter; a replica that stalled meanwhile (a raw conditional entry on its key)
+ * had rejected its waiters already, and this one never settled (6 of 7 runs).
  * Outcome: it rejects with the stall. The shared layout is a `MemoryLog` read as not contiguous,
  * whose `info()` answers only once the replica has stalled.
  */
@@ -50,9 +50,9 @@ describe("waitFor when the replica stalls while it asks the log where it stands"
       () => "resolved",
       (e: { code?: string }) => e.code,
     );
-    // Another writer's raw conditional entry on an old base: in a shared stream, a gap.
-    const stale = { v: 2, kind: "update", base: 0, ts: 1, seed: 1, client: "x", patches: [] };
-    await memory.appendUnconditional(encodeEntry(stale as never), "stale");
+    // A conditional entry based past this replica's revision: in a shared stream, missed entries.
+    const ahead = { v: 2, kind: "update", base: revision + 5, ts: 1, seed: 1, client: "x" };
+    await memory.appendUnconditional(encodeEntry({ ...ahead, patches: [] } as never), "ahead");
     // The live follower delivers it; the replica stalls (in a shared stream, a gap).
     for (let i = 0; i < 250 && sync.status !== "stalled"; i++) {
       await new Promise((r) => setTimeout(r, 20));
