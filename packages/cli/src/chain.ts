@@ -82,6 +82,15 @@ export class ChainCheck {
     this.revision = revision;
   }
 
+  /** A revision the log holds no entry at (`LogEntry.skipped`): stepped over, as the replay. */
+  stepOver(revision: number): void {
+    if (this.stop !== null || this.revision === undefined) return;
+    if (this.contiguous && revision !== this.revision + 1) {
+      return this.stopAt(revision, truncated(this.revision, revision));
+    }
+    this.revision = revision;
+  }
+
   private skip(revision: number, skipped: StateSyncError | { error: StateSyncError }): void {
     const error = skipped instanceof StateSyncError ? skipped : skipped.error;
     this.malformed += 1;

@@ -2,7 +2,13 @@
  * One log entry as `history` and `tail` show it, decoded with the core's own `decodeEntry`, so
  * an entry every replica skips as malformed is shown as such (with the reason), never a crash.
  */
-import { decodeEntry, type Entry, type LogEntry, type StoredPatch } from "@statesync/node";
+import {
+  decodeEntry,
+  StateSyncError,
+  type Entry,
+  type LogEntry,
+  type StoredPatch,
+} from "@statesync/node";
 import { formatRow, isoTime, shortJson, table } from "./output.js";
 import type { ReplayMark } from "./verdicts.js";
 
@@ -68,7 +74,10 @@ export function entryRow(e: LogEntry, replay?: ReplayMark): EntryRow {
     bytes: e.data.byteLength,
     ...(replay && { replay }),
   };
-  const decoded = decodeEntry(e.data);
+  // A sequence the server used up (LogEntry.skipped): every replica steps over it.
+  const decoded = e.skipped
+    ? { ok: false as const, error: usedUp(e.revision) }
+    : decodeEntry(e.data);
   if (!decoded.ok) {
     const { code, message } = decoded.error;
     return {
@@ -204,4 +213,12 @@ export const TAIL_WIDTHS = [8, 24, 8, 24, 36, 7];
 /** One `tail` line. */
 export function tailLine(cells: readonly string[]): string {
   return formatRow(cells, TAIL_WIDTHS);
+}
+
+/** What a replica reports for a revision the log holds no entry at (`LogEntry.skipped`). */
+function usedUp(revision: number): StateSyncError {
+  return new StateSyncError(
+    "SKIPPED_SEQUENCE",
+    `no entry at revision ${revision}: the server used up the sequence for a publish it refused`,
+  );
 }
