@@ -36,7 +36,7 @@ export async function listHistory(
     const out: HistoryEntry[] = [];
     for await (const e of log.read(from, to)) {
       stopIfAborted(signal);
-      out.push(historyEntry(e, deps.decodeEntry));
+      if (!e.skipped) out.push(historyEntry(e, deps.decodeEntry)); // no entry there: none listed
     }
     const first = (await log.info()).firstRevision;
     const kept = out.filter((e) => e.revision >= first);

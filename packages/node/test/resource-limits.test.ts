@@ -79,6 +79,16 @@ describe("appends refused for the account's resource limits", () => {
         expect(["STREAM_CONFIG", "UNSUPPORTED_SERVER"]).toContain(again.code);
       }
       expect(writer.status).toBe("live");
+      // A replica opened while the account is still full (2.9.10 then finds no last message on
+      // the subject: a second trial saw it take every revision for used up, reset the state to
+      // the initial one and write that into the log) holds the writer's state.
+      const whileFull = await open();
+      opened.push(whileFull);
+      await whileFull.synced();
+      expect(whileFull.state).toEqual(writer.state);
+      const listed = (await whileFull.history()).map((e) => e.kind);
+      expect(listed).not.toContain("malformed"); // a used-up sequence holds no entry to list
+      expect(listed.length).toBe(writer.state.items.length + 1); // the genesis and each update
 
       const config = await readFile(server.configFile, "utf8");
       await writeFile(server.configFile, config.replace(LIMIT, RAISED));

@@ -292,16 +292,17 @@ export class Reader<S, C extends CommandMap<S>> {
 }
 
 /**
- * A conflict named a latest revision past the log's last one. nats-server 2.10 (before
- * nats-io/nats-server#7658, December 2025) counts a publish its resource limits refused in the
- * sequence its expected-last-sequence check compares with, and stores nothing: every conditional
- * append conflicts from then on, until the server restarts. Before, the writer stalled
- * `TRUNCATED` for good (found by a trial). The update fails; the replica stays as it is.
+ * A conflict named a latest revision past the log's last one: a server bug after a publish its
+ * resource limits refused (nats-io/nats-server#7658, December 2025). nats-server 2.10 counts the
+ * refused publish in the sequence its expected-last-sequence check compares with, storing
+ * nothing, until it restarts; 2.9 finds no last message on the subject (`last_by_subj`) until a
+ * publish succeeds again. Before, the writer stalled `TRUNCATED` for good (found by a trial). The
+ * update fails; the replica stays as it is.
  */
 function phantomLatest(goal: number, latest: number): StateSyncError {
   return new StateSyncError(
     "UNSUPPORTED_SERVER",
-    `the server checks conditional appends against revision ${goal}, but the log ends at ${latest}: nats-server 2.10 counts a publish its resource limits refused (nats-io/nats-server#7658), so conditional updates conflict until the server restarts; unconditional commands are not affected`,
+    `the server checks conditional appends against revision ${goal}, but reports that the log ends at ${latest}: a nats-server bug after a publish its resource limits refused (nats-io/nats-server#7658; 2.10 until it restarts, 2.9 until a publish succeeds), so conditional updates fail meanwhile`,
     { details: { claimed: goal, latest } },
   );
 }

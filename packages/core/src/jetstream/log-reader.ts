@@ -98,7 +98,7 @@ export class LogReader {
     const s = await this.o.opener.ready();
     let start = Math.max(1, Math.ceil(fromRevision));
     if (start > toRevision) return;
-    let bounds: { first: number; last: number; stored: number };
+    let bounds: { first: number; last: number; holes: boolean };
     try {
       bounds = await this.bounds(s, start);
     } catch (err) {
@@ -107,29 +107,32 @@ export class LogReader {
     start = Math.max(start, bounds.first);
     const end = Math.min(Math.floor(toRevision), bounds.last);
     if (bounds.first === 0 || start > end) return;
-    // Past the last message stored (held: no purge reached past it), every revision up to the
-    // end was used up (invariant 4).
-    const stored = Math.min(end, bounds.stored);
-    if (start <= stored) yield* this.range(s, start, stored, Number.POSITIVE_INFINITY, "read");
-    for (let r = Math.max(start, stored + 1); r <= end; r++) yield skippedEntry(r);
+    // A range that holds no message at all, but used-up sequences (invariant 4), is not pulled
+    // on (a pull would wait for its expiry); one that holds a message is read as any other.
+    if (bounds.holes && !(await this.rangeSource(s).hasMore(start, end))) {
+      if (await this.holes(start, end, "read")) {
+        for (let r = start; r <= end; r++) yield skippedEntry(r);
+      }
+      return;
+    }
+    yield* this.range(s, start, end, Number.POSITIVE_INFINITY, "read");
   }
 
   /**
    * True when the stream never stored anything at `from..to` (invariant 4): own layout only, a
-   * stream that can have no other gap ({@link holesPossible}), holding the entry at `from - 1`
-   * (so no purge reached past it: a purge removes a prefix; `first_seq` cannot tell, 2.9.10 may
-   * leave it on a purged sequence) and nothing in `from..to`. Errors mapped.
+   * stream that can have no other gap ({@link holesPossible}), whose first message (`next_by_subj`
+   * from 1: `first_seq` cannot tell, 2.9.10 may leave it on a purged sequence) lies before `from`,
+   * so no purge reached `from..to` (a purge removes a prefix), and nothing in `from..to`.
+   * (`last_by_subj` is not used: 2.9.10 answers "no message found" after a refused publish.)
+   * Errors mapped.
    */
   async holes(from: number, to: number, what: string): Promise<boolean> {
     if (this.shared || from < 2) return false;
     const s = await this.o.opener.ready();
     try {
       if (!this.holesPossible(await this.o.opener.streamInfo(s))) return false;
-      const [before, m] = await Promise.all([
-        this.o.points.at(s, from - 1),
-        this.o.points.next(s, from),
-      ]);
-      return before !== undefined && (m === undefined || m.seq > to);
+      const [first, m] = await Promise.all([this.o.points.next(s, 1), this.o.points.next(s, from)]);
+      return first !== undefined && first.seq < from && (m === undefined || m.seq > to);
     } catch (err) {
       throw this.o.opener.failure(err, what);
     }
@@ -283,19 +286,17 @@ export class LogReader {
   private async bounds(
     s: StreamSession,
     from: number,
-  ): Promise<{ first: number; last: number; stored: number }> {
+  ): Promise<{ first: number; last: number; holes: boolean }> {
     if (this.shared) {
       const [first, last] = await Promise.all([this.o.points.next(s, from), this.o.points.last(s)]);
-      return { first: first?.seq ?? 0, last: last?.seq ?? 0, stored: last?.seq ?? 0 };
+      return { first: first?.seq ?? 0, last: last?.seq ?? 0, holes: false };
     }
     const si = await this.o.opener.streamInfo(s);
     const { messages, first_seq, last_seq } = si.state;
-    // The last sequence that holds a message: before the last one when it was used up.
-    const stored = this.holesPossible(si) ? ((await this.o.points.last(s))?.seq ?? 0) : last_seq;
     return {
       first: messages === 0 || from > last_seq ? 0 : Math.max(from, first_seq),
       last: last_seq,
-      stored,
+      holes: this.holesPossible(si),
     };
   }
 

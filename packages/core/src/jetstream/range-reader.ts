@@ -279,7 +279,13 @@ export async function* readRange(
       // the consumer is behind the leader (and what it delivers into an abandoned pull is
       // lost to it): start a new one at `next`, and fail after a few tries rather than end
       // the read short (callers take a short read for a truncation).
-      if (!skipped && !(await holds(next, to))) break;
+      if (!skipped && !(await holds(next, to))) {
+        // Nothing stored up to `to`: sequences the stream used up are stepped over.
+        if (source.contiguous && (await neverStored(next, to, to))) {
+          for (; next <= to; next++) yield skippedEntry(next);
+        }
+        break;
+      }
       assertOpen();
       if (got === 0) idleRounds += 1;
       if (next > restartedAt) restarts = 0; // entries were read since the last restart
