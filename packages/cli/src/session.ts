@@ -117,9 +117,12 @@ export async function streamInfo(s: Session): Promise<StreamInfo> {
       );
     }
     const code = (cause as { code?: unknown }).code;
+    const message = (cause as Error).message;
+    // A user who may subscribe only on its own inbox prefix (docs/permissions.md).
+    const inbox = /Subscription to "_INBOX\./.test(message) ? ": pass its --inbox-prefix" : "";
     throw new StateSyncError(
       code === "PERMISSIONS_VIOLATION" ? "PERMISSION_DENIED" : "UNAVAILABLE",
-      `cannot read stream ${s.layout.stream}: ${(cause as Error).message}`,
+      `cannot read stream ${s.layout.stream}: ${message}${inbox}`,
       { cause },
     );
   }

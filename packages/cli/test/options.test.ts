@@ -184,7 +184,9 @@ describe("statesync options", () => {
       // of docs/permissions.md could not use the CLI at all).
       const reader = ["info", "--server", users.url, "--stream", stream, "--user", "reader"];
       const denied = await runCli([...reader, "--password", "r3ad"]);
-      expect(denied.stderr).toMatch(/^statesync: PERMISSION_DENIED: .*_INBOX\./);
+      expect(denied.stderr).toMatch(
+        /^statesync: PERMISSION_DENIED: .*_INBOX\..*pass its --inbox-prefix/,
+      );
       const asReader = await runJson([
         ...reader,
         "--password",

@@ -1,14 +1,15 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { startNatsServer, type NatsServer } from "@statesync/node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openCounter, runJson, target, uniqueStream } from "./helpers.js";
+import { MODEL, openCounter, runCli, runJson, target, uniqueStream } from "./helpers.js";
 
 /**
  * nats-server 2.9.10 uses up a stream sequence for a publish the account's resource limits refuse
  * (docs/servers.md): the log then has revisions that hold no entry, which every replica steps
  * over (`SKIPPED_SEQUENCE`). The CLI reads them as the replicas do: `info` counts no malformed
  * entry and no stop, and `history` marks each such revision `SKIPPED_SEQUENCE`. Runs on 2.9.10
- * (the CLI's own project): 2.10 uses no sequence up. Before, `info` counted them as malformed.
+ * (the CLI's own project): 2.10 uses no sequence up. Before, `info` counted them as malformed
+ * and `verify` as skipped entries (exit 1).
  */
 const LIMIT = "max_file: 300000";
 const accounts = `accounts { A { jetstream { ${LIMIT}, max_mem: 1000000 }, users: [{ user: a, password: a }] } }`;
@@ -58,5 +59,19 @@ describe("a log with revisions that hold no entry (a publish refused for resourc
     expect(rows.length).toBe(after);
     expect(usedUp).toBe(2); // one per refused publish
     expect(info.entries + usedUp).toBe(after);
+    // verify: nothing skipped, nothing diverges (before: SKIPS 2 entries, exit 1).
+    const verify = await runCli([
+      "verify",
+      ...target(server.url, stream),
+      ...auth,
+      "--model",
+      MODEL,
+    ]);
+    expect(verify.code).toBe(0);
+    const args = ["verify", ...target(server.url, stream), ...auth, "--model", MODEL, "--json"];
+    expect(JSON.parse((await runCli(args)).stdout)).toMatchObject({
+      result: "ok",
+      skipped: 0,
+    });
   });
 });

@@ -171,8 +171,9 @@ export async function verifyLog(log: JetStreamLog, open: OpenReplica): Promise<V
   const skipped = new Set<Divergence>();
   let invalid: Divergence | undefined;
   const onError = (e: StateSyncError) => {
-    // The stream's configuration (a warning such as deny_delete off) is no divergence of the log.
-    if (e.code === "STREAM_CONFIG") return;
+    // The stream's configuration (a warning such as deny_delete off) is no divergence of the log,
+    // nor a sequence the server used up, which holds no entry (docs/servers.md).
+    if (e.code === "STREAM_CONFIG" || e.code === "SKIPPED_SEQUENCE") return;
     const skip = { revision: revisionOf(e, 0), code: e.code, problem: e.message };
     skipped.add(skip);
     found.push(skip);
