@@ -99,9 +99,27 @@ export class CompactionRun<S, C extends CommandMap<S>> {
       batch.conflicts += 1;
       await this.contention.afterConflict(batch, attempt);
     }
-    if (written.truncateAt !== undefined) await this.log.truncateBefore(written.truncateAt);
+    if (written.truncateAt !== undefined) await this.truncate(written.truncateAt, written.revision);
     this.stats.compactions += 1;
     return { revision: written.revision };
+  }
+
+  /**
+   * Truncates before `at`; a failure says that the snapshot entry at `revision` was written (a
+   * fresh-eyes trial: a shared-stream tenant's `compact()` failed `PERMISSION_DENIED` on the purge
+   * and said nothing of the entry it had appended). Same code, `details.snapshotRevision`.
+   */
+  private async truncate(at: number, revision: number): Promise<void> {
+    try {
+      await this.log.truncateBefore(at);
+    } catch (e) {
+      if (!this.deps.isStateSyncError(e)) throw e;
+      throw new this.deps.StateSyncError(
+        e.code,
+        `${e.message} (the snapshot entry at revision ${revision} was written, and replicas start from it; only the truncation before it failed)`,
+        { cause: e, details: { ...e.details, snapshotRevision: revision } },
+      );
+    }
   }
 
   /**
