@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { defineModel, EntryVerdicts, type Entry } from "@statesync/core";
-import { encodeEntry } from "../src/entry.js";
+import { defineModel, EntryVerdicts } from "@statesync/core";
+import { at, genesisOf, updateOfN } from "./support/replay-entries.js";
 
 /**
  * A fresh-eyes trial: one raw conditional entry on a shared-stream key whose base was an older
@@ -16,23 +16,8 @@ const model = defineModel({
   initial: { n: 0 },
   commands: {},
 });
-const head = { v: 2, ts: 1, client: "c" } as const;
-const genesis: Entry = {
-  ...head,
-  kind: "genesis",
-  model: model.name,
-  version: 1,
-  initialHash: model.initialHash,
-};
-const update = (base: number, value: number): Entry => ({
-  ...head,
-  kind: "update",
-  base,
-  seed: 1,
-  patches: [{ op: "replace", path: ["n"], value }],
-});
-// Revisions of one key in a shared stream: other keys' messages lie between.
-const at = (revision: number, e: Entry) => ({ revision, data: encodeEntry(e) });
+const genesis = genesisOf(model);
+const update = updateOfN;
 
 describe("a conditional entry on a shared stream's key based on an older revision", () => {
   it("is skipped as CORRUPT_ENTRY, and the key goes on", () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { defineModel, EntryVerdicts, type Entry } from "@statesync/core";
-import { encodeEntry } from "../src/entry.js";
+import { defineModel, EntryVerdicts } from "@statesync/core";
+import { at, genesisOf, updateOfN } from "./support/replay-entries.js";
 
 /**
  * A revision the log assigned and holds no entry at (`LogEntry.skipped`: nats-server 2.9 used up
@@ -24,22 +24,8 @@ const model = defineModel({
   },
 });
 
-const head = { v: 2, ts: 1, client: "c" } as const;
-const genesis: Entry = {
-  ...head,
-  kind: "genesis",
-  model: model.name,
-  version: 1,
-  initialHash: model.initialHash,
-};
-const update = (base: number, value: number): Entry => ({
-  ...head,
-  kind: "update",
-  base,
-  seed: 1,
-  patches: [{ op: "replace", path: ["n"], value }],
-});
-const at = (revision: number, e: Entry) => ({ revision, data: encodeEntry(e) });
+const genesis = genesisOf(model);
+const update = updateOfN;
 const hole = (revision: number) => ({ revision, data: new Uint8Array(0), skipped: true as const });
 
 describe("a revision the log holds no entry at (LogEntry.skipped)", () => {
