@@ -70,6 +70,7 @@ describe("statesync verify and compact", () => {
       divergences: 0,
       problems: [],
       skipped: 0,
+      invalidState: null,
     });
     const text = await runCli(["verify", ...where(stream)]);
     expect(text.code).toBe(0);
@@ -116,6 +117,46 @@ describe("statesync verify and compact", () => {
     expect(boom.stderr).toMatch(/^statesync: COMMAND_FAILED: revision 3: /);
     // A no-op in every replica alike: no replicas differ (it read DIVERGES before).
     expect(boom.stdout).toMatch(/result\s+SKIPS 1 entry \(every replica alike\)/);
+  });
+
+  it("says the state is invalid also when entries were skipped (fresh-eyes trial), and state warns", async () => {
+    const invalidUpdate = {
+      ...common,
+      kind: "update",
+      base: 2,
+      seed: 1,
+      patches: [{ op: "replace", path: ["count"], value: 1.5 }],
+    } as Entry; // 3: applied, the count is no longer an integer
+    const stream = await seeded([invalidUpdate, new TextEncoder().encode("[1,2")]); // 4: skipped
+    const text = await runCli(["verify", ...where(stream)]);
+    expect(text.code).toBe(1);
+    // Before: "SKIPS 1 entry (every replica alike)" alone; the invalid state only in --json.
+    expect(text.stdout).toMatch(/result\s+SKIPS 1 entry \(every replica alike\); INVALID STATE\n/);
+    expect(text.stdout).toMatch(
+      /state\s+the replayed state fails the model's schema: .* at \/count/,
+    );
+    const report = await runCli(["verify", ...where(stream), "--json"]);
+    expect(JSON.parse(report.stdout)).toMatchObject({
+      result: "skips",
+      skipped: 1,
+      invalidState: expect.stringMatching(/fails the model's schema: .* at \/count$/),
+    });
+
+    // `state` prints it (every replica holds it), says it fails the schema, exits 0.
+    const state = await runCli(["state", ...where(stream)]);
+    expect(state.code).toBe(0);
+    expect(JSON.parse(state.stdout)).toEqual({ count: 1.5, notes: [] });
+    expect(state.stderr).toMatch(
+      /^statesync: the state at revision 4 fails the model's schema \(.* at \/count\); every replica holds it/,
+    );
+    const json = await runJson(["state", ...where(stream)]);
+    expect(json).toEqual({
+      revision: 4,
+      state: { count: 1.5, notes: [] },
+      invalid: expect.stringMatching(/ at \/count$/),
+    });
+    const before = await runCli(["state", ...where(stream, "--at", "2")]);
+    expect(before.stderr).toBe(""); // a valid state: no notice
   });
 
   it("exits 1 where the replay stops: a command the model does not know", async () => {

@@ -60,6 +60,14 @@ export async function readState(
   });
 }
 
+/** Why `state` fails `model`'s schema (the first issue and where), or undefined when it passes. */
+export function schemaProblem(model: AnyModel, state: unknown): string | undefined {
+  const valid = model.state.safeParse(state);
+  if (valid.success) return undefined;
+  const issue = valid.error.issues[0];
+  return `${issue?.message ?? "invalid"} at /${issue?.path.join("/") ?? ""}`;
+}
+
 /** Adds `state` to `program`. */
 export function registerState(program: Command): void {
   addCommonOptions(
@@ -74,7 +82,15 @@ export function registerState(program: Command): void {
       const args = parseWith(stateSchema, { model: raw.model, at: raw.at });
       const model = await loadModel(args.model);
       const result = await withSession(o, (s) => readState(s, model, args.at));
-      if (o.json) printJson(result);
+      // Printed all the same (it is what every replica holds), with a notice on stderr and exit
+      // 0 (a fresh-eyes trial: printed as if valid). `verify` says which entries put it there.
+      const invalid = schemaProblem(model, result.state);
+      if (invalid !== undefined) {
+        printNotice(
+          `statesync: the state at revision ${result.revision} fails the model's schema (${invalid}); every replica holds it as it is: \`statesync verify\` replays the log and says more`,
+        );
+      }
+      if (o.json) printJson(invalid === undefined ? result : { ...result, invalid });
       // Indented, line by line, each made visible (control characters escaped as in JSON). A
       // state nested past PRETTY_UP_TO levels on one line: indenting grows with the square of
       // the depth (20,000 levels: 800 MB, past V8's longest string; a fresh-eyes trial).

@@ -76,6 +76,12 @@ export interface VerifyReport {
   problems: Divergence[];
   /** How many entries every replica skips or makes a no-op of (the `skips` result counts them). */
   skipped: number;
+  /**
+   * Why the replayed state fails the model's schema, or null when it passes (or the replay
+   * stopped first). Set whatever the `result`: a log that also skips or diverges is reported by
+   * its worst finding, and this says the state is invalid too.
+   */
+  invalidState: string | null;
 }
 
 /** The most problems `--json` lists (a log of a million malformed entries stays readable). */
@@ -166,6 +172,7 @@ export async function verifyLog(log: JetStreamLog, open: OpenReplica): Promise<V
     divergences: 0,
     problems: [],
     skipped: 0,
+    invalidState: null,
   };
   // The entries the engine reported skipping or making a no-op of (every replica alike).
   const skipped = new Set<Divergence>();
@@ -217,6 +224,7 @@ export async function verifyLog(log: JetStreamLog, open: OpenReplica): Promise<V
   report.problems = found.slice(0, MAX_PROBLEMS);
   const skips = [...skipped].filter((f) => f.revision !== report.stoppedAt); // not the stop itself
   report.skipped = new Set(skips.map((f) => f.revision)).size;
+  report.invalidState = invalid?.problem ?? null;
   const other = found.filter((f) => !skipped.has(f) && f !== invalid);
   report.result =
     report.stoppedAt !== null
@@ -231,8 +239,19 @@ export async function verifyLog(log: JetStreamLog, open: OpenReplica): Promise<V
   return report;
 }
 
-/** The `result` line: what the report's `result` means, in words. */
+/**
+ * The `result` line: what the report's `result` means, in words, and an invalid state after a
+ * worse finding (a fresh-eyes trial: a log that skipped entries and left a state failing the
+ * schema led with the skips alone; the invalid state showed only in `--json`).
+ */
 function resultText(report: VerifyReport): string {
+  const worst = worstText(report);
+  return report.invalidState !== null && report.result !== "invalid-state"
+    ? `${worst}; INVALID STATE`
+    : worst;
+}
+
+function worstText(report: VerifyReport): string {
   switch (report.result) {
     case "ok":
       return "ok";
@@ -290,6 +309,9 @@ export function registerVerify(program: Command): void {
                   ? `nothing (the replay stops at the first retained revision, ${report.firstRevision})`
                   : `revisions ${report.firstRevision} to ${report.revision}`,
             ],
+            ...(report.invalidState !== null
+              ? [["state", report.invalidState] as [string, string]]
+              : []),
             ["snapshot entries", `${report.snapshotsChecked} checked against the replay`],
             ...(report.switchesChecked > 0
               ? [
