@@ -74,8 +74,9 @@ export class ChainCheck {
     }
     if (x.kind === "update" && x.base !== last) {
       // As the engine's replay: in a shared stream only a later base is a gap.
-      if (!this.contiguous && x.base > last)
-        return this.stopAt(revision, truncated(last, revision));
+      if (!this.contiguous && x.base > last) {
+        return this.stopAt(revision, missedBefore(revision, x.base, last));
+      }
       const why = `conditional entry based on ${x.base}, not ${last}`;
       return this.skip(revision, new StateSyncError("CORRUPT_ENTRY", why));
     }
@@ -108,5 +109,13 @@ function truncated(after: number, next: number): StateSyncError {
   return new StateSyncError(
     "TRUNCATED",
     `the log no longer holds the entries after revision ${after} and no snapshot entry follows (next retained: ${next})`,
+  );
+}
+
+/** The engine's `TRUNCATED` of a conditional entry at `at` based past `last` (shared stream). */
+function missedBefore(at: number, base: number, last: number): StateSyncError {
+  return new StateSyncError(
+    "TRUNCATED",
+    `the conditional entry at revision ${at} is based on revision ${base}, past this key's last entry the replica read (${last}): the log no longer holds the key's entries after ${last} (purged or deleted), or the entry was not written by a conditional append; no snapshot entry follows`,
   );
 }

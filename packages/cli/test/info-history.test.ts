@@ -145,6 +145,11 @@ describe("statesync info and history", () => {
       (await runCli(["verify", ...where(shared, "--key", "k", "--model", MODEL, "--json")])).stdout,
     );
     expect(verify).toMatchObject({ stoppedAt: 6, divergence: { code: "TRUNCATED" } });
+    // Both name the entry's base and both causes (before: "no longer holds the entries after 2").
+    const why =
+      /^the conditional entry at revision 6 is based on revision 9, past this key's last entry the replica read \(2\): .*or the entry was not written by a conditional append/;
+    expect(info.stop.problem).toMatch(why);
+    expect(verify.divergence.problem).toMatch(why);
 
     // A newer format stops every replica (UNSUPPORTED_FORMAT): not malformed.
     const own = uniqueStream("CHAINV");

@@ -1,14 +1,7 @@
 import { deepFreeze } from "./freeze.js";
 import { RUN_MAX, type BatchItem } from "./apply.js";
-import {
-  MAX_RECENT,
-  type Entry,
-  type OriginRow,
-  type UpdateEntry,
-  type GenesisEntry,
-  type SnapshotEntry,
-  type SwitchEntry,
-} from "./entry.js";
+import { MAX_RECENT, type Entry, type OriginRow, type UpdateEntry } from "./entry.js";
+import type { GenesisEntry, SnapshotEntry, SwitchEntry } from "./entry.js";
 import { StateSyncError } from "./errors.js";
 import { findNonJson, jsonEqual } from "./json.js";
 import type { LogEntry } from "./log.js";
@@ -365,6 +358,15 @@ export class ReplayState<S, C extends CommandMap<S>> {
 
   protected stall(error: StateSyncError, logEntry: LogEntry): StepResult {
     return { kind: "stall", error: withRevision(error, logEntry.revision) };
+  }
+
+  /** `TRUNCATED` for a conditional entry at `at` based past this revision (shared layout). */
+  protected missedBefore(at: number, base: number): StateSyncError {
+    return new StateSyncError(
+      "TRUNCATED",
+      `the conditional entry at revision ${at} is based on revision ${base}, past this key's last entry the replica read (${this.revision}): the log no longer holds the key's entries after ${this.revision} (purged or deleted), or the entry was not written by a conditional append; no snapshot entry follows`,
+      { details: { after: this.revision, next: at, base } },
+    );
   }
 
   protected truncated(next: number): StateSyncError {

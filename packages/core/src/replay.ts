@@ -137,7 +137,7 @@ const PENDING: StepResult = { kind: "pending" };
       // Shared stream: a later base is missed entries; an earlier one, no honest append's (a
       // trial: one raw entry stopped a key for good), is skipped as in an own stream.
       const missed = !this.contiguous && entry.base > this.revision;
-      if (missed) return this.stall(this.truncated(logEntry.revision), logEntry);
+      if (missed) return this.stall(this.missedBefore(logEntry.revision, entry.base), logEntry);
       return this.skip(
         logEntry,
         new StateSyncError(

@@ -47,5 +47,9 @@ describe("a conditional entry on a shared stream's key based on an older revisio
     const missed = [at(2, genesis), at(7, update(4, 1))];
     const last = missed.map((e) => ahead.next(e)).at(-1) as unknown as { error: { code: string } };
     expect(last.error.code).toBe("TRUNCATED");
+    // It names the entry's base and both causes (a trial: "no longer holds the entries after" alone).
+    expect((last.error as unknown as Error).message).toMatch(
+      /^the conditional entry at revision 7 is based on revision 4, past this key's last entry the replica read \(2\): .* \(purged or deleted\), or the entry was not written by a conditional append/,
+    );
   });
 });
