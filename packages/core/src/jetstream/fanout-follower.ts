@@ -16,11 +16,12 @@
  *    callback or from the gap fill; never after `stop()` was called. When the receiver says it
  *    has read further itself (`handler.revision()`), the follower goes on from there instead of
  *    reading those entries again.
- * 2. An entry is handed on only after every entry of the state before it was delivered or read
+ * 2. An entry is handed on only after the entry `Nats-Last-Sequence` names was delivered or read
  *    from the log (the read decides what a truncation removed, as a consumer read does). When
- *    the read ends short of the entry `Nats-Last-Sequence` names, a compaction truncated the
- *    gap, and perhaps the held entry too: the follower reads on to the latest revision (the log
- *    then starts at a snapshot entry) instead of handing the held entry on after a hole.
+ *    the gap read ends elsewhere, a compaction truncated the gap (and perhaps the held entry
+ *    too), or the headers name nothing (2.9.10 after a refused publish): the log's range read
+ *    goes through the held entry, then on to the latest revision (the log then starts at a
+ *    snapshot entry), and the held entry waits until a read reaches the entry before it.
  * 3. A tail check reads the state's latest revision: right after subscribing (entries stored
  *    before the subscription was in place), after every reconnection (entries stored while
  *    disconnected), and when the subscription was quiet for a jittered while (a lost last
@@ -64,6 +65,8 @@ export interface FanoutSource {
   readonly gate: ConnectionGate;
   readonly stream: string;
   readonly subject: string;
+  /** The state's own stream (every sequence is the state's), not the shared layout. */
+  readonly contiguous: boolean;
   readonly ids: MessageIdCodec;
   /** The opened stream (throws like the log); its `liveSubject` must be set. */
   ready(): Promise<StreamSession>;
@@ -257,14 +260,26 @@ export class FanoutFollower implements LogFollower {
       if (head.last !== this.revision) {
         await this.readUpTo(head.entry.revision - 1, head.last);
         if (this.stopped) return;
-        if (this.revision < head.last) {
-          // The gap ended short of an entry the headers say was stored: a compaction truncated
-          // it meanwhile, and maybe `head` too (a later compaction purges below a later
-          // snapshot entry). The log now starts at a snapshot entry: read on to the latest
-          // revision rather than hand on `head` after a hole (invariant 2).
-          const latest = await this.source.latest();
-          await this.readUpTo(latest, latest);
+        if (this.revision !== head.last) {
+          // Short of the entry the headers name (a compaction truncated the gap meanwhile, and
+          // maybe `head` too), or headers that name none (2.9.10 after a refused publish sends
+          // `Nats-Last-Sequence: 0`): the log's own range read decides, through `head`, then
+          // on to the latest revision (the log starts at a snapshot entry). `head` is handed
+          // on only once the read reached the entry before it (invariant 2). Before, it was
+          // handed on after a hole when a second compaction had purged past the latest
+          // revision read (a trial: replicas stalled TRUNCATED, or in a shared stream held a
+          // wrong state, missed unconditional commands, without an event).
+          await this.readThrough(head.entry.revision);
           if (this.stopped || this.revision >= head.entry.revision) return;
+          await this.readThrough(await this.source.latest());
+          if (this.stopped) return;
+          if (this.revision !== head.last) {
+            // Tried again after a backoff (a log that went back, or keeps being truncated).
+            throw new this.deps.StateSyncError(
+              "UNAVAILABLE",
+              `follow ${this.source.subject}: the log's read did not reach the entry before revision ${head.entry.revision} yet`,
+            );
+          }
         }
       }
       this.held.shift();
@@ -294,6 +309,15 @@ export class FanoutFollower implements LogFollower {
     if (to <= this.revision) return;
     const s = await this.source.ready();
     for await (const e of readGap(this.source, s, this.revision + 1, to, expected, this.deps)) {
+      if (this.stopped) return;
+      this.deliver(e);
+    }
+  }
+
+  /** Reads and delivers the entries after the current revision up to `to`, by the range read. */
+  private async readThrough(to: number): Promise<void> {
+    this.catchUpWithReceiver();
+    for await (const e of this.source.read(this.revision + 1, to)) {
       if (this.stopped) return;
       this.deliver(e);
     }

@@ -8,7 +8,9 @@
  *   the entry the republished headers promise (`expected`) is not there, the read is tried again
  *   a few times, then done through a consumer (the leader's view); a miss is never a gap.
  * - Otherwise (a large gap, no `allow_direct`, direct get denied as for tenants of a shared
- *   stream): the log's range read, an ordered consumer that lives for this read only. At most
+ *   stream, or in a state's own stream a sequence the direct get passed over): the log's range
+ *   read (which reads a used-up sequence as a skipped entry, and starts at the snapshot entry a
+ *   truncated log starts with), an ordered consumer that lives for this read only. At most
  *   `CONSUMER_FILLS` of those run at once per process (`boundedRead`, fanout-gaps.ts), so that
  *   thousands of followers recovering after a server restart do not create thousands of
  *   consumers at one instant.
@@ -35,6 +37,8 @@ const directDenied = new WeakMap<object, Set<string>>();
 export interface GapSource {
   readonly stream: string;
   readonly subject: string;
+  /** The state's own stream: every sequence is the state's, so a direct get may skip none. */
+  readonly contiguous: boolean;
   readonly ids: MessageIdCodec;
   /** The log's range read (ordered consumer; bounded by `boundedRead`). */
   read(from: number, to: number): AsyncIterable<LogEntry>;
@@ -67,6 +71,10 @@ export async function* readGap(
         await sleep(25 * 2 ** tries);
         continue;
       }
+      // Own stream: a sequence the direct get passed over (used up by a refused publish, or
+      // purged) is the range read's to decide (a skipped entry, or the snapshot entry the log
+      // starts at): handed on as a jump, it stopped the replica TRUNCATED (a trial, 2.9.10).
+      if (source.contiguous && m.revision !== next) break;
       tries = 0;
       next = m.revision + 1;
       yield m;

@@ -270,6 +270,7 @@ export class JetStreamLog implements RevisionedLog {
         gate: this.gate,
         stream: this.stream,
         subject: this.subject,
+        contiguous: this.contiguous,
         ids: this.ids,
         ready: () => this.opener.ready(),
         // Own layout: from stream info; shared: read it too (the republish rule as it is now).

@@ -1,0 +1,165 @@
+import { describe, expect, it } from "vitest";
+import { isStateSyncError, StateSyncError } from "../src/errors.js";
+import type { LogEntry } from "../src/log.js";
+import { FanoutFollower, type FanoutSource } from "../src/jetstream/fanout-follower.js";
+import { FATAL } from "../src/jetstream/follower.js";
+import { toStateSyncError } from "../src/jetstream/nats-errors.js";
+import type { CoreMsgLike } from "../src/jetstream/nats-types.js";
+import type { StreamSession } from "../src/jetstream/stream-session.js";
+import {
+  backoffMs,
+  interruptibleSleep,
+  messageIdCodec,
+  MSG_ID_HEADER,
+} from "../src/jetstream/util.js";
+
+/**
+ * A fan-out follower never hands on a republished entry after a hole (fanout-follower.ts,
+ * invariant 2). A trial (stop 33) found two ways it did:
+ * - a compaction truncated the gap, and a second one purged past the latest revision the follower
+ *   read next, so both reads found nothing and the held entry went on after the hole: replicas
+ *   stalled `TRUNCATED` for good, and in a shared stream held a wrong state with no event;
+ * - nats-server 2.9.10 republishes the entry after a refused publish with `Nats-Last-Sequence: 0`
+ *   and the direct gets passed over the used-up sequences: the replica stalled `TRUNCATED`.
+ * Here a fake stream plays both; the receiver records what it is handed.
+ */
+
+const enc = new TextEncoder();
+const deps = {
+  StateSyncError,
+  isStateSyncError,
+  toStateSyncError,
+  FATAL,
+  backoffMs: (n: number) => Math.min(20, backoffMs(n)),
+  interruptibleSleep,
+  MSG_ID_HEADER,
+};
+
+/** A fake stream: what `read` finds now (`stored`), and what `latest` answers, in turn. */
+function fakeStream(o: {
+  contiguous: boolean;
+  stored: Map<number, LogEntry | "skipped">;
+  latest: number[];
+}) {
+  let deliver: ((msg: CoreMsgLike) => void) | undefined;
+  const reads: Array<[number, number]> = [];
+  const asked = { latest: 0 };
+  const session = {
+    adapter: {
+      subscribe: (
+        _s: string,
+        opts: { callback: (err: Error | null, msg: CoreMsgLike) => void },
+      ) => {
+        deliver = (msg) => opts.callback(null, msg);
+        return { unsubscribe: () => undefined };
+      },
+    },
+    liveSubject: "live.S",
+    allowDirect: o.direct === true,
+    api: {
+      // A direct get with next_by_subj: the first message at or after `seq` (none at a used-up one).
+      direct: {
+        getMessage: async (_stream: string, q: { seq: number }) => {
+          const at = [...o.stored.keys()]
+            .filter((r) => r >= q.seq && o.stored.get(r) !== "skipped")
+            .sort((a, b) => a - b)[0];
+          if (at === undefined) return undefined;
+          const e = o.stored.get(at) as LogEntry;
+          return { seq: at, data: e.data, header: { get: () => "" } };
+        },
+      },
+    },
+  } as unknown as StreamSession;
+  const source: FanoutSource = {
+    gate: { watchStatus: () => () => undefined, connectionClosed: false } as never,
+    stream: "S",
+    subject: "S.state",
+    contiguous: o.contiguous,
+    ids: messageIdCodec(false, "S.state"),
+    ready: async () => session,
+    latest: async () => {
+      asked.latest += 1;
+      return o.latest.length > 1 ? o.latest.shift()! : o.latest[0]!;
+    },
+    async *read(from, to) {
+      reads.push([from, to]);
+      for (const [r, e] of [...o.stored].sort((a, b) => a[0] - b[0])) {
+        if (r < from || r > to) continue;
+        yield e === "skipped" ? { revision: r, data: new Uint8Array(), skipped: true } : e;
+      }
+    },
+    tailCheckMs: 60_000,
+    reconnectJitterMs: 0,
+  };
+  const republish = (revision: number, last: number) =>
+    deliver!({
+      data: enc.encode(`e${revision}`),
+      headers: {
+        get: (h: string) =>
+          h === "Nats-Sequence" ? String(revision) : h === "Nats-Last-Sequence" ? String(last) : "",
+      } as never,
+    });
+  return { session, source, republish, reads, asked };
+}
+
+const entry = (revision: number): LogEntry => ({ revision, data: enc.encode(`e${revision}`) });
+
+async function until(check: () => boolean): Promise<void> {
+  for (let i = 0; i < 400 && !check(); i++) await new Promise((r) => setTimeout(r, 5));
+  expect(check()).toBe(true);
+}
+
+describe("a fan-out follower and a hole before a republished entry", () => {
+  it("a second compaction purged past the latest revision read: waits for the snapshot entry", async () => {
+    // Delivered up to 47; the log then compacted twice: it starts at a snapshot entry at 65.
+    const stored = new Map<number, LogEntry | "skipped">();
+    for (let r = 1; r <= 47; r++) stored.set(r, entry(r));
+    // `latest` answers 58 first (read just before the second compaction purged past it), then 70.
+    const fake = fakeStream({ contiguous: false, stored, latest: [47, 58, 70] });
+    const got: number[] = [];
+    const follower = new FanoutFollower(
+      fake.source,
+      fake.session,
+      48,
+      {
+        onEntry: (e) => got.push(e.revision),
+      },
+      deps,
+    );
+    await until(() => fake.asked.latest > 0); // the first tail check (nothing past 47)
+    stored.clear();
+    for (let r = 65; r <= 70; r++) stored.set(r, entry(r));
+    fake.republish(60, 55); // stored before the compactions, republished late
+    await until(() => got.includes(70));
+    await follower.stop();
+    expect(got).toEqual([65, 66, 67, 68, 69, 70]); // before: 60 first, after a hole
+  });
+
+  it("own stream, Nats-Last-Sequence 0 after a refused publish: direct gets pass over nothing", async () => {
+    const stored = new Map<number, LogEntry | "skipped">();
+    for (let r = 1; r <= 8; r++) stored.set(r, entry(r));
+    const fake = fakeStream({ contiguous: true, stored, latest: [8], direct: true });
+    const got: Array<[number, boolean]> = [];
+    const follower = new FanoutFollower(
+      fake.source,
+      fake.session,
+      9,
+      {
+        onEntry: (e) => got.push([e.revision, e.skipped === true]),
+      },
+      deps,
+    );
+    await until(() => fake.asked.latest > 0);
+    for (const r of [9, 10, 11]) stored.set(r, "skipped"); // used up by refused publishes
+    stored.set(12, entry(12));
+    fake.republish(12, 0); // as 2.9.10 sends it
+    await until(() => got.some(([r]) => r === 12));
+    await follower.stop();
+    expect(got).toEqual([
+      [9, true],
+      [10, true],
+      [11, true],
+      [12, false],
+    ]); // before: 12 right after 8
+  });
+});
