@@ -4,6 +4,7 @@ import type { CommandMap, Model } from "../model.js";
 import { MAX_STATE_DEPTH } from "../entry-limits.js";
 import { nestedDeeperThan } from "../nesting.js";
 import type { Appender, Prepared } from "./appender.js";
+import type { ContendingBatch, Contention } from "./contention.js";
 import { DEFAULT_OUTCOME_TIMEOUT_MS } from "./options.js";
 import type { Opener } from "./opener.js";
 import type { Reader } from "./reader.js";
@@ -28,6 +29,10 @@ export type UpgradePolicy = "on-open" | "manual";
  * 2. A switch entry is based on the revision whose state it carries; a conflict means another
  *    entry came first: catch up and migrate again (or find the switch another replica wrote).
  * 3. One switch runs at a time (a second call joins it).
+ * 5. A switch entry races other writers as any writer does (`Contention`): after a few lost races
+ *    it announces itself with an intent and the others hold back until it lands (a fresh-eyes
+ *    trial: an old-version writer appending back to back won every race, and the new version's
+ *    replica opened only once that writer stopped, 10-22 s later, with no intent and no event).
  * 4. A switch refused for its state (a failing migration, a state nested deeper than
  *    `MAX_STATE_DEPTH` or larger than one entry) writes nothing, and leaves the replica not
  *    `writable` with that error until an append succeeds: every update would meet it (a
@@ -45,6 +50,7 @@ export class Upgrader<S, C extends CommandMap<S>> {
     private readonly reader: Reader<S, C>,
     private readonly opener: Opener<S, C>,
     private readonly appender: Appender,
+    private readonly contention: Contention<S, C>,
     private readonly status: StatusHub,
   ) {}
 
@@ -119,15 +125,23 @@ export class Upgrader<S, C extends CommandMap<S>> {
 
   private async run(): Promise<number> {
     this.status.assertUsable();
+    const batch: ContendingBatch = { conflicts: 0, announced: false, turnsWaited: 0, heldMs: 0 };
     for (let attempt = 0; attempt < MAX_SWITCH_RACES; attempt++) {
       await this.opener.fetchUpdates();
       if (!this.replica.legacy) return this.replica.revision;
+      await this.contention.beforeAttempt(batch); // invariant 5
       const base = this.replica.revision;
       const prepared = await this.prepare(base);
       const outcome = await this.appender.appendConditional(prepared, base, {
         timeoutMs: DEFAULT_OUTCOME_TIMEOUT_MS,
       });
-      if (outcome.kind === "conflict") continue; // invariant 2
+      if (outcome.kind === "conflict") {
+        // Invariant 2, and 5: announced after a few lost races.
+        batch.conflicts += 1;
+        await this.reader.catchUp(outcome.latest);
+        await this.contention.afterConflict(batch, attempt);
+        continue;
+      }
       const stored = outcome.entry;
       if (this.replica.revision < stored.revision) await this.reader.catchUp(stored.revision);
       this.status.assertUsable();

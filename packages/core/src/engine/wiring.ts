@@ -94,6 +94,7 @@ export function wireParts<S, C extends CommandMap<S>>(
     reader,
     opener,
     appender,
+    contention,
     status,
   );
   const writer = new Writer({
