@@ -10,6 +10,12 @@ export function firstDifference(
   b: unknown,
   path: string = "",
 ): { path: string; a: unknown; b: unknown } | undefined {
+  // A key (or element) on one side only: the difference is here (canonicalJson refuses
+  // undefined; a fresh-eyes trial: a snapshot entry without a key the replay had read
+  // "STOPS ... not a JSON value" instead of the divergence).
+  if (a === undefined || b === undefined) {
+    return a === b ? undefined : { path: path || "/", a, b };
+  }
   if (canonicalJson(a) === canonicalJson(b)) return undefined;
   const bothArrays = Array.isArray(a) && Array.isArray(b);
   const bothObjects =

@@ -89,6 +89,19 @@ describe("statesync verify and compact", () => {
     );
   });
 
+  it("names an element or key the snapshot entry lacks (fresh-eyes trial: it read STOPS, not a JSON value)", async () => {
+    const stream = await seeded([
+      command("note", { text: "a" }), // 3
+      snapshot(3, { count: 2, notes: [] }), // 4: lacks notes[0]
+    ]);
+    const r = await runCli(["verify", ...where(stream)]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/result\s+DIVERGES/);
+    expect(r.stderr.trim()).toBe(
+      'statesync: CORRUPT_ENTRY: revision 4: the snapshot entry differs from the state replayed at its base 3: at /notes/0 the replay has "a", the snapshot nothing',
+    );
+  });
+
   it("reports the first of several problems: a malformed entry before a failing command", async () => {
     const stream = await seeded([
       new TextEncoder().encode("[1,2"), // 3: malformed, skipped by every replica
