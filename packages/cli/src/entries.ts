@@ -25,9 +25,10 @@ export interface EntryRow {
   readonly client: string | null;
   /**
    * `genesis`, `update`, `command`, `snapshot`, `part` (a slice of a chunked snapshot's state),
-   * `intent`, `switch` or `malformed`.
+   * `intent`, `switch`, `malformed`, or `used-up` (a sequence the server used up for a publish it
+   * refused: no entry, every replica steps over it; docs/servers.md).
    */
-  readonly kind: Entry["kind"] | "malformed";
+  readonly kind: Entry["kind"] | "malformed" | "used-up";
   /** Commands the entry ran: an unconditional command, or those of a conditional update. */
   readonly commands: ReadonlyArray<{ readonly name: string; readonly args: unknown }>;
   /** A conditional update's patches: how many and their paths (`/a/0/b`). */
@@ -74,7 +75,8 @@ export function entryRow(e: LogEntry, replay?: ReplayMark): EntryRow {
     bytes: e.data.byteLength,
     ...(replay && { replay }),
   };
-  // A sequence the server used up (LogEntry.skipped): every replica steps over it.
+  // A sequence the server used up (LogEntry.skipped): every replica steps over it. Its own kind
+  // (a trial: listed as `malformed`, while `info` counts no malformed entry).
   const decoded = e.skipped
     ? { ok: false as const, error: usedUp(e.revision) }
     : decodeEntry(e.data);
@@ -84,7 +86,7 @@ export function entryRow(e: LogEntry, replay?: ReplayMark): EntryRow {
       ...common,
       time: null,
       client: null,
-      kind: "malformed",
+      kind: e.skipped ? "used-up" : "malformed",
       commands: [],
       error: `${code}: ${message}`,
     };
@@ -180,6 +182,7 @@ function what(row: EntryRow): string {
     case "genesis":
       return `model ${row.model!.name} v${row.model!.version}`;
     case "malformed":
+    case "used-up":
       return row.error ?? "";
     default:
       return "";

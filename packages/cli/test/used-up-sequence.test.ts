@@ -49,7 +49,7 @@ describe("a log with revisions that hold no entry (a publish refused for resourc
 
     const info = await runJson(["info", ...target(server.url, stream), ...auth]);
     expect(info).toMatchObject({ malformed: 0, stop: null, revision: after });
-    const rows = await runJson<Array<{ revision: number; error?: string }>>([
+    const rows = await runJson<Array<{ revision: number; kind: string; error?: string }>>([
       "history",
       ...target(server.url, stream),
       ...auth,
@@ -58,6 +58,9 @@ describe("a log with revisions that hold no entry (a publish refused for resourc
     // Every revision up to the last is either an entry or a used-up sequence.
     expect(rows.length).toBe(after);
     expect(usedUp).toBe(2); // one per refused publish
+    // Their own kind (before: "malformed", while info counts no malformed entry).
+    expect(rows.filter((r) => r.kind === "used-up").length).toBe(2);
+    expect(rows.filter((r) => r.kind === "malformed")).toEqual([]);
     expect(info.entries + usedUp).toBe(after);
     // verify: nothing skipped, nothing diverges (before: SKIPS 2 entries, exit 1).
     const verify = await runCli([
