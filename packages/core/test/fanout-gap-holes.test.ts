@@ -40,6 +40,8 @@ function fakeStream(o: {
   contiguous: boolean;
   stored: Map<number, LogEntry | "skipped">;
   latest: number[];
+  /** The stream allows direct gets (else gaps are read through the range read). */
+  direct?: boolean;
 }) {
   let deliver: ((msg: CoreMsgLike) => void) | undefined;
   const reads: Array<[number, number]> = [];
