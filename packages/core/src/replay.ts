@@ -1,5 +1,5 @@
 import { deepFreeze } from "./freeze.js";
-import { applyBatch, applyEntry, batchItem, type BatchItem } from "./apply.js";
+import { applyEntry } from "./apply.js";
 import { ChunkCollector } from "./chunk-collector.js";
 import { Origins } from "./pending/origins.js";
 import { assembledState, PassedChunked, type PartAssembly } from "./chunked.js";
@@ -8,9 +8,10 @@ import { skippedSequence, StateSyncError } from "./errors.js";
 import { findNonJson } from "./json.js";
 import type { LogEntry } from "./log.js";
 import type { CommandMap } from "./model.js";
-import { commandForLog, logModelOf, writerVersion } from "./versions.js";
+import { commandForLog, logModelOf } from "./versions.js";
 
-import { ReplayState, withRevision, type StepResult } from "./replay-state.js";
+import { withRevision, type StepResult } from "./replay-state.js";
+import { RunReplay } from "./replay-runs.js";
 
 export { withRevision, type StepResult } from "./replay-state.js";
 
@@ -31,7 +32,9 @@ const PENDING: StepResult = { kind: "pending" };
  * replayed with that version's model and `state` is the log's state migrated up (a view); an
  * entry of a version newer than the model stops the replay with `MODEL_UPGRADED`. Every rule
  * depends only on the log, so replicas of different versions that read an entry agree on it or
- * one of them stops.
+ * one of them stops. (One exception: the migrated view is checked at the end of each run of
+ * entries applied together, see `RunReplay.applyRun`, so a state that fails to migrate only in
+ * passing stops the replays that checked it.)
  *
  * Chunked snapshots (docs/format.md): a replay that read every entry since a chunked snapshot's
  * `base` passes over its parts and its snapshot entry (its state already is the one they name).
@@ -40,7 +43,7 @@ const PENDING: StepResult = { kind: "pending" };
  * while it assembles parts and holds the entries after them, until a chunked snapshot entry
  * whose parts all check out; then it loads that state at `base`, replays what it held and stands
  * on the snapshot entry. `readPosition` is how far it has read meanwhile.
- */ export class Replay<S, C extends CommandMap<S>> extends ReplayState<S, C> {
+ */ export class Replay<S, C extends CommandMap<S>> extends RunReplay<S, C> {
   /** Entries held while waiting for a chunked snapshot (undefined: applying as usual). */
   private collector: ChunkCollector | undefined;
   /**
@@ -169,100 +172,6 @@ const PENDING: StepResult = { kind: "pending" };
     return outcome.kind === "noop"
       ? { kind: "applied", entry, error: withRevision(outcome.error, logEntry.revision) }
       : { kind: "applied", entry };
-  }
-
-  /**
-   * Consumes entries in order, like {@link step} on each (same results), but applies each run of
-   * consecutive plain entries (updates and known commands that continue the revision chain) in one
-   * Immer draft: a long catch-up no longer copies the containers it touches once per entry. Stops
-   * after a stall. `decoded[i]`, when given, is `decodeEntry` of `entries[i].data` (the array is
-   * filled in as entries get decoded). `produced[i]`, when given, is the state this writer's
-   * recipes produced for its own update `entries[i]` from the state at `base`: it is adopted
-   * instead of replaying the patches when the replay stands at `base` (see {@link adopt}).
-   */
-  stepMany(
-    entries: readonly LogEntry[],
-    decoded: Array<DecodeResult | undefined> = [],
-    produced: ReadonlyArray<{ readonly base: number; readonly state: unknown } | undefined> = [],
-  ) {
-    const results: StepResult[] = [];
-    let i = 0;
-    while (i < entries.length) {
-      const own = produced[i];
-      const d = decoded[i];
-      if (own && d?.ok && d.entry.kind === "update") {
-        // This writer's own update: adopt what its recipes produced (see `adopt`), or step it.
-        const e = d.entry;
-        if (!this.adopt(entries[i]!, own.base, e.ts, own.state as S, e.origin, e.patches)) {
-          const result = this.step(entries[i]!, d);
-          results.push(result);
-          if (result.kind === "stall") return results;
-        } else results.push({ kind: "applied", entry: d.entry });
-        i += 1;
-        continue;
-      }
-      const run = this.plainRun(entries, decoded, i, produced);
-      let alone = 1; // how many entries from `i` on to step one by one (after a batch)
-      if (run.length > 0) {
-        let outcome = applyBatch(this.logModel, this.logState, run, this.revision, this.validity);
-        if (outcome.kind === "failed" && outcome.at > 0) {
-          // The entries before the one that failed, as a batch again; then that one alone.
-          const head = run.slice(0, outcome.at);
-          outcome = applyBatch(this.logModel, this.logState, head, this.revision, this.validity);
-          if (outcome.kind === "applied") {
-            i = this.adoptBatch(entries, i, head, outcome, results);
-          } else alone = head.length + 1;
-        } else if (outcome.kind === "applied") {
-          i = this.adoptBatch(entries, i, run, outcome, results);
-          continue;
-        } else if (outcome.kind === "unusable") alone = run.length;
-      }
-      // One by one: an entry that is not plain, or one that failed in a batch.
-      const end = i + alone;
-      for (; i < end; i++) {
-        const result = this.step(entries[i]!, decoded[i]);
-        results.push(result);
-        if (result.kind === "stall") return results;
-      }
-    }
-    return results;
-  }
-
-  /** The plain entries from `entries[start]` on, as they would chain from the current revision. */
-  private plainRun(
-    entries: readonly LogEntry[],
-    decoded: Array<DecodeResult | undefined>,
-    start: number,
-    produced: readonly unknown[],
-  ): BatchItem[] {
-    const run: BatchItem[] = [];
-    // An older log version is replayed entry by entry: each state must migrate (`step`).
-    if (!this.anchored || this.legacy || this.collector) return run;
-    let revision = this.revision;
-    const origins = new Map<string, number>(); // the highest seq of each origin in the run
-    for (let i = start; i < entries.length; i++) {
-      const logEntry = entries[i]!;
-      if (logEntry.revision <= revision || (i > start && produced[i] !== undefined)) break;
-      if (this.contiguous && logEntry.revision !== revision + 1) break;
-      const d = (decoded[i] ??= decodeEntry(logEntry.data));
-      if (!d.ok || (d.entry.kind === "update" && d.entry.base !== revision)) break;
-      if (
-        d.entry.kind === "command" &&
-        writerVersion(d.entry, this.logModel, this.switchedFrom) !== this.logModel.version
-      )
-        break;
-      const item = batchItem(this.logModel, d.entry, logEntry.revision);
-      if (item === undefined) break;
-      const origin = item.entry.origin;
-      if (origin !== undefined) {
-        // A duplicate is consumed alone, by `step`.
-        if (origin[1] <= (origins.get(origin[0]) ?? this.origins.get(origin[0])?.seq ?? 0)) break;
-        origins.set(origin[0], origin[1]);
-      }
-      run.push(item);
-      revision = logEntry.revision;
-    }
-    return run;
   }
 
   /**

@@ -2,6 +2,7 @@ import { sleep } from "../backoff.js";
 import { isStateSyncError, StateSyncError } from "../errors.js";
 import type { LogEntry, LogFollower, RevisionedLog } from "../log.js";
 import type { CommandMap } from "../model.js";
+import { nextTask } from "../next-task.js";
 import type { Replica } from "./replica.js";
 import type { StatusHub } from "./status.js";
 
@@ -36,6 +37,12 @@ const RESTART_MAX_MS = 30_000;
  * 5. While held (`hold`, from a lost connection until the check after reconnecting), nothing
  *    reaches the replica: the follower's entries wait in order and reads wait to start;
  *    `release` applies them, a stall drops them. Conditional appends wait too (`untilReleased`).
+ * 6. The follower's entries reach the replica in batches, those that arrived before the event
+ *    loop's next task together, in order (one Immer draft, one migration check and one
+ *    notification for a run instead of one per entry: a replica whose entries cost in
+ *    proportion to its state fell behind busy writers for good, and a newer model version's
+ *    replica could not write its switch until they paused: a fresh-eyes trial). A stopped
+ *    follower's batch is dropped: the next follower or read starts at the replica's revision.
  */
 export class Reader<S, C extends CommandMap<S>> {
   private reading: Promise<void> = Promise.resolve();
@@ -221,24 +228,40 @@ export class Reader<S, C extends CommandMap<S>> {
     await this.readRange(latest);
   }
 
-  /** Starts the live follower at revision + 1 (no-op when one runs or the replica stopped). */
+  /**
+   * Starts the live follower at revision + 1 (no-op when one runs or the replica stopped). Its
+   * entries reach the replica in batches (invariant 6).
+   */
   startFollowing(): void {
     if (this.follower || this.status.stopped) return;
-    this.follower = this.log.follow(this.replica.readPosition + 1, {
+    const onError = (error: unknown) => {
+      this.status.fatal(error);
+      if (this.status.stopped) return;
+      this.reportOnce(error);
+      void this.restartFollowing();
+    };
+    let batch: LogEntry[] = [];
+    const flush = () => {
+      const entries = batch;
+      batch = [];
+      if (this.follower !== follower || this.status.stopped) return; // stopped: dropped
+      try {
+        if (this.held) this.held.push(...entries);
+        else this.replica.consume(entries);
+      } catch (e) {
+        onError(e); // as a follower whose handler threw: it ends the follow
+      }
+    };
+    const follower = this.log.follow(this.replica.readPosition + 1, {
       onEntry: (entry) => {
         this.restartDelayMs = RESTART_MIN_MS;
-        if (this.held) this.held.push(entry);
-        else this.replica.consume([entry]);
+        if (batch.push(entry) === 1) nextTask(flush);
       },
       // What catch-ups read already need not be read again by the follower.
       revision: () => this.replica.revision,
-      onError: (error) => {
-        this.status.fatal(error);
-        if (this.status.stopped) return;
-        this.reportOnce(error);
-        void this.restartFollowing();
-      },
+      onError,
     });
+    this.follower = follower;
   }
 
   /**
