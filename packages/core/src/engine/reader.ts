@@ -141,7 +141,11 @@ export class Reader<S, C extends CommandMap<S>> {
       let goal = Math.max(target, this.stored);
       for (let shortReads = 0; ; shortReads++) {
         if (this.replica.revision >= goal || this.status.stopped) return;
-        await this.readOnce(goal);
+        // After a short read, to the log's end as the read itself finds it: a goal read from
+        // `info()` before may lie before the log's first entry by the time the read starts (a
+        // compaction in between), and such a read finds nothing (a trial, stop 33: a replica
+        // behind a slow proxy, on a log compacted every 40 entries, stalled after 4 of them).
+        await this.readOnce(shortReads === 0 ? goal : Number.POSITIVE_INFINITY);
         if (this.status.stopped || this.replica.revision >= goal) return;
         const latest = (await this.log.info()).latestRevision;
         if (latest <= goal || shortReads + 1 >= MAX_SHORT_READS) {
