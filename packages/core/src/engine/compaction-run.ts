@@ -259,7 +259,13 @@ export class CompactionRun<S, C extends CommandMap<S>> {
             return undefined;
           }));
       if (outcome !== undefined) {
-        if (outcome.kind === "conflict") return { kind: "conflict" };
+        if (outcome.kind === "conflict") {
+          // Up to what the conflict named: a revision past the log's end is a server bug that
+          // `catchUp` names (UNSUPPORTED_SERVER); before, compact() lost 100 races to no other
+          // writer and failed RETRY_LIMIT (a trial, 2.10 after a refused append).
+          await this.reader.catchUp(outcome.latest);
+          return { kind: "conflict" };
+        }
         const stored = outcome.entry;
         if (this.replica.revision === base) this.replica.consume([stored]);
         else if (this.replica.revision < stored.revision)
