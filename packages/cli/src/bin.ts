@@ -28,11 +28,15 @@ function flushed(stream: NodeJS.WriteStream): Promise<void> {
  */
 function exitWhenBroken(stream: NodeJS.WriteStream): void {
   stream.on("error", (error: NodeJS.ErrnoException) => {
+    ending = true;
     if (error.code === "EPIPE") process.exit();
     if (stream !== process.stderr) process.stderr.write(`${errorLine(error)}\n`);
     process.exit(1);
   });
 }
+
+/** Set when this file ends the process on a broken output stream (above). */
+let ending = false;
 
 exitWhenBroken(process.stdout);
 exitWhenBroken(process.stderr);
@@ -51,6 +55,23 @@ function unfinished(): unknown {
   }
   return new Error("the command did not finish, and nothing was left to wait for");
 }
+
+/**
+ * The process ended by a `--model` module's `process.exit` while it loaded: exit 1, saying so,
+ * not 0 with no output (a fresh-eyes trial). (commander's own exits, `--help`, come later.) Only
+ * synchronous writes are possible here; stderr to a file or pipe is synchronous on POSIX.
+ */
+process.on("exit", () => {
+  const model = modelBeingLoaded();
+  if (settled || ending || model === undefined) return;
+  printFailure(
+    new StateSyncError(
+      "VALIDATION",
+      `--model ${model} ended the process while it was loading (process.exit): the command did not run`,
+    ),
+  );
+  process.exitCode = 1;
+});
 
 process.on("beforeExit", () => {
   if (settled) return;

@@ -20,6 +20,18 @@ describe("a command left unfinished", () => {
   });
   afterAll(() => rm(dir, { recursive: true, force: true }));
 
+  it("exits 1 naming the model module that ended the process while loading (fresh-eyes trial)", async () => {
+    const exits = path.join(dir, "exits.mjs");
+    await writeFile(exits, "process.exit(0);\nexport default 1;\n");
+    const r = await runCli(["state", ...target("nats://127.0.0.1:1", "ANY", "--model", exits)]);
+    // Before: exit 0, no output.
+    expect(r.code, r.stdout + r.stderr).toBe(1);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toBe(
+      `statesync: VALIDATION: --model ${exits} ended the process while it was loading (process.exit): the command did not run\n`,
+    );
+  });
+
   it("exits 1 naming the model module whose loading never settled", async () => {
     // No server is reached: the model is loaded before connecting.
     for (const command of ["verify", "state", "compact", "export"]) {
