@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
-import { createSynchronizer, decodeEntry, defineModel, MemoryLog } from "@statesync/core";
+import { createSynchronizer, decodeEntry, MemoryLog } from "@statesync/core";
+import { counterModel } from "./fixtures.js";
 
 /**
  * A fresh-eyes trial: a shared-stream tenant's `compact()` failed `PERMISSION_DENIED` on the
@@ -8,25 +8,16 @@ import { createSynchronizer, decodeEntry, defineModel, MemoryLog } from "@states
  * still fails with the log's code, and now says the snapshot entry was written (its revision in
  * `details.snapshotRevision`), which is there in the log for replicas to start from.
  */
-const model = defineModel({
-  name: "compact-denied",
-  state: z.object({ n: z.number().int() }),
-  initial: { n: 0 },
-  commands: {
-    inc: {
-      args: z.object({}),
-      apply(d) {
-        d.n += 1;
-      },
-    },
-  },
-});
-
 describe("a compaction whose truncation the log refuses", () => {
   it("fails with the log's code and says the snapshot entry was written", async () => {
     const log = new MemoryLog();
-    const sync = await createSynchronizer({ log, model, snapshots: false, compaction: false });
-    for (let i = 0; i < 3; i++) await sync.update("inc", {});
+    const sync = await createSynchronizer({
+      log,
+      model: counterModel,
+      snapshots: false,
+      compaction: false,
+    });
+    for (let i = 0; i < 3; i++) await sync.update("increment", { by: 1 });
     log.failNextTruncations(1, "PERMISSION_DENIED");
     const error = await sync.compact().then(
       () => undefined,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
-import { createSynchronizer, defineModel, MemoryLog, type LogInfo } from "@statesync/core";
+import { createSynchronizer, MemoryLog, type LogInfo } from "@statesync/core";
 import { encodeEntry } from "../src/entry.js";
+import { counterModel } from "./fixtures.js";
 
 /**
  * A fresh-eyes trial: on a shared-stream key, `waitFor(rev)` asks the log where it stands before
@@ -10,20 +10,6 @@ import { encodeEntry } from "../src/entry.js";
  * Outcome: it rejects with the stall. The shared layout is a `MemoryLog` read as not contiguous,
  * whose `info()` answers only once the replica has stalled.
  */
-const model = defineModel({
-  name: "wait-after-stall",
-  state: z.object({ n: z.number().int() }),
-  initial: { n: 0 },
-  commands: {
-    inc: {
-      args: z.object({}),
-      apply(d) {
-        d.n += 1;
-      },
-    },
-  },
-});
-
 describe("waitFor when the replica stalls while it asks the log where it stands", () => {
   it("rejects with the stall instead of never settling", async () => {
     const memory = new MemoryLog();
@@ -39,10 +25,15 @@ describe("waitFor when the replica stalls while it asks the log where it stands"
         },
       },
     }) as MemoryLog;
-    const sync = await createSynchronizer({ log, model, snapshots: false, compaction: false });
+    const sync = await createSynchronizer({
+      log,
+      model: counterModel,
+      snapshots: false,
+      compaction: false,
+    });
     sync.on("error", () => undefined);
     await sync.synced();
-    await sync.update("inc", {});
+    await sync.update("increment", { by: 1 });
     const revision = sync.revision;
 
     hold = true;
