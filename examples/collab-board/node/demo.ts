@@ -34,9 +34,8 @@ nats.onExit((exit) => {
   console.error(nats.output().split("\n").slice(-10).join("\n"));
   void stop(1);
 });
-for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
-  process.on(signal, () => void stop(0));
-}
+const onSignal = (): void => void stop(0);
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, onSignal);
 // Orphaned (the parent died without passing a signal on): the kernel re-parents us.
 const parent = process.ppid;
 setInterval(() => {
@@ -48,6 +47,11 @@ server = await preview({
   logLevel: "warn",
   preview: { host: "127.0.0.1", port: Number(process.env.PORT ?? 4173) },
 });
+// vite's preview adds a SIGTERM listener of its own that closes the preview and exits at once,
+// before the nats-server is stopped (the watchdog then stopped it): leave stopping to `stop`.
+for (const listener of process.listeners("SIGTERM")) {
+  if (listener !== onSignal) process.off("SIGTERM", listener);
+}
 const base = server.resolvedUrls?.local[0] ?? "http://127.0.0.1:4173/";
 const url = `${base}?server=${encodeURIComponent(nats.wsUrl)}&board=main`;
 

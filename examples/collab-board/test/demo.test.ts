@@ -22,10 +22,11 @@ interface Demo {
 
 const started: ChildProcess[] = [];
 /** Descendants seen while a demo ran: killed after the test if a failure left them behind. */
-const seen: number[] = [];
+const seen = new Map<number, string>(); // pid → start time
 afterEach(() => {
   for (const child of started.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
-  for (const pid of seen.splice(0)) if (alive(pid)) process.kill(pid, "SIGKILL");
+  for (const [pid, start] of seen) if (alive(pid, start)) process.kill(pid, "SIGKILL");
+  seen.clear();
 });
 
 function startDemo(command: string, args: string[], cwd: string): Demo {
@@ -60,14 +61,52 @@ function startDemo(command: string, args: string[], cwd: string): Demo {
   };
 }
 
-function alive(pid: number): boolean {
+/**
+ * Whether `pid` still runs: a zombie (exited, not reaped yet) counts as gone, and so does a pid
+ * taken by another process since (`start`, the process's start time from /proc, differs).
+ */
+function alive(pid: number, start?: string): boolean {
+  const stat = procStat(pid);
+  if (stat === undefined || stat.state === "Z") return false;
+  return start === undefined || stat.start === start;
+}
+
+/** State and start time (clock ticks since boot) of `pid`, from /proc/<pid>/stat. */
+function procStat(pid: number): { state: string; start: string; name: string } | undefined {
   try {
-    process.kill(pid, 0);
-    return true;
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+    return { state: fields[0]!, start: fields[19]!, name };
   } catch {
-    return false;
+    return undefined;
   }
 }
+
+/**
+ * Waits for `promise` at most `ms`; past that, fails naming the step, with the demo's output and
+ * the processes it had started, so a failure says where it stopped (a CI run once timed out here
+ * with no more than "Test timed out in 60000ms").
+ */
+async function step<T>(what: string, promise: Promise<T>, demo: Demo, pids: number[] = []) {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const procs = pids.map((pid) => {
+        const stat = procStat(pid);
+        return `  ${pid} ${stat ? `${stat.name} ${stat.state}` : "gone"}`;
+      });
+      const lines = [`${what}: not within ${STEP_MS} ms`, "processes:", ...procs];
+      reject(new Error([...lines, "output:", demo.output()].join("\n")));
+    }, STEP_MS);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+const STEP_MS = 30_000;
 
 /** Every process below `pid`, from /proc/<pid>/stat (field 4 is the parent). */
 function descendants(pid: number): number[] {
@@ -96,12 +135,22 @@ function descendants(pid: number): number[] {
   return found;
 }
 
-async function until(condition: () => boolean, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error("condition not reached");
+/** Resolves once every process of `below` (pids with their start times) is gone. */
+async function allGone(below: ReadonlyMap<number, string>): Promise<void> {
+  while ([...below].some(([pid, start]) => alive(pid, start))) {
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** The processes below `pid` now, with their start times; remembered for the cleanup. */
+function below(pid: number): Map<number, string> {
+  const found = new Map<number, string>();
+  for (const p of descendants(pid)) {
+    const stat = procStat(p);
+    if (stat) found.set(p, stat.start);
+  }
+  for (const [pid, start] of found) seen.set(pid, start);
+  return found;
 }
 
 function refusesConnections(url: string): Promise<boolean> {
@@ -116,22 +165,26 @@ function refusesConnections(url: string): Promise<boolean> {
 describe("npm run demo:web (examples/collab-board/node/demo.ts)", () => {
   it("says so and exits 1 when its nats-server dies", async () => {
     const demo = startDemo(process.execPath, ["dist/node/demo.js"], exampleDir);
-    const { natsPid, url } = await demo.ready;
+    const { natsPid, url } = await step("the banner", demo.ready, demo);
     process.kill(natsPid, "SIGKILL");
-    expect(await demo.exited).toBe(1);
+    expect(await step("the demo's exit", demo.exited, demo)).toBe(1);
     expect(demo.output()).toContain(`nats-server (pid ${natsPid}) exited (signal SIGKILL)`);
     expect(await refusesConnections(url)).toBe(true);
   });
 
-  it("stops the preview and the server and exits 0 on SIGTERM", async () => {
+  it("stops the server before it exits 0 on SIGTERM, and the preview", async () => {
     const demo = startDemo(process.execPath, ["dist/node/demo.js"], exampleDir);
-    const { natsPid, url } = await demo.ready;
-    const below = descendants(demo.child.pid!);
-    seen.push(...below);
-    expect(below).toContain(natsPid);
+    const { natsPid, url } = await step("the banner", demo.ready, demo);
+    const pids = below(demo.child.pid!);
+    expect([...pids.keys()]).toContain(natsPid);
     demo.child.kill("SIGTERM");
-    expect(await demo.exited).toBe(0);
-    await until(() => below.every((pid) => !alive(pid)));
+    // The demo's own stop, not vite's SIGTERM listener (which exited at once) nor the watchdog.
+    const serverGoneFirst = new Promise<boolean>((resolve) =>
+      demo.child.once("exit", () => resolve(!alive(natsPid, pids.get(natsPid)))),
+    );
+    expect(await step("the demo's exit", demo.exited, demo, [...pids.keys()])).toBe(0);
+    expect(await serverGoneFirst).toBe(true);
+    await step("every process gone", allGone(pids), demo, [...pids.keys()]);
     expect(await refusesConnections(url)).toBe(true);
   });
 
@@ -147,14 +200,14 @@ describe("npm run demo:web (examples/collab-board/node/demo.ts)", () => {
         ["run", "--silent", "demo", "-w", "@statesync/example-collab-board"],
         repoRoot,
       );
-      const { natsPid } = await demo.ready;
-      const below = descendants(demo.child.pid!);
-      seen.push(...below);
-      expect(below).toContain(natsPid);
-      expect(below.length).toBeGreaterThanOrEqual(3); // the demo, the watchdog, the server
+      const { natsPid } = await step("the banner", demo.ready, demo);
+      const pids = below(demo.child.pid!);
+      expect([...pids.keys()]).toContain(natsPid);
+      expect(pids.size).toBeGreaterThanOrEqual(3); // the demo, the watchdog, the server
       demo.child.kill(signal);
-      await demo.exited;
-      await until(() => below.every((pid) => !alive(pid)));
+      await step("npm's exit", demo.exited, demo, [...pids.keys()]);
+      await step("every process gone", allGone(pids), demo, [...pids.keys()]);
     },
+    120_000,
   );
 });
