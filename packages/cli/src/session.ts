@@ -118,6 +118,15 @@ export async function streamInfo(s: Session): Promise<StreamInfo> {
     }
     const code = (cause as { code?: unknown }).code;
     const message = (cause as Error).message;
+    if (code === "503") {
+      // Nobody answered the JetStream API: a fresh-eyes trial read only "…: 503".
+      const version = s.nc.info ? ` (nats-server ${s.nc.info.version})` : "";
+      throw new StateSyncError(
+        "UNAVAILABLE",
+        `JetStream is not reachable on ${s.options.server}${version}: nobody answered $JS.API.STREAM.INFO.${s.layout.stream} (503 no responders). Enable JetStream on the server (nats-server -js) or for this account`,
+        { cause, details: { stream: s.layout.stream, jetstream: "unreachable" } },
+      );
+    }
     // A user who may subscribe only on its own inbox prefix (docs/permissions.md).
     const inbox = /Subscription to "_INBOX\./.test(message) ? ": pass its --inbox-prefix" : "";
     throw new StateSyncError(

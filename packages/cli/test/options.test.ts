@@ -215,4 +215,26 @@ describe("statesync options", () => {
       expect(none.stderr).toMatch(/^statesync: PERMISSION_DENIED: /);
     });
   });
+
+  describe("against a server without JetStream", () => {
+    let plain: NatsServer;
+    beforeAll(async () => {
+      plain = await startNatsServer({ jetstream: false });
+    });
+    afterAll(async () => {
+      await plain?.stop();
+    });
+
+    // A fresh-eyes trial read only "UNAVAILABLE: cannot read stream S: 503" here.
+    it.each(["info", "history", "tail"])(
+      "%s says JetStream is not reachable, exit 1",
+      async (c) => {
+        const r = await runCli([c, "--server", plain.url, "--stream", "NOJS"]);
+        expect(r.code).toBe(1);
+        expect(r.stderr).toMatch(
+          /^statesync: UNAVAILABLE: JetStream is not reachable on nats:\/\/127\.0\.0\.1:\d+ \(nats-server [\d.]+\): nobody answered \$JS\.API\.STREAM\.INFO\.NOJS \(503 no responders\)\. Enable JetStream/,
+        );
+      },
+    );
+  });
 });
