@@ -99,6 +99,13 @@ export function failureOf(error: unknown): { code: FailureCode; message: string 
  * deleted, or deleted and created again, while it ran: say so, and what to do (run it again).
  */
 function forOperators(error: StateSyncError): string {
+  // The replica's advice for a JetStream nobody answers (a `domain` option, "Retrying.") is a
+  // program's: a command has no `domain` and does not retry (a trial: `import` said "Retrying."
+  // and exited 1).
+  if (error.details.jetstream === "unreachable") {
+    const what = error.message.split("; ")[0];
+    return `${what}. Enable JetStream on the server (nats-server -js) or for this account`;
+  }
   // A log that went back (tail-guard.ts, the engine's check) says what to do itself.
   if (error.code !== "LOG_REPLACED" || error.details.rewound === true) return error.message;
   const why = typeof error.details.why === "string" ? error.details.why : error.message;

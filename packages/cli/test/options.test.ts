@@ -1,9 +1,12 @@
 import { execFile } from "node:child_process";
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { startNatsServer, type NatsServer } from "@statesync/node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openCounter, runCli, runJson, uniqueStream } from "./helpers.js";
+import { MODEL, openCounter, runCli, runJson, uniqueStream } from "./helpers.js";
 
 const COMMANDS = [
   "info",
@@ -218,11 +221,52 @@ describe("statesync options", () => {
 
   describe("against a server without JetStream", () => {
     let plain: NatsServer;
+    let withJs: NatsServer;
     beforeAll(async () => {
       plain = await startNatsServer({ jetstream: false });
+      withJs = await startNatsServer();
     });
     afterAll(async () => {
       await plain?.stop();
+      await withJs?.stop();
+    });
+
+    // A trial: import said "… set the `domain` option … Retrying." and exited 1.
+    it("import says JetStream is not reachable, without a program's advice, exit 1", async () => {
+      const stream = uniqueStream("NOJS");
+      const a = await openCounter(withJs.url, stream);
+      await a.update("increment", { by: 1 });
+      await a.close();
+      const file = join(await mkdtemp(join(tmpdir(), "statesync-nojs-")), "backup.json");
+      expect(
+        (
+          await runCli([
+            "export",
+            "--server",
+            withJs.url,
+            "--stream",
+            stream,
+            "--model",
+            MODEL,
+            file,
+          ])
+        ).code,
+      ).toBe(0);
+      const r = await runCli([
+        "import",
+        "--server",
+        plain.url,
+        "--stream",
+        stream,
+        "--model",
+        MODEL,
+        file,
+      ]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(
+        /^statesync: UNAVAILABLE: JetStream is not reachable in this account: nobody answered .*\(503 no responders\).*\. Enable JetStream on the server/,
+      );
+      expect(r.stderr).not.toMatch(/Retrying|domain/);
     });
 
     // A fresh-eyes trial read only "UNAVAILABLE: cannot read stream S: 503" here.
