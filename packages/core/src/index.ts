@@ -117,6 +117,8 @@ export type { SyncRecipe } from "./type-checks.js";
 export type { CompactionOptions } from "./compaction-policy.js";
 export type { HistoryEntry, HistoryOptions } from "./history.js";
 export { rebuildStateAt } from "./history.js";
+/** Model chains (docs/versions.md): the model an entry puts the log at, a state migrated up. */
+export { logModelOf, migrateUp } from "./versions.js";
 export { EntryVerdicts, type EntryVerdict } from "./entry-verdicts.js";
 export { createSynchronizer } from "./synchronizer.js";
 /** Whether a log went back under a position (a revision and its entry's message id). */
