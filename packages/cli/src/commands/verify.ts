@@ -2,7 +2,8 @@
  * `statesync verify --model PATH`: replays the retained log with the engine and checks that
  * every entry applies (none is skipped as malformed, no command fails, the replay does not stop)
  * and that every snapshot entry after the first retained one holds the state the replay reaches
- * at its base, and every switch entry the state the model's migrate makes of it; finally that
+ * at its base (both at the model's version: an older entry's state migrated up), and every
+ * switch entry the state the model's migrate makes of it; finally that
  * the replayed state passes the model's schema. Exit 0 when all hold;
  * otherwise exit 1 with where the replay stops (it stops every replica there), or else the first
  * problem by revision: its revision, its code and what differs; the `result` says which kind
@@ -23,6 +24,7 @@ import { addCommonOptions, parseCommon, parseWith } from "../options.js";
 import { block, printJson, printLines, shortJson } from "../output.js";
 import { withReplica, type AnyReplica } from "../replica.js";
 import { withLog, withSession } from "../session.js";
+import { snapshotAtModel } from "../snapshot-state.js";
 import { firstDifference } from "../verify-diff.js";
 import { readWhole } from "../whole-read.js";
 import { MODEL_OPTION } from "./state.js";
@@ -113,11 +115,15 @@ function revisionOf(e: StateSyncError, fallback: number): number {
  * as the model migrates it: the replica's state at the switch (the carried state, migrated on
  * when the model is newer still) against its state at the base (the older version's replay,
  * migrated by the model's chain). Both through the engine, so the check is the replicas' own.
+ * Every comparison is at the model's version, which the replay is at: a snapshot entry of an
+ * older version has its state migrated up first, as a replica standing on it holds it
+ * (`snapshotAtModel`; before, a v1 entry against a v2 replay read DIVERGES).
  */
 async function checkStartingPoints(
   log: JetStreamLog,
   info: LogInfo,
   replica: AnyReplica,
+  model: AnyModel,
   found: Divergence[],
 ): Promise<{ snapshots: number; switches: number }> {
   const checked = { snapshots: 0, switches: 0 };
@@ -130,9 +136,16 @@ async function checkStartingPoints(
     if (!snapshot && entry.kind !== "switch") continue;
     let replayed: unknown;
     let stored: unknown;
+    let migratedFrom: number | undefined; // a snapshot entry of an older version
     try {
       replayed = await replica.stateAt(entry.base);
-      stored = entry.kind === "switch" ? await replica.stateAt(e.revision) : entry.state;
+      if (entry.kind === "switch") stored = await replica.stateAt(e.revision);
+      else {
+        // At the replay's version, --model's (a v1 entry read DIVERGES against a v2 replay).
+        const at = snapshotAtModel(model, entry);
+        stored = at.state;
+        if (at.version !== model.version) migratedFrom = at.version;
+      }
     } catch (err) {
       if (!isStateSyncError(err)) throw err;
       found.push({ revision: e.revision, code: err.code, problem: err.message });
@@ -149,11 +162,17 @@ async function checkStartingPoints(
       found.push({
         revision: e.revision,
         code: "CORRUPT_ENTRY",
-        problem: `the ${what} differs from ${replay}: at ${diff.path} the replay has ${shortJson(diff.a, 60) || "nothing"}, the ${snapshot ? "snapshot" : what} ${shortJson(diff.b, 60) || "nothing"}`,
+        problem: `the ${what} differs from ${replay}: at ${diff.path} the replay has ${shortJson(diff.a, 60) || "nothing"}, the ${storedName(snapshot, migratedFrom, model)} ${shortJson(diff.b, 60) || "nothing"}`,
       });
     }
   }
   return checked;
+}
+
+/** How a divergence names the stored side: "the snapshot (migrated to v2)" for an older one. */
+function storedName(snapshot: boolean, migratedFrom: number | undefined, model: AnyModel): string {
+  if (!snapshot) return "switch entry";
+  return migratedFrom === undefined ? "snapshot" : `snapshot (migrated to v${model.version})`;
 }
 
 /** Replays and checks the log (see the module header). */
@@ -189,7 +208,7 @@ export async function verifyLog(log: JetStreamLog, open: OpenReplica): Promise<V
     await open(async (replica, model) => {
       if (!replica) return;
       report.revision = replica.revision;
-      const checked = await checkStartingPoints(log, info, replica, found);
+      const checked = await checkStartingPoints(log, info, replica, model, found);
       report.snapshotsChecked = checked.snapshots;
       report.switchesChecked = checked.switches;
       const valid = model.state.safeParse(replica.state);

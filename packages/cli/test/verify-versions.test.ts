@@ -1,0 +1,173 @@
+import { fileURLToPath } from "node:url";
+import { encodeEntry, JetStreamLog, type Entry } from "@statesync/node";
+import { describe, expect, it } from "vitest";
+import {
+  counter,
+  MODEL,
+  openCounter,
+  runCli,
+  runJson,
+  target,
+  tcp,
+  uniqueStream,
+  useNatsServer,
+} from "./helpers.js";
+
+const MODEL_V2 = fileURLToPath(new URL("./fixtures/counter-v2.mjs", import.meta.url));
+
+/**
+ * `statesync verify` with a model newer than a snapshot entry (docs/cli.md, verify): the entry's
+ * state is migrated up to `--model`'s version before it is compared with the replay, which is
+ * at that version. Before, a version-1 snapshot entry was compared as it is with the replay
+ * migrated to version 2, and a healthy log read DIVERGES (`at /tags the replay has [], the
+ * snapshot nothing`).
+ */
+describe("statesync verify across model versions", () => {
+  const ctx = useNatsServer();
+  const where = (stream: string, ...more: string[]) => target(ctx.server.url, stream, ...more);
+  const common = { ts: 1_700_000_000_000, client: "test" } as const;
+
+  let appended = 0; // message ids must differ, or the server drops the entry as a duplicate
+  /** Appends `entries` to `stream` as they are, unconditionally. */
+  async function append(stream: string, entries: Entry[]): Promise<void> {
+    const nc = await tcp(ctx.server.url);
+    const log = new JetStreamLog({ connection: nc, stream });
+    for (const e of entries) {
+      await log.appendUnconditional(encodeEntry(e), `test-${stream}-${(appended += 1)}`);
+    }
+    await log.close();
+    await nc.close();
+  }
+
+  /** A version-1 snapshot entry, as a v1 replica's compaction writes it. */
+  const snapshotV1 = (base: number, state: unknown): Entry => ({
+    ...common,
+    v: 1,
+    kind: "snapshot",
+    base,
+    model: counter.name,
+    version: 1,
+    initialHash: counter.initialHash,
+    state,
+  });
+
+  /**
+   * A log at version 1 up to revision 4 (genesis; increment 3; note "a"; a v1 snapshot entry of
+   * `snapshotState` based on 3), then switched to version 2 by `statesync migrate` (5), then a
+   * v2 command (`tag` "red", 6).
+   */
+  async function switchedAfterSnapshot(snapshotState: unknown): Promise<string> {
+    const stream = uniqueStream("VSNAP");
+    const a = await openCounter(ctx.server.url, stream);
+    await a.update("increment", { by: 3 }); // 2
+    await a.update("note", { text: "a" }); // 3
+    await a.close();
+    await append(stream, [snapshotV1(3, snapshotState)]); // 4
+    expect((await runCli(["migrate", ...where(stream, "--model", MODEL_V2)])).code).toBe(0); // 5
+    const mv = 2;
+    await append(stream, [
+      { ...common, v: 3, kind: "command", seed: 1, name: "tag", args: { tag: "red" }, mv },
+    ]); // 6
+    return stream;
+  }
+
+  it("passes a healthy log whose snapshot entry was written before the switch", async () => {
+    const stream = await switchedAfterSnapshot({ count: 3, notes: ["a"] });
+    const report = await runJson(["verify", ...where(stream, "--model", MODEL_V2)]);
+    expect(report).toEqual({
+      ok: true,
+      result: "ok",
+      revision: 6,
+      stoppedAt: null,
+      firstRevision: 1,
+      snapshotsChecked: 1,
+      switchesChecked: 1,
+      divergence: null,
+      divergences: 0,
+      problems: [],
+      skipped: 0,
+      invalidState: null,
+    });
+    const text = await runCli(["verify", ...where(stream, "--model", MODEL_V2)]);
+    expect(text.stderr).toBe("");
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(/result\s+ok/);
+    // The log's own version before the switch verifies the same entry as it is.
+    const v1 = await runJson(["state", ...where(stream, "--model", MODEL, "--at", "4")]);
+    expect(v1).toEqual({ revision: 4, state: { count: 3, notes: ["a"] } });
+  });
+
+  it("passes a log not switched yet, read with the newer model", async () => {
+    const stream = uniqueStream("VSNAP1");
+    const a = await openCounter(ctx.server.url, stream);
+    await a.update("increment", { by: 2 }); // 2
+    await a.close();
+    await append(stream, [snapshotV1(2, { count: 2, notes: [] })]); // 3
+    const v2 = await runJson(["verify", ...where(stream, "--model", MODEL_V2)]);
+    expect(v2).toMatchObject({ ok: true, result: "ok", snapshotsChecked: 1 });
+    const v1 = await runJson(["verify", ...where(stream, "--model", MODEL)]);
+    expect(v1).toMatchObject({ ok: true, result: "ok", snapshotsChecked: 1 });
+  });
+
+  it("still reports a version-1 snapshot entry that differs, at the compared version", async () => {
+    const stream = await switchedAfterSnapshot({ count: 99, notes: ["a"] });
+    const r = await runCli(["verify", ...where(stream, "--model", MODEL_V2)]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/result\s+DIVERGES/);
+    expect(r.stderr.trim()).toBe(
+      "statesync: CORRUPT_ENTRY: revision 4: the snapshot entry differs from the state replayed at its base 3: at /count the replay has 3, the snapshot (migrated to v2) 99",
+    );
+  });
+
+  it("reports a version-1 snapshot entry whose state does not migrate to version 2", async () => {
+    // Its state fails version 1's schema: every replica skips the entry (CORRUPT_ENTRY), and one
+    // starting from it (after a compaction removed the entries before) would stop there.
+    const stream = await switchedAfterSnapshot({ count: "three", notes: ["a"] });
+    const r = await runCli(["verify", ...where(stream, "--model", MODEL_V2, "--json")]);
+    expect(r.code).toBe(1);
+    const report = JSON.parse(r.stdout);
+    expect(report.result).toBe("diverges");
+    expect(report.problems).toEqual([
+      { revision: 4, code: "CORRUPT_ENTRY", problem: expect.stringMatching(/invalid/) },
+      {
+        revision: 4,
+        code: "VALIDATION",
+        problem: expect.stringMatching(
+          /^the snapshot entry's state \(v1\) does not migrate to v2: migrating to counter v2 gave a state that fails its schema/,
+        ),
+      },
+    ]);
+  });
+
+  it("still reports a divergence after the switch: a version-2 snapshot entry that differs", async () => {
+    const stream = await switchedAfterSnapshot({ count: 3, notes: ["a"] });
+    const v2Model = (await import(MODEL_V2)).default;
+    await append(stream, [
+      {
+        ...common,
+        v: 2,
+        kind: "snapshot",
+        base: 6,
+        model: "counter",
+        version: 2,
+        from: 1,
+        initialHash: v2Model.initialHash,
+        state: { count: 3, notes: ["a"], tags: ["blue"] }, // the replay has ["red"]
+      },
+    ]); // 7
+    const r = await runCli(["verify", ...where(stream, "--model", MODEL_V2, "--json")]);
+    expect(r.code).toBe(1);
+    const report = JSON.parse(r.stdout);
+    expect(report).toMatchObject({
+      ok: false,
+      result: "diverges",
+      snapshotsChecked: 2,
+      switchesChecked: 1,
+      divergences: 1,
+      divergence: { revision: 7, code: "CORRUPT_ENTRY" },
+    });
+    expect(r.stderr.trim()).toBe(
+      'statesync: CORRUPT_ENTRY: revision 7: the snapshot entry differs from the state replayed at its base 6: at /tags/0 the replay has "red", the snapshot "blue"',
+    );
+  });
+});
