@@ -48,6 +48,12 @@ export {
 } from "./pending/pending-store.js";
 export { MemoryPendingStore } from "./pending/memory-pending-store.js";
 export { pendingQueue, type PendingQueueSetup } from "./pending/pending-queue.js";
+export {
+  compareOrderKeys,
+  ORDER_WAIT_MS,
+  type OrderKey,
+  type PushOrder,
+} from "./pending/push-order.js";
 export type { PendingUpdate, QueuedInfo } from "./pending/pending-op.js";
 export type { OtherTabPending } from "./pending/pending-api.js";
 export { notifyDelayMs } from "./pending/optimistic.js";

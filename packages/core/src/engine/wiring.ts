@@ -115,7 +115,9 @@ export function wireParts<S, C extends CommandMap<S>>(
     read: async () => (await log.info()).identity,
   };
   const parts = { model, clientId, replica, writer, reader, status, logIdentities };
-  const offline = options.pending ? options.pending.create(parts) : noQueue(replica, status);
+  const offline = options.pending
+    ? options.pending.create({ ...parts, order: options.pending.order })
+    : noQueue(replica, status);
   const policy =
     options.compaction === false ? undefined : new CompactionPolicy(options.compaction);
   const compactor = new Compactor(

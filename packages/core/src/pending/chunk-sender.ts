@@ -3,7 +3,7 @@ import type { CommandMap } from "../model.js";
 import type { UpdateResult } from "../synchronizer-types.js";
 import { DEFAULT_OUTCOME_TIMEOUT_MS } from "../engine/options.js";
 import type { QueuedUpdate } from "../engine/write-batch.js";
-import type { OfflineQueueParts } from "./offline-queue.js";
+import type { OfflineQueueParts } from "./queue-parts.js";
 import { refuses, type PendingOp, type SendOutcome } from "./pending-op.js";
 
 /**

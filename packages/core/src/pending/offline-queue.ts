@@ -3,12 +3,9 @@ import { StateSyncError } from "../errors.js";
 import { randomId } from "../prng.js";
 import type { CommandMap, Model } from "../model.js";
 import type { RecipeRun } from "../engine/recipes.js";
-import type { Replica } from "../engine/replica.js";
-import { closedError, type StatusHub } from "../engine/status.js";
-import type { Reader } from "../engine/reader.js";
-import type { Writer } from "../engine/writer.js";
+import { closedError } from "../engine/status.js";
 import { ChunkSender } from "./chunk-sender.js";
-import { LogBinding, type LogIdentities } from "./log-binding.js";
+import { LogBinding } from "./log-binding.js";
 import { OptimisticView } from "./optimistic.js";
 import {
   chunkAt,
@@ -25,19 +22,8 @@ import { firstSeq, type PendingStore } from "./pending-store.js";
 import { QueueChanges } from "./queue-changes.js";
 import { QueuePusher, type PushSteps } from "./queue-pusher.js";
 import { QueueRecords } from "./queue-records.js";
+import type { OfflineQueueParts } from "./queue-parts.js";
 import { whenAborted } from "../abort-watch.js";
-
-/** What the queue needs of the other parts. */
-export interface OfflineQueueParts<S, C extends CommandMap<S>> {
-  readonly model: Model<S, C>;
-  readonly clientId: string;
-  readonly replica: Replica<S, C>;
-  readonly writer: Writer<S, C>;
-  readonly reader: Reader<S, C>;
-  readonly status: StatusHub;
-  /** Which log the replica's state comes from (`log-binding.ts`). */
-  readonly logIdentities: LogIdentities;
-}
 
 /**
  * The offline queue (docs/offline.md): pending updates, persisted through a {@link PendingStore}
@@ -52,7 +38,8 @@ export interface OfflineQueueParts<S, C extends CommandMap<S>> {
  *    of the storage carries too): no two live queues push new updates under one origin.
  * 2. Order: one chunk at a time, in seq order (consecutive conditional updates share an entry,
  *    an unconditional command goes alone); the next chunk is sent once the one before is known
- *    committed, refused or found applied.
+ *    committed, refused or found applied. No update overtakes one of another queue queued
+ *    before it (`order`: other tabs' queues), for up to `ORDER_WAIT_MS` (push-order.ts).
  * 3. A pending update leaves the queue when the confirmed state holds it (the writer's answer,
  *    or the table of applied origins), when it is refused (`UPDATE_REFUSED`: dropped, never
  *    retried), or when it is discarded. Any other failure leaves it queued, tried again after a
@@ -100,7 +87,7 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
       p.clientId,
       p.status,
     );
-    this.pusher = new QueuePusher(p.status, this.pushSteps());
+    this.pusher = new QueuePusher(p.status, this.pushSteps(), p.order);
     p.status.on("status", (status) => void (status === "live" && this.pusher.wake()));
     // At the stall (before users hear of it), not when the push loop next looks: it may wait.
     p.status.onStall(() => (this.pusher.wake(), this.stopped()));
@@ -186,8 +173,7 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
     this.ops.push(op);
     this.view.changed();
     this.pusher.wake();
-    // Stored: `pending` says so (`durable`) and its readers hear of it; the caller may only
-    // await `result`.
+    // Stored: `pending` says so (`durable`), its readers hear of it (a caller may not await it).
     queued.then(() => this.view.changed()).catch(() => undefined);
     if (signal) {
       // Waits on the signal only while the update is pending (one listener per signal: abort-watch).
@@ -271,8 +257,8 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
       refuseInvalid: (op) => this.refuse([[op, op.invalid]]),
       logChecked: () => this.binding.checked,
       checkLog: () => this.checkLog(),
-      send: async (head) => {
-        const chunk = chunkAt(this.ops, head);
+      send: async (head, cut) => {
+        const chunk = cut(chunkAt(this.ops, head));
         await this.records.stored(chunk);
         const ready = chunk.filter((op) => op.state === "queued");
         if (ready.length === 0) return "sent";

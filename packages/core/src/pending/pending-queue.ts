@@ -4,8 +4,10 @@ import { StateSyncError } from "../errors.js";
 import type { Replica } from "../engine/replica.js";
 import { closedError, type StatusHub } from "../engine/status.js";
 import type { CommandMap } from "../model.js";
-import { OfflineQueue, type OfflineQueueParts } from "./offline-queue.js";
+import { OfflineQueue } from "./offline-queue.js";
+import type { OfflineQueueParts } from "./queue-parts.js";
 import { ownerSchema, type PendingStore } from "./pending-store.js";
+import type { PushOrder } from "./push-order.js";
 
 /**
  * What the synchronizer asks of its offline queue: the optimistic view, the pending updates and
@@ -39,6 +41,8 @@ export type PendingPart<S, C extends CommandMap<S>> = Pick<
 export interface PendingQueueSetup {
   readonly store: PendingStore;
   readonly owner: string;
+  /** The updates of other queues this queue's must not overtake (push-order.ts); default none. */
+  readonly order?: PushOrder | undefined;
   /** Internal: builds the queue from the synchronizer's parts. */
   readonly create: <S, C extends CommandMap<S>>(
     parts: OfflineQueueParts<S, C>,
@@ -51,6 +55,16 @@ const setupSchema = z.strictObject({
     "store must be a PendingStore",
   ),
   owner: ownerSchema,
+  order: z
+    .custom<PushOrder>(
+      (v) =>
+        typeof v === "object" &&
+        v !== null &&
+        typeof (v as PushOrder).before === "function" &&
+        typeof (v as PushOrder).onChange === "function",
+      "order must be a PushOrder",
+    )
+    .optional(),
 });
 
 /**
@@ -58,10 +72,15 @@ const setupSchema = z.strictObject({
  * (docs/offline.md): pending updates kept in `store` (`MemoryPendingStore`, `FilePendingStore`,
  * `IndexedDbPendingStore`, or any `PendingStore`) under the stable name `owner` (1-64 printable
  * ASCII characters, no spaces or `/`; one synchronizer at a time holds a state's queue of one
- * owner, `QUEUE_LOCKED` for a second). `@statesync/node`'s and `@statesync/browser`'s
+ * owner, `QUEUE_LOCKED` for a second). `order`: other queues' updates not to be overtaken (the
+ * browser's tabs: docs/offline.md). `@statesync/node`'s and `@statesync/browser`'s
  * `openSynchronizer` build it for you. Throws `VALIDATION` for a bad store or owner.
  */
-export function pendingQueue(options: { store: PendingStore; owner: string }): PendingQueueSetup {
+export function pendingQueue(options: {
+  store: PendingStore;
+  owner: string;
+  order?: PushOrder | undefined;
+}): PendingQueueSetup {
   const parsed = setupSchema.safeParse(options);
   if (!parsed.success) {
     throw new StateSyncError(
@@ -73,6 +92,7 @@ export function pendingQueue(options: { store: PendingStore; owner: string }): P
   return {
     store: options.store,
     owner: options.owner,
+    order: options.order,
     create: (parts) => new OfflineQueue(parts),
   };
 }

@@ -1,6 +1,7 @@
 import { wakeableSleep } from "../backoff.js";
 import type { StatusHub } from "../engine/status.js";
 import type { PendingOp } from "./pending-op.js";
+import { orderKey, PushTurns, type PushOrder } from "./push-order.js";
 
 /** Longest wait between pushes while appends fail (ms); a reconnection ends a wait at once. */
 const MAX_BACKOFF_MS = 30_000;
@@ -20,25 +21,38 @@ export interface PushSteps {
   logChecked(): boolean;
   /** Checks the log; false when it could not tell (tried again after a backoff). */
   checkLog(): Promise<boolean>;
-  /** Sends the chunk that starts at `head`: "retry" (after a backoff), "sent" or "stopped". */
-  send(head: PendingOp): Promise<"sent" | "retry" | "stopped">;
+  /**
+   * Sends the chunk that starts at `head`, as far as `cut` lets it go (no update of another
+   * queue queued before one of it: `PushTurns`): "retry" (after a backoff), "sent" or "stopped".
+   */
+  send(
+    head: PendingOp,
+    cut: (chunk: PendingOp[]) => PendingOp[],
+  ): Promise<"sent" | "retry" | "stopped">;
   /** The replica stopped: its callers learn why. */
   stopped(): void;
 }
 
 /**
  * The offline queue's push loop (invariants 2 and 3 of `OfflineQueue`): one push at a time,
- * chunk after chunk in order, while the replica is live; after a failure it waits a backoff
+ * chunk after chunk in order, while the replica is live, each behind the other queues' updates
+ * queued before it (`PushTurns`); after a failure it waits a backoff
  * (250 ms doubling to 30 s), which a reconnection, `flush()`, a new update or `close()` end.
  */
 export class QueuePusher {
   private pushing: Promise<void> | undefined;
   private waking: (() => void) | undefined;
+  private readonly turns: PushTurns;
+  private readonly cut = (chunk: PendingOp[]) => this.turns.cut(chunk, orderKey);
 
+  /** `order`: the other queues' updates this queue's must not overtake (push-order.ts). */
   constructor(
     private readonly status: StatusHub,
     private readonly steps: PushSteps,
-  ) {}
+    order?: PushOrder,
+  ) {
+    this.turns = new PushTurns(order, status.signal);
+  }
 
   /** Starts a push unless one runs, the replica stopped, or nothing is queued. */
   kick(): void {
@@ -76,7 +90,8 @@ export class QueuePusher {
         if (!(await this.steps.checkLog())) await this.pause(backoff(++failures));
         continue;
       }
-      const sent = await this.steps.send(head);
+      if (!(await this.turns.turn(orderKey(head)))) continue;
+      const sent = await this.steps.send(head, this.cut);
       if (sent === "stopped") return this.steps.stopped();
       failures = sent === "retry" ? failures + 1 : 0;
       if (sent === "retry") await this.pause(backoff(failures));

@@ -1,0 +1,103 @@
+import { wakeableSleep } from "../backoff.js";
+
+/**
+ * Where a pending update stands among the pending updates of several queues: by the time it was
+ * queued, then its queue session, then its id (`PendingUpdate.queuedAt`, `origin`, `id`).
+ */
+export interface OrderKey {
+  /** ms since the epoch, the clock of the page or process that queued it. */
+  readonly queuedAt: number;
+  readonly origin: string;
+  readonly id: number;
+}
+
+/** The key of a queued update (`PendingOp`: its `seq` is its `id`). */
+export const orderKey = (op: {
+  readonly queuedAt: number;
+  readonly origin: string;
+  readonly seq: number;
+}): OrderKey => ({ queuedAt: op.queuedAt, origin: op.origin, id: op.seq });
+
+/** Negative when `a` comes before `b`, positive after, 0 for the same update. */
+export function compareOrderKeys(a: OrderKey, b: OrderKey): number {
+  if (a.queuedAt !== b.queuedAt) return a.queuedAt - b.queuedAt;
+  if (a.origin !== b.origin) return a.origin < b.origin ? -1 : 1;
+  return a.id - b.id;
+}
+
+/**
+ * The pending updates of other queues that this queue's must not overtake (browser tabs of one
+ * profile, each with its own queue: `@statesync/browser`, docs/offline.md "Tabs"). Given as
+ * `pendingQueue({ …, order })`; without it a queue pushes in its own order only.
+ */
+export interface PushOrder {
+  /**
+   * The earliest update of another queue, not in this replica's confirmed state yet, that comes
+   * before `key` (`compareOrderKeys`) and that `skip` does not pass over; undefined when none.
+   */
+  before(key: OrderKey, skip: (other: OrderKey) => boolean): OrderKey | undefined;
+  /** Calls `listener` whenever `before` may answer otherwise; returns its unsubscribe. */
+  onChange(listener: () => void): () => void;
+}
+
+/**
+ * How long (ms, while the replica is live) an update waits for one update of another queue that
+ * comes before it: then it goes first. A tab that holds its edits back (frozen in the
+ * background, its queue not taken over) cannot hold the others' for longer.
+ */
+export const ORDER_WAIT_MS = 10_000;
+
+const idOf = (k: OrderKey) => `${k.origin}\n${k.id}`;
+
+/**
+ * The push loop's side of a {@link PushOrder} (`OfflineQueue`): whether the head of the queue
+ * may go now, and which of the chunk behind it may go with it.
+ */
+export class PushTurns {
+  /** Updates of other queues waited for `ORDER_WAIT_MS` already: not waited for again. */
+  private readonly passed = new Set<string>();
+  private blocked: { id: string; since: number } | undefined;
+
+  constructor(
+    private readonly order: PushOrder | undefined,
+    /** Aborted when the replica closes or stops: a wait ends. */
+    private readonly signal: AbortSignal,
+    private readonly waitMs = ORDER_WAIT_MS,
+  ) {}
+
+  private readonly skip = (other: OrderKey) => this.passed.has(idOf(other));
+
+  /**
+   * True when `head` may be sent now. Otherwise waits until the order changes (or the wait for
+   * the update in front of it is over) and resolves false: the caller looks at its queue again.
+   */
+  async turn(head: OrderKey): Promise<boolean> {
+    const bar = this.order?.before(head, this.skip);
+    if (bar === undefined) {
+      this.blocked = undefined;
+      return true;
+    }
+    const id = idOf(bar);
+    const now = Date.now();
+    if (this.blocked?.id !== id) this.blocked = { id, since: now };
+    const left = this.blocked.since + this.waitMs - now;
+    if (left <= 0) {
+      this.passed.add(id);
+      this.blocked = undefined;
+      return false;
+    }
+    const wait = wakeableSleep(left, this.signal);
+    const off = this.order!.onChange(wait.wake);
+    await wait.done.finally(off);
+    return false;
+  }
+
+  /** The leading part of `chunk` (its head may go) that no update of another queue comes before. */
+  cut<T>(chunk: T[], keyOf: (op: T) => OrderKey): T[] {
+    if (!this.order) return chunk;
+    const end = chunk.findIndex(
+      (op, i) => i > 0 && this.order!.before(keyOf(op), this.skip) !== undefined,
+    );
+    return end < 0 ? chunk : chunk.slice(0, end);
+  }
+}
