@@ -3,6 +3,7 @@ import type { PendingQueueWarning } from "./pending-warning.js";
 import type { drainOrphanedSlots } from "./tabs/orphans.js";
 import type { openQueueSlot } from "./tabs/queue-slot.js";
 import type { sharePendingAcrossTabs } from "./tabs/shared-pending.js";
+import type { TabPushOrder } from "./tabs/tab-order.js";
 
 /**
  * What `offlineQueue` (`@statesync/browser/offline`) hands `openSynchronizer`: the owner prefix,
@@ -19,4 +20,6 @@ export interface OfflineQueueSetup {
   readonly openQueueSlot: typeof openQueueSlot;
   readonly drainOrphanedSlots: typeof drainOrphanedSlots;
   readonly sharePendingAcrossTabs: typeof sharePendingAcrossTabs;
+  /** A tab's push order among the other tabs' queues, given to its queue and then to the sharing. */
+  tabPushOrder(): TabPushOrder;
 }

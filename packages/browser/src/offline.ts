@@ -14,6 +14,7 @@ import { PendingQueueWarning } from "./pending-warning.js";
 import { drainOrphanedSlots } from "./tabs/orphans.js";
 import { openQueueSlot } from "./tabs/queue-slot.js";
 import { sharePendingAcrossTabs } from "./tabs/shared-pending.js";
+import { TabPushOrder } from "./tabs/tab-order.js";
 
 export type { OfflineQueueSetup } from "./offline-setup.js";
 export { PendingQueueWarning } from "./pending-warning.js";
@@ -66,5 +67,6 @@ export function offlineQueue(options: OfflineQueueOptions = {}): OfflineQueueSet
     openQueueSlot,
     drainOrphanedSlots,
     sharePendingAcrossTabs,
+    tabPushOrder: () => new TabPushOrder(),
   };
 }

@@ -212,9 +212,11 @@ export async function openSynchronizer<S, C extends CommandMap<S>>(
   const offline = pending || undefined;
   const warn = onWarning ?? ((warning: unknown) => console.warn(warning));
   const pendingStore = offline?.store(warn);
+  // Tabs that share a replica's connection push their queues in the order of their updates.
+  const tabOrder = offline && support ? offline.tabPushOrder() : undefined;
   const queue =
     offline && pendingStore
-      ? await offline.openQueueSlot(pendingStore, snapshotKey, offline.owner)
+      ? await offline.openQueueSlot(pendingStore, snapshotKey, offline.owner, undefined, tabOrder)
       : undefined;
   const ownedStore =
     snapshots === undefined ? new IndexedDbSnapshotStore({ onWarning: warn }) : undefined;
@@ -317,6 +319,7 @@ export async function openSynchronizer<S, C extends CommandMap<S>>(
       shareAs.name,
       shareAs.tabId,
       queue.owner,
+      tabOrder,
     );
     stops.push(shared.stop);
     return shared.sync;

@@ -4,6 +4,7 @@ import {
   StateSyncError,
   type PendingQueueSetup,
   type PendingStore,
+  type PushOrder,
 } from "@statesync/core";
 
 /** Queue slots a page tries (`<owner>-0` ... `<owner>-31`). */
@@ -17,8 +18,9 @@ export const SLOTS = 32;
  * pushes. A tab that reloads first waits up to 3 s for the slot it held (remembered in
  * `sessionStorage`): the page that left may keep its lock a moment longer, and another slot
  * would not show the tab's own queued edits (a duplicated tab, which copies `sessionStorage`,
- * may so wait 3 s before it takes a free slot). Resolves to the engine's `pending` option: the owner name taken and a store that hands
- * the engine that open queue.
+ * may so wait 3 s before it takes a free slot). Resolves to the engine's `pending` option: the
+ * owner name taken, a store that hands the engine that open queue, and `order` (the other tabs'
+ * pending updates it must not overtake: `tabPushOrder`).
  * Rejects `QUEUE_LOCKED` when every slot is taken, or what the store's `open` rejects.
  */
 export async function openQueueSlot(
@@ -26,6 +28,7 @@ export async function openQueueSlot(
   key: string,
   owner: string,
   retakeMs = RETAKE_MS,
+  order?: PushOrder,
 ): Promise<PendingQueueSetup> {
   const memo = `statesync-queue-slot:${key}:${owner}`;
   const take = async (n: number): Promise<PendingQueueSetup> => {
@@ -34,6 +37,7 @@ export async function openQueueSlot(
     remember(memo, n);
     return pendingQueue({
       owner: name,
+      order,
       store: {
         open: async () => queue,
         close: async () => {

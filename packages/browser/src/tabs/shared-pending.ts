@@ -1,14 +1,17 @@
 import {
+  compareOrderKeys,
   notifyDelayMs,
   refuseThenable,
   runOnView,
   type CommandMap,
   type Immutable,
   type Model,
+  type OrderKey,
   type StateSynchronizer,
 } from "@statesync/core";
 import { produce } from "immer";
 import { messageSchema, type Command, type Foreign, type Item } from "./shared-pending-wire.js";
+import type { TabPushOrder } from "./tab-order.js";
 
 /**
  * Shows the other tabs' pending updates in this tab's optimistic view, before the server has
@@ -26,7 +29,8 @@ import { messageSchema, type Command, type Foreign, type Item } from "./shared-p
  * are not shared. `queue` names this tab's queue (its slot's owner): a report of a queue replaces
  * the reports of that queue from other tabs, so the edits of a tab reloaded while offline (the
  * same queue, a new tab) show once: the old tab never said it was gone (a trial saw them twice
- * in every other tab for as long as the server was down).
+ * in every other tab for as long as the server was down). `tabOrder`, the order this tab's queue
+ * pushes in, is given the other tabs' updates it must not overtake.
  */
 export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
   sync: StateSynchronizer<S, C>,
@@ -34,6 +38,7 @@ export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
   name: string,
   tabId: string,
   queue?: string,
+  tabOrder?: TabPushOrder,
 ): { sync: StateSynchronizer<S, C>; stop(): void } {
   const channel = new BroadcastChannel(`${name}:pending`);
   const foreign = new Map<string, Foreign>();
@@ -268,6 +273,30 @@ export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
     item.origin !== undefined
       ? !((sync.appliedSeq(item.origin) ?? -Infinity) >= item.seq!)
       : sync.revision <= (foreign.get(item.from)?.revision ?? -1);
+  // This tab's queue does not overtake an update of another tab queued before one of its own
+  // (docs/offline.md, "Tabs"): one this tab's confirmed state does not hold yet, of another
+  // queue (a page of this tab's queue that reloaded reported this queue's own updates).
+  tabOrder?.attach({
+    before(key, skip) {
+      let first: OrderKey | undefined;
+      for (const [k, item] of order) {
+        if (item.origin === undefined || item.origin === key.origin) continue;
+        if ((sync.appliedSeq(item.origin) ?? -Infinity) >= item.seq!) continue;
+        if (sync.revision >= (leaving.get(k) ?? Infinity)) continue;
+        if (foreign.get(item.from)?.q === queue) continue;
+        const other = { queuedAt: item.at, origin: item.origin, id: item.seq! };
+        if (compareOrderKeys(other, key) >= 0 || skip(other)) continue;
+        if (first === undefined || compareOrderKeys(other, first) < 0) first = other;
+      }
+      return first;
+    },
+    onChange(listener) {
+      listeners.add(listener);
+      const stop = sync.subscribe(() => listener());
+      return () => (listeners.delete(listener), stop());
+    },
+  });
+
   const view = (): Immutable<S> => {
     const base = sync.optimisticState;
     for (const [key, until] of leaving) {

@@ -1,0 +1,83 @@
+import { createSynchronizer, MemoryLog, MemoryPendingStore, pendingQueue } from "@statesync/core";
+import { expect, it } from "vitest";
+import { z } from "zod/v4";
+import { defineModel } from "@statesync/core";
+import { sharePendingAcrossTabs } from "../src/tabs/shared-pending.js";
+import { TabPushOrder } from "../src/tabs/tab-order.js";
+
+/**
+ * Tabs push their queues in the order of their updates (docs/offline.md, "Tabs"). The stop 33
+ * trial, offline in two tabs: tab G moved a card tab F had added (still pending), and when the
+ * connection came back G's queue went first and the move was refused for good ("the card no
+ * longer exists"), though the card was there a moment later.
+ */
+const board = defineModel({
+  name: "tab-order-board",
+  state: z.object({ cards: z.array(z.string()) }),
+  initial: { cards: [] },
+  commands: {
+    add: { args: z.object({ card: z.string() }), apply: (d, { card }) => void d.cards.push(card) },
+    take: {
+      args: z.object({ card: z.string() }),
+      apply(d, { card }) {
+        const i = d.cards.indexOf(card);
+        if (i < 0) throw new Error(`the card ${card} no longer exists`);
+        d.cards.splice(i, 1);
+      },
+    },
+  },
+});
+
+async function openTab(log: MemoryLog, name: string, tab: string) {
+  const order = new TabPushOrder();
+  const sync = await createSynchronizer({
+    log: log.handle(),
+    model: board,
+    snapshots: false,
+    compaction: false,
+    pending: pendingQueue({ store: new MemoryPendingStore(), owner: `q-${tab}`, order }),
+  });
+  return sharePendingAcrossTabs(sync, board, name, tab, `q-${tab}`, order);
+}
+
+const until = async (check: () => boolean, ms = 10_000) => {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error("condition not reached");
+    await new Promise((r) => setTimeout(r, 10));
+  }
+};
+const tick = () => new Promise((r) => setTimeout(r, 5));
+
+it.each([1, 2, 3])(
+  "an edit of another tab's pending card commits after it (round %i)",
+  async (round) => {
+    const log = new MemoryLog();
+    const name = `tab-order-${round}-${Date.now()}`;
+    // The tab opened first would push first: G, whose edit comes last.
+    const g = await openTab(log, name, "g");
+    const f = await openTab(log, name, "f");
+    log.setOffline(true);
+    await until(() => f.sync.status !== "live" && g.sync.status !== "live");
+
+    const added = f.sync.update("add", { card: "x" });
+    await added.queued;
+    await until(() => g.sync.pendingInOtherTabs.length === 1); // G sees F's card
+    await tick();
+    const moved = g.sync.update("take", { card: "x" });
+    await moved.queued;
+    await tick();
+    const later = f.sync.update("add", { card: "y" });
+    await later.queued;
+    await until(() => g.sync.pendingInOtherTabs.length === 2);
+    log.setOffline(false);
+
+    await expect(Promise.all([added, moved, later])).resolves.toHaveLength(3);
+    await until(() => f.sync.revision === g.sync.revision && f.sync.pendingCount === 0);
+    expect(f.sync.state.cards).toEqual(["y"]);
+    expect(g.sync.state).toEqual(f.sync.state);
+    f.stop();
+    g.stop();
+    await Promise.all([f.sync.close(), g.sync.close()]);
+  },
+);
