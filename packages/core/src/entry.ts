@@ -1,9 +1,11 @@
 import { z } from "zod/v4";
-import { StateSyncError } from "./errors.js";
+import { notA, StateSyncError } from "./errors.js";
 import type { Entry } from "./entry-types.js";
 import { storedJson } from "./json.js";
 import { fastEnvelope } from "./entry-fast-path.js";
 import { MAX_NESTING_DEPTH, MAX_RECENT } from "./entry-limits.js";
+import { hasProtoKey, jsonNestingDepth } from "./json-scan.js";
+export { hasOwnProtoKey, hasProtoKey, jsonNestingDepth } from "./json-scan.js";
 
 export {
   CHECKED_COMMAND_FORMAT,
@@ -217,71 +219,11 @@ export type DecodeResult = { ok: true; entry: Entry } | { ok: false; error: Stat
 
 const decoder = new TextDecoder("utf-8", { fatal: true });
 
-/**
- * Nesting depth of JSON text, found iteratively (strings and escapes skipped), or -1 when it
- * exceeds `limit`. Runs before `JSON.parse` so hostile depth never reaches recursive code.
- */
-export function jsonNestingDepth(text: string, limit: number): number {
-  let depth = 0;
-  let max = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 34 /* " */) {
-      // Jump to the closing quote (native search: a chunked snapshot's part is one long string):
-      // the first quote after an even run of backslashes.
-      let j = i;
-      for (;;) {
-        j = text.indexOf('"', j + 1);
-        if (j < 0) return max; // unterminated: JSON.parse refuses it
-        let k = j - 1;
-        while (text.charCodeAt(k) === 92 /* \ */) k--;
-        if ((j - 1 - k) % 2 === 0) break;
-      }
-      i = j;
-    } else if (c === 91 /* [ */ || c === 123 /* { */) {
-      depth++;
-      if (depth > max) {
-        max = depth;
-        if (max > limit) return -1;
-      }
-    } else if (c === 93 /* ] */ || c === 125 /* } */) depth--;
-  }
-  return max;
-}
-
 function corrupt(reason: string, cause?: unknown): DecodeResult {
   return {
     ok: false,
     error: new StateSyncError("CORRUPT_ENTRY", `malformed entry: ${reason}`, { cause }),
   };
-}
-
-/**
- * True when some object in `raw` has an own key `__proto__` (JSON.parse makes it an own
- * property, but copying it with `[[Set]]`, as Immer's patch values or `Object.assign` in a recipe
- * do, replaces the copy's prototype: a state whose reads differ between a replica that replayed
- * the entry and one that restored a snapshot, which JSON drops it from). Walks iteratively, and
- * only when the text could spell the key (literally or with `\u` escapes).
- */
-export function hasProtoKey(text: string, raw: unknown): boolean {
-  if (!text.includes("__proto__") && !text.includes("\\u")) return false;
-  return hasOwnProtoKey(raw);
-}
-
-/** {@link hasProtoKey}'s walk, for a value without its text (a restored snapshot's state). */
-export function hasOwnProtoKey(raw: unknown): boolean {
-  const stack: unknown[] = [raw];
-  while (stack.length > 0) {
-    const v = stack.pop();
-    if (typeof v !== "object" || v === null) continue;
-    if (Array.isArray(v)) {
-      for (const x of v) stack.push(x);
-      continue;
-    }
-    if (Object.hasOwn(v, "__proto__")) return true;
-    for (const k of Object.keys(v)) stack.push((v as Record<string, unknown>)[k]);
-  }
-  return false;
 }
 
 function forbiddenPath(entry: Entry): boolean {
@@ -294,11 +236,12 @@ function forbiddenPath(entry: Entry): boolean {
 /**
  * Decodes and validates an entry's envelope, in this order: size, fatal UTF-8, iterative depth
  * check, JSON.parse, format version, no `__proto__` key anywhere, zod envelope, patch paths.
- * Never throws.
+ * Never throws for bytes (`VALIDATION` when `data` is no `Uint8Array`: a program's mistake).
  * Returns `UNSUPPORTED_FORMAT` for an object whose integer `v` is newer than this library's,
  * `CORRUPT_ENTRY` for anything else that fails.
  */
 export function decodeEntry(data: Uint8Array): DecodeResult {
+  if (!(data instanceof Uint8Array)) throw notA("decodeEntry", "data", "a Uint8Array", data);
   if (data.byteLength > MAX_ENTRY_BYTES) return corrupt(`${data.byteLength} bytes`);
   let text: string;
   try {
@@ -369,6 +312,9 @@ const entryEncoder = new TextEncoder();
  * For tools that write entries themselves (the `statesync import` command of `@statesync/cli`).
  */
 export function encodeEntry(entry: Entry): Uint8Array {
+  if (typeof entry !== "object" || entry === null) {
+    throw notA("encodeEntry", "entry", "an object", entry);
+  }
   const text = storedJson(entry, MAX_NESTING_DEPTH, "entry");
   const data = entryEncoder.encode(text);
   const checked =

@@ -210,3 +210,13 @@ export function skippedSequence(revision: number): StateSyncError {
     { details: { revision } },
   );
 }
+
+/**
+ * `VALIDATION` for an argument of the wrong type: "`call`: `name` must be `type`, not …" (the
+ * value's type, never its content). For public functions whose types a plain JavaScript caller
+ * did not follow (a trial: `decodeEntry(null)` threw a raw `TypeError`).
+ */
+export function notA(call: string, name: string, type: string, value: unknown): StateSyncError {
+  const got = value === null ? "null" : Array.isArray(value) ? "an array" : typeof value;
+  return new StateSyncError("VALIDATION", `${call}: ${name} must be ${type}, not ${got}`);
+}

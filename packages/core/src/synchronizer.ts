@@ -1,5 +1,6 @@
 import type { Immutable } from "immer";
 import {
+  noArguments,
   parseHistoryOptions,
   parsePendingId,
   parseRevision,
@@ -169,7 +170,7 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
     return this.replica.origins.get(origin)?.seq;
   }
   flush(): Promise<void> {
-    return this.offline.flush();
+    return noArguments("flush", arguments.length) ?? this.offline.flush();
   }
   discard(id: number): Promise<boolean> {
     try {
@@ -179,10 +180,10 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
     }
   }
   clearPending(): Promise<number> {
-    return this.offline.clear();
+    return noArguments("clearPending", arguments.length) ?? this.offline.clear();
   }
   rebindPending(): Promise<number> {
-    return this.offline.rebind();
+    return noArguments("rebindPending", arguments.length) ?? this.offline.rebind();
   }
 
   on<E extends keyof SyncEvents>(event: E, listener: SyncEvents[E]): () => void {
@@ -340,12 +341,14 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
   }
 
   compact(): Promise<CompactionResult> {
-    return this.compactor.compact();
+    return noArguments("compact", arguments.length) ?? this.compactor.compact();
   }
 
   // ---- snapshots, close
 
   saveSnapshot(): Promise<void> {
+    const unexpected = noArguments("saveSnapshot", arguments.length);
+    if (unexpected) return unexpected;
     if (this.hub.closed) return Promise.reject(closedError());
     return this.snapshots.save();
   }

@@ -199,4 +199,30 @@ describe("subscribe checks its options", () => {
     off();
     await sync.close();
   });
+
+  // A trial: `compact(123)`, `compact({ force: true })` and `saveSnapshot("x")` succeeded in
+  // silence, as if an option had been taken.
+  it("a call that takes no argument refuses one (VALIDATION), doing nothing", async () => {
+    const sync = await open();
+    await sync.update("increment", { by: 1 });
+    const revision = sync.revision;
+    const calls: Array<[string, () => unknown]> = [
+      ["compact", () => (sync.compact as (x: unknown) => unknown)(123)],
+      ["compact", () => (sync.compact as (x: unknown) => unknown)({ force: true })],
+      ["saveSnapshot", () => (sync.saveSnapshot as (x: unknown) => unknown)("x")],
+      ["flush", () => (sync.flush as (x: unknown) => unknown)(undefined)],
+      ["clearPending", () => (sync.clearPending as (x: unknown) => unknown)({})],
+      ["rebindPending", () => (sync.rebindPending as (x: unknown) => unknown)(1)],
+    ];
+    for (const [name, call] of calls) {
+      const error = await failure(call);
+      expect([error.code, error.message]).toEqual([
+        "VALIDATION",
+        `${name}() takes no arguments (given 1)`,
+      ]);
+    }
+    expect(sync.revision).toBe(revision); // no compaction written
+    await expect(sync.compact()).resolves.toBeDefined();
+    await sync.close();
+  });
 });

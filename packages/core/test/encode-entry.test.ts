@@ -3,6 +3,25 @@ import { decodeEntry, encodeEntry, type Entry } from "../src/entry.js";
 
 /** `encodeEntry`: the encoder tools outside a synchronizer use (statesync import). */
 describe("encodeEntry", () => {
+  // A trial: both threw a raw TypeError ("Cannot read properties of null").
+  it("refuses what is no entry and no bytes with VALIDATION, naming the type", () => {
+    for (const bad of [null, undefined, "x", 1]) {
+      expect(() => encodeEntry(bad as never)).toThrow(
+        expect.objectContaining({
+          code: "VALIDATION",
+          message: expect.stringMatching(/^encodeEntry: entry must be an object, not /),
+        }),
+      );
+      expect(() => decodeEntry(bad as never)).toThrow(
+        expect.objectContaining({
+          code: "VALIDATION",
+          message: expect.stringMatching(/^decodeEntry: data must be a Uint8Array, not /),
+        }),
+      );
+    }
+    expect(() => decodeEntry([1, 2] as never)).toThrow(/not an array/);
+  });
+
   const hash = "a".repeat(64);
 
   it("encodes a snapshot entry that decodes to an equal entry", () => {

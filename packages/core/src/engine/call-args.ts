@@ -1,7 +1,8 @@
 /**
  * The arguments of the replica's calls that take something other than an update (those are
  * options.ts's `parseUpdateOptions`): `waitFor`, `synced`, `subscribe`, `discard`, `history`,
- * `stateAt`. Each is checked with zod at the call, before any work starts, and bad input is
+ * `stateAt`, and none at all for `compact`, `saveSnapshot`, `flush`, `clearPending`,
+ * `rebindPending`, `close`. Each is checked with zod at the call, before any work starts, and bad input is
  * `VALIDATION` naming the call and what is wrong (an unknown key by name).
  *
  * The kind of fault (a fresh-eyes trial): these calls read their arguments as the types said and
@@ -94,4 +95,16 @@ export function parseRevision(value: unknown, call: string): number {
 /** `discard`'s id: a positive integer. Throws `VALIDATION` for anything else. */
 export function parsePendingId(value: unknown): number {
   return check(pendingIdSchema, value, "discard takes a pending update's id (a positive integer)");
+}
+
+/**
+ * A rejection for a call that takes no argument and got `count` (`compact(123)`,
+ * `compact({ force: true })`, `saveSnapshot("x")`: a trial saw them succeed in silence, as if
+ * an option had been taken); undefined when it got none. Undefined arguments count too.
+ */
+export function noArguments(call: string, count: number): Promise<never> | undefined {
+  if (count === 0) return undefined;
+  return Promise.reject(
+    new StateSyncError("VALIDATION", `${call}() takes no arguments (given ${count})`),
+  );
 }
