@@ -6,6 +6,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { StateSyncError } from "@statesync/core";
 import { findNatsServer, getFreePort } from "./find-nats-server.js";
+import { checkStartOptions } from "./nats-server-options.js";
 
 /** Ports and paths of a started server, for {@link StartNatsServerOptions.extraConfig}. */
 export interface NatsServerPorts {
@@ -126,10 +127,12 @@ const WATCHDOG = join(dirname(fileURLToPath(import.meta.url)), "nats-server-watc
  * fresh temporary directory (for tests, demos and local development; jetstream-notes
  * "WebSocket": `websocket { listen, no_tls: true }`). Resolves once the server logs
  * "Server is ready". The server runs under a small watchdog process that kills it when this
- * process exits, however it exits. Throws {@link NatsServerNotFoundError} without a binary, or
- * an Error with the server's output when it does not start.
+ * process exits, however it exits. Throws `VALIDATION` for bad options (an unknown key, a port
+ * that is no integer in 1-65535), {@link NatsServerNotFoundError} without a binary, or an Error
+ * with the server's output when it does not start.
  */
 export async function startNatsServer(options: StartNatsServerOptions = {}): Promise<NatsServer> {
+  checkStartOptions(options);
   // A free port can be taken by another process between getFreePort() and the server's bind
   // (parallel test files do this): start again on new ports when they were ours to choose.
   const chosen = options.port === undefined || options.wsPort === undefined;

@@ -143,6 +143,22 @@ describe("startNatsServer", () => {
     const err = await rejection(startNatsServer({ extraConfig: "this is { not valid" }));
     expect(String(err.message)).toMatch(/exited before it was ready|did not start/);
   });
+
+  // A trial: `{ port: "x" }` reached the config file; the refusal came back as a plain Error.
+  it("refuses bad options with VALIDATION, naming them, before it starts anything", async () => {
+    const cases: Array<[unknown, RegExp]> = [
+      [{ port: "x" }, /port/],
+      [{ wsPort: 70_000 }, /wsPort/],
+      [{ prot: 4222 }, /Unrecognized key: "prot"/],
+      [{ jetstream: { maxFileStore: -1 } }, /maxFileStore/],
+      [{ keepStore: "yes" }, /keepStore/],
+      [null, /expected object/],
+    ];
+    for (const [options, message] of cases) {
+      const err = await rejection(startNatsServer(options as never));
+      expect([err.code, err.message]).toEqual(["VALIDATION", expect.stringMatching(message)]);
+    }
+  });
 });
 
 describe("missing binary", () => {
