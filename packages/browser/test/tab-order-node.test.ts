@@ -13,9 +13,13 @@ import { TabPushOrder } from "../src/tabs/tab-order.js";
  */
 const board = defineModel({
   name: "tab-order-board",
-  state: z.object({ cards: z.array(z.string()) }),
-  initial: { cards: [] },
+  state: z.object({ cards: z.array(z.string()), title: z.string() }),
+  initial: { cards: [], title: "" },
   commands: {
+    rename: {
+      args: z.object({ title: z.string() }),
+      apply: (d, { title }) => void (d.title = title),
+    },
     add: { args: z.object({ card: z.string() }), apply: (d, { card }) => void d.cards.push(card) },
     take: {
       args: z.object({ card: z.string() }),
@@ -81,3 +85,36 @@ it.each([1, 2, 3])(
     await Promise.all([f.sync.close(), g.sync.close()]);
   },
 );
+
+// The same trial: of two tabs' offline edits of one thing, each tab showed the other tab's value
+// (its edits ran on top of the tab's own), so the tab that edited last showed the earlier edit.
+it("two tabs' edits of one thing show the one made last, in both tabs, before and after they commit", async () => {
+  const log = new MemoryLog();
+  const name = `tab-view-${Date.now()}`;
+  const f = await openTab(log, name, "f");
+  const g = await openTab(log, name, "g");
+  log.setOffline(true);
+  await until(() => f.sync.status !== "live" && g.sync.status !== "live");
+
+  const first = f.sync.update("rename", { title: "A" });
+  await first.queued;
+  await until(() => g.sync.pendingInOtherTabs.length === 1);
+  await tick();
+  const second = g.sync.update("rename", { title: "B" });
+  await second.queued;
+  await until(() => f.sync.pendingInOtherTabs.length === 1);
+  expect(g.sync.optimisticState.title).toBe("B");
+  expect(f.sync.optimisticState.title).toBe("B");
+  const third = f.sync.update("add", { card: "z" }); // F's own, after G's: runs after it
+  await third.queued;
+  expect(f.sync.optimisticState).toEqual({ cards: ["z"], title: "B" });
+
+  log.setOffline(false);
+  await Promise.all([first, second, third]);
+  await until(() => f.sync.revision === g.sync.revision && g.sync.pendingInOtherTabs.length === 0);
+  expect(f.sync.state).toEqual({ cards: ["z"], title: "B" });
+  expect(g.sync.optimisticState).toEqual(f.sync.state);
+  f.stop();
+  g.stop();
+  await Promise.all([f.sync.close(), g.sync.close()]);
+});

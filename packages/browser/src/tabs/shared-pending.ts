@@ -1,15 +1,13 @@
 import {
   compareOrderKeys,
   notifyDelayMs,
-  refuseThenable,
-  runOnView,
   type CommandMap,
   type Immutable,
   type Model,
   type OrderKey,
   type StateSynchronizer,
 } from "@statesync/core";
-import { produce } from "immer";
+import { byQueueOrder, runItems } from "./run-items.js";
 import { messageSchema, type Command, type Foreign, type Item } from "./shared-pending-wire.js";
 import type { TabPushOrder } from "./tab-order.js";
 
@@ -17,7 +15,8 @@ import type { TabPushOrder } from "./tab-order.js";
  * Shows the other tabs' pending updates in this tab's optimistic view, before the server has
  * them (docs/offline.md, "Tabs"): each tab posts its pending named commands (on a
  * `BroadcastChannel` of its own) whenever they change, with its confirmed revision; the others
- * run them on top of their own optimistic view. Returns `sync` with `optimisticState` and
+ * run them on top of their own optimistic view, or, when one of their own was queued after one
+ * of them, all on the confirmed state in the order the queues push them in. Returns `sync` with `optimisticState` and
  * `subscribe(…, { optimistic: true })` showing them (what the React hooks read), and a stop
  * function.
  *
@@ -47,7 +46,7 @@ export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
   const listeners = new Set<() => void>();
   // The view computed last, on `base` at `revision`; `fresh`: items added since, to run on top
   // of it; `stale`: something else changed (an item left, a tab's revision), compute it afresh.
-  let cache: { base: unknown; revision: number; state: Immutable<S> } | undefined;
+  let cache: { base: unknown; revision: number; state: Immutable<S>; mixed: boolean } | undefined;
   /** What the last view computed afresh cost, ms (spaces the notifications after it). */
   let lastCostMs = 0;
   let fresh: Item[] = [];
@@ -229,40 +228,6 @@ export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
   send({ t: "hello" });
   post(true);
 
-  /**
-   * `items` run on `state` in one draft; when one throws, again one draft each, leaving the ones
-   * that throw out, and the ones that return a promise (as the core's view does).
-   */
-  const run = (state: Immutable<S>, items: readonly Item[], revision: number): Immutable<S> => {
-    const one = (draft: object, item: Item) => {
-      let n = item.at >>> 0;
-      const ctx = {
-        revision,
-        timestamp: item.at,
-        clientId: item.from,
-        random: () => (n = (n * 1_103_515_245 + 12_345) >>> 0) / 2 ** 32,
-      };
-      refuseThenable(
-        runOnView(draft, (view) => item.c.apply(view as never, item.args as never, ctx as never)),
-      );
-    };
-    if (items.length === 0) return state;
-    try {
-      return produce(state, (draft) => {
-        for (const item of items) one(draft as object, item);
-      });
-    } catch {
-      let next = state;
-      for (const item of items) {
-        try {
-          next = produce(next, (draft) => one(draft as object, item));
-        } catch {
-          // refused here: it will be refused when pushed, or apply once confirmed
-        }
-      }
-      return next;
-    }
-  };
   // Left out: an item the confirmed state includes already (it would show twice). Known exactly
   // by its identity in the log: the table of applied origins says whether this replica applied
   // it. An item without one (a tab of an older version) is left out as soon as this tab's
@@ -297,6 +262,42 @@ export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
     },
   });
 
+  // This tab's own pending updates as items (checked once each), to run in one order with the
+  // other tabs' when one of its own comes after one of theirs; undefined when they need not be
+  // (or cannot be: a plain recipe runs only in the core's view, which shows it first).
+  const own = new Map<string, Item | null>();
+  const interleaved = (others: readonly Item[]): Item[] | undefined => {
+    const first = others.reduce<Item | undefined>(
+      (f, o) => (o.origin !== undefined && (!f || byQueueOrder(o, f) < 0) ? o : f),
+      undefined,
+    );
+    if (!first) return undefined;
+    const items: Item[] = [];
+    let after = false;
+    const now = new Set<string>();
+    for (const p of sync.pending) {
+      if (p.otherLog) continue;
+      if (p.command === undefined) return undefined;
+      const id = `${p.origin}\n${p.id}`;
+      now.add(id);
+      let item = own.get(id);
+      if (item === undefined) {
+        item = check(sync.clientId, {
+          id: p.id,
+          o: p.origin,
+          c: p.command,
+          a: p.args,
+          at: p.queuedAt,
+        });
+        own.set(id, item);
+      }
+      if (item) items.push(item);
+      after ||= item !== null && byQueueOrder(first, item) < 0;
+    }
+    for (const id of own.keys()) if (!now.has(id)) own.delete(id);
+    return after ? [...items, ...others].sort(byQueueOrder) : undefined;
+  };
+
   const view = (): Immutable<S> => {
     const base = sync.optimisticState;
     for (const [key, until] of leaving) {
@@ -311,17 +312,21 @@ export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
     }
     const revision = sync.revision;
     const c = cache;
+    // Items added on top of a view that runs this tab's own among them: computed afresh.
+    if (c?.mixed && fresh.length > 0) stale = true;
     if (c && !stale && c.base === base && c.revision === revision) {
       if (fresh.length > 0) {
-        c.state = run(c.state, fresh.filter(shown), revision);
+        c.state = runItems(c.state, fresh.filter(shown), revision);
         fresh = [];
       }
       return c.state;
     }
     const started = performance.now();
-    const state = run(base, [...order.values()].filter(shown), revision);
+    const others = [...order.values()].filter(shown).sort(byQueueOrder);
+    const mixed = interleaved(others);
+    const state = mixed ? runItems(sync.state, mixed, revision) : runItems(base, others, revision);
     lastCostMs = performance.now() - started;
-    cache = { base, revision, state };
+    cache = { base, revision, state, mixed: mixed !== undefined };
     fresh = [];
     stale = false;
     return state;
@@ -334,6 +339,7 @@ export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
         view(); // lets the items whose tab's report left them go (`leaving`)
         return [...order.values()]
           .filter(shown)
+          .sort(byQueueOrder)
           .map((i) => ({ tab: i.from, command: i.name, args: i.args, queuedAt: i.at }));
       }
       if (prop === "subscribe") {

@@ -39,8 +39,8 @@ export interface PendingApi<S> {
   /** How many updates are pending (`pending.length`, without building the list). */
   readonly pendingCount: number;
   /**
-   * Other tabs' pending updates shown in `optimisticState`, in the order they run on top of this
-   * replica's own: what a page marks as not sent yet besides `pending` (before, a tab counted
+   * Other tabs' pending updates shown in `optimisticState`, in the order the tabs' queues push
+   * them in (`queuedAt`; docs/offline.md "Tabs"): what a page marks as not sent yet besides `pending` (before, a tab counted
    * only its own: stop 25's trial). A new list on each read; subscribers with
    * `{ optimistic: true }` are called when it changes. Empty for a replica that shares no tabs.
    */

@@ -1,0 +1,56 @@
+import { refuseThenable, runOnView, type Immutable } from "@statesync/core";
+import { produce } from "immer";
+import type { Item } from "./shared-pending-wire.js";
+
+/**
+ * `items` run on `state` in one draft; when one throws, again one draft each, leaving the ones
+ * that throw out, and the ones that return a promise (as the core's view does).
+ */
+export function runItems<S>(
+  state: Immutable<S>,
+  items: readonly Item[],
+  revision: number,
+): Immutable<S> {
+  const one = (draft: object, item: Item) => {
+    let n = item.at >>> 0;
+    const ctx = {
+      revision,
+      timestamp: item.at,
+      clientId: item.from,
+      random: () => (n = (n * 1_103_515_245 + 12_345) >>> 0) / 2 ** 32,
+    };
+    refuseThenable(
+      runOnView(draft, (view) => item.c.apply(view as never, item.args as never, ctx as never)),
+    );
+  };
+  if (items.length === 0) return state;
+  try {
+    return produce(state, (draft) => {
+      for (const item of items) one(draft as object, item);
+    });
+  } catch {
+    let next = state;
+    for (const item of items) {
+      try {
+        next = produce(next, (draft) => one(draft as object, item));
+      } catch {
+        // refused here: it will be refused when pushed, or apply once confirmed
+      }
+    }
+    return next;
+  }
+}
+
+/**
+ * The order pending updates of several tabs run in (the order their queues push them in:
+ * `PushOrder`): by `at`, then origin, then seq. An item without an origin (a tab of an older
+ * version) comes after every item with one. For a stable sort.
+ */
+export function byQueueOrder(a: Item, b: Item): number {
+  if (a.origin === undefined || b.origin === undefined) {
+    return (a.origin === undefined ? 1 : 0) - (b.origin === undefined ? 1 : 0);
+  }
+  if (a.at !== b.at) return a.at - b.at;
+  if (a.origin !== b.origin) return a.origin < b.origin ? -1 : 1;
+  return a.seq! - b.seq!;
+}
