@@ -70,6 +70,10 @@ it.each([1, 2, 3])(
     await tick();
     const moved = g.sync.update("take", { card: "x" });
     await moved.queued;
+    await until(() => f.sync.pendingInOtherTabs.length === 1);
+    // Both views run F's add, then G's take.
+    expect(g.sync.optimisticState.cards).toEqual([]);
+    expect(f.sync.optimisticState.cards).toEqual([]);
     await tick();
     const later = f.sync.update("add", { card: "y" });
     await later.queued;

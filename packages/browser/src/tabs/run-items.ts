@@ -1,4 +1,4 @@
-import { refuseThenable, runOnView, type Immutable } from "@statesync/core";
+import { refuseThenable, runOnView, type Immutable, type PendingUpdate } from "@statesync/core";
 import { produce } from "immer";
 import type { Item } from "./shared-pending-wire.js";
 
@@ -53,4 +53,39 @@ export function byQueueOrder(a: Item, b: Item): number {
   if (a.at !== b.at) return a.at - b.at;
   if (a.origin !== b.origin) return a.origin < b.origin ? -1 : 1;
   return a.seq! - b.seq!;
+}
+
+/**
+ * This tab's own pending updates (`pending`) as items (each checked once, by `check`), to run in
+ * one order with the other tabs' (`others`) when one of its own was queued after one of theirs:
+ * the function returned gives them all in push order then, undefined when they need not be run
+ * so (or cannot be: a plain recipe runs only in the core's own view, which shows it first).
+ */
+export function interleave(
+  pending: () => readonly PendingUpdate[],
+  check: (p: PendingUpdate) => Item | null,
+): (others: readonly Item[]) => Item[] | undefined {
+  const own = new Map<string, Item | null>();
+  return (others) => {
+    const first = others.reduce<Item | undefined>(
+      (f, o) => (o.origin !== undefined && (!f || byQueueOrder(o, f) < 0) ? o : f),
+      undefined,
+    );
+    if (!first) return undefined;
+    const items: Item[] = [];
+    let after = false;
+    const now = new Set<string>();
+    for (const p of pending()) {
+      if (p.otherLog) continue;
+      if (p.command === undefined) return undefined;
+      const id = `${p.origin}\n${p.id}`;
+      now.add(id);
+      let item = own.get(id);
+      if (item === undefined) own.set(id, (item = check(p)));
+      if (item) items.push(item);
+      after ||= item !== null && byQueueOrder(first, item) < 0;
+    }
+    for (const id of own.keys()) if (!now.has(id)) own.delete(id);
+    return after ? [...items, ...others].sort(byQueueOrder) : undefined;
+  };
 }

@@ -7,7 +7,7 @@ import {
   type OrderKey,
   type StateSynchronizer,
 } from "@statesync/core";
-import { byQueueOrder, runItems } from "./run-items.js";
+import { byQueueOrder, interleave, runItems } from "./run-items.js";
 import { messageSchema, type Command, type Foreign, type Item } from "./shared-pending-wire.js";
 import type { TabPushOrder } from "./tab-order.js";
 
@@ -46,7 +46,11 @@ export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
   const listeners = new Set<() => void>();
   // The view computed last, on `base` at `revision`; `fresh`: items added since, to run on top
   // of it; `stale`: something else changed (an item left, a tab's revision), compute it afresh.
-  let cache: { base: unknown; revision: number; state: Immutable<S>; mixed: boolean } | undefined;
+  // `pending`: this tab's count (an update of its own that its core's view leaves out, as it
+  // throws there, changes no `base` but may run here, after another tab's).
+  let cache:
+    | { base: unknown; revision: number; pending: number; state: Immutable<S>; mixed: boolean }
+    | undefined;
   /** What the last view computed afresh cost, ms (spaces the notifications after it). */
   let lastCostMs = 0;
   let fresh: Item[] = [];
@@ -262,41 +266,11 @@ export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
     },
   });
 
-  // This tab's own pending updates as items (checked once each), to run in one order with the
-  // other tabs' when one of its own comes after one of theirs; undefined when they need not be
-  // (or cannot be: a plain recipe runs only in the core's view, which shows it first).
-  const own = new Map<string, Item | null>();
-  const interleaved = (others: readonly Item[]): Item[] | undefined => {
-    const first = others.reduce<Item | undefined>(
-      (f, o) => (o.origin !== undefined && (!f || byQueueOrder(o, f) < 0) ? o : f),
-      undefined,
-    );
-    if (!first) return undefined;
-    const items: Item[] = [];
-    let after = false;
-    const now = new Set<string>();
-    for (const p of sync.pending) {
-      if (p.otherLog) continue;
-      if (p.command === undefined) return undefined;
-      const id = `${p.origin}\n${p.id}`;
-      now.add(id);
-      let item = own.get(id);
-      if (item === undefined) {
-        item = check(sync.clientId, {
-          id: p.id,
-          o: p.origin,
-          c: p.command,
-          a: p.args,
-          at: p.queuedAt,
-        });
-        own.set(id, item);
-      }
-      if (item) items.push(item);
-      after ||= item !== null && byQueueOrder(first, item) < 0;
-    }
-    for (const id of own.keys()) if (!now.has(id)) own.delete(id);
-    return after ? [...items, ...others].sort(byQueueOrder) : undefined;
-  };
+  const interleaved = interleave(
+    () => sync.pending,
+    (p) =>
+      check(sync.clientId, { id: p.id, o: p.origin, c: p.command!, a: p.args, at: p.queuedAt }),
+  );
 
   const view = (): Immutable<S> => {
     const base = sync.optimisticState;
@@ -314,7 +288,8 @@ export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
     const c = cache;
     // Items added on top of a view that runs this tab's own among them: computed afresh.
     if (c?.mixed && fresh.length > 0) stale = true;
-    if (c && !stale && c.base === base && c.revision === revision) {
+    const pending = sync.pendingCount;
+    if (c && !stale && c.base === base && c.revision === revision && c.pending === pending) {
       if (fresh.length > 0) {
         c.state = runItems(c.state, fresh.filter(shown), revision);
         fresh = [];
@@ -326,7 +301,7 @@ export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
     const mixed = interleaved(others);
     const state = mixed ? runItems(sync.state, mixed, revision) : runItems(base, others, revision);
     lastCostMs = performance.now() - started;
-    cache = { base, revision, state, mixed: mixed !== undefined };
+    cache = { base, revision, pending, state, mixed: mixed !== undefined };
     fresh = [];
     stale = false;
     return state;
