@@ -42,10 +42,12 @@ function fakeStream(o: {
   latest: number[];
   /** The stream allows direct gets (else gaps are read through the range read). */
   direct?: boolean;
+  /** What the identity check (`verify`) throws, when the stream is another incarnation. */
+  replaced?: () => Error | undefined;
 }) {
   let deliver: ((msg: CoreMsgLike) => void) | undefined;
   const reads: Array<[number, number]> = [];
-  const asked = { latest: 0 };
+  const asked = { latest: 0, verify: 0 };
   const session = {
     adapter: {
       subscribe: (
@@ -82,6 +84,11 @@ function fakeStream(o: {
     latest: async () => {
       asked.latest += 1;
       return o.latest.length > 1 ? o.latest.shift()! : o.latest[0]!;
+    },
+    verify: async () => {
+      asked.verify += 1;
+      const e = o.replaced?.();
+      if (e) throw e;
     },
     async *read(from, to) {
       reads.push([from, to]);
@@ -163,5 +170,67 @@ describe("a fan-out follower and a hole before a republished entry", () => {
       [11, true],
       [12, false],
     ]); // before: 12 right after 8
+  });
+});
+
+describe("a fan-out follower and a stream deleted and created again", () => {
+  const replacedError = () =>
+    new StateSyncError("LOG_REPLACED", "stream S was deleted and created again");
+
+  it("a message that breaks the chain is checked before anything else is handed on", async () => {
+    const stored = new Map<number, LogEntry | "skipped">();
+    for (let r = 1; r <= 50; r++) stored.set(r, entry(r));
+    let recreated = false;
+    const fake = fakeStream({
+      contiguous: true,
+      stored,
+      latest: [50],
+      replaced: () => (recreated ? replacedError() : undefined),
+    });
+    const got: number[] = [];
+    const errors: unknown[] = [];
+    const follower = new FanoutFollower(
+      fake.source,
+      fake.session,
+      51,
+      { onEntry: (e) => got.push(e.revision), onError: (e) => errors.push(e) },
+      deps,
+    );
+    await until(() => fake.asked.latest > 0);
+    // The normal path: each message names the one heard before it; no request at all.
+    for (let r = 51; r <= 60; r++) fake.republish(r, r - 1);
+    await until(() => got.length === 10);
+    expect(got).toEqual([51, 52, 53, 54, 55, 56, 57, 58, 59, 60]);
+    expect(fake.asked.verify).toBe(0);
+    // The stream is created again: its 1..60 are republished, then 61 names 60.
+    recreated = true;
+    for (let r = 1; r <= 61; r++) fake.republish(r, r - 1);
+    await until(() => errors.length > 0);
+    await follower.stop();
+    expect(got.at(-1)).toBe(60); // before: 61 was handed on, at once
+    expect(fake.asked.verify).toBe(1);
+    expect((errors[0] as StateSyncError).code).toBe("LOG_REPLACED");
+  });
+
+  it("a first message that is old, then one that continues the revision: checked first", async () => {
+    const stored = new Map<number, LogEntry | "skipped">();
+    for (let r = 1; r <= 50; r++) stored.set(r, entry(r));
+    const fake = fakeStream({ contiguous: false, stored, latest: [50], replaced: replacedError });
+    const got: number[] = [];
+    const errors: unknown[] = [];
+    const follower = new FanoutFollower(
+      fake.source,
+      fake.session,
+      51,
+      { onEntry: (e) => got.push(e.revision), onError: (e) => errors.push(e) },
+      deps,
+    );
+    await until(() => fake.asked.latest > 0);
+    fake.republish(50, 0); // nothing heard before: an old entry may be another stream's
+    fake.republish(51, 50);
+    await until(() => errors.length > 0);
+    await follower.stop();
+    expect(got).toEqual([]);
+    expect((errors[0] as StateSyncError).code).toBe("LOG_REPLACED");
   });
 });

@@ -33,6 +33,16 @@
  *    `onError`; other failures are retried with jittered backoff. A tail check that finds the
  *    stream no longer republishing on the subscribed subject ends the follow with `UNAVAILABLE`
  *    (`details.republishGone`, `details.next`): `LiveFollower` goes on with a consumer.
+ * 5. No entry of another incarnation of the stream (deleted and created again under the same
+ *    name and rule) is handed on. Within one incarnation the republished messages of a subject
+ *    form a chain: each names the one before it (`Nats-Last-Sequence`). A message that breaks
+ *    the chain of those heard (a sequence that went back, a lower or a higher
+ *    `Nats-Last-Sequence`), or that is the first heard and does not continue the revision, makes
+ *    the follower check the stream's identity (`verify`: one stream info, `LOG_REPLACED` when
+ *    its creation time changed) before it hands on anything else. The normal path only compares
+ *    numbers. A new stream whose every message before the follower's revision was lost to it
+ *    looks like the old one; the engine's check after a reconnection, or the next tail check,
+ *    finds that one.
  */
 import type { isStateSyncError, StateSyncError } from "../errors.js";
 import type { LogEntry, LogFollowHandler, LogFollower } from "../log.js";
@@ -75,6 +85,8 @@ export interface FanoutSource {
    * way, so that the session's republish rule is current.
    */
   latest(): Promise<number>;
+  /** Reads the stream info: throws `LOG_REPLACED` when the stream is another incarnation. */
+  verify(): Promise<unknown>;
   /** The log's range read through an ordered consumer. */
   read(from: number, to: number): AsyncIterable<LogEntry>;
   /** Mean wait of the quiet-subscription tail check, ms (jittered ±50%). */
@@ -103,6 +115,10 @@ export class FanoutFollower implements LogFollower {
   private heard = false;
   /** Quiet tail checks in a row: each waits twice as long, up to 8 times `tailCheckMs`. */
   private quietChecks = 0;
+  /** The sequence of the republished message heard last (-1: none yet). */
+  private heardSeq = -1;
+  /** A message broke the chain: the stream's identity is checked before anything is handed on. */
+  private verifyDue = false;
   private sub: { unsubscribe(): void } | undefined;
   /** The core subject subscribed to. */
   private readonly subject: string;
@@ -194,17 +210,25 @@ export class FanoutFollower implements LogFollower {
     this.catchUpWithReceiver();
     const h = msg.headers;
     const seq = Number(h?.get("Nats-Sequence"));
-    // Not a republished entry, or an old one (also what a recreated stream sends at first: only
-    // new entries count as heard, so the tail check finds the stream replaced).
-    if (!(seq > this.revision)) return;
+    if (!(seq > 0)) return; // not a republished entry
+    const last = Number(h!.get("Nats-Last-Sequence"));
+    // Invariant 5: does it continue the chain of messages heard (or, the first, the revision)?
+    const prev = this.heardSeq;
+    this.heardSeq = seq;
+    const broken = prev < 0 ? seq <= this.revision || last !== this.revision : last !== prev;
+    if (broken) this.verifyDue = true;
+    // An old entry (read from the log already) is dropped; only new entries count as heard.
+    if (seq <= this.revision) {
+      if (broken && !this.filling) void this.fill();
+      return;
+    }
     this.heard = true;
     const entry: LogEntry = {
       revision: seq,
       data: msg.data,
       messageId: this.source.ids.decode(h!.get(this.deps.MSG_ID_HEADER)),
     };
-    const last = Number(h!.get("Nats-Last-Sequence"));
-    if (!this.filling && this.held.length === 0 && last === this.revision) {
+    if (!this.filling && !this.verifyDue && this.held.length === 0 && last === this.revision) {
       this.deliver(entry);
       return;
     }
@@ -229,7 +253,7 @@ export class FanoutFollower implements LogFollower {
     this.filling = true;
     let failures = 0;
     try {
-      while (!this.stopped && (this.held.length > 0 || this.checkDue)) {
+      while (!this.stopped && (this.held.length > 0 || this.checkDue || this.verifyDue)) {
         try {
           await this.step();
           failures = 0;
@@ -250,6 +274,17 @@ export class FanoutFollower implements LogFollower {
   }
 
   private async step(): Promise<void> {
+    if (this.verifyDue) {
+      // Invariant 5: what was heard so far is of the stream as it is now, or LOG_REPLACED.
+      this.verifyDue = false;
+      try {
+        await this.source.verify();
+      } catch (err) {
+        this.verifyDue = true;
+        throw err;
+      }
+      return;
+    }
     this.catchUpWithReceiver();
     const head = this.held[0];
     if (head) {

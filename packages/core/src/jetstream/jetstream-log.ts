@@ -283,6 +283,7 @@ export class JetStreamLog implements RevisionedLog {
                   this.reader.streamCreated("follow"),
                 ])
               )[0],
+        verify: () => this.reader.streamCreated("follow"),
         read: (from, to) => this.read(from, to),
         tailCheckMs: this.fanout.tailCheckMs,
         reconnectJitterMs: this.fanout.reconnectJitterMs,
