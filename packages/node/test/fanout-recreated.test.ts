@@ -1,7 +1,8 @@
-import { JetStreamLog, type LogEntry } from "@statesync/node";
+import { JetStreamLog, openJetStreamSynchronizer, type LogEntry } from "@statesync/node";
 import type { NatsConnection } from "nats";
 import { afterAll, describe, expect, it } from "vitest";
 import { bytes, tcp, text, uniqueStream, until, useNatsServer } from "./helpers.js";
+import { counter } from "./support/models.js";
 
 // A fan-out follower whose stream an operator deletes and creates again (same name, same
 // republish rule) must stop with LOG_REPLACED and never apply an entry of the new stream
@@ -98,5 +99,40 @@ describe.each(cases)("fan-out follower of a stream deleted and created again, $n
     expect(applied).toHaveLength(50);
     expect(errors.map((e) => e.code)).toEqual(["LOG_REPLACED"]);
     await Promise.all([writer.close(), reader.close(), again.close()]);
+  });
+});
+
+describe.each([
+  { name: "own stream", key: undefined },
+  { name: "shared stream", key: "tenant-a.board" },
+])("a fan-out replica whose stream is deleted and created again, $name", ({ key }) => {
+  it("stalls with LOG_REPLACED, keeping the old stream's state", async () => {
+    const stream = uniqueStream("FANXR");
+    const open = async (tailCheckMs = 60_000) =>
+      openJetStreamSynchronizer({
+        connection: await direct(),
+        stream,
+        key,
+        model: counter,
+        snapshots: false,
+        fanout: { tailCheckMs },
+      });
+    const writer = await open();
+    const replica = await open();
+    for (let n = 1; n <= 50; n++) await writer.updateUnconditionally("record", { id: `old${n}` });
+    await replica.waitFor(writer.revision);
+    const before = replica.state;
+    await writer.close();
+    const admin = await direct();
+    await (await admin.jetstreamManager()).streams.delete(stream);
+    const again = await open();
+    for (let n = 1; n <= 60; n++) await again.updateUnconditionally("record", { id: `new${n}` });
+    await until(() => (replica.status === "stalled" ? true : undefined), 20_000).catch(
+      () => undefined,
+    );
+    expect(replica.state.seen.filter((id) => !id.startsWith("old"))).toEqual([]);
+    expect(replica.state).toEqual(before);
+    expect(replica.stallReason?.code).toBe("LOG_REPLACED");
+    await Promise.all([replica.close(), again.close()]);
   });
 });
