@@ -35,15 +35,17 @@ test("offline edits in two tabs and a reload while offline are each committed on
   await expect(tabs[0]!.page.getByTestId("pending")).toHaveText(/^Offline: 3 edits not sent yet/);
   await expect(tabs[0]!.page.getByTestId("pending-other-tabs")).toHaveText(/^2 edits made in/);
   await expect(tabs[1]!.page.getByTestId("pending-other-tabs")).toHaveText(/^3 edits made in/);
-  // Each tab shows the other's edits at once, without the server (shared over BroadcastChannel).
+  // Each tab shows the other's edits at once, without the server (shared over BroadcastChannel),
+  // and both run them in the order they were made, the order the queues push them in (before,
+  // each tab showed its own first: docs/offline.md, "Tabs").
   const otherTodo = tabs[0]!.page.locator('[data-list-id="todo"]');
   await expect(otherTodo.getByTestId("card")).toHaveText([
     /before/,
+    /typed 1/,
+    /typed 2/,
     /a0/,
     /a1/,
     /a2/,
-    /typed 1/,
-    /typed 2/,
   ]);
   await expect(todo.getByTestId("card")).toHaveText([
     /before/,
@@ -83,6 +85,9 @@ test("offline edits in two tabs and a reload while offline are each committed on
   const titles = node.state.lists.flatMap((l) => l.cards.map((c) => c.title));
   expect(new Set(ids).size).toBe(ids.length);
   expect(titles.filter((t) => t.startsWith("typed"))).toEqual(["typed 1", "typed 2"]);
+  // Committed in the order they were made across the tabs, as they were shown.
+  const todoTitles = node.state.lists.find((l) => l.id === "todo")!.cards.map((c) => c.title);
+  expect(todoTitles).toEqual(["before", "typed 1", "typed 2", "a0", "a1", "a2"]);
   expect(ids.filter((id) => /^(a|n)\d$/.test(id)).sort()).toEqual([
     "a0",
     "a1",
