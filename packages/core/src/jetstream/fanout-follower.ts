@@ -304,9 +304,9 @@ export class FanoutFollower implements LogFollower {
           // handed on after a hole when a second compaction had purged past the latest
           // revision read (a trial: replicas stalled TRUNCATED, or in a shared stream held a
           // wrong state, missed unconditional commands, without an event).
-          await this.readThrough(head.entry.revision);
+          await this.readUpTo(head.entry.revision);
           if (this.stopped || this.revision >= head.entry.revision) return;
-          await this.readThrough(await this.source.latest());
+          await this.readUpTo(await this.source.latest());
           if (this.stopped) return;
           if (this.revision !== head.last) {
             // Tried again after a backoff (a log that went back, or keeps being truncated).
@@ -338,21 +338,20 @@ export class FanoutFollower implements LogFollower {
     }
   }
 
-  /** Reads and delivers the entries after the current revision up to `to`. */
-  private async readUpTo(to: number, expected: number): Promise<void> {
+  /**
+   * Reads and delivers the entries after the current revision up to `to`: by the gap read
+   * (direct gets where allowed, `fanout-gap-read.ts`) that expects `expected` as the last one, or,
+   * without `expected`, by the log's own range read (used-up sequences, truncation).
+   */
+  private async readUpTo(to: number, expected?: number): Promise<void> {
     this.catchUpWithReceiver();
     if (to <= this.revision) return;
-    const s = await this.source.ready();
-    for await (const e of readGap(this.source, s, this.revision + 1, to, expected, this.deps)) {
-      if (this.stopped) return;
-      this.deliver(e);
-    }
-  }
-
-  /** Reads and delivers the entries after the current revision up to `to`, by the range read. */
-  private async readThrough(to: number): Promise<void> {
-    this.catchUpWithReceiver();
-    for await (const e of this.source.read(this.revision + 1, to)) {
+    const from = this.revision + 1;
+    const entries =
+      expected === undefined
+        ? this.source.read(from, to)
+        : readGap(this.source, await this.source.ready(), from, to, expected, this.deps);
+    for await (const e of entries) {
       if (this.stopped) return;
       this.deliver(e);
     }
