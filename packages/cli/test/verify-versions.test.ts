@@ -14,6 +14,8 @@ import {
 } from "./helpers.js";
 
 const MODEL_V2 = fileURLToPath(new URL("./fixtures/counter-v2.mjs", import.meta.url));
+/** Version 2 whose `migrate` refuses a state noting "poison". */
+const MODEL_V2_PICKY = fileURLToPath(new URL("./fixtures/counter-v2-picky.mjs", import.meta.url));
 
 /**
  * `statesync verify` with a model newer than a snapshot entry (docs/cli.md, verify): the entry's
@@ -137,6 +139,40 @@ describe("statesync verify across model versions", () => {
         ),
       },
     ]);
+  });
+
+  it("passes a switch whose base migrates though an earlier state did not; state --at answers from the switch", async () => {
+    // A fresh-eyes trial: version 1 wrote a state version 2's migrate refuses (3), then repaired
+    // it (4); the switch (5) carries the state at 4 migrated. verify read DIVERGES with
+    // switchesChecked 0 (`VALIDATION: revision 5: migrating ... (entry at revision 3)`), and
+    // `state --at 5` exited 1: the replay to the switch migrated every state before it.
+    const stream = uniqueStream("VPASS");
+    const a = await openCounter(ctx.server.url, stream);
+    await a.update("increment", { by: 3 }); // 2
+    await a.update("note", { text: "poison" }); // 3
+    await a.update((d) => {
+      d.notes = ["fine"]; // 4
+    });
+    await a.close();
+    const migrate = await runCli(["migrate", ...where(stream, "--model", MODEL_V2_PICKY)]);
+    expect(migrate.stdout).toMatch(/switch entry at revision 5/); // based on 4
+    await append(stream, [
+      { ...common, v: 3, kind: "command", seed: 1, name: "tag", args: { tag: "red" }, mv: 2 },
+    ]); // 6
+    const report = await runJson(["verify", ...where(stream, "--model", MODEL_V2_PICKY)]);
+    expect(report).toMatchObject({ ok: true, result: "ok", revision: 6, switchesChecked: 1 });
+    const state = (at: string) =>
+      runJson(["state", ...where(stream, "--model", MODEL_V2_PICKY, "--at", at)]);
+    const migrated = { count: 3, notes: ["fine"], tags: [] };
+    expect(await state("5")).toEqual({ revision: 5, state: migrated });
+    expect(await state("6")).toEqual({ revision: 6, state: { ...migrated, tags: ["red"] } });
+    expect(await state("4")).toEqual({ revision: 4, state: migrated });
+    // The state that does not migrate is refused, naming its revision.
+    const at3 = await runCli(["state", ...where(stream, "--model", MODEL_V2_PICKY, "--at", "3")]);
+    expect(at3.code).toBe(1);
+    expect(at3.stderr).toMatch(
+      /^statesync: VALIDATION: migrating to counter v2 failed: Error: cannot migrate poison \(entry at revision 3\)/,
+    );
   });
 
   it("still reports a divergence after the switch: a version-2 snapshot entry that differs", async () => {

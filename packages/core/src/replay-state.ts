@@ -1,6 +1,6 @@
 import { deepFreeze } from "./freeze.js";
 import { RUN_MAX, type BatchItem } from "./apply.js";
-import { MAX_RECENT, type Entry, type OriginRow, type UpdateEntry } from "./entry.js";
+import { MAX_RECENT, type Entry, type UpdateEntry } from "./entry.js";
 import type { GenesisEntry, SnapshotEntry, SwitchEntry } from "./entry.js";
 import { StateSyncError } from "./errors.js";
 import { findNonJson, jsonEqual } from "./json.js";
@@ -10,56 +10,9 @@ import { Origins } from "./pending/origins.js";
 import { RecentIds } from "./recent-ids.js";
 import { StateValidity } from "./command-check.js";
 import { logModelOf, migrateUp, modelOfVersion } from "./versions.js";
+import type { KeptOverReset, StepResult } from "./replay-types.js";
 
-/** What one {@link Replay.step} did. */
-export type StepResult =
-  /** Already consumed (revision not above the current one): nothing happened. */
-  | { kind: "ignored" }
-  /**
-   * Consumed and applied (or a no-op whose command failed: `error` is set). A chunked snapshot
-   * entry loaded from its parts lists what replaying the entries held since them did (`replayed`).
-   * `duplicate`: a re-sent queued update already applied, consumed without effect.
-   */
-  | {
-      kind: "applied";
-      entry: Entry;
-      error?: StateSyncError;
-      replayed?: StepResult[];
-      duplicate?: true;
-      /** The state this replay held when a re-anchoring replaced it (see {@link KeptOverReset}). */
-      kept?: KeptOverReset;
-    }
-  /**
-   * Held, the revision unchanged: the replica has no state to apply it to yet and waits for a
-   * chunked snapshot entry whose parts it holds (see `ChunkCollector`). `error`: a chunked
-   * snapshot entry refused (malformed parts), reported, not a stop.
-   */
-  | { kind: "pending"; error?: StateSyncError }
-  /** Consumed without effect because it is malformed (every replica skips it alike). */
-  | { kind: "skipped"; error: StateSyncError }
-  /** Not consumed: the replica must stop before it. */
-  | { kind: "stall"; error: StateSyncError };
-
-/**
- * What a replay held when a snapshot entry of the model's initial state, based on its own
- * revision, replaced it: the entry a replica without a state writes when it opens a log its
- * operator purged whole (`FirstEntry.reanchor`), read by a replica that stayed live across the
- * purge or restarted from a local snapshot. A replica that compacts writes this state back
- * (`writeBackOverReset`, engine/log-changes.ts) conditionally on `at`, the snapshot entry's
- * revision; before, the purge's race decided whether the state was kept or reset (stop 25's
- * trial, HIGH).
- */
-export interface KeptOverReset {
-  /** The revision of the snapshot entry that replaced the state. */
-  readonly at: number;
-  /** The revision of the state that was replaced. */
-  readonly from: number;
-  readonly state: unknown;
-  readonly model: Model<any, any>;
-  readonly recent: Array<[string, number, number]>;
-  readonly switchedFrom: number | undefined;
-  readonly origins: OriginRow[] | undefined;
-}
+export type { KeptOverReset, StepResult } from "./replay-types.js";
 
 /**
  * What a {@link Replay} stands on: the state in the log's model version, the revision, the
@@ -95,6 +48,15 @@ export class ReplayState<S, C extends CommandMap<S>> {
   protected view: { revision: number; logState: unknown; state: S } | undefined;
   /** What is known of the validity of `logState` (makes checked commands cheap: command-check.ts). */
   protected readonly validity = new StateValidity();
+  /**
+   * Whether the states this replay passes through must migrate up while the log is at an older
+   * version (a replica stops before an entry whose state it cannot show, checked per run:
+   * `RunReplay.applyRun`). A history replay (`stateAt`) sets it false: it shows one revision,
+   * so only that state is migrated ({@link answer}), and a replay across a switch goes on from
+   * the switch entry's carried state. Before, a state that failed to migrate in passing stopped
+   * `stateAt` of every revision after it, the switch and later included (a fresh-eyes trial).
+   */
+  checkMigrations = true;
 
   constructor(
     protected readonly model: Model<S, C>,
@@ -128,6 +90,18 @@ export class ReplayState<S, C extends CommandMap<S>> {
     const state = migrateUp(this.model, this.logModel, this.logState);
     this.view = { revision: this.revision, logState: this.logState, state };
     return state;
+  }
+
+  /**
+   * {@link state}, a failed migration naming the revision (`VALIDATION`): what a history replay
+   * answers for the revision it stands on.
+   */
+  answer(): S {
+    try {
+      return this.state;
+    } catch (e) {
+      throw e instanceof StateSyncError ? withRevision(e, this.revision) : e;
+    }
   }
 
   /** Whether the log is at an older version of the model than this one. */
@@ -306,7 +280,7 @@ export class ReplayState<S, C extends CommandMap<S>> {
     model: Model<any, any>,
     revision: number,
   ): StateSyncError | undefined {
-    if (model === this.model) return undefined;
+    if (model === this.model || !this.checkMigrations) return undefined;
     try {
       this.view = { revision, logState: state, state: migrateUp(this.model, model, state) };
       return undefined;
