@@ -1,4 +1,5 @@
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { JetStreamLog } from "@statesync/node";
 import { describe, expect, it } from "vitest";
 import {
@@ -67,6 +68,23 @@ describe("a sealed stream", () => {
     const r = await runCli(["compact", ...target(ctx.server.url, stream, "--model", MODEL)]);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/^statesync: STREAM_CONFIG: .*a sealed stream cannot be written/);
+  });
+
+  it("is refused by migrate, and by migrate --dry-run alike (it runs the switch's checks)", async () => {
+    // Before, the dry run opened the log read-only and said "would switch" (exit 0) for a
+    // switch the real run refused (a fresh-eyes trial found the same with PAYLOAD_TOO_LARGE).
+    const stream = await sealedStream();
+    const v2 = fileURLToPath(new URL("./fixtures/counter-v2.mjs", import.meta.url));
+    for (const extra of [["--dry-run"], []]) {
+      const r = await runCli([
+        "migrate",
+        ...target(ctx.server.url, stream, "--model", v2),
+        ...extra,
+      ]);
+      expect(r.code).toBe(1);
+      expect(r.stdout).toBe("");
+      expect(r.stderr).toMatch(/^statesync: STREAM_CONFIG: .*a sealed stream cannot be written/);
+    }
   });
 
   it("a log opened read-only refuses writes without sending them", async () => {

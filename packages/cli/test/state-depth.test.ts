@@ -64,6 +64,23 @@ describe("statesync and a state nested too deep", () => {
     await late.close();
   });
 
+  it("migrate --dry-run refuses a switch too deep to carry, as migrate does", async () => {
+    // A fresh-eyes trial found the dry run skipping the switch's checks (its size, here its depth).
+    const stream = await seeded(300);
+    const args = ["migrate", ...server(), "--stream", stream, "--model", `${TREE}#treeV2`];
+    const dry = await runCli([...args, "--dry-run"]);
+    expect(dry.code).toBe(1);
+    expect(dry.stderr).toMatch(
+      /^statesync: VALIDATION: cannot switch the log to tree v2 at revision 2: .*deeper than 255 levels.*; dry run: nothing was written\n$/,
+    );
+    const real = await runCli(args);
+    expect(real.code).toBe(1);
+    expect(real.stderr).toMatch(
+      /^statesync: VALIDATION: cannot switch the log to tree v2 at revision 2: .*deeper than 255 levels/,
+    );
+    expect((await runJson(["info", ...server(), "--stream", stream])).revision).toBe(2);
+  });
+
   it("export refuses a state import could not restore: exit 1, no file", async () => {
     const stream = await seeded(300);
     const backup = file();

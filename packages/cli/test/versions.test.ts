@@ -1,8 +1,14 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { encodeEntry, JetStreamLog, openSynchronizer } from "@statesync/node";
-import { describe, expect, it } from "vitest";
+import {
+  encodeEntry,
+  JetStreamLog,
+  openSynchronizer,
+  startNatsServer,
+  type NatsServer,
+} from "@statesync/node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   MODEL,
   openCounter,
@@ -236,5 +242,39 @@ describe("statesync and model versions", () => {
     expect(r.stderr.trim()).toBe(
       "statesync: MODEL_UPGRADED: the log is at counter v2 (latest revision 4, since its genesis entry at revision 1), newer than --model v1: migrate only switches a log to a newer version",
     );
+  });
+});
+
+/**
+ * `migrate --dry-run` runs every check of the switch before it would write (docs/cli.md,
+ * migrate). A fresh-eyes trial: on a server with `max_payload: 65536` and a version-1 state of
+ * about 90 KB, the dry run said "would switch ... (nothing written)", exit 0, and the real run
+ * was refused `PAYLOAD_TOO_LARGE`, exit 1.
+ */
+describe("statesync migrate --dry-run on a small max_payload", () => {
+  let server: NatsServer;
+  beforeAll(async () => {
+    server = await startNatsServer({ extraConfig: "max_payload: 65536" });
+  });
+  afterAll(() => server?.stop());
+
+  it("refuses a switch entry larger than the log accepts, as the real run does, saying it was a dry run", async () => {
+    const stream = uniqueStream("MIGBIG");
+    const a = await openCounter(server.url, stream);
+    for (let i = 0; i < 30; i++) await a.update("note", { text: `${i} ${"p".repeat(3_000)}` });
+    await a.close();
+    const args = ["migrate", ...target(server.url, stream), "--model", MODEL_V2];
+    const dry = await runCli([...args, "--dry-run"]);
+    expect(dry.code).toBe(1);
+    expect(dry.stdout).toBe("");
+    expect(dry.stderr).toMatch(
+      /^statesync: PAYLOAD_TOO_LARGE: cannot switch the log to counter v2 at revision 31: the switch entry is \d+ bytes; the log accepts at most \d+; dry run: nothing was written\n$/,
+    );
+    const real = await runCli(args);
+    expect(real.code).toBe(1);
+    expect(real.stderr).toMatch(
+      /^statesync: PAYLOAD_TOO_LARGE: cannot switch the log to counter v2 at revision 31: the switch entry is \d+ bytes; the log accepts at most \d+; nothing was written/,
+    );
+    expect((await runJson(["info", ...target(server.url, stream)])).revision).toBe(31);
   });
 });

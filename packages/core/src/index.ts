@@ -118,6 +118,7 @@ export type {
   CompactionResult,
   QueuedPromise,
   SubscribeOptions,
+  UpgradeOptions,
 } from "./synchronizer-types.js";
 export type { SyncRecipe } from "./type-checks.js";
 export type { CompactionOptions } from "./compaction-policy.js";

@@ -91,6 +91,18 @@ export interface SubscribeOptions {
   optimistic?: boolean;
 }
 
+/** Options of `upgrade`. */
+export interface UpgradeOptions {
+  /**
+   * `true`: catch up and run every check of the switch (its migration, the entry's nesting depth
+   * and size against the log's limit, its format), writing nothing: resolves with the revision
+   * the switch entry would be based on, or rejects as the switch would (the message ends "dry
+   * run: nothing was written", `details.dryRun`), leaving the replica writable. Not checked: the
+   * permission to append.
+   */
+  dryRun?: boolean;
+}
+
 /** A recipe: mutates the draft; its return value becomes `result`. Must be synchronous. */
 export type Recipe<S, R> = (draft: Draft<S>, ctx: UpdateContext) => R;
 
@@ -281,11 +293,12 @@ export interface StateSynchronizer<
    * conditionally, so it is written once however many replicas call this together. Resolves with
    * the revision of the switch entry (this replica's or another's), or the current revision when
    * the log is already at this version. With `upgrade: "on-open"` (the default) replicas do this
-   * when they open and before they first append. Throws `VALIDATION` when a `migrate` fails,
-   * `RETRY_LIMIT` after 100 lost races, `PERMISSION_DENIED` for a reader, and what `update`
-   * throws.
+   * when they open and before they first append. Throws `VALIDATION` when a `migrate` fails or
+   * the state nests too deep for an entry, `PAYLOAD_TOO_LARGE` when the switch entry is larger
+   * than the log accepts, `RETRY_LIMIT` after 100 lost races, `PERMISSION_DENIED` for a reader,
+   * and what `update` throws. `{ dryRun: true }` writes nothing (see {@link UpgradeOptions}).
    */
-  upgrade(): Promise<{ readonly revision: number }>;
+  upgrade(options?: UpgradeOptions): Promise<{ readonly revision: number }>;
 
   /**
    * Whether the log is at an older version of this model (it has not switched yet): reads show

@@ -5,6 +5,7 @@ import {
   parsePendingId,
   parseRevision,
   parseSubscribeOptions,
+  parseUpgradeOptions,
   parseWaitOptions,
 } from "./engine/call-args.js";
 import type { Compactor } from "./engine/compactor.js";
@@ -40,6 +41,7 @@ import type {
   UnconditionalResult,
   UpdateOptions,
   UpdateResult,
+  UpgradeOptions,
 } from "./synchronizer-types.js";
 
 /**
@@ -333,8 +335,9 @@ class Synchronizer<S, C extends CommandMap<S>> implements StateSynchronizer<S, C
     }
   }
 
-  upgrade(): Promise<{ readonly revision: number }> {
-    return this.upgrader.upgrade().then((revision) => ({ revision }));
+  async upgrade(options?: UpgradeOptions): Promise<{ readonly revision: number }> {
+    const { dryRun } = parseUpgradeOptions(options); // VALIDATION: a rejection, not a throw
+    return { revision: await this.upgrader.upgrade(dryRun) };
   }
   get upgradePending(): boolean {
     return this.replica.legacy;

@@ -58,6 +58,31 @@ describe("a model switch of a state nested too deep", () => {
   });
 });
 
+describe("upgrade({ dryRun: true })", () => {
+  it("refuses as the switch would, saying so, writes nothing and leaves the replica writable; resolves the base once the state can be carried", async () => {
+    // `statesync migrate --dry-run` said "would switch" for a switch the real run refused.
+    const log = new MemoryLog();
+    const old = await openNest(log);
+    await old.updateUnconditionally("setDepth", { levels: 300 });
+    const v2 = await openNest(log, { model: nestV2, upgrade: "manual" });
+    const refused = await v2.upgrade({ dryRun: true }).catch((e: StateSyncError) => e);
+    expect(refused).toMatchObject({
+      code: "VALIDATION",
+      details: { upgradeRefused: true, dryRun: true, revision: old.revision },
+      message: expect.stringMatching(/deeper than 255 levels.*; dry run: nothing was written$/),
+    });
+    expect(v2.writeError).toBeUndefined(); // a dry run changes nothing
+    expect(await switchEntries(log)).toBe(0);
+    expect(await codeOf(v2.upgrade({ dryRun: "yes" } as never))).toBe("VALIDATION");
+
+    await old.updateUnconditionally("setDepth", { levels: 3 });
+    expect(await v2.upgrade({ dryRun: true })).toEqual({ revision: old.revision });
+    expect(v2.upgradePending).toBe(true);
+    expect(await switchEntries(log)).toBe(0);
+    await Promise.all([old.close(), v2.close()]);
+  });
+});
+
 /** A store whose snapshots' `tree` is replaced by `tree` when set (a file tampered with). */
 class TamperedStore extends MemorySnapshotStore {
   tree: unknown;

@@ -3,7 +3,8 @@
  * (docs/versions.md) with the engine's `upgrade()`: a switch entry carrying the state migrated
  * through the model's `migrate` functions, appended conditionally, so it is written once however
  * many replicas or operators do this together. `--dry-run` writes nothing and prints what the
- * switch would carry. Exit 0 also when the log is already at the model's version (nothing to do).
+ * switch would carry, after every check the switch runs before it writes (the engine's
+ * `upgrade({ dryRun: true })`: a switch the real run refuses is refused, exit 1). Exit 0 also when the log is already at the model's version (nothing to do).
  */
 import type { Command } from "commander";
 import { isStateSyncError, StateSyncError, type JetStreamLog } from "@statesync/node";
@@ -64,7 +65,8 @@ export function registerMigrate(program: Command): void {
               }
               const logVersion = (await readLogVersion(log))?.version ?? 0;
               if (args.dryRun) {
-                const revision = replica.revision;
+                // Every check of the switch, nothing written: a refusal is the real run's.
+                const { revision } = await replica.upgrade({ dryRun: true });
                 return {
                   ...common,
                   from: logVersion,
@@ -82,7 +84,10 @@ export function registerMigrate(program: Command): void {
                 state: replica.state,
               };
             }).catch((e: unknown) => refusal(e, log, model)),
-          { write: !args.dryRun },
+          // Opened for writing in a dry run too, with the checks of a log written to (a sealed
+          // stream, the stream's and the server's message size limits): the dry run refuses what
+          // the switch would. It appends nothing: `upgrade({ dryRun: true })` never does.
+          { write: true },
         ),
       );
       if (o.json) return printJson(result);

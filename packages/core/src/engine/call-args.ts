@@ -1,8 +1,9 @@
 /**
  * The arguments of the replica's calls that take something other than an update (those are
  * options.ts's `parseUpdateOptions`): `waitFor`, `synced`, `subscribe`, `discard`, `history`,
- * `stateAt`, and none at all for `compact`, `saveSnapshot`, `flush`, `clearPending`,
- * `rebindPending`, `close`. Each is checked with zod at the call, before any work starts, and bad input is
+ * `stateAt`, `upgrade`, and none at all for `compact`, `saveSnapshot`, `flush`,
+ * `clearPending`, `rebindPending`. Each is checked with zod at the call, before any work starts,
+ * and bad input is
  * `VALIDATION` naming the call and what is wrong (an unknown key by name).
  *
  * The kind of fault (a fresh-eyes trial): these calls read their arguments as the types said and
@@ -35,6 +36,8 @@ const subscribeOptionsSchema = z.strictObject({ optimistic: z.boolean().optional
 const historyOptionsSchema = z
   .strictObject({ from: revisionSchema.optional(), to: revisionSchema.optional() })
   .optional();
+
+const upgradeOptionsSchema = z.strictObject({ dryRun: z.boolean().optional() }).optional();
 
 /** A pending update's id: a positive safe integer. */
 const pendingIdSchema = z.number().int().positive();
@@ -82,6 +85,16 @@ export function parseHistoryOptions(options: unknown): { from?: number; to?: num
     throw new StateSyncError("VALIDATION", `from (${from}) is after to (${to})`);
   }
   return parsed;
+}
+
+/**
+ * The options of `upgrade`: `{ dryRun? }` or undefined. Returns whether it is a dry run. Throws
+ * `VALIDATION` for anything else (an unknown key, a non-boolean).
+ */
+export function parseUpgradeOptions(options: unknown): { dryRun: boolean } {
+  return {
+    dryRun: check(upgradeOptionsSchema, options, "invalid upgrade options")?.dryRun === true,
+  };
 }
 
 /**

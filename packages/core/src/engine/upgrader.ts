@@ -117,10 +117,31 @@ export class Upgrader<S, C extends CommandMap<S>> {
   /**
    * Switches the log to this version if it is at an older one; resolves with the revision of the
    * switch entry (this replica's or another's), or the current revision when nothing was to do.
+   * With `dryRun`, see {@link dryRun}.
    */
-  upgrade(): Promise<number> {
+  upgrade(dryRun = false): Promise<number> {
+    if (dryRun) return this.dryRun();
     this.running ??= this.run().finally(() => (this.running = undefined));
     return this.running;
+  }
+
+  /**
+   * Everything a switch does before it appends, appending nothing: catches up, then builds and
+   * checks the switch entry on the current revision (its migration, depth, size against the
+   * log's limit, format: `prepare`), and resolves with that revision (the current one when the
+   * log is at this version already). A refusal is the real switch's, its message ending with
+   * "dry run: nothing was written" (`details.dryRun`), and leaves the replica as it was. Before,
+   * `statesync migrate --dry-run` only migrated the state, and said "would switch" for a switch
+   * the real run refused `PAYLOAD_TOO_LARGE` (a fresh-eyes trial). Not checked: the permission to
+   * append, and the races with other writers.
+   */
+  private async dryRun(): Promise<number> {
+    this.status.assertUsable();
+    await this.opener.fetchUpdates();
+    if (!this.replica.legacy) return this.replica.revision;
+    const base = this.replica.revision;
+    await this.prepare(base, true);
+    return base;
   }
 
   private async run(): Promise<number> {
@@ -157,9 +178,10 @@ export class Upgrader<S, C extends CommandMap<S>> {
    * The switch entry based on `base`, encoded and checked. When the state cannot be carried (its
    * migration fails, it nests deeper than `MAX_STATE_DEPTH`, or it is larger than one entry), the
    * refusal would meet every update (each must switch first): it makes the replica not writable
-   * with that error (invariant 4) and is thrown with `details.upgradeRefused`.
+   * with that error (invariant 4) and is thrown with `details.upgradeRefused`; in a `dryRun`,
+   * it is thrown saying so and changes nothing.
    */
-  private async prepare(base: number): Promise<Prepared> {
+  private async prepare(base: number, dryRun = false): Promise<Prepared> {
     try {
       const state = this.replica.migratedState(); // throws VALIDATION when a migration fails
       if (nestedDeeperThan(state, MAX_STATE_DEPTH)) {
@@ -186,10 +208,18 @@ export class Upgrader<S, C extends CommandMap<S>> {
       return await this.appender.prepare(entry, "the switch entry");
     } catch (e) {
       if (!isStateSyncError(e, "VALIDATION") && !isStateSyncError(e, "PAYLOAD_TOO_LARGE")) throw e;
+      const what = `cannot switch the log to ${this.model.name} v${this.model.version} at revision ${base}: ${e.message}`;
+      const details = { ...e.details, upgradeRefused: true, revision: base };
+      if (dryRun) {
+        throw new StateSyncError(e.code, `${what}; dry run: nothing was written`, {
+          cause: e,
+          details: { ...details, dryRun: true },
+        });
+      }
       const refused = new StateSyncError(
         e.code,
-        `cannot switch the log to ${this.model.name} v${this.model.version} at revision ${base}: ${e.message}; nothing was written, and updates fail until the switch can be written`,
-        { cause: e, details: { ...e.details, upgradeRefused: true, revision: base } },
+        `${what}; nothing was written, and updates fail until the switch can be written`,
+        { cause: e, details },
       );
       this.status.cannotWrite(refused);
       throw refused;
