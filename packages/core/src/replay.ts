@@ -34,7 +34,8 @@ const PENDING: StepResult = { kind: "pending" };
  * depends only on the log, so replicas of different versions that read an entry agree on it or
  * one of them stops. (One exception: the migrated view is checked at the end of each run of
  * entries applied together, see `RunReplay.applyRun`, so a state that fails to migrate only in
- * passing stops the replays that checked it.)
+ * passing stops the replays that checked it; a history replay, `stateAt`, checks only the state
+ * it answers: `checkMigrations`.)
  *
  * Chunked snapshots (docs/format.md): a replay that read every entry since a chunked snapshot's
  * `base` passes over its parts and its snapshot entry (its state already is the one they name).
