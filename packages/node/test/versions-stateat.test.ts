@@ -12,19 +12,20 @@ import { uniqueStream, useNatsServer } from "./helpers.js";
  * `stateAt(6)` rejected `VALIDATION ... cannot migrate poison (entry at revision 3)` on the
  * very replica that wrote the switch, and on every fresh version-2 replica.
  */
+/** `add`, for any state with `cards`. */
+const add = <S extends { cards: string[] }>() => ({
+  args: z.object({ text: z.string() }),
+  apply(d: S, { text }: { text: string }) {
+    d.cards.push(text);
+  },
+});
+
 const boardV1 = defineModel({
   name: "board",
   version: 1,
   state: z.object({ cards: z.array(z.string()) }),
   initial: { cards: [] as string[] },
-  commands: {
-    add: {
-      args: z.object({ text: z.string() }),
-      apply(d, { text }) {
-        d.cards.push(text);
-      },
-    },
-  },
+  commands: { add: add<{ cards: string[] }>() },
 });
 
 const boardV2 = defineModel({
@@ -33,7 +34,7 @@ const boardV2 = defineModel({
   state: z.object({ cards: z.array(z.string()), tags: z.array(z.string()) }),
   initial: { cards: [] as string[], tags: [] as string[] },
   commands: {
-    add: boardV1.commands.add,
+    add: add<{ cards: string[]; tags: string[] }>(),
     tag: {
       args: z.object({ t: z.string() }),
       apply(d, { t }) {
