@@ -3,8 +3,7 @@
  * options.ts's `parseUpdateOptions`): `waitFor`, `synced`, `subscribe`, `discard`, `history`,
  * `stateAt`, `upgrade`, and none at all for `compact`, `saveSnapshot`, `flush`,
  * `clearPending`, `rebindPending`. Each is checked with zod at the call, before any work starts,
- * and bad input is
- * `VALIDATION` naming the call and what is wrong (an unknown key by name).
+ * and bad input is `VALIDATION` naming the call and what is wrong (an unknown key by name).
  *
  * The kind of fault (a fresh-eyes trial): these calls read their arguments as the types said and
  * trusted them. `synced({ signal: "x" })` rejected with a raw `TypeError` from a `WeakMap`, after
