@@ -71,6 +71,7 @@ describe("statesync verify and compact", () => {
       problems: [],
       skipped: 0,
       invalidState: null,
+      invalidSince: null,
     });
     const text = await runCli(["verify", ...where(stream)]);
     expect(text.code).toBe(0);
@@ -145,14 +146,18 @@ describe("statesync verify and compact", () => {
     expect(text.code).toBe(1);
     // Before: "SKIPS 1 entry (every replica alike)" alone; the invalid state only in --json.
     expect(text.stdout).toMatch(/result\s+SKIPS 1 entry \(every replica alike\); INVALID STATE\n/);
+    // The entry that made it so, not the last revision (a trial: only 4 was named).
     expect(text.stdout).toMatch(
-      /state\s+the replayed state fails the model's schema: .* at \/count/,
+      /state\s+the replayed state fails the model's schema, since revision 3: .* at \/count/,
     );
     const report = await runCli(["verify", ...where(stream), "--json"]);
     expect(JSON.parse(report.stdout)).toMatchObject({
       result: "skips",
       skipped: 1,
-      invalidState: expect.stringMatching(/fails the model's schema: .* at \/count$/),
+      invalidState: expect.stringMatching(
+        /fails the model's schema, since revision 3: .* at \/count$/,
+      ),
+      invalidSince: 3,
     });
 
     // `state` prints it (every replica holds it), says it fails the schema, exits 0.

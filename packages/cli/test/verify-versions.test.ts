@@ -89,6 +89,7 @@ describe("statesync verify across model versions", () => {
       problems: [],
       skipped: 0,
       invalidState: null,
+      invalidSince: null,
     });
     const text = await runCli(["verify", ...where(stream, "--model", MODEL_V2)]);
     expect(text.stderr).toBe("");

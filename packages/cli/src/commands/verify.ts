@@ -26,6 +26,7 @@ import { withReplica, type AnyReplica } from "../replica.js";
 import { withLog, withSession } from "../session.js";
 import { snapshotAtModel } from "../snapshot-state.js";
 import { firstDifference } from "../verify-diff.js";
+import { invalidSince } from "../invalid-since.js";
 import { readWhole } from "../whole-read.js";
 import { MODEL_OPTION } from "./state.js";
 
@@ -84,6 +85,12 @@ export interface VerifyReport {
    * its worst finding, and this says the state is invalid too.
    */
   invalidState: string | null;
+  /**
+   * The revision of the entry after which the state has failed the schema ever since (the first
+   * retained revision when the starting point carries it), or null (the state passes, or it
+   * could not be told).
+   */
+  invalidSince: number | null;
 }
 
 /** The most problems `--json` lists (a log of a million malformed entries stays readable). */
@@ -192,6 +199,7 @@ export async function verifyLog(log: JetStreamLog, open: OpenReplica): Promise<V
     problems: [],
     skipped: 0,
     invalidState: null,
+    invalidSince: null,
   };
   // The entries the engine reported skipping or making a no-op of (every replica alike).
   const skipped = new Set<Divergence>();
@@ -213,11 +221,21 @@ export async function verifyLog(log: JetStreamLog, open: OpenReplica): Promise<V
       report.switchesChecked = checked.switches;
       const valid = model.state.safeParse(replica.state);
       if (!valid.success) {
+        const issue = valid.error.issues[0];
+        // Which entry put it there (a trial: only the last revision was named).
+        const since = await invalidSince(
+          (r) => replica.stateAt(r),
+          (state) => model.state.safeParse(state).success,
+          info.firstRevision,
+          replica.revision,
+        );
+        report.invalidSince = since ?? null;
+        const origin = since === undefined ? "" : `, since revision ${since}`;
         found.push(
           (invalid = {
             revision: replica.revision,
             code: "VALIDATION",
-            problem: `the replayed state fails the model's schema: ${valid.error.issues[0]?.message ?? ""} at /${valid.error.issues[0]?.path.join("/") ?? ""}`,
+            problem: `the replayed state fails the model's schema${origin}: ${issue?.message ?? ""} at /${issue?.path.join("/") ?? ""}`,
           }),
         );
       }
