@@ -5,11 +5,24 @@
  * stops at (before, the CLI marked only entries that do not decode, and printed a stale
  * conditional update or a command whose arguments fail the schema as if it applied: fresh-eyes
  * trial).
+ *
+ * One verdict depends on the replica, not the log alone: while the log is at an older version,
+ * replicas check that the state migrates after each run of plain entries they apply together
+ * (`replay-runs.ts`), so a state that fails to migrate and is repaired by a later plain entry
+ * stops the replicas that checked it (a live follower that received it alone) and not the
+ * others (a catch-up that read on to the repair): `may-stop`, and the replay goes on. When no
+ * plain entry repairs it (the run of failing states ends at another kind of entry, or the log
+ * ends), every replica stops at its first entry: {@link stop}, {@link end}. (Before, the check
+ * ran after every entry, and `history --model` marked such an entry `stops` and every later one
+ * `not replayed` while `verify` said ok: a fresh-eyes trial.)
  */
-import type { StateSyncError } from "./errors.js";
+import { batchItem } from "./apply.js";
+import { StateSyncError } from "./errors.js";
 import type { LogEntry } from "./log.js";
 import type { CommandMap, Model } from "./model.js";
 import { Replay } from "./replay.js";
+import type { StepResult } from "./replay-types.js";
+import { writerVersion } from "./versions.js";
 
 /** What the replay did with one entry. */
 export type EntryVerdict =
@@ -33,8 +46,21 @@ export type EntryVerdict =
   | { readonly kind: "held"; readonly error?: StateSyncError }
   /** The replay stops before it: every replica stops there (`error` says why). */
   | { readonly kind: "stops"; readonly error: StateSyncError }
+  /**
+   * Applied, but the state after it does not migrate to the model's version (`error`:
+   * `VALIDATION`) while a later plain entry may repair it: replicas that check this state alone
+   * stop before it, the others go on. Settled by {@link EntryVerdicts.stop} when it turns out
+   * every replica stops there.
+   */
+  | { readonly kind: "may-stop"; readonly error: StateSyncError }
   /** After the entry the replay stopped at (revision `stoppedAt`): never replayed. */
   | { readonly kind: "unreached"; readonly stoppedAt: number };
+
+/** Where every replica stops: the revision of the entry, and why. */
+export interface ReplayStop {
+  readonly stoppedAt: number;
+  readonly error: StateSyncError;
+}
 
 /**
  * A replay of `model` over a log, fed its entries in order from the first retained one
@@ -42,16 +68,63 @@ export type EntryVerdict =
  */
 export class EntryVerdicts<S, C extends CommandMap<S>> {
   private readonly replay: Replay<S, C>;
-  private stoppedAt: number | undefined;
+  private stopped: ReplayStop | undefined;
+  /** The first of the states in a row that fail to migrate, not repaired yet (`may-stop`). */
+  private failing: ReplayStop | undefined;
 
   constructor(model: Model<S, C>, contiguous: boolean) {
     this.replay = new Replay(model, contiguous);
+    this.replay.checkMigrations = false; // checked here, so a state repaired later goes on
   }
 
   /** The verdict on `entry`, the entry after the last one given. */
   next(entry: LogEntry): EntryVerdict {
-    if (this.stoppedAt !== undefined) return { kind: "unreached", stoppedAt: this.stoppedAt };
+    if (this.stopped) return { kind: "unreached", stoppedAt: this.stopped.stoppedAt };
     const r = this.replay.step(entry);
+    const plain = this.plain(r, entry.revision);
+    if (this.failing) {
+      // Every replica's run ends at a failing state unless a plain entry carries it on.
+      if (!plain) return this.stopAt(this.failing);
+      if (this.migrationError() === undefined) this.failing = undefined; // repaired
+      return { kind: "applied" };
+    }
+    const verdict = this.verdictOf(r, entry.revision);
+    if (verdict.kind !== "applied" && verdict.kind !== "held") return verdict;
+    const error = this.migrationError();
+    if (error === undefined) return verdict;
+    const failed = { stoppedAt: entry.revision, error };
+    if (!plain) {
+      this.stopped = failed; // applied alone: every replica checks it
+      return { kind: "stops", error };
+    }
+    this.failing = failed;
+    return { kind: "may-stop", error };
+  }
+
+  /** Where every replica stops, as known from the entries given so far (undefined: nowhere). */
+  get stop(): ReplayStop | undefined {
+    return this.stopped;
+  }
+
+  /**
+   * Where every replica stops if the log ends after the last entry given: {@link stop}, or the
+   * first of the states that fail to migrate still unrepaired (its entry was `may-stop`).
+   */
+  end(): ReplayStop | undefined {
+    return this.stopped ?? this.failing;
+  }
+
+  /** Whether a `may-stop` waits for a later entry to repair its state or not. */
+  get pending(): boolean {
+    return this.stopped === undefined && this.failing !== undefined;
+  }
+
+  private stopAt(stop: ReplayStop): EntryVerdict {
+    this.stopped = stop;
+    return { kind: "unreached", stoppedAt: stop.stoppedAt };
+  }
+
+  private verdictOf(r: StepResult, revision: number): EntryVerdict {
     switch (r.kind) {
       case "applied":
         if (r.error) return { kind: "no-op", error: r.error };
@@ -59,12 +132,42 @@ export class EntryVerdicts<S, C extends CommandMap<S>> {
       case "skipped":
         return { kind: "skipped", error: r.error };
       case "stall":
-        this.stoppedAt = entry.revision;
+        this.stopped = { stoppedAt: revision, error: r.error };
         return { kind: "stops", error: r.error };
       case "pending":
         return r.error ? { kind: "held", error: r.error } : { kind: "held" };
       case "ignored":
         return { kind: "no-op" };
+    }
+  }
+
+  /**
+   * Whether `r` applied a plain entry, one a replica applies in a run with those around it
+   * (`RunReplay.plainRun`): an update or a known command of the log's version, with effect.
+   */
+  private plain(r: StepResult, revision: number): boolean {
+    if (r.kind !== "applied" || r.error || r.duplicate) return false;
+    const { entry } = r;
+    if (entry.kind !== "update" && entry.kind !== "command") return false;
+    const { logModel, switchedFrom } = this.replay;
+    if (
+      entry.kind === "command" &&
+      writerVersion(entry, logModel, switchedFrom) !== logModel.version
+    )
+      return false;
+    return batchItem(logModel, entry, revision) !== undefined;
+  }
+
+  /** The error migrating the replay's state to the model's version (`VALIDATION`), if any. */
+  private migrationError(): StateSyncError | undefined {
+    if (!this.replay.legacy) return undefined;
+    try {
+      this.replay.answer();
+      return undefined;
+    } catch (e) {
+      return e instanceof StateSyncError
+        ? e
+        : new StateSyncError("VALIDATION", `migrating failed: ${String(e)}`, { cause: e });
     }
   }
 }

@@ -126,7 +126,7 @@ export type { HistoryEntry, HistoryOptions } from "./history.js";
 export { rebuildStateAt } from "./history.js";
 /** Model chains (docs/versions.md): the model an entry puts the log at, a state migrated up. */
 export { logModelOf, migrateUp } from "./versions.js";
-export { EntryVerdicts, type EntryVerdict } from "./entry-verdicts.js";
+export { EntryVerdicts, type EntryVerdict, type ReplayStop } from "./entry-verdicts.js";
 export { createSynchronizer } from "./synchronizer.js";
 /** Whether a log went back under a position (a revision and its entry's message id). */
 export { logWentBack } from "./engine/log-changes.js";

@@ -70,4 +70,69 @@ describe("EntryVerdicts", () => {
     expect(got[6]).toMatchObject({ error: { code: "UNKNOWN_COMMAND" } });
     expect(got[7]).toEqual({ kind: "unreached", stoppedAt: 7 });
   });
+
+  describe("a state that fails to migrate to the model's version", () => {
+    // Version 2 refuses a version-1 state with a negative n.
+    const v2 = defineModel({
+      name: "verdicts",
+      version: 2,
+      predecessor: model,
+      migrate: (s: { n: number }) => {
+        if (s.n < 0) throw new Error("negative");
+        return s;
+      },
+      state: model.state,
+      initial: model.initial,
+      commands: model.commands,
+    });
+    const genesis: Entry = {
+      ...head,
+      kind: "genesis",
+      model: model.name,
+      version: 1,
+      initialHash: model.initialHash,
+    };
+    const verdictsOf = (entries: Entry[]) => {
+      const verdicts = new EntryVerdicts(v2, true);
+      const got = entries.map((e, i) =>
+        verdicts.next({ revision: i + 1, data: encodeEntry(e), messageId: `m${i}` }),
+      );
+      return { kinds: got.map((v) => v.kind), got, end: verdicts.end() };
+    };
+
+    it("may stop some replicas when a later plain entry repairs it, and the replay goes on", () => {
+      const { kinds, got, end } = verdictsOf([
+        genesis,
+        command("add", { by: -1 }), // 2: fails to migrate
+        command("add", { by: -1 }), // 3: still
+        command("add", { by: 5 }), // 4: repaired
+        command("add", { by: 1 }), // 5
+      ]);
+      expect(kinds).toEqual(["applied", "may-stop", "applied", "applied", "applied"]);
+      expect(got[1]).toMatchObject({ error: { code: "VALIDATION" } });
+      expect(end).toBeUndefined();
+    });
+
+    it("stops every replica at the first failing state when the log ends before a repair", () => {
+      const { kinds, end } = verdictsOf([
+        genesis,
+        command("add", { by: -1 }),
+        command("add", { by: 0 }),
+      ]);
+      expect(kinds).toEqual(["applied", "may-stop", "applied"]);
+      expect(end).toMatchObject({ stoppedAt: 2, error: { code: "VALIDATION" } });
+    });
+
+    it("stops every replica there when another kind of entry ends the run before a repair", () => {
+      // A stale update ends every replica's run of plain entries: the run's end state is checked.
+      const { kinds, end } = verdictsOf([
+        genesis,
+        command("add", { by: -1 }), // 2
+        update(1), // 3: stale base, skipped
+        command("add", { by: 5 }), // 4
+      ]);
+      expect(kinds).toEqual(["applied", "may-stop", "unreached", "unreached"]);
+      expect(end).toMatchObject({ stoppedAt: 2 });
+    });
+  });
 });
