@@ -144,6 +144,7 @@ const MARKS = {
   skipped: "skipped",
   "no-op": "no-op",
   stops: "stops",
+  "may-stop": "may stop (replicas that check this state alone)",
   "not-replayed": "not replayed",
 } as const;
 

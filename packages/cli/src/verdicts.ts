@@ -5,13 +5,20 @@
  * or stops at, with the engine's reason (before, only entries that do not decode were marked: a
  * conditional update on a stale base, a command whose arguments fail the schema printed as if
  * they applied; fresh-eyes trial). No rule of the replay is repeated here.
+ *
+ * A state that fails to migrate to `--model`'s version while a later entry repairs it is
+ * `may-stop` (replicas that check that state alone stop there, the others go on); `history`
+ * reads on past `--to` until it is settled, and marks `stops` when no entry repairs it
+ * (`settleRows`), as `verify` says then.
  */
 import {
   EntryVerdicts,
   type EntryVerdict,
   type JetStreamLog,
   type LogEntry,
+  type ReplayStop,
 } from "@statesync/node";
+import type { EntryRow } from "./entries.js";
 import type { AnyModel } from "./model-file.js";
 import { readWhole } from "./whole-read.js";
 
@@ -19,9 +26,11 @@ import { readWhole } from "./whole-read.js";
 export interface ReplayMark {
   /**
    * `skipped` (every replica skips it), `no-op` (consumed without effect), `stops` (the replay
-   * of the model stops before it) or `not-replayed` (after the entry it stops at).
+   * of the model stops before it), `may-stop` (its state does not migrate to the model's version
+   * and a later entry repairs it: replicas that check this state alone stop before it, the
+   * others go on) or `not-replayed` (after the entry it stops at).
    */
-  readonly verdict: "skipped" | "no-op" | "stops" | "not-replayed";
+  readonly verdict: "skipped" | "no-op" | "stops" | "may-stop" | "not-replayed";
   /** Why (`CODE: message`, as the engine reports it). */
   readonly error: string;
 }
@@ -51,6 +60,8 @@ export function replayMark(verdict: EntryVerdict, revision: number): ReplayMark 
       return verdict.error && { verdict: "skipped", error: reason(verdict.error, revision) };
     case "stops":
       return { verdict: "stops", error: reason(verdict.error, revision) };
+    case "may-stop":
+      return { verdict: "may-stop", error: reason(verdict.error, revision) };
     case "unreached":
       return {
         verdict: "not-replayed",
@@ -64,9 +75,21 @@ export function replayMark(verdict: EntryVerdict, revision: number): ReplayMark 
 /** Marks entries in log order: `mark(entry)` after {@link replayerOf} caught up. */
 export type Marker = (entry: LogEntry) => ReplayMark | undefined;
 
+/** A replay caught up to some revision (see {@link replayerOf}). */
+export interface Replayer {
+  /** The mark of the next entry. */
+  readonly mark: Marker;
+  /**
+   * Where every replica stops, having read on from `after` up to `latest` while a `may-stop`
+   * waited for its repair (those entries are fed to the replay, not listed): the log's verdict
+   * on the entries listed, not only on the listing's last.
+   */
+  settle(log: JetStreamLog, after: number, latest: number): Promise<ReplayStop | undefined>;
+}
+
 /**
- * A marker for the entries of `log` after `through`, having fed the replay of `model` the
- * retained entries up to `through` (`onEntry` sees each of them with its mark).
+ * A replay of `model` having fed the retained entries of `log` up to `through` (`onEntry` sees
+ * each of them with its mark): it marks the entries after.
  */
 export async function replayerOf(
   log: JetStreamLog,
@@ -74,7 +97,7 @@ export async function replayerOf(
   firstRevision: number,
   through: number,
   onEntry?: (entry: LogEntry, mark: ReplayMark | undefined) => void,
-): Promise<Marker> {
+): Promise<Replayer> {
   const verdicts = new EntryVerdicts(model, log.contiguous);
   const mark: Marker = (entry) => replayMark(verdicts.next(entry), entry.revision);
   if (firstRevision > 0 && through >= firstRevision) {
@@ -83,5 +106,36 @@ export async function replayerOf(
       onEntry?.(e, m);
     }
   }
-  return mark;
+  return {
+    mark,
+    async settle(log, after, latest) {
+      if (verdicts.pending && after < latest) {
+        for await (const e of readWhole(log, after + 1, latest)) {
+          mark(e);
+          if (!verdicts.pending) break;
+        }
+      }
+      return verdicts.end();
+    },
+  };
+}
+
+/**
+ * `rows` with the marks a settled stop gives them: `stops` at its revision (a `may-stop` there
+ * when no later entry repaired the state), `not replayed` after it.
+ */
+export function settleRows(rows: readonly EntryRow[], stop: ReplayStop | undefined): EntryRow[] {
+  if (stop === undefined) return [...rows];
+  const at = stop.stoppedAt;
+  return rows.map((row) =>
+    row.revision < at || row.replay?.verdict === "not-replayed"
+      ? row
+      : {
+          ...row,
+          replay:
+            row.revision === at
+              ? { verdict: "stops", error: reason(stop.error, at) }
+              : { verdict: "not-replayed", error: `the replay stops at revision ${at}` },
+        },
+  );
 }

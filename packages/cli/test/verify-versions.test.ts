@@ -7,6 +7,7 @@ import {
   openCounter,
   runCli,
   runJson,
+  startTail,
   target,
   tcp,
   uniqueStream,
@@ -39,6 +40,19 @@ describe("statesync verify across model versions", () => {
     }
     await log.close();
     await nc.close();
+  }
+
+  /** `tail --model v2-picky --json --from` on `stream` until revision 6 is printed: its rows. */
+  async function tailJson(stream: string, from: string) {
+    const tail = startTail([...where(stream, "--model", MODEL_V2_PICKY, "--from", from, "--json")]);
+    await tail.until(({ stdout }) => stdout.includes('"revision":6'));
+    tail.child.kill("SIGTERM");
+    expect(await tail.exited).toEqual({ code: 0, signal: null });
+    return tail
+      .out()
+      .stdout.trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { revision: number; replay?: unknown });
   }
 
   /** A version-1 snapshot entry, as a v1 replica's compaction writes it. */
@@ -174,6 +188,80 @@ describe("statesync verify across model versions", () => {
     expect(at3.stderr).toMatch(
       /^statesync: VALIDATION: migrating to counter v2 failed: Error: cannot migrate poison \(entry at revision 3\)/,
     );
+  });
+
+  it("history and tail --model go on past a state that failed to migrate only in passing", async () => {
+    // A fresh-eyes trial: on the log of the test above, `history --model v2` marked 3
+    // `[stops: VALIDATION … poison]` and 4-6 `not replayed` while verify said ok and
+    // `state --at 4/5/6` answered: only replicas that check the state at 3 alone stop there.
+    const stream = uniqueStream("VHIST");
+    const a = await openCounter(ctx.server.url, stream);
+    await a.update("increment", { by: 3 }); // 2
+    await a.update("note", { text: "poison" }); // 3
+    await a.update((d) => {
+      d.notes = ["fine"]; // 4
+    });
+    await a.close();
+    expect((await runCli(["migrate", ...where(stream, "--model", MODEL_V2_PICKY)])).code).toBe(0);
+    await append(stream, [
+      { ...common, v: 3, kind: "command", seed: 1, name: "tag", args: { tag: "red" }, mv: 2 },
+    ]); // 6
+    const poison = "VALIDATION: migrating to counter v2 failed: Error: cannot migrate poison";
+    const rows = (await runJson([
+      "history",
+      ...where(stream, "--model", MODEL_V2_PICKY),
+    ])) as Array<{ revision: number; replay?: unknown }>;
+    expect(rows.map((r) => [r.revision, r.replay ?? null])).toEqual([
+      [1, null],
+      [2, null],
+      [3, { verdict: "may-stop", error: poison }],
+      [4, null],
+      [5, null],
+      [6, null],
+    ]);
+    // --to 3 ends the listing, not the log: 4 repairs the state all the same.
+    const upTo3 = (await runJson([
+      "history",
+      ...where(stream, "--model", MODEL_V2_PICKY, "--to", "3"),
+    ])) as Array<{ revision: number; replay?: unknown }>;
+    expect(upTo3.at(-1)).toMatchObject({ revision: 3, replay: { verdict: "may-stop" } });
+    const text = await runCli(["history", ...where(stream, "--model", MODEL_V2_PICKY)]);
+    expect(text.code).toBe(0);
+    const line3 = text.stdout.split("\n").find((l) => /^3\s/.test(l));
+    expect(line3).toMatch(
+      /\[may stop \(replicas that check this state alone\): VALIDATION: migrating to counter v2 failed: Error: cannot migrate poison\] note \{"text":"poison"\} \(1 patch: \/notes\/0\)$/,
+    );
+    expect(text.stdout).not.toMatch(/not replayed|stops/);
+    const tail = await tailJson(stream, "2");
+    expect(tail.map((r) => [r.revision, r.replay ?? null])).toEqual([
+      [2, null],
+      [3, { verdict: "may-stop", error: poison }],
+      [4, null],
+      [5, null],
+      [6, null],
+    ]);
+  });
+
+  it("history --model still says stops at a state that fails to migrate to the log's end, as verify", async () => {
+    const stream = uniqueStream("VHEND");
+    const a = await openCounter(ctx.server.url, stream);
+    await a.update("increment", { by: 3 }); // 2
+    await a.update("note", { text: "poison" }); // 3
+    await a.update("increment", { by: 1 }); // 4: still poison
+    await a.close();
+    const verify = await runCli(["verify", ...where(stream, "--model", MODEL_V2_PICKY, "--json")]);
+    expect(verify.code).toBe(1);
+    expect(JSON.parse(verify.stdout)).toMatchObject({ result: "stops", stoppedAt: 3 });
+    const rows = (await runJson([
+      "history",
+      ...where(stream, "--model", MODEL_V2_PICKY),
+    ])) as Array<{ revision: number; replay?: { verdict: string } }>;
+    expect(rows.map((r) => [r.revision, r.replay?.verdict ?? null])).toEqual([
+      [1, null],
+      [2, null],
+      [3, "stops"],
+      [4, "not-replayed"],
+    ]);
   });
 
   it("still reports a divergence after the switch: a version-2 snapshot entry that differs", async () => {

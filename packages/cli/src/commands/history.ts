@@ -4,7 +4,8 @@
  * arguments, or its patches). `--json` prints one JSON array of `EntryRow`s. A `--from` that
  * compaction or truncation removed lists from the first retained entry, with a warning on stderr.
  * With `--model`, the log is replayed from its first retained entry (the engine's `Replay`, see
- * verdicts.ts) and each entry the replay does not apply says so.
+ * verdicts.ts) and each entry the replay does not apply says so; one whose state fails to
+ * migrate to `--model`'s version says whether every replica stops there or only some may.
  */
 import type { Command } from "commander";
 import { z } from "zod";
@@ -15,7 +16,7 @@ import { addCommonOptions, parseCommon, parseWith, revisionSchema } from "../opt
 import { printJson, printLines, printNotice } from "../output.js";
 import { removedFromWarning, warnTruncated } from "../retained.js";
 import { withLog, withSession } from "../session.js";
-import { replayerOf } from "../verdicts.js";
+import { replayerOf, settleRows } from "../verdicts.js";
 import { readWhole } from "../whole-read.js";
 import { MODEL_OPTION } from "./state.js";
 
@@ -62,9 +63,11 @@ export function registerHistory(program: Command): void {
             for await (const e of readWhole(log, from, to)) out.push(entryRow(e));
           } else {
             // Replayed from the first retained entry: the verdict on an entry depends on all before.
-            await replayerOf(log, model, info.firstRevision, to, (e, mark) => {
+            const replayer = await replayerOf(log, model, info.firstRevision, to, (e, mark) => {
               if (e.revision >= from) out.push(entryRow(e, mark));
             });
+            // A state failing to migrate: repaired later (`may stop`) or stopping every replica.
+            return settleRows(out, await replayer.settle(log, to, info.latestRevision));
           }
           return out;
         }),

@@ -114,7 +114,7 @@ export function registerTail(program: Command): void {
               // latest now, and those after it (a --from past the latest) as they are followed.
               const through = Math.min(first - 1, info.latestRevision);
               const mark: Marker | undefined =
-                model && (await replayerOf(log, model, info.firstRevision, through));
+                model && (await replayerOf(log, model, info.firstRevision, through)).mark;
               // What ended the follow, as it was thrown (printed with its own code, or INTERNAL).
               let failed: (e: { error: unknown }) => void = () => undefined;
               const failure = new Promise<{ error: unknown }>((resolve) => (failed = resolve));
