@@ -268,6 +268,7 @@ export async function openSynchronizer<S, C extends CommandMap<S>>(
             active: () => tab.log.leading,
             online: () => tab.log.status === "online",
             channel: name,
+            order: tabOrder,
             open: (p) =>
               createSynchronizer<S, C>({
                 ...quiet,

@@ -39,7 +39,11 @@ async function openTab(log: MemoryLog, name: string, tab: string) {
     model: board,
     snapshots: false,
     compaction: false,
-    pending: pendingQueue({ store: new MemoryPendingStore(), owner: `q-${tab}`, order }),
+    pending: pendingQueue({
+      store: new MemoryPendingStore(),
+      owner: `q-${tab}`,
+      order: order.of(`q-${tab}`),
+    }),
   });
   return sharePendingAcrossTabs(sync, board, name, tab, `q-${tab}`, order);
 }

@@ -9,6 +9,7 @@ import {
   type StateSynchronizer,
 } from "@statesync/core";
 import { SLOTS } from "./queue-slot.js";
+import type { TabPushOrder } from "./tab-order.js";
 
 /** Options of {@link drainOrphanedSlots}. */
 export interface OrphanDrainOptions {
@@ -33,6 +34,12 @@ export interface OrphanDrainOptions {
    * was back: stop 26's trial). Not reported without it.
    */
   channel?: string;
+  /**
+   * The order the slots' queues push in among the tabs' (`TabPushOrder.of`): a drained slot's
+   * updates do not overtake another tab's, this tab's included, queued before them (a trial: the
+   * drain pushed a closed tab's whole slot ahead of the leading tab's earlier edits).
+   */
+  order?: TabPushOrder;
   /** Opens a replica that holds the queue `pending` (on the tab's shared log, saving nothing). */
   open(pending: PendingQueueSetup): Promise<StateSynchronizer<any, any>>;
 }
@@ -89,7 +96,7 @@ export function drainOrphanedSlots(o: OrphanDrainOptions): () => void {
         // The replica gets this load, damaged records included (it reports them): a second
         // load would not hand those back.
         const store = { open: async () => loadedOnce(queue, loaded) };
-        const sync = await o.open(pendingQueue({ owner, store }));
+        const sync = await o.open(pendingQueue({ owner, store, order: o.order?.of(owner) }));
         current = sync;
         try {
           const flushed = sync.flush();
@@ -107,6 +114,9 @@ export function drainOrphanedSlots(o: OrphanDrainOptions): () => void {
         } catch (e) {
           if (!isStateSyncError(e, "LOG_REPLACED") || e.details.otherLog !== true) throw e;
           setAside.set(owner, sync.pending.map((u) => u.id).join(","));
+          // Set aside for another log: shown nowhere, waited for by no tab (a trial: the tabs
+          // showed them and waited 10 s for each before pushing their own).
+          report.show(owner, [], queue.origin, sync.revision);
         } finally {
           current = undefined;
           await sync.close();

@@ -4,8 +4,8 @@ import {
   StateSyncError,
   type PendingQueueSetup,
   type PendingStore,
-  type PushOrder,
 } from "@statesync/core";
+import type { TabPushOrder } from "./tab-order.js";
 
 /** Queue slots a page tries (`<owner>-0` ... `<owner>-31`). */
 export const SLOTS = 32;
@@ -19,8 +19,8 @@ export const SLOTS = 32;
  * `sessionStorage`): the page that left may keep its lock a moment longer, and another slot
  * would not show the tab's own queued edits (a duplicated tab, which copies `sessionStorage`,
  * may so wait 3 s before it takes a free slot). Resolves to the engine's `pending` option: the
- * owner name taken, a store that hands the engine that open queue, and `order` (the other tabs'
- * pending updates it must not overtake: `tabPushOrder`).
+ * owner name taken, a store that hands the engine that open queue, and the order of that queue
+ * among the other tabs' (`order.of`: `TabPushOrder`).
  * Rejects `QUEUE_LOCKED` when every slot is taken, or what the store's `open` rejects.
  */
 export async function openQueueSlot(
@@ -28,7 +28,7 @@ export async function openQueueSlot(
   key: string,
   owner: string,
   retakeMs = RETAKE_MS,
-  order?: PushOrder,
+  order?: TabPushOrder,
 ): Promise<PendingQueueSetup> {
   const memo = `statesync-queue-slot:${key}:${owner}`;
   const take = async (n: number): Promise<PendingQueueSetup> => {
@@ -37,7 +37,7 @@ export async function openQueueSlot(
     remember(memo, n);
     return pendingQueue({
       owner: name,
-      order,
+      order: order?.of(name),
       store: {
         open: async () => queue,
         close: async () => {

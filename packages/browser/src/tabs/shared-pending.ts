@@ -84,7 +84,9 @@ export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
     queueMicrotask(() => {
       posting = false;
       if (stopped) return;
-      const named = sync.pending.filter((p) => p.command !== undefined);
+      // Not those set aside for another log: no tab shows them, none waits for them (a trial:
+      // every other tab showed them and waited 10 s for each before its first push).
+      const named = sync.pending.filter((p) => p.command !== undefined && !p.otherLog);
       const revision = sync.revision;
       if (whole) {
         whole = false;
@@ -242,29 +244,36 @@ export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
     item.origin !== undefined
       ? !((sync.appliedSeq(item.origin) ?? -Infinity) >= item.seq!)
       : sync.revision <= (foreign.get(item.from)?.revision ?? -1);
-  // This tab's queue does not overtake an update of another tab queued before one of its own
-  // (docs/offline.md, "Tabs"): one this tab's confirmed state does not hold yet, of another
-  // queue (a page of this tab's queue that reloaded reported this queue's own updates).
-  tabOrder?.attach({
+  // A queue of this tab (its own, `queue`, or a dead tab's slot it drains) does not overtake an
+  // update of another queue queued before one of its own (docs/offline.md, "Tabs"): one this
+  // tab's confirmed state does not hold yet, of another queue (a page of the same queue that
+  // reloaded reported that queue's own updates). A drained slot also waits for this tab's own.
+  tabOrder?.attach((q) => ({
     before(key, skip) {
       let first: OrderKey | undefined;
-      for (const [k, item] of order) {
-        if (item.origin === undefined || item.origin === key.origin) continue;
-        if ((sync.appliedSeq(item.origin) ?? -Infinity) >= item.seq!) continue;
-        if (sync.revision >= (leaving.get(k) ?? Infinity)) continue;
-        if (foreign.get(item.from)?.q === queue) continue;
-        const other = { queuedAt: item.at, origin: item.origin, id: item.seq! };
-        if (compareOrderKeys(other, key) >= 0 || skip(other)) continue;
+      const consider = (other: OrderKey) => {
+        if (other.origin === key.origin || compareOrderKeys(other, key) >= 0) return;
+        if ((sync.appliedSeq(other.origin) ?? -Infinity) >= other.id || skip(other)) return;
         if (first === undefined || compareOrderKeys(other, first) < 0) first = other;
+      };
+      for (const [k, item] of order) {
+        if (item.origin === undefined || foreign.get(item.from)?.q === q) continue;
+        if (sync.revision >= (leaving.get(k) ?? Infinity)) continue;
+        consider({ queuedAt: item.at, origin: item.origin, id: item.seq! });
+      }
+      if (q !== queue) {
+        for (const p of sync.pending) {
+          if (!p.otherLog) consider({ queuedAt: p.queuedAt, origin: p.origin, id: p.id });
+        }
       }
       return first;
     },
     onChange(listener) {
       listeners.add(listener);
-      const stop = sync.subscribe(() => listener());
+      const stop = sync.subscribe(() => listener(), { optimistic: q !== queue });
       return () => (listeners.delete(listener), stop());
     },
-  });
+  }));
 
   const interleaved = interleave(
     () => sync.pending,
@@ -361,7 +370,7 @@ export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
       // taken over, seconds later). Those held in memory only leave with it.
       let kept: typeof sync.pending = [];
       try {
-        kept = sync.pending.filter((p) => p.command !== undefined && p.durable);
+        kept = sync.pending.filter((p) => p.command !== undefined && p.durable && !p.otherLog);
       } catch {
         // closed
       }

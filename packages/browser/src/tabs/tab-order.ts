@@ -1,29 +1,33 @@
 import type { OrderKey, PushOrder } from "@statesync/core";
 
 /**
- * The order a tab's queue pushes in among the other tabs' queues (docs/offline.md, "Tabs"): a
- * {@link PushOrder} given to the queue when it is opened, that answers from the other tabs'
- * reports once `attach` gave it their source (`sharePendingAcrossTabs`, opened after the
- * replica). Until then it holds nothing back.
+ * The order in which a tab's queues push among the other tabs' (docs/offline.md, "Tabs"): its
+ * own queue's, and those of dead tabs' slots that it drains (`drainOrphanedSlots`). `of(queue)`
+ * is the {@link PushOrder} given to a queue when it is opened; it answers from the tabs'
+ * reports once `attach` gave them (`sharePendingAcrossTabs`, opened after the replica). Until
+ * then it holds nothing back.
  */
-export class TabPushOrder implements PushOrder {
-  private source: PushOrder | undefined;
+export class TabPushOrder {
+  private source: ((queue: string) => PushOrder) | undefined;
   private readonly waiting = new Set<() => void>();
 
-  /** Answers from `source` from now on; wakes the waits that started before. */
-  attach(source: PushOrder): void {
+  /** Answers from `source` (the order of a queue, by its name) from now on; wakes the waits. */
+  attach(source: (queue: string) => PushOrder): void {
     this.source = source;
     for (const listener of [...this.waiting]) listener();
     this.waiting.clear();
   }
 
-  before(key: OrderKey, skip: (other: OrderKey) => boolean): OrderKey | undefined {
-    return this.source?.before(key, skip);
-  }
-
-  onChange(listener: () => void): () => void {
-    if (this.source) return this.source.onChange(listener);
-    this.waiting.add(listener);
-    return () => void this.waiting.delete(listener);
+  /** The order of the queue named `queue` (its slot's owner name). */
+  of(queue: string): PushOrder {
+    return {
+      before: (key: OrderKey, skip: (other: OrderKey) => boolean) =>
+        this.source?.(queue).before(key, skip),
+      onChange: (listener: () => void) => {
+        if (this.source) return this.source(queue).onChange(listener);
+        this.waiting.add(listener);
+        return () => void this.waiting.delete(listener);
+      },
+    };
   }
 }

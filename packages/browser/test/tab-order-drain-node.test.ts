@@ -1,0 +1,183 @@
+import {
+  createSynchronizer,
+  defineModel,
+  MemoryLog,
+  MemoryPendingStore,
+  pendingQueue,
+  type PendingRecord,
+  type PendingStore,
+} from "@statesync/core";
+import { expect, it } from "vitest";
+import { z } from "zod/v4";
+import { drainOrphanedSlots } from "../src/tabs/orphans.js";
+import { sharePendingAcrossTabs } from "../src/tabs/shared-pending.js";
+import { TabPushOrder } from "../src/tabs/tab-order.js";
+
+/**
+ * The order of the tabs' queues (docs/offline.md, "Tabs") and the queues it must leave alone.
+ * Found by the stop 34 trial of that order: the leading tab's drain of a closed tab's slot pushed
+ * the whole slot ahead of the leading tab's earlier edits (a rename made last lost, an edit of
+ * the leader's pending card refused, unseen); and updates set aside for another log were
+ * reported to the other tabs, which showed them and waited 10 s for each before pushing.
+ */
+const board = defineModel({
+  name: "board",
+  state: z.object({ cards: z.array(z.string()) }),
+  initial: { cards: [] },
+  commands: {
+    add: { args: z.object({ card: z.string() }), apply: (d, { card }) => void d.cards.push(card) },
+  },
+});
+
+/** `store`, its queues said durable (the drain leaves queues kept in memory alone). */
+function durable(store: PendingStore): PendingStore {
+  return {
+    open: async (key, owner) => {
+      const q = await store.open(key, owner);
+      return {
+        durable: true,
+        get origin() {
+          return q.origin;
+        },
+        load: () => q.load(),
+        put: (r) => q.put(r),
+        delete: (seqs) => q.delete(seqs),
+        clear: () => q.clear(),
+        close: () => q.close(),
+      };
+    },
+  };
+}
+
+const until = async (check: () => boolean | Promise<boolean>, ms = 20_000) => {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error("condition not reached");
+    await new Promise((r) => setTimeout(r, 20));
+  }
+};
+
+async function openTab(log: MemoryLog, store: PendingStore, name: string, tab: string) {
+  const order = new TabPushOrder();
+  const sync = await createSynchronizer({
+    log: log.handle(),
+    model: board,
+    snapshots: false,
+    compaction: false,
+    pending: pendingQueue({ store, owner: `q-${tab}`, order: order.of(`q-${tab}`) }),
+  });
+  return { order, ...sharePendingAcrossTabs(sync, board, name, tab, `q-${tab}`, order) };
+}
+
+/** The cards of `log`'s entries, in log order. */
+async function cardsInLog(log: MemoryLog): Promise<string[]> {
+  const reader = log.handle();
+  const out: string[] = [];
+  for await (const e of reader.read(1, (await reader.info()).latestRevision)) {
+    const entry = JSON.parse(new TextDecoder().decode(e.data)) as {
+      commands?: Array<{ args: { card: string } }>;
+    };
+    for (const c of entry.commands ?? []) out.push(c.args.card);
+  }
+  return out;
+}
+
+it("the drain of a closed tab's slot does not push it ahead of the leading tab's earlier edits", async () => {
+  const log = new MemoryLog();
+  const store = durable(new MemoryPendingStore());
+  const name = `drain-order-${Date.now()}`;
+  const t = Date.now();
+  // A closed tab's slot: d0 queued before the leader's edit, d1 after it.
+  const dead = await store.open("board", "q-1");
+  const rec = (seq: number, card: string, at: number): PendingRecord => ({
+    format: 1,
+    seq,
+    origin: "dead-tab-origin",
+    kind: "update",
+    name: "add",
+    args: { card },
+    queuedAt: at,
+    mv: 1,
+  });
+  await dead.put(rec(1, "d0", t - 3_000));
+  await dead.put(rec(2, "d1", t - 1_000));
+  await dead.close();
+
+  log.setOffline(true);
+  const a = await openTab(log, store, name, "0");
+  await until(() => a.sync.status !== "live");
+  // The leader's edit, queued between the two (its queuedAt is now; set the dead tab's around it).
+  const edit = a.sync.update("add", { card: "a1" });
+  await edit.queued;
+  const a1At = a.sync.pending[0]!.queuedAt;
+  expect(a1At).toBeGreaterThan(t - 1_000 - 1); // d1 must come after it: rewrite d1
+  const again = await store.open("board", "q-1");
+  await again.put(rec(2, "d1", a1At + 1));
+  await again.close();
+
+  const stop = drainOrphanedSlots({
+    store,
+    key: "board",
+    owner: "q",
+    own: "q-0",
+    active: () => true,
+    online: () => a.sync.status === "live",
+    channel: name,
+    order: a.order,
+    open: (pending) =>
+      createSynchronizer({
+        log: log.handle(),
+        model: board,
+        pending,
+        compaction: false,
+        snapshots: false,
+      }),
+  });
+  try {
+    await until(() => a.sync.pendingInOtherTabs.length === 2); // the drain's report of the slot
+    log.setOffline(false);
+    await edit;
+    await until(async () => (await cardsInLog(log)).length === 3);
+    expect(await cardsInLog(log)).toEqual(["d0", "a1", "d1"]);
+  } finally {
+    stop();
+    a.stop();
+    await a.sync.close();
+  }
+});
+
+it("a tab reports no update set aside for another log: no tab shows it or waits for it", async () => {
+  const log = new MemoryLog();
+  const storeF = new MemoryPendingStore();
+  const name = `other-log-${Date.now()}`;
+  // F queues two edits offline, for this log, and closes.
+  const f0 = await createSynchronizer({
+    log: log.handle(),
+    model: board,
+    compaction: false,
+    pending: pendingQueue({ store: storeF, owner: "q-f" }),
+  });
+  await f0.update("add", { card: "seed" });
+  log.setOffline(true);
+  await until(() => f0.status !== "live");
+  const queued = [f0.update("add", { card: "x" }), f0.update("add", { card: "y" })];
+  await Promise.all(queued.map((p) => p.queued));
+  await f0.close();
+  await Promise.allSettled(queued);
+  log.setOffline(false);
+  log.recreate(); // the stream deleted and created again: they are for a log that is gone
+
+  const f = await openTab(log, storeF, name, "f");
+  await until(() => f.sync.pending.length === 2 && f.sync.pending.every((p) => p.otherLog));
+  const g = await openTab(log, new MemoryPendingStore(), name, "g");
+  await new Promise((r) => setTimeout(r, 100)); // the tabs' hellos and reports
+  expect(g.sync.pendingInOtherTabs).toEqual([]);
+  expect(g.sync.optimisticState.cards).toEqual([]);
+  // G's new edit has nothing in front of it.
+  const key = { queuedAt: Date.now(), origin: "g-origin", id: 1 };
+  expect(g.order.of("q-g").before(key, () => false)).toBeUndefined();
+  await g.sync.update("add", { card: "g" });
+  f.stop();
+  g.stop();
+  await Promise.all([f.sync.close(), g.sync.close()]);
+});
