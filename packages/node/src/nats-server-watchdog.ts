@@ -8,7 +8,8 @@
  * parent lives) keeps it.
  *
  * argv: <nats-server binary> <config file> [directory to remove]. Messages to the parent:
- * `{ type: "pid", pid }`, `{ type: "exit", code, signal }`, `{ type: "error", message }`.
+ * `{ type: "pid", pid }`, `{ type: "exit", code, signal, output }` (the last 40 lines of the
+ * server's output), `{ type: "error", message }`.
  */
 import { spawn } from "node:child_process";
 import { rmSync } from "node:fs";
@@ -52,14 +53,37 @@ const send = (message: object): void => {
   if (process.connected) process.send?.(message, undefined, {}, () => undefined);
 };
 
-const server = spawn(bin, ["-c", config], { stdio: ["ignore", "inherit", "inherit"] });
+// The server's output passes through this process, its last lines kept: the "exit" message
+// carries them, sent once the output has all been read ("close"). With the output inherited,
+// the parent could read the message before the output (separate pipes): a CI run saw "exited
+// before it was ready" with no output, the server's "address already in use" lost.
+const server = spawn(bin, ["-c", config], { stdio: ["ignore", "pipe", "pipe"] });
+const lastLines: string[] = [];
+// The parent gone, its pipes are too: a write that fails must not end this process before it
+// stops the server and cleans up.
+for (const out of [process.stdout, process.stderr]) out.on("error", () => undefined);
+for (const [from, to] of [
+  [server.stdout, process.stdout],
+  [server.stderr, process.stderr],
+] as const) {
+  from.on("data", (chunk: Buffer) => {
+    if (!to.destroyed) to.write(chunk);
+    lastLines.push(
+      ...chunk
+        .toString("utf8")
+        .split("\n")
+        .filter((l) => l !== ""),
+    );
+    lastLines.splice(0, Math.max(0, lastLines.length - 40));
+  });
+}
 server.on("spawn", () => send({ type: "pid", pid: server.pid }));
 server.on("error", (err) => {
   send({ type: "error", message: err.message });
   exit(1);
 });
-server.on("exit", (code, signal) => {
-  send({ type: "exit", code, signal });
+server.on("close", (code, signal) => {
+  send({ type: "exit", code, signal, output: lastLines.join("\n") });
   if (expected || !process.connected) {
     orphaned ||= !process.connected;
     if (process.connected) process.disconnect();

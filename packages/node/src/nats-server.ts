@@ -238,7 +238,9 @@ async function startOnce(options: StartNatsServerOptions): Promise<NatsServer> {
           reportExit(m.code ?? null, m.signal ?? null);
           // The watchdog stays until this process stops it or dies (then it cleans up).
           clearTimeout(timer);
-          reject(new Error(`nats-server exited before it was ready:\n${tail(lines)}`));
+          // Its output as the watchdog read it to the end (this process's pipe may lag).
+          const output = m.output ?? tail(lines);
+          reject(new Error(`nats-server exited before it was ready:\n${output}`));
         } else if (m.type === "pid" && m.pid !== undefined) {
           pid = m.pid;
           livePids.add(m.pid);
@@ -384,6 +386,8 @@ interface WatchdogMessage {
   message?: string;
   code?: number | null;
   signal?: NodeJS.Signals | null;
+  /** The server's last lines of output, with `exit`. */
+  output?: string;
 }
 
 function tail(lines: string[]): string {
