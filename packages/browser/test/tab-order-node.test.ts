@@ -16,6 +16,11 @@ const board = defineModel({
   state: z.object({ cards: z.array(z.string()), title: z.string() }),
   initial: { cards: [], title: "" },
   commands: {
+    stamp: {
+      args: z.object({}),
+      apply: (d, _a, ctx) =>
+        void d.cards.push(`${Math.floor(ctx.random() * 1e6)}:${ctx.clientId}:${ctx.timestamp}`),
+    },
     rename: {
       args: z.object({ title: z.string() }),
       apply: (d, { title }) => void (d.title = title),
@@ -122,6 +127,34 @@ it("two tabs' edits of one thing show the one made last, in both tabs, before an
   await until(() => f.sync.revision === g.sync.revision && g.sync.pendingInOtherTabs.length === 0);
   expect(f.sync.state).toEqual({ cards: ["z"], title: "B" });
   expect(g.sync.optimisticState).toEqual(f.sync.state);
+  f.stop();
+  g.stop();
+  await Promise.all([f.sync.close(), g.sync.close()]);
+});
+
+// The stop 34 trial: a command that reads its context showed another tab's client id as the
+// tab's id, and the tab's own edit changed its value once another tab's edit ran before it.
+it("a command's context is the same in every tab's view, its own tab's whatever runs around it", async () => {
+  const log = new MemoryLog();
+  const name = `tab-ctx-${Date.now()}`;
+  const f = await openTab(log, name, "f");
+  const g = await openTab(log, name, "g");
+  log.setOffline(true);
+  await until(() => f.sync.status !== "live" && g.sync.status !== "live");
+  await f.sync.update("add", { card: "x" }).queued;
+  await until(() => g.sync.pendingInOtherTabs.length === 1);
+  await tick();
+  const stamped = g.sync.update("stamp", {});
+  await stamped.queued;
+  await until(() => f.sync.pendingInOtherTabs.length === 1);
+  const inG = g.sync.optimisticState.cards; // mixed: F's add, then G's stamp
+  expect(inG).toHaveLength(2);
+  expect(inG[1]).toMatch(new RegExp(`^\\d+:${g.sync.clientId}:\\d+$`));
+  expect(f.sync.optimisticState.cards).toEqual(inG);
+  // G's core alone shows it with the same context.
+  expect(g.sync.pending.find((p) => p.command === "stamp")).toBeDefined();
+  log.setOffline(false);
+  await stamped;
   f.stop();
   g.stop();
   await Promise.all([f.sync.close(), g.sync.close()]);

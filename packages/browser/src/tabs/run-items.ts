@@ -1,4 +1,10 @@
-import { refuseThenable, runOnView, type Immutable, type PendingUpdate } from "@statesync/core";
+import {
+  entryContext,
+  refuseThenable,
+  runOnView,
+  type Immutable,
+  type PendingUpdate,
+} from "@statesync/core";
 import { produce } from "immer";
 import type { Item } from "./shared-pending-wire.js";
 
@@ -12,13 +18,15 @@ export function runItems<S>(
   revision: number,
 ): Immutable<S> {
   const one = (draft: object, item: Item) => {
-    let n = item.at >>> 0;
-    const ctx = {
+    // The context the command's own replica shows it with (its optimistic view: seeded by its
+    // id), so a tab's edit shows the same values in every tab, and in its own whatever runs
+    // around it (a trial: clientId was the tab's id, random reseeded by the mixed view).
+    const ctx = entryContext(
       revision,
-      timestamp: item.at,
-      clientId: item.from,
-      random: () => (n = (n * 1_103_515_245 + 12_345) >>> 0) / 2 ** 32,
-    };
+      item.at,
+      item.seq ?? item.at >>> 0,
+      item.client ?? item.from,
+    );
     refuseThenable(
       runOnView(draft, (view) => item.c.apply(view as never, item.args as never, ctx as never)),
     );

@@ -22,6 +22,8 @@ const op = z.object({
   c: z.string().max(256),
   a: z.unknown(),
   at: z.number(),
+  /** The client id of the replica that queued it (`ctx.clientId` of its command). */
+  cl: z.string().max(64).optional(),
 });
 export const messageSchema = z.union([
   z.object({ t: z.literal("hello"), to: z.string().max(64).optional() }),
@@ -62,6 +64,8 @@ export type Item = {
   at: number;
   origin?: string;
   seq?: number;
+  /** The client id its command runs with (its replica's), when the tab said it. */
+  client?: string;
 };
 
 /** What this tab knows of another tab's pending commands. */

@@ -76,6 +76,7 @@ export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
     c: p.command!,
     a: p.args,
     at: p.queuedAt,
+    cl: sync.clientId,
   });
   const post = (all = false) => {
     if (all) whole = true;
@@ -119,12 +120,13 @@ export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
   /** Checks one reported command once: the item to run, or null (left out). */
   const check = (
     from: string,
-    op: { id?: number; o?: string; c: string; a: unknown; at: number },
+    op: { id?: number; o?: string; c: string; a: unknown; at: number; cl?: string },
   ): Item | null => {
     const command = model.commands[op.c] as Command | undefined;
     const args = command?.args.safeParse(op.a);
     if (!command || !args?.success) return null;
     const item: Item = { from, name: op.c, c: command, args: args.data, at: op.at };
+    if (op.cl !== undefined) item.client = op.cl;
     if (op.o !== undefined && op.id !== undefined)
       Object.assign(item, { origin: op.o, seq: op.id });
     return item;
