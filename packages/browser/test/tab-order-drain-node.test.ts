@@ -175,7 +175,13 @@ it("a tab reports no update set aside for another log: no tab shows it or waits 
   expect(g.sync.optimisticState.cards).toEqual([]);
   // G's new edit has nothing in front of it.
   const key = { queuedAt: Date.now(), origin: "g-origin", id: 1 };
-  expect(g.order.of("q-g").before(key, () => false)).toBeUndefined();
+  expect(
+    g.order.of("q-g").before(
+      key,
+      () => false,
+      (o) => g.sync.appliedSeq(o),
+    ),
+  ).toBeUndefined();
   await g.sync.update("add", { card: "g" });
   f.stop();
   g.stop();

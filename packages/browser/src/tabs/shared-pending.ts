@@ -251,16 +251,20 @@ export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
   // tab's confirmed state does not hold yet, of another queue (a page of the same queue that
   // reloaded reported that queue's own updates). A drained slot also waits for this tab's own.
   tabOrder?.attach((q) => ({
-    before(key, skip) {
+    before(key, skip, applied) {
       let first: OrderKey | undefined;
+      // Waited for until the pushing replica holds it (a drained slot's replica is not this
+      // tab's: a trial's drain pushed on a state without it).
       const consider = (other: OrderKey) => {
         if (other.origin === key.origin || compareOrderKeys(other, key) >= 0) return;
-        if ((sync.appliedSeq(other.origin) ?? -Infinity) >= other.id || skip(other)) return;
+        if ((applied(other.origin) ?? -Infinity) >= other.id || skip(other)) return;
         if (first === undefined || compareOrderKeys(other, first) < 0) first = other;
       };
       for (const [k, item] of order) {
         if (item.origin === undefined || foreign.get(item.from)?.q === q) continue;
-        if (sync.revision >= (leaving.get(k) ?? Infinity)) continue;
+        // Its tab reported it gone and this tab's state does not hold it: refused, discarded.
+        const held = (sync.appliedSeq(item.origin) ?? -Infinity) >= item.seq!;
+        if (!held && sync.revision >= (leaving.get(k) ?? Infinity)) continue;
         consider({ queuedAt: item.at, origin: item.origin, id: item.seq! });
       }
       if (q !== queue) {

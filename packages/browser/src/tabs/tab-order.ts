@@ -21,8 +21,11 @@ export class TabPushOrder {
   /** The order of the queue named `queue` (its slot's owner name). */
   of(queue: string): PushOrder {
     return {
-      before: (key: OrderKey, skip: (other: OrderKey) => boolean) =>
-        this.source?.(queue).before(key, skip),
+      before: (
+        key: OrderKey,
+        skip: (other: OrderKey) => boolean,
+        applied: (origin: string) => number | undefined,
+      ) => this.source?.(queue).before(key, skip, applied),
       onChange: (listener: () => void) => {
         if (this.source) return this.source(queue).onChange(listener);
         this.waiting.add(listener);

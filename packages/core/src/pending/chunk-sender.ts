@@ -6,6 +6,9 @@ import type { QueuedUpdate } from "../engine/write-batch.js";
 import type { OfflineQueueParts } from "./queue-parts.js";
 import { refuses, type PendingOp, type SendOutcome } from "./pending-op.js";
 
+/** How often an update refused on a state behind the log is run again at its tail. */
+const MAX_RERUNS = 3;
+
 /**
  * Hands chunks of pending updates to the writer and says what became of each (the push loop of
  * `OfflineQueue` decides what follows). A conditional chunk goes to the writer's queue in one
@@ -40,8 +43,24 @@ export class ChunkSender<S, C extends CommandMap<S>> {
       else if (this.isApplied(op)) committed.push([op, this.confirmedResult(op)]);
       else retry = true;
     });
-    return { committed, refused, retry };
+    if (refused.length === 0) return { committed, refused, retry };
+    // A refusal is final: one made on a state behind the log (an update this replica has not
+    // read yet made it fail: another replica of the page pushed it, a trial's drained tab) is
+    // run again at the log's tail, a few times at most, and refused only there.
+    const before = this.p.replica.revision;
+    try {
+      await this.p.reader.catchUp();
+    } catch {
+      return { committed, refused: [], retry: true }; // cannot tell now: queued, tried again
+    }
+    if (this.p.replica.revision === before) return { committed, refused, retry };
+    const final = refused.filter(([op]) => (this.rerun.get(op) ?? 0) >= MAX_RERUNS);
+    for (const [op] of refused) this.rerun.set(op, (this.rerun.get(op) ?? 0) + 1);
+    return { committed, refused: final, retry };
   }
+
+  /** How many times each op refused on a state behind the log was run again. */
+  private readonly rerun = new WeakMap<PendingOp, number>();
 
   /**
    * Hands a chunk to the writer; each outcome is the writer's answer, or "applied already". The

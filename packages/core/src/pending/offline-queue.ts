@@ -87,7 +87,10 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
       p.clientId,
       p.status,
     );
-    this.pusher = new QueuePusher(p.status, this.pushSteps(), p.order);
+    this.pusher = new QueuePusher(p.status, this.pushSteps(), p.order, {
+      appliedSeq: (origin) => p.replica.origins.get(origin)?.seq,
+      onChange: (listener) => p.replica.subscribe(() => listener()),
+    });
     p.status.on("status", (status) => void (status === "live" && this.pusher.wake()));
     // At the stall (before users hear of it), not when the push loop next looks: it may wait.
     p.status.onStall(() => (this.pusher.wake(), this.stopped()));

@@ -32,10 +32,15 @@ export function compareOrderKeys(a: OrderKey, b: OrderKey): number {
  */
 export interface PushOrder {
   /**
-   * The earliest update of another queue, not in this replica's confirmed state yet, that comes
-   * before `key` (`compareOrderKeys`) and that `skip` does not pass over; undefined when none.
+   * The earliest update of another queue, not in this replica's confirmed state yet (`applied`:
+   * the highest id of an origin that this replica, the one pushing, applied), that comes before
+   * `key` (`compareOrderKeys`) and that `skip` does not pass over; undefined when none.
    */
-  before(key: OrderKey, skip: (other: OrderKey) => boolean): OrderKey | undefined;
+  before(
+    key: OrderKey,
+    skip: (other: OrderKey) => boolean,
+    applied: (origin: string) => number | undefined,
+  ): OrderKey | undefined;
   /** Calls `listener` whenever `before` may answer otherwise; returns its unsubscribe. */
   onChange(listener: () => void): () => void;
 }
@@ -62,8 +67,19 @@ export class PushTurns {
     private readonly order: PushOrder | undefined,
     /** Aborted when the replica closes or stops: a wait ends. */
     private readonly signal: AbortSignal,
+    /**
+     * The replica that pushes: what it applied, and a call after each change of its state (an
+     * update of another queue is waited for until this replica holds it, not another one of the
+     * same page: a trial's drain replica pushed on a state without it, and was refused).
+     */
+    private readonly replica: {
+      appliedSeq(origin: string): number | undefined;
+      onChange(listener: () => void): () => void;
+    } = { appliedSeq: () => undefined, onChange: () => () => undefined },
     private readonly waitMs = ORDER_WAIT_MS,
   ) {}
+
+  private readonly applied = (origin: string) => this.replica.appliedSeq(origin);
 
   private readonly skip = (other: OrderKey) => this.passed.has(idOf(other));
 
@@ -72,7 +88,7 @@ export class PushTurns {
    * the update in front of it is over) and resolves false: the caller looks at its queue again.
    */
   async turn(head: OrderKey): Promise<boolean> {
-    const bar = this.order?.before(head, this.skip);
+    const bar = this.order?.before(head, this.skip, this.applied);
     if (bar === undefined) {
       this.blocked = undefined;
       return true;
@@ -87,8 +103,8 @@ export class PushTurns {
       return false;
     }
     const wait = wakeableSleep(left, this.signal);
-    const off = this.order!.onChange(wait.wake);
-    await wait.done.finally(off);
+    const offs = [this.order!.onChange(wait.wake), this.replica.onChange(wait.wake)];
+    await wait.done.finally(() => offs.forEach((off) => off()));
     return false;
   }
 
@@ -96,7 +112,7 @@ export class PushTurns {
   cut<T>(chunk: T[], keyOf: (op: T) => OrderKey): T[] {
     if (!this.order) return chunk;
     const end = chunk.findIndex(
-      (op, i) => i > 0 && this.order!.before(keyOf(op), this.skip) !== undefined,
+      (op, i) => i > 0 && this.order!.before(keyOf(op), this.skip, this.applied) !== undefined,
     );
     return end < 0 ? chunk : chunk.slice(0, end);
   }

@@ -50,8 +50,9 @@ export class QueuePusher {
     private readonly status: StatusHub,
     private readonly steps: PushSteps,
     order?: PushOrder,
+    replica?: ConstructorParameters<typeof PushTurns>[2],
   ) {
-    this.turns = new PushTurns(order, status.signal);
+    this.turns = new PushTurns(order, status.signal, replica);
   }
 
   /** Starts a push unless one runs, the replica stopped, or nothing is queued. */

@@ -23,7 +23,7 @@ async function openTab(log: MemoryLog, owner: string, others: () => Board[]) {
   // Until this replica has applied it (the other queue drops it once its own replica has).
   const seen = new Map<string, OrderKey>();
   const order: PushOrder = {
-    before(key, skip) {
+    before(key, skip, applied) {
       for (const other of others()) {
         for (const p of other.pending) {
           seen.set(`${p.origin}:${p.id}`, { queuedAt: p.queuedAt, origin: p.origin, id: p.id });
@@ -31,7 +31,7 @@ async function openTab(log: MemoryLog, owner: string, others: () => Board[]) {
       }
       let first: OrderKey | undefined;
       for (const [id, k] of seen) {
-        if ((self.sync!.appliedSeq(k.origin) ?? 0) >= k.id) seen.delete(id);
+        if ((applied(k.origin) ?? 0) >= k.id) seen.delete(id);
         else if (skip(k) || compareOrderKeys(k, key) >= 0) continue;
         else if (first === undefined || compareOrderKeys(k, first) < 0) first = k;
       }
@@ -96,7 +96,7 @@ describe("queues that do not overtake each other (PushOrder)", () => {
       before: (key, skip) => (compareOrderKeys(never, key) < 0 && !skip(never) ? never : undefined),
       onChange: () => () => undefined,
     };
-    const turns = new PushTurns(order, new AbortController().signal, 40);
+    const turns = new PushTurns(order, new AbortController().signal, undefined, 40);
     const mine = { queuedAt: 2, origin: "me", id: 1 };
     const started = Date.now();
     const answers: boolean[] = [];
@@ -107,12 +107,37 @@ describe("queues that do not overtake each other (PushOrder)", () => {
     // An update queued before the frozen one is never held.
     expect(await turns.turn({ queuedAt: 0, origin: "me", id: 0 })).toBe(true);
     // The chunk stops before an update that the other queue's comes before.
-    const fresh = new PushTurns(order, new AbortController().signal, 40);
+    const fresh = new PushTurns(order, new AbortController().signal, undefined, 40);
     const chunk = [
       { queuedAt: 0, origin: "me", id: 1 },
       { queuedAt: 0.5, origin: "me", id: 2 },
       { queuedAt: 2, origin: "me", id: 3 },
     ];
     expect(fresh.cut(chunk, (k) => k).map((k) => k.id)).toEqual([1, 2]);
+  });
+
+  // The stop 34 re-check: a page's second replica (a drained tab's slot) pushed on a state that
+  // did not hold an update the page's first replica had already read; its command threw there
+  // and the update was refused for good, unseen.
+  it("a pending update that fails on a state behind the log runs again at its tail", async () => {
+    const log = new MemoryLog();
+    const behind = await createSynchronizer({
+      log: log.handle(),
+      model: board,
+      live: false, // reads the log only when it must
+      compaction: false,
+      pending: pendingQueue({ store: new MemoryPendingStore(), owner: "behind" }),
+    });
+    const other = await createSynchronizer({ log: log.handle(), model: board, compaction: false });
+    await other.update("add", { card: "x" });
+    expect(behind.state.cards).toEqual([]);
+    await expect(behind.update("take", { card: "x" })).resolves.toMatchObject({
+      state: { cards: [] },
+    });
+    // One that fails at the log's tail too is refused.
+    await expect(behind.update("take", { card: "y" })).rejects.toMatchObject({
+      code: "UPDATE_REFUSED",
+    });
+    await Promise.all([behind.close(), other.close()]);
   });
 });
