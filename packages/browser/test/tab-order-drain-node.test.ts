@@ -22,10 +22,22 @@ import { TabPushOrder } from "../src/tabs/tab-order.js";
  */
 const board = defineModel({
   name: "board",
-  state: z.object({ cards: z.array(z.string()) }),
-  initial: { cards: [] },
+  state: z.object({ cards: z.array(z.string()), title: z.string() }),
+  initial: { cards: [], title: "" },
   commands: {
     add: { args: z.object({ card: z.string() }), apply: (d, { card }) => void d.cards.push(card) },
+    take: {
+      args: z.object({ card: z.string() }),
+      apply(d, { card }) {
+        const i = d.cards.indexOf(card);
+        if (i < 0) throw new Error(`the card ${card} no longer exists`);
+        d.cards.splice(i, 1);
+      },
+    },
+    title: {
+      args: z.object({ title: z.string() }),
+      apply: (d, { title }) => void (d.title = title),
+    },
   },
 });
 
@@ -67,6 +79,19 @@ async function openTab(log: MemoryLog, store: PendingStore, name: string, tab: s
     pending: pendingQueue({ store, owner: `q-${tab}`, order: order.of(`q-${tab}`) }),
   });
   return { order, ...sharePendingAcrossTabs(sync, board, name, tab, `q-${tab}`, order) };
+}
+
+/** The titles of `log`'s entries, in log order. */
+async function titles(log: MemoryLog): Promise<string[]> {
+  const reader = log.handle();
+  const out: string[] = [];
+  for await (const e of reader.read(1, (await reader.info()).latestRevision)) {
+    const entry = JSON.parse(new TextDecoder().decode(e.data)) as {
+      commands?: Array<{ name: string; args: { title?: string; card?: string } }>;
+    };
+    for (const c of entry.commands ?? []) out.push(`${c.name}:${c.args.title ?? c.args.card}`);
+  }
+  return out;
 }
 
 /** The cards of `log`'s entries, in log order. */
@@ -187,3 +212,71 @@ it("a tab reports no update set aside for another log: no tab shows it or waits 
   g.stop();
   await Promise.all([f.sync.close(), g.sync.close()]);
 });
+
+// The re-check of the drain's order: two closed tabs' slots were drained one after the other, so
+// the first slot's updates waited 10 s for the second's earlier ones, then went: B's take of C's
+// card was refused (the card not there yet) and C's older title overwrote B's newer one.
+it("the slots of several closed tabs drain together, in the order their edits were made", async () => {
+  const log = new MemoryLog();
+  const store = durable(new MemoryPendingStore());
+  const name = `drain-two-${Date.now()}`;
+  const t = Date.now() - 10_000;
+  const put = async (
+    owner: string,
+    origin: string,
+    ...ops: Array<[number, string, object, number]>
+  ) => {
+    const q = await store.open("board", owner);
+    for (const [seq, command, args, at] of ops) {
+      await q.put({
+        format: 1,
+        seq,
+        origin,
+        kind: "update",
+        name: command,
+        args,
+        queuedAt: at,
+        mv: 1,
+      });
+    }
+    await q.close();
+  };
+  // B (slot 1, drained first before): takes C's card, then titles; C (slot 2) adds, titles.
+  await put(
+    "q-1",
+    "tab-b",
+    [1, "take", { card: "c1" }, t + 2],
+    [2, "title", { title: "B" }, t + 4],
+  );
+  await put("q-2", "tab-c", [1, "add", { card: "c1" }, t + 1], [2, "title", { title: "C" }, t + 3]);
+  const a = await openTab(log, store, name, "0");
+  const stop = drainOrphanedSlots({
+    store,
+    key: "board",
+    owner: "q",
+    own: "q-0",
+    active: () => true,
+    online: () => a.sync.status === "live",
+    channel: name,
+    order: a.order,
+    open: (pending) =>
+      createSynchronizer({
+        log: log.handle(),
+        model: board,
+        pending,
+        compaction: false,
+        snapshots: false,
+      }),
+  });
+  try {
+    // The four updates in (after the genesis), or some refused and the rest in.
+    await until(() => a.sync.pendingInOtherTabs.length === 0 && a.sync.revision >= 3, 30_000);
+    await until(async () => (await titles(log)).length === 4, 5_000).catch(() => undefined);
+    expect(await titles(log)).toEqual(["add:c1", "take:c1", "title:C", "title:B"]);
+    expect(a.sync.state).toEqual({ cards: [], title: "B" });
+  } finally {
+    stop();
+    a.stop();
+    await a.sync.close();
+  }
+}, 60_000);

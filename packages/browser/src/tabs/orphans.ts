@@ -1,4 +1,5 @@
 import {
+  compareOrderKeys,
   isStateSyncError,
   pendingQueue,
   type PendingLoad,
@@ -6,6 +7,8 @@ import {
   type PendingQueueSetup,
   type PendingRecord,
   type PendingStore,
+  type OrderKey,
+  type PushOrder,
   type StateSynchronizer,
 } from "@statesync/core";
 import { SLOTS } from "./queue-slot.js";
@@ -52,7 +55,7 @@ const EVERY_MS = 10_000;
  * taken over by the next tab that opens while it is the first free slot, so with fewer tabs open
  * than died, some would wait. The leading tab looks every 10 s (and soon after it opens): a free
  * slot with records is opened by a second, short-lived replica of this tab, which pushes it
- * (`flush`) and closes. The slot's lock keeps a tab that opens meanwhile from taking it twice.
+ * (`flush`) and closes; the slots found in one round are pushed at once, each in the tabs' order. The slot's lock keeps a tab that opens meanwhile from taking it twice.
  * Updates queued for another log are set aside by that replica (docs/offline.md, "One log"):
  * the drain goes on with the next slot, and opens that one again only once its records change
  * (another tab took it over, rebound or cleared them), not every round, each of which would
@@ -61,14 +64,68 @@ const EVERY_MS = 10_000;
 export function drainOrphanedSlots(o: OrphanDrainOptions): () => void {
   let stopped = false;
   let running = false;
-  let current: StateSynchronizer<any, any> | undefined;
+  const current = new Set<StateSynchronizer<any, any>>();
   /** Slots whose records were all set aside for another log, by the seqs they held. */
   const setAside = new Map<string, string>();
   const report = reporter(o.channel);
   const online = () => o.online?.() ?? true;
+  /** Pushes one slot's loaded queue through a replica of its own; resolves once it is done. */
+  const drain = async (
+    owner: string,
+    queue: PendingQueue,
+    loaded: PendingLoad,
+    slots: Map<string, () => OrderKey[]>,
+  ) => {
+    // The replica gets this load, damaged records included (it reports them): a second load
+    // would not hand those back.
+    const store = { open: async () => loadedOnce(queue, loaded) };
+    const order = withSlots(o.order?.of(owner), () =>
+      [...slots].flatMap(([other, keys]) => (other === owner ? [] : keys())),
+    );
+    let sync: StateSynchronizer<any, any>;
+    try {
+      sync = await o.open(pendingQueue({ owner, store, order }));
+    } catch (e) {
+      slots.delete(owner);
+      await queue.close();
+      throw e;
+    }
+    slots.set(owner, () =>
+      sync.pending
+        .filter((u) => !u.otherLog)
+        .map((u) => ({ queuedAt: u.queuedAt, origin: u.origin, id: u.id })),
+    );
+    current.add(sync);
+    try {
+      const flushed = sync.flush();
+      let settled = false;
+      void flushed.then(
+        () => (settled = true),
+        () => (settled = true),
+      );
+      // Gone offline (or lost the lead) while pushing: let the slot go, its records stay.
+      while (!settled && !stopped && o.active() && online()) await sleep(500);
+      if (!settled) return;
+      await flushed;
+      setAside.delete(owner);
+      report.show(owner, [], queue.origin, sync.revision);
+    } catch (e) {
+      if (!isStateSyncError(e, "LOG_REPLACED") || e.details.otherLog !== true) throw e;
+      setAside.set(owner, sync.pending.map((u) => u.id).join(","));
+      // Set aside for another log: shown nowhere, waited for by no tab (a trial: the tabs
+      // showed them and waited 10 s for each before pushing their own).
+      report.show(owner, [], queue.origin, sync.revision);
+    } finally {
+      slots.delete(owner);
+      current.delete(sync);
+      await sync.close();
+      await queue.close();
+    }
+  };
   const run = async () => {
     if (stopped || running || !o.active()) return;
     running = true;
+    const found: Array<[string, PendingQueue, PendingLoad]> = [];
     try {
       for (let n = 0; n < SLOTS && !stopped; n++) {
         const owner = `${o.owner}-${n}`;
@@ -78,7 +135,7 @@ export function drainOrphanedSlots(o: OrphanDrainOptions): () => void {
           queue = await o.store.open(o.key, owner);
         } catch (e) {
           if (isStateSyncError(e, "QUEUE_LOCKED")) continue;
-          return;
+          break;
         }
         const loaded = await queue.load();
         const damaged = (loaded.damaged?.length ?? 0) > 0;
@@ -93,41 +150,27 @@ export function drainOrphanedSlots(o: OrphanDrainOptions): () => void {
           await queue.close(); // shown; pushed in a round once the server is back
           continue;
         }
-        // The replica gets this load, damaged records included (it reports them): a second
-        // load would not hand those back.
-        const store = { open: async () => loadedOnce(queue, loaded) };
-        const sync = await o.open(pendingQueue({ owner, store, order: o.order?.of(owner) }));
-        current = sync;
-        try {
-          const flushed = sync.flush();
-          let settled = false;
-          void flushed.then(
-            () => (settled = true),
-            () => (settled = true),
-          );
-          // Gone offline (or lost the lead) while pushing: let the slot go, its records stay.
-          while (!settled && !stopped && o.active() && online()) await sleep(500);
-          if (!settled) continue;
-          await flushed;
-          setAside.delete(owner);
-          report.show(owner, [], queue.origin, sync.revision);
-        } catch (e) {
-          if (!isStateSyncError(e, "LOG_REPLACED") || e.details.otherLog !== true) throw e;
-          setAside.set(owner, sync.pending.map((u) => u.id).join(","));
-          // Set aside for another log: shown nowhere, waited for by no tab (a trial: the tabs
-          // showed them and waited 10 s for each before pushing their own).
-          report.show(owner, [], queue.origin, sync.revision);
-        } finally {
-          current = undefined;
-          await sync.close();
-          await queue.close();
-        }
+        found.push([owner, queue, loaded]);
       }
     } catch {
-      // the next round tries again (the replica reported what failed)
-    } finally {
-      running = false;
+      // the next round tries again (a store that failed says so through its own channel)
     }
+    // All the slots at once, each in the tabs' order, which knows the others' updates from the
+    // start (not from their reports, which arrive later): one slot's updates may wait for
+    // another's (a re-check: slots drained one after the other waited 10 s on each other, then
+    // one's edit was refused and an older rename won).
+    const slots = new Map<string, () => OrderKey[]>();
+    for (const [owner, queue, loaded] of found) {
+      const keys = loaded.records.map((r) => ({
+        queuedAt: r.queuedAt,
+        origin: r.origin ?? queue.origin,
+        id: r.seq,
+      }));
+      slots.set(owner, () => keys);
+    }
+    // The next round tries again what failed (the replicas reported it).
+    await Promise.allSettled(found.map(([owner, q, loaded]) => drain(owner, q, loaded, slots)));
+    running = false;
   };
   const first = setTimeout(() => void run(), 3_000);
   const timer = setInterval(() => void run(), EVERY_MS);
@@ -136,7 +179,7 @@ export function drainOrphanedSlots(o: OrphanDrainOptions): () => void {
     clearTimeout(first);
     clearInterval(timer);
     report.close();
-    void current?.close();
+    for (const sync of current) void sync.close();
   };
 }
 
@@ -190,5 +233,24 @@ function loadedOnce(queue: PendingQueue, loaded: PendingLoad): PendingQueue {
     delete: (seqs) => queue.delete(seqs),
     clear: () => queue.clear(),
     close: () => queue.close(),
+  };
+}
+
+/**
+ * `base` (the tabs' order of a slot), with the updates of the other slots drained in the same
+ * round (`others`: their stored updates, then their replicas' pending ones) in front too.
+ */
+function withSlots(base: PushOrder | undefined, others: () => OrderKey[]): PushOrder {
+  return {
+    before(key, skip, applied) {
+      let first = base?.before(key, skip, applied);
+      for (const k of others()) {
+        if (k.origin === key.origin || compareOrderKeys(k, key) >= 0 || skip(k)) continue;
+        if ((applied(k.origin) ?? -Infinity) >= k.id) continue;
+        if (first === undefined || compareOrderKeys(k, first) < 0) first = k;
+      }
+      return first;
+    },
+    onChange: (listener) => base?.onChange(listener) ?? (() => undefined),
   };
 }
