@@ -40,6 +40,20 @@ export function startCards(page: Page, prefix: string, count: number): Promise<v
   );
 }
 
+/**
+ * Starts one update (`command`, `args`) in `page` without waiting for it (offline, it resolves
+ * only once it commits); {@link settleStarted} waits for it with the others.
+ */
+export function startCommand(page: Page, command: string, args: unknown): Promise<void> {
+  return page.evaluate(
+    ([c, a]) => {
+      const { sync } = (globalThis as any).__statesync__.default;
+      ((globalThis as any).__started ??= []).push(sync.update(c, a));
+    },
+    [command, args] as const,
+  );
+}
+
 /** Waits for the updates {@link startCards} started in `page`; resolves to how many committed. */
 export function settleStarted(page: Page): Promise<number> {
   return page.evaluate(async () => {

@@ -1,6 +1,15 @@
 import { expect, test, waitForConvergence } from "@statesync/playwright";
-import { boardModel, boardStream } from "../support/board.js";
-import { allLive, cardIds, openTab, settleStarted, startCards } from "../support/tabs.js";
+import { boardModel, boardStream, pageCommand } from "../support/board.js";
+import { cutWebSockets } from "../support/network.js";
+import {
+  allLive,
+  cardIds,
+  openTab,
+  settleStarted,
+  startCards,
+  startCommand,
+  type Tab,
+} from "../support/tabs.js";
 
 // Tabs of one profile share one connection (docs/offline.md, "Tabs"): one leads and holds the
 // WebSocket, the others reach the server through it over a BroadcastChannel.
@@ -190,5 +199,45 @@ test("a tab marks and counts the other tabs' edits not sent yet", async ({
   await expect(
     leader.page.getByTestId("card").filter({ hasText: "from the follower" }),
   ).not.toHaveAttribute("data-pending");
+  await profile.close();
+});
+
+// Stop 34's re-check of the tabs' order: two tabs closed offline left their queues, their edits
+// interleaved; the leading tab drained one slot after the other, so a rename of the other closed
+// tab's pending card was refused, unseen, and an older rename won. The slots drain together now,
+// in the order the edits were made.
+test("the queues of two tabs closed offline commit in the order their edits were made", async ({
+  browser,
+  natsServer,
+  openNodeSynchronizer,
+}) => {
+  const profile = await browser.newContext();
+  const network = await cutWebSockets(profile);
+  const leader = await openTab(profile, natsServer);
+  await allLive([leader]);
+  const [b, c] = [await openTab(profile, natsServer), await openTab(profile, natsServer)];
+  await allLive([leader, b, c]);
+  const node = await openNodeSynchronizer({ stream: boardStream(), model: boardModel });
+  await pageCommand(leader.page, "addCard", { id: "x", listId: "todo", title: "x0" });
+  network.cut();
+  for (const t of [leader, b, c]) await expect(t.page.getByTestId("status")).toHaveText("offline");
+  const edits: Array<[Tab, string, object]> = [
+    [c, "addCard", { id: "c1", listId: "todo", title: "C-c1" }],
+    [b, "renameCard", { cardId: "c1", title: "B-c1" }], // C's pending card
+    [c, "renameCard", { cardId: "x", title: "C-x" }],
+    [b, "renameCard", { cardId: "x", title: "B-x" }], // made last: wins
+  ];
+  for (const [tab, command, args] of edits) {
+    await startCommand(tab.page, command, args);
+    await leader.page.waitForTimeout(20); // a later queuedAt
+  }
+  await expect(leader.page.getByTestId("pending-other-tabs")).toHaveText(/^4 edits made in/);
+  await b.page.close();
+  await c.page.close();
+  network.restore();
+  await allLive([leader]);
+  const titles = () => node.state.lists[0]!.cards.map((card) => `${card.id}=${card.title}`);
+  await expect.poll(titles, { timeout: 45_000 }).toEqual(["x=B-x", "c1=B-c1"]);
+  await waitForConvergence([leader.page, node]);
   await profile.close();
 });
