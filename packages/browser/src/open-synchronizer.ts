@@ -269,6 +269,7 @@ export async function openSynchronizer<S, C extends CommandMap<S>>(
             online: () => tab.log.status === "online",
             channel: name,
             order: tabOrder,
+            identity: async () => (await tab.log.info()).identity,
             open: (p) =>
               createSynchronizer<S, C>({
                 ...quiet,

@@ -167,3 +167,47 @@ describe("drainOrphanedSlots while the server is away", () => {
     }
   });
 });
+
+// Stop 34's re-check: a new leading tab reported a dead slot's records before its drain found
+// them bound to another log: the other tabs showed them and held their pushes for a moment.
+describe("drainOrphanedSlots and the log's identity", () => {
+  it("reports no record bound to another log, nor waits for it", async () => {
+    const log = new MemoryLog();
+    const store = durable(new MemoryPendingStore());
+    await put(store, "tab-1", record(1, "elsewhere", "memory-0-a-log-that-is-gone"));
+    await put(store, "tab-2", record(1, "orphan"));
+    const channel = `orphans-identity-${Date.now()}`;
+    const reports: Array<{ q?: string; ops: Array<{ a: unknown }> }> = [];
+    const listener = new BroadcastChannel(`${channel}:pending`);
+    listener.onmessage = (e: MessageEvent) => reports.push(e.data);
+    const reader = log.handle();
+    const stop = drainOrphanedSlots({
+      store,
+      key: "board",
+      owner: "tab",
+      own: "tab-0",
+      active: () => true,
+      channel,
+      identity: async () => (await reader.info()).identity,
+      open: async (pending) =>
+        createSynchronizer({ log: log.handle(), model: board, pending, compaction: false }),
+    });
+    try {
+      const end = Date.now() + 15_000;
+      while ((await reader.info()).latestRevision < 2 && Date.now() < end) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect((await reader.info()).latestRevision).toBe(2); // tab-2's update pushed
+      // The channel delivers later than the log: wait for tab-2's report, and its last one.
+      const reported = () => reports.some((r) => r.q === "tab-2" && r.ops.length === 1);
+      while (!reported() && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+      expect(reported()).toBe(true);
+      await new Promise((r) => setTimeout(r, 200));
+      const shown = reports.filter((r) => r.q === "tab-1").flatMap((r) => r.ops);
+      expect(shown).toEqual([]); // tab-1's record, of another log, never shown
+    } finally {
+      stop();
+      listener.close();
+    }
+  }, 30_000);
+});

@@ -43,6 +43,12 @@ export interface OrphanDrainOptions {
    * drain pushed a closed tab's whole slot ahead of the leading tab's earlier edits).
    */
   order?: TabPushOrder;
+  /**
+   * The identity of the log the tab follows (`LogInfo.identity`), when it can be read: a slot's
+   * records bound to another log are then neither shown nor waited for (before, a new leading
+   * tab showed them, and held the tabs' pushes, until its drain's replica set them aside).
+   */
+  identity?(): Promise<string>;
   /** Opens a replica that holds the queue `pending` (on the tab's shared log, saving nothing). */
   open(pending: PendingQueueSetup): Promise<StateSynchronizer<any, any>>;
 }
@@ -126,6 +132,10 @@ export function drainOrphanedSlots(o: OrphanDrainOptions): () => void {
     if (stopped || running || !o.active()) return;
     running = true;
     const found: Array<[string, PendingQueue, PendingLoad]> = [];
+    const identity = online() ? await o.identity?.().catch(() => undefined) : undefined;
+    /** A record this log can take (one bound to another log is set aside by the replica). */
+    const ours = (r: PendingRecord) =>
+      identity === undefined || r.logIdentity === undefined || r.logIdentity === identity;
     try {
       for (let n = 0; n < SLOTS && !stopped; n++) {
         const owner = `${o.owner}-${n}`;
@@ -145,7 +155,7 @@ export function drainOrphanedSlots(o: OrphanDrainOptions): () => void {
           await queue.close();
           continue;
         }
-        report.show(owner, loaded.records, queue.origin);
+        report.show(owner, loaded.records.filter(ours), queue.origin);
         if (!online()) {
           await queue.close(); // shown; pushed in a round once the server is back
           continue;
@@ -161,7 +171,7 @@ export function drainOrphanedSlots(o: OrphanDrainOptions): () => void {
     // one's edit was refused and an older rename won).
     const slots = new Map<string, () => OrderKey[]>();
     for (const [owner, queue, loaded] of found) {
-      const keys = loaded.records.map((r) => ({
+      const keys = loaded.records.filter(ours).map((r) => ({
         queuedAt: r.queuedAt,
         origin: r.origin ?? queue.origin,
         id: r.seq,
