@@ -10,6 +10,7 @@ import {
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod/v4";
 import { drainOrphanedSlots } from "../src/tabs/orphans.js";
+import { durable } from "./support/durable-store.js";
 
 /**
  * The leading tab drains the queues dead tabs left (docs/offline.md, "Tabs"). A slot whose
@@ -25,26 +26,6 @@ const board = defineModel({
     add: { args: z.object({ card: z.string() }), apply: (d, { card }) => void d.cards.push(card) },
   },
 });
-
-/** `store`, its queues said durable (the drain leaves queues kept in memory alone). */
-function durable(store: PendingStore): PendingStore {
-  return {
-    open: async (key, owner) => {
-      const q = await store.open(key, owner);
-      return {
-        durable: true,
-        get origin() {
-          return q.origin;
-        },
-        load: () => q.load(),
-        put: (r) => q.put(r),
-        delete: (seqs) => q.delete(seqs),
-        clear: () => q.clear(),
-        close: () => q.close(),
-      };
-    },
-  };
-}
 
 const record = (seq: number, card: string, logIdentity?: string): PendingRecord => ({
   format: 1,

@@ -10,6 +10,7 @@ import {
 import { expect, it } from "vitest";
 import { z } from "zod/v4";
 import { drainOrphanedSlots } from "../src/tabs/orphans.js";
+import { durable } from "./support/durable-store.js";
 import { sharePendingAcrossTabs } from "../src/tabs/shared-pending.js";
 import { TabPushOrder } from "../src/tabs/tab-order.js";
 
@@ -41,26 +42,6 @@ const board = defineModel({
   },
 });
 
-/** `store`, its queues said durable (the drain leaves queues kept in memory alone). */
-function durable(store: PendingStore): PendingStore {
-  return {
-    open: async (key, owner) => {
-      const q = await store.open(key, owner);
-      return {
-        durable: true,
-        get origin() {
-          return q.origin;
-        },
-        load: () => q.load(),
-        put: (r) => q.put(r),
-        delete: (seqs) => q.delete(seqs),
-        clear: () => q.clear(),
-        close: () => q.close(),
-      };
-    },
-  };
-}
-
 const until = async (check: () => boolean | Promise<boolean>, ms = 20_000) => {
   const end = Date.now() + ms;
   while (!(await check())) {
@@ -81,8 +62,8 @@ async function openTab(log: MemoryLog, store: PendingStore, name: string, tab: s
   return { order, ...sharePendingAcrossTabs(sync, board, name, tab, `q-${tab}`, order) };
 }
 
-/** The titles of `log`'s entries, in log order. */
-async function titles(log: MemoryLog): Promise<string[]> {
+/** The commands of `log`'s entries, in log order: `name:argument`. */
+async function commandsInLog(log: MemoryLog): Promise<string[]> {
   const reader = log.handle();
   const out: string[] = [];
   for await (const e of reader.read(1, (await reader.info()).latestRevision)) {
@@ -90,19 +71,6 @@ async function titles(log: MemoryLog): Promise<string[]> {
       commands?: Array<{ name: string; args: { title?: string; card?: string } }>;
     };
     for (const c of entry.commands ?? []) out.push(`${c.name}:${c.args.title ?? c.args.card}`);
-  }
-  return out;
-}
-
-/** The cards of `log`'s entries, in log order. */
-async function cardsInLog(log: MemoryLog): Promise<string[]> {
-  const reader = log.handle();
-  const out: string[] = [];
-  for await (const e of reader.read(1, (await reader.info()).latestRevision)) {
-    const entry = JSON.parse(new TextDecoder().decode(e.data)) as {
-      commands?: Array<{ args: { card: string } }>;
-    };
-    for (const c of entry.commands ?? []) out.push(c.args.card);
   }
   return out;
 }
@@ -162,8 +130,8 @@ it("the drain of a closed tab's slot does not push it ahead of the leading tab's
     await until(() => a.sync.pendingInOtherTabs.length === 2); // the drain's report of the slot
     log.setOffline(false);
     await edit;
-    await until(async () => (await cardsInLog(log)).length === 3);
-    expect(await cardsInLog(log)).toEqual(["d0", "a1", "d1"]);
+    await until(async () => (await commandsInLog(log)).length === 3);
+    expect(await commandsInLog(log)).toEqual(["add:d0", "add:a1", "add:d1"]);
   } finally {
     stop();
     a.stop();
@@ -271,8 +239,8 @@ it("the slots of several closed tabs drain together, in the order their edits we
   try {
     // The four updates in (after the genesis), or some refused and the rest in.
     await until(() => a.sync.pendingInOtherTabs.length === 0 && a.sync.revision >= 3, 30_000);
-    await until(async () => (await titles(log)).length === 4, 5_000).catch(() => undefined);
-    expect(await titles(log)).toEqual(["add:c1", "take:c1", "title:C", "title:B"]);
+    await until(async () => (await commandsInLog(log)).length === 4, 5_000).catch(() => undefined);
+    expect(await commandsInLog(log)).toEqual(["add:c1", "take:c1", "title:C", "title:B"]);
     expect(a.sync.state).toEqual({ cards: [], title: "B" });
   } finally {
     stop();

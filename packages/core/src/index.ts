@@ -50,6 +50,7 @@ export { MemoryPendingStore } from "./pending/memory-pending-store.js";
 export { pendingQueue, type PendingQueueSetup } from "./pending/pending-queue.js";
 export {
   compareOrderKeys,
+  earliestBefore,
   ORDER_WAIT_MS,
   type OrderKey,
   type PushOrder,

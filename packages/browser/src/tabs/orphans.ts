@@ -1,5 +1,5 @@
 import {
-  compareOrderKeys,
+  earliestBefore,
   isStateSyncError,
   pendingQueue,
   type PendingLoad,
@@ -253,13 +253,8 @@ function loadedOnce(queue: PendingQueue, loaded: PendingLoad): PendingQueue {
 function withSlots(base: PushOrder | undefined, others: () => OrderKey[]): PushOrder {
   return {
     before(key, skip, applied) {
-      let first = base?.before(key, skip, applied);
-      for (const k of others()) {
-        if (k.origin === key.origin || compareOrderKeys(k, key) >= 0 || skip(k)) continue;
-        if ((applied(k.origin) ?? -Infinity) >= k.id) continue;
-        if (first === undefined || compareOrderKeys(k, first) < 0) first = k;
-      }
-      return first;
+      const first = base?.before(key, skip, applied);
+      return earliestBefore(key, [...(first ? [first] : []), ...others()], skip, applied);
     },
     onChange: (listener) => base?.onChange(listener) ?? (() => undefined),
   };

@@ -1,5 +1,5 @@
 import {
-  compareOrderKeys,
+  earliestBefore,
   notifyDelayMs,
   type CommandMap,
   type Immutable,
@@ -252,27 +252,22 @@ export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
   // reloaded reported that queue's own updates). A drained slot also waits for this tab's own.
   tabOrder?.attach((q) => ({
     before(key, skip, applied) {
-      let first: OrderKey | undefined;
-      // Waited for until the pushing replica holds it (a drained slot's replica is not this
-      // tab's: a trial's drain pushed on a state without it).
-      const consider = (other: OrderKey) => {
-        if (other.origin === key.origin || compareOrderKeys(other, key) >= 0) return;
-        if ((applied(other.origin) ?? -Infinity) >= other.id || skip(other)) return;
-        if (first === undefined || compareOrderKeys(other, first) < 0) first = other;
-      };
+      // Waited for until the pushing replica holds it (`applied`: a drained slot's replica is
+      // not this tab's; a trial's drain pushed on a state without it).
+      const candidates: OrderKey[] = [];
       for (const [k, item] of order) {
         if (item.origin === undefined || foreign.get(item.from)?.q === q) continue;
         // Its tab reported it gone and this tab's state does not hold it: refused, discarded.
         const held = (sync.appliedSeq(item.origin) ?? -Infinity) >= item.seq!;
         if (!held && sync.revision >= (leaving.get(k) ?? Infinity)) continue;
-        consider({ queuedAt: item.at, origin: item.origin, id: item.seq! });
+        candidates.push({ queuedAt: item.at, origin: item.origin, id: item.seq! });
       }
       if (q !== queue) {
         for (const p of sync.pending) {
-          if (!p.otherLog) consider({ queuedAt: p.queuedAt, origin: p.origin, id: p.id });
+          if (!p.otherLog) candidates.push({ queuedAt: p.queuedAt, origin: p.origin, id: p.id });
         }
       }
-      return first;
+      return earliestBefore(key, candidates, skip, applied);
     },
     onChange(listener) {
       listeners.add(listener);

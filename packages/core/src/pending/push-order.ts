@@ -26,6 +26,26 @@ export function compareOrderKeys(a: OrderKey, b: OrderKey): number {
 }
 
 /**
+ * The earliest of `candidates` that a push of `key` must wait for: of another origin, before
+ * `key`, not passed over by `skip`, not applied yet (`applied`, as in {@link PushOrder.before});
+ * undefined when none. For the implementations of `before`.
+ */
+export function earliestBefore(
+  key: OrderKey,
+  candidates: Iterable<OrderKey>,
+  skip: (other: OrderKey) => boolean,
+  applied: (origin: string) => number | undefined,
+): OrderKey | undefined {
+  let first: OrderKey | undefined;
+  for (const k of candidates) {
+    if (k.origin === key.origin || compareOrderKeys(k, key) >= 0 || skip(k)) continue;
+    if ((applied(k.origin) ?? -Infinity) >= k.id) continue;
+    if (first === undefined || compareOrderKeys(k, first) < 0) first = k;
+  }
+  return first;
+}
+
+/**
  * The pending updates of other queues that this queue's must not overtake (browser tabs of one
  * profile, each with its own queue: `@statesync/browser`, docs/offline.md "Tabs"). Given as
  * `pendingQueue({ …, order })`; without it a queue pushes in its own order only.
