@@ -11,7 +11,7 @@ import {
 import { StateSyncError } from "./errors.js";
 import { deepFreeze } from "./freeze.js";
 import type { CommandMap, Model, UpdateContext } from "./model.js";
-import { mulberry32 } from "./prng.js";
+import { mulberry32, pendingSeed } from "./prng.js";
 import { inRecipes, isThenableRefusal, refuseThenable } from "./synchronous.js";
 
 enablePatches();
@@ -39,6 +39,20 @@ export function entryContext(
   clientId: string,
 ): UpdateContext {
   return { revision, timestamp, random: mulberry32(seed), clientId };
+}
+
+/**
+ * The context of a pending update (`pending/`), the same wherever it runs (the optimistic view,
+ * a tab showing another tab's edit, each attempt of its append): `timestamp` is when it was
+ * queued and `random` is seeded by its identity ({@link pendingSeed}); only `revision` (the
+ * state it runs on) and `clientId` (the replica running it) depend on where it runs.
+ */
+export function pendingContext(
+  revision: number,
+  update: { readonly origin: string; readonly seq: number; readonly queuedAt: number },
+  clientId: string,
+): UpdateContext {
+  return entryContext(revision, update.queuedAt, pendingSeed(update.origin, update.seq), clientId);
 }
 
 function applyUpdate<S>(state: S, entry: UpdateEntry, validity: StateValidity): ApplyOutcome<S> {

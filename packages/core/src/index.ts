@@ -103,7 +103,7 @@ export {
 } from "./json.js";
 export { nestedDeeperThan } from "./nesting.js";
 export { refuseThenable } from "./synchronous.js";
-export { entryContext } from "./apply.js";
+export { entryContext, pendingContext } from "./apply.js";
 export { runOnView } from "./engine/touch-recorder.js";
 export type { Draft, Immutable } from "immer";
 export type {

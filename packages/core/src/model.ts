@@ -14,9 +14,15 @@ import type { JsonModelCheck } from "./type-checks.js";
 export interface UpdateContext {
   /** Revision the update is based on (the replica's revision just before applying it). */
   readonly revision: number;
-  /** Milliseconds since the epoch, chosen by the writer and stored in the entry. */
+  /**
+   * Milliseconds since the epoch, chosen by the writer and stored in the entry; for a pending
+   * update (`pending/`), when it was queued (docs/offline.md, "Context").
+   */
   readonly timestamp: number;
-  /** Uniform in [0, 1), from a PRNG seeded by a seed stored in the entry. */
+  /**
+   * Uniform in [0, 1), from a PRNG seeded by a seed stored in the entry; for a pending update,
+   * seeded by its identity, so its optimistic view draws what it commits.
+   */
   random(): number;
   /** Id of the client that wrote the entry. */
   readonly clientId: string;

@@ -35,3 +35,19 @@ export function nextSeed(): number {
   }
   return seedPool[seedNext++]!;
 }
+
+/**
+ * The seed of a pending update's `ctx.random()` (docs/offline.md, "Context"): FNV-1a (32 bits)
+ * of `origin:seq`, its identity. Fixed when the update is queued, so the optimistic view, every
+ * rerun of it and the entry that commits it draw the same numbers, and two queues (random
+ * origins) draw differently even for updates queued at the same millisecond.
+ */
+export function pendingSeed(origin: string, seq: number): number {
+  const text = `${origin}:${seq}`;
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}

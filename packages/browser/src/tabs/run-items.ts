@@ -1,5 +1,6 @@
 import {
   entryContext,
+  pendingContext,
   refuseThenable,
   runOnView,
   type Immutable,
@@ -18,15 +19,19 @@ export function runItems<S>(
   revision: number,
 ): Immutable<S> {
   const one = (draft: object, item: Item) => {
-    // The context the command's own replica shows it with (its optimistic view: seeded by its
-    // id), so a tab's edit shows the same values in every tab, and in its own whatever runs
-    // around it (a trial: clientId was the tab's id, random reseeded by the mixed view).
-    const ctx = entryContext(
-      revision,
-      item.at,
-      item.seq ?? item.at >>> 0,
-      item.client ?? item.from,
-    );
+    // The context the command's own replica shows it with and commits it with (`pendingContext`:
+    // queued at, seeded by its identity), so a tab's edit shows the same values in every tab, and
+    // in its own whatever runs around it (a trial: clientId was the tab's id, random reseeded by
+    // the mixed view).
+    const client = item.client ?? item.from;
+    const ctx =
+      item.origin !== undefined && item.seq !== undefined
+        ? pendingContext(
+            revision,
+            { origin: item.origin, seq: item.seq, queuedAt: item.at },
+            client,
+          )
+        : entryContext(revision, item.at, item.at >>> 0, client);
     refuseThenable(
       runOnView(draft, (view) => item.c.apply(view as never, item.args as never, ctx as never)),
     );

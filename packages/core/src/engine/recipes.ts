@@ -20,6 +20,16 @@ import {
 export interface RecipeRun {
   run(draft: unknown, ctx: UpdateContext): unknown;
   readonly command?: { readonly name: string; readonly args: unknown } | undefined;
+  /**
+   * Its own context, given the batch's (a pending update's: `pendingContext`, the same in the
+   * optimistic view and in every attempt); without it, it runs with the batch's.
+   */
+  context?(batch: UpdateContext): UpdateContext;
+}
+
+/** `op.run` on `draft` with its own context when it has one, else `ctx`. */
+function runIn(op: RecipeRun, draft: unknown, ctx: UpdateContext): unknown {
+  return op.run(draft, op.context ? op.context(ctx) : ctx);
 }
 
 /** What running a batch of recipes produced. */
@@ -138,7 +148,7 @@ export class RecipeRunner<S, C extends CommandMap<S>> {
         const view = recorder.wrap(draft);
         for (let i = 0; i < ops.length; i++) {
           try {
-            let result = recorder.unwrap(ops[i]!.run(view, ctx));
+            let result = recorder.unwrap(runIn(ops[i]!, view, ctx));
             if (isDraft(result)) result = current(result);
             refuseThenable(result);
             recorder.refuseHoles(draft, holes);
@@ -194,7 +204,7 @@ export class RecipeRunner<S, C extends CommandMap<S>> {
       let result: unknown;
       // statesync's Immer, frozen here (only the new containers: freeze.ts).
       const [unfrozen, p] = immer.produceWithPatches(next, (draft) => {
-        result = recorder.unwrap(op.run(recorder.wrap(draft), ctx));
+        result = recorder.unwrap(runIn(op, recorder.wrap(draft), ctx));
         returned = true;
         recorder.refuseHoles(draft, holes);
         // A returned draft would be a revoked proxy once produce returns: hand back a copy.
@@ -242,7 +252,7 @@ export class RecipeRunner<S, C extends CommandMap<S>> {
     try {
       immer.produce(state, (draft) => {
         try {
-          refuseThenable(recorder.unwrap(op.run(recorder.wrap(draft), ctx)));
+          refuseThenable(recorder.unwrap(runIn(op, recorder.wrap(draft), ctx)));
         } catch {
           throw ABORT;
         }

@@ -317,12 +317,16 @@ export class Writer<S, C extends CommandMap<S>> {
     return { kind: "committed", revision: stored.revision, state: run.state, results: run.results };
   }
 
-  /** Appends a command at the tail (see `StateSynchronizer.updateUnconditionally`). */
+  /**
+   * Appends a command at the tail (see `StateSynchronizer.updateUnconditionally`). `context`: the
+   * entry's `ts` and `seed` (a pending command's, fixed when it was queued); drawn now without.
+   */
   async unconditional(
     name: string,
     args: unknown,
     options: ParsedUpdateOptions,
     origin?: EntryOrigin,
+    context?: { readonly timestamp: number; readonly seed: number },
   ): Promise<UnconditionalResult> {
     const update = limitsFromNow(options);
     let error = unsent(this.p.status, update);
@@ -343,8 +347,8 @@ export class Writer<S, C extends CommandMap<S>> {
       // Format 3: every replica checks the command's result (docs/format.md); it carries `origin`.
       v: CHECKED_COMMAND_FORMAT,
       kind: "command",
-      ts: Date.now(),
-      seed: nextSeed(),
+      ts: context?.timestamp ?? Date.now(),
+      seed: context?.seed ?? nextSeed(),
       client: this.p.clientId,
       name,
       args,

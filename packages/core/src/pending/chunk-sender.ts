@@ -1,4 +1,6 @@
 import type { Immutable } from "immer";
+import { pendingContext } from "../apply.js";
+import { pendingSeed } from "../prng.js";
 import type { CommandMap } from "../model.js";
 import type { UpdateResult } from "../synchronizer-types.js";
 import { DEFAULT_OUTCOME_TIMEOUT_MS } from "../engine/options.js";
@@ -76,7 +78,10 @@ export class ChunkSender<S, C extends CommandMap<S>> {
         signal: undefined,
       };
       const origin: [string, number] = [op.origin, op.seq];
-      return this.p.writer.unconditional(op.command!.name, op.args, options, origin).then(
+      // Its context is fixed by its identity: the optimistic view showed what it commits.
+      const context = { timestamp: op.queuedAt, seed: pendingSeed(op.origin, op.seq) };
+      const { name } = op.command!;
+      return this.p.writer.unconditional(name, op.args, options, origin, context).then(
         async ({ revision }) => [{ ok: true, value: await this.unconditionalResult(op, revision) }],
         (error: unknown) => [{ ok: false, error }],
       );
@@ -98,6 +103,8 @@ export class ChunkSender<S, C extends CommandMap<S>> {
     return {
       run: op.run,
       command: op.command,
+      // The context the optimistic view ran it with, in every attempt (not the batch's).
+      context: (batch) => pendingContext(batch.revision, op, batch.clientId),
       maxAttempts: Number.POSITIVE_INFINITY,
       outcomeTimeoutMs: DEFAULT_OUTCOME_TIMEOUT_MS,
       signal: undefined,

@@ -1,5 +1,5 @@
 import { produce, type Immutable } from "immer";
-import { entryContext } from "../apply.js";
+import { pendingContext, type entryContext } from "../apply.js";
 import { StateSyncError } from "../errors.js";
 import type { StatusHub } from "../engine/status.js";
 import type { StepResult } from "../replay.js";
@@ -205,7 +205,7 @@ export class OptimisticView<S> {
   }
 
   private applyAll(state: Immutable<S>, ops: readonly ViewOp[], revision: number): Immutable<S> {
-    const ctx = (op: ViewOp) => entryContext(revision, op.queuedAt, op.seq, this.clientId);
+    const ctx = (op: ViewOp) => pendingContext(revision, op, this.clientId); // as committed
     try {
       return produce(state, (draft: object) => {
         for (const op of ops) refuseThenable(runOnView(draft, (view) => op.run(view, ctx(op))));
