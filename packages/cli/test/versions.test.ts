@@ -21,6 +21,7 @@ import {
 } from "./helpers.js";
 
 const MODEL_V2 = fileURLToPath(new URL("./fixtures/counter-v2.mjs", import.meta.url));
+const MODEL_V2_PICKY = fileURLToPath(new URL("./fixtures/counter-v2-picky.mjs", import.meta.url));
 
 /** The CLI with model versions (docs/versions.md): it reads across a switch and never writes one. */
 describe("statesync and model versions", () => {
@@ -49,6 +50,45 @@ describe("statesync and model versions", () => {
     // Nothing was written: the log is still at version 1, revision 2.
     const info = await runJson(["info", ...where(stream)]);
     expect(info).toMatchObject({ revision: 2, model: { version: 1, from: "genesis" } });
+  });
+
+  it("import --model v2 restores a backup of v1 (its chain reads it) and refuses what v2 cannot migrate", async () => {
+    const stream = uniqueStream("V1B");
+    const a = await openCounter(ctx.server.url, stream);
+    await a.update("increment", { by: 5 });
+    await a.updateUnconditionally("note", { text: "poison" });
+    await a.close();
+    const file = path.join(ctx.dir, `${stream}-v1.json`);
+    await runJson(["export", ...where(stream), "--model", MODEL, file]);
+    // Before, a backup of v1 was MODEL_MISMATCH with the v2 model.
+    const restored = uniqueStream("V1R");
+    const r = await runCli(["import", file, ...where(restored), "--model", MODEL_V2]);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/the restored log is at v1; the first replica of v2 switches it/);
+    expect(await runJson(["info", ...where(restored)])).toMatchObject({ model: { version: 1 } });
+    const v2Model = (await import(MODEL_V2)).default;
+    const b = await openSynchronizer<any, any>({
+      servers: ctx.server.url,
+      stream: restored,
+      model: v2Model,
+      snapshots: false,
+      compaction: false,
+    });
+    expect(b.state).toEqual({ count: 5, notes: ["poison"], tags: [] });
+    await b.close();
+    // A v2 whose migrate refuses the backed-up state: nothing is created.
+    const refused = uniqueStream("V1P");
+    const p = await runCli(["import", file, ...where(refused), "--model", MODEL_V2_PICKY]);
+    expect(p.code).toBe(1);
+    expect(p.stderr).toMatch(/^statesync: VALIDATION: migrating to counter v2 failed: .*poison/);
+    expect((await runCli(["info", ...where(refused)])).code).not.toBe(0);
+    // A backup of v2 with the v1 model: the model is older than the backup.
+    const v2file = path.join(ctx.dir, `${stream}-v2.json`);
+    await runJson(["export", ...where(stream), "--model", MODEL_V2, v2file]);
+    const older = await runCli(["import", v2file, ...where(uniqueStream("V2O")), "--model", MODEL]);
+    expect(older.code).toBe(1);
+    expect(older.stderr).toMatch(/^statesync: MODEL_UPGRADED: the backup is of counter v2/);
   });
 
   it("shows a switch in history and info, and replays across it", async () => {

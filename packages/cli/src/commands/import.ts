@@ -16,7 +16,14 @@
  */
 import { resolve } from "node:path";
 import type { Command } from "commander";
-import { encodeEntry, isStateSyncError, StateSyncError, type JetStreamLog } from "@statesync/node";
+import {
+  encodeEntry,
+  isStateSyncError,
+  logModelOf,
+  migrateUp,
+  StateSyncError,
+  type JetStreamLog,
+} from "@statesync/node";
 import { z } from "zod";
 import { action } from "../action.js";
 import { readBackupText, restoreSnapshotHeader, type Backup } from "../backup.js";
@@ -49,22 +56,34 @@ export async function readBackupFile(file: string): Promise<Backup> {
   return readBackupText(data.toString("utf8"), file);
 }
 
-/** With `--model`: the backup must be of this model and its state must pass the schema. */
-function checkAgainstModel(backup: Backup, model: AnyModel): void {
+/**
+ * With `--model`: the backup must be of this model, or of a version in its chain of predecessors
+ * (docs/versions.md), and its state must pass that version's schema; a backup of an older version
+ * must also migrate up to `--model`'s (so its replicas can read the restored log). Returns the
+ * version of `--model`'s chain the backup is of. Throws `MODEL_MISMATCH` (another model, another
+ * initial state, a version the chain lacks), `MODEL_UPGRADED` (a backup newer than `--model`),
+ * `VALIDATION` (the state fails the schema, or its migration fails).
+ */
+function checkAgainstModel(backup: Backup, model: AnyModel): AnyModel {
   const m = backup.model;
-  if (m.name !== model.name || m.version !== model.version || m.initialHash !== model.initialHash) {
+  const header = { model: m.name, version: m.version, initialHash: m.initialHash };
+  const found = logModelOf(model, header as unknown as Parameters<typeof logModelOf>[1]);
+  if (found instanceof StateSyncError) {
     throw new StateSyncError(
-      "MODEL_MISMATCH",
-      `the backup is of ${m.name} v${m.version} (initial ${m.initialHash.slice(0, 12)}), --model is ${model.name} v${model.version} (initial ${model.initialHash.slice(0, 12)})`,
+      found.code,
+      `the backup is of ${m.name} v${m.version} (initial ${m.initialHash.slice(0, 12)}), --model is ${model.name} v${model.version} (initial ${model.initialHash.slice(0, 12)}): ${found.message}`,
+      { details: found.details },
     );
   }
-  const valid = model.state.safeParse(backup.state);
+  const valid = found.state.safeParse(backup.state);
   if (!valid.success) {
     throw new StateSyncError(
       "VALIDATION",
-      `the backed-up state fails the model's schema: ${valid.error.issues[0]?.message}`,
+      `the backed-up state fails the schema of ${m.name} v${m.version}: ${valid.error.issues[0]?.message}`,
     );
   }
+  if (found !== model) migrateUp(model, found, backup.state); // throws VALIDATION, naming the step
+  return found;
 }
 
 /** The restore's snapshot entry of `backup`'s state, based on revision `base`. */
@@ -148,7 +167,8 @@ export function registerImport(program: Command): void {
       const args = parseWith(importSchema, { file, model: raw.model });
       const path = resolve(args.file);
       const backup = await readBackupFile(path);
-      if (args.model !== undefined) checkAgainstModel(backup, await loadModel(args.model));
+      const model = args.model === undefined ? undefined : await loadModel(args.model);
+      if (model !== undefined) checkAgainstModel(backup, model);
       const revision = await withSession(o, (s) =>
         withLog(s, (log) => writeRestore(log, backup), { create: true }),
       );
@@ -164,6 +184,11 @@ export function registerImport(program: Command): void {
       } else {
         printLines([
           `restored ${path} (${m.name} v${m.version}, revision ${backup.revision} of ${backup.source.stream}) into ${o.stream}${o.key ? ` key ${o.key}` : ""}: snapshot entry at revision ${revision}`,
+          ...(model !== undefined && model.version > m.version
+            ? [
+                `the restored log is at v${m.version}; the first replica of v${model.version} switches it when it opens (upgrade "on-open", the default), or \`statesync migrate\` does (docs/versions.md)`,
+              ]
+            : []),
         ]);
       }
     }),
