@@ -1,4 +1,5 @@
 import {
+  changesOnly,
   earliestBefore,
   notifyDelayMs,
   type CommandMap,
@@ -7,7 +8,8 @@ import {
   type OrderKey,
   type StateSynchronizer,
 } from "@statesync/core";
-import { byQueueOrder, interleave, runItems } from "./run-items.js";
+import { IncrementalView } from "./mixed-view.js";
+import { byQueueOrder, interleave } from "./run-items.js";
 import { messageSchema, type Command, type Foreign, type Item } from "./shared-pending-wire.js";
 import type { TabPushOrder } from "./tab-order.js";
 
@@ -44,17 +46,10 @@ export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
   /** Every shown item of the other tabs, in the order they arrived (the order they run in). */
   const order = new Map<string, Item>();
   const listeners = new Set<() => void>();
-  // The view computed last, on `base` at `revision`; `fresh`: items added since, to run on top
-  // of it; `stale`: something else changed (an item left, a tab's revision), compute it afresh.
-  // `pending`: this tab's count (an update of its own that its core's view leaves out, as it
-  // throws there, changes no `base` but may run here, after another tab's).
-  let cache:
-    | { base: unknown; revision: number; pending: number; state: Immutable<S>; mixed: boolean }
-    | undefined;
-  /** What the last view computed afresh cost, ms (spaces the notifications after it). */
+  // The view computed last, reused by the next (mixed-view.ts).
+  const incremental = new IncrementalView<S>();
+  /** What the last view cost, ms (spaces the notifications after it). */
   let lastCostMs = 0;
-  let fresh: Item[] = [];
-  let stale = true;
 
   // This tab's side: what it reported last, by id.
   let seq = 0;
@@ -150,7 +145,6 @@ export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
     }
     order.delete(known.key);
     leaving.delete(known.key);
-    stale = true;
   };
   const put = (
     from: string,
@@ -165,14 +159,12 @@ export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
     leaving.delete(key); // reported again: it stays
     f.items.set(id, { key, item });
     order.set(key, item);
-    fresh.push(item);
   };
   const forget = (from: string) => {
     for (const key of leaving.keys()) {
       if (!key.startsWith(`${from}\n`)) continue;
       leaving.delete(key);
       order.delete(key);
-      stale = true;
     }
     const f = foreign.get(from);
     if (!f) return;
@@ -180,7 +172,6 @@ export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
     foreign.delete(from);
   };
   const setRevision = (f: Foreign, revision: number) => {
-    if (f.revision !== revision && f.items.size > 0) stale = true;
     f.revision = revision;
   };
 
@@ -230,7 +221,10 @@ export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
     for (const l of [...listeners]) l();
   };
   const stops = [
-    sync.subscribe(() => post(), { optimistic: true }),
+    sync.subscribe(
+      changesOnly(() => post()),
+      { optimistic: true },
+    ),
     sync.on("drained", () => post()),
   ];
   send({ t: "hello" });
@@ -271,7 +265,10 @@ export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
     },
     onChange(listener) {
       listeners.add(listener);
-      const stop = sync.subscribe(() => listener(), { optimistic: q !== queue });
+      const stop = sync.subscribe(
+        changesOnly(() => listener()),
+        { optimistic: q !== queue },
+      );
       return () => (listeners.delete(listener), stop());
     },
   }));
@@ -282,38 +279,28 @@ export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
       check(sync.clientId, { id: p.id, o: p.origin, c: p.command!, a: p.args, at: p.queuedAt }),
   );
 
+  // The view: the items shown in push order, on this tab's optimistic state, or all of them with
+  // this tab's own on its confirmed state (then the core's view is not computed at all). Each
+  // call costs what changed since the last (mixed-view.ts); the items' order costs a sort of an
+  // array sorted already but for what arrived, no command runs.
   const view = (): Immutable<S> => {
-    const base = sync.optimisticState;
     for (const [key, until] of leaving) {
       if (sync.revision < until) continue;
       leaving.delete(key);
       order.delete(key);
-      stale = true;
     }
     if (order.size === 0) {
-      fresh = [];
-      return base;
-    }
-    const revision = sync.revision;
-    const c = cache;
-    // Items added on top of a view that runs this tab's own among them: computed afresh.
-    if (c?.mixed && fresh.length > 0) stale = true;
-    const pending = sync.pendingCount;
-    if (c && !stale && c.base === base && c.revision === revision && c.pending === pending) {
-      if (fresh.length > 0) {
-        c.state = runItems(c.state, fresh.filter(shown), revision);
-        fresh = [];
-      }
-      return c.state;
+      incremental.reset();
+      return sync.optimisticState;
     }
     const started = performance.now();
+    const revision = sync.revision;
     const others = [...order.values()].filter(shown).sort(byQueueOrder);
     const mixed = interleaved(others);
-    const state = mixed ? runItems(sync.state, mixed, revision) : runItems(base, others, revision);
+    const state = mixed
+      ? incremental.run(sync.state, mixed, revision)
+      : incremental.run(sync.optimisticState, others, revision);
     lastCostMs = performance.now() - started;
-    cache = { base, revision, pending, state, mixed: mixed !== undefined };
-    fresh = [];
-    stale = false;
     return state;
   };
 
@@ -336,20 +323,26 @@ export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
           // After a costly view (other tabs' edits run again on a new state), the next call
           // waits a few times that cost, so a burst of entries costs one view per wait, not one
           // per entry (a trial: two tabs making 1,000 edits each kept a page busy for a minute).
+          // The core's own view is not computed for it (`changesOnly`): this one replaces it.
+          // Changes in one task (reports of several tabs, an entry) make one call, in a microtask.
           let timer: ReturnType<typeof setTimeout> | undefined;
-          const now = () => listener(view(), target.revision);
-          const call = () => {
-            if (timer !== undefined) return;
-            const wait = notifyDelayMs(lastCostMs); // as the core's view spaces its own
-            if (wait === 0) return now();
-            timer = setTimeout(() => {
-              timer = undefined;
-              now();
-            }, wait);
+          let queued = false;
+          const now = () => {
+            timer = undefined;
+            queued = false;
+            if (!closed) listener(view(), target.revision);
           };
+          let closed = false;
+          const call = changesOnly(() => {
+            if (timer !== undefined || queued) return;
+            const wait = notifyDelayMs(lastCostMs); // as the core's view spaces its own
+            if (wait > 0) timer = setTimeout(now, wait);
+            else ((queued = true), queueMicrotask(now));
+          });
           listeners.add(call);
           const stop = target.subscribe(call, options);
           return () => {
+            closed = true;
             clearTimeout(timer);
             listeners.delete(call);
             stop();
