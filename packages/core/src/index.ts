@@ -57,7 +57,7 @@ export {
 } from "./pending/push-order.js";
 export type { PendingUpdate, QueuedInfo } from "./pending/pending-op.js";
 export type { OtherTabPending } from "./pending/pending-api.js";
-export { notifyDelayMs } from "./pending/optimistic.js";
+export { changesOnly, notifyDelayMs } from "./pending/optimistic.js";
 export { MAX_ORIGINS } from "./pending/origins.js";
 export {
   defineModel,

@@ -58,6 +58,20 @@ const MAX_NOTIFY_DELAY_MS = 2_000;
 export function notifyDelayMs(costMs: number): number {
   return costMs < 1 ? 0 : Math.min(MAX_NOTIFY_DELAY_MS, 4 * costMs);
 }
+const changesOnlyListeners = new WeakSet<object>();
+
+/**
+ * Marks an optimistic subscriber (`subscribe(listener, { optimistic: true })`) as one that only
+ * needs to hear that the view changed, not the view: while every subscriber is so marked, a
+ * notification does not compute the view (the browser's view of other tabs' edits replaces it
+ * and reads it only when it needs it). Such a listener is called with `undefined` as the state.
+ * Returns `listener`. Internal to the SDK's packages.
+ */
+export function changesOnly<L extends object>(listener: L): L {
+  changesOnlyListeners.add(listener);
+  return listener;
+}
+
 export class OptimisticView<S> {
   private cached:
     { revision: number; base: Immutable<S>; upTo: number; state: Immutable<S> } | undefined;
@@ -163,7 +177,10 @@ export class OptimisticView<S> {
     const wait = notifyDelayMs(this.lastCostMs);
     const notify = () => {
       this.scheduled = false;
-      this.status.notify(this.subscribers, this.state, this.source.revision);
+      let read = false;
+      for (const l of this.subscribers) read ||= !changesOnlyListeners.has(l);
+      const state = read ? this.state : (undefined as unknown as Immutable<S>);
+      this.status.notify(this.subscribers, state, this.source.revision);
     };
     if (wait === 0) queueMicrotask(notify);
     else setTimeout(notify, wait);
