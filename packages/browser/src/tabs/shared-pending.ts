@@ -337,7 +337,10 @@ export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
             if (timer !== undefined || queued) return;
             const wait = notifyDelayMs(lastCostMs); // as the core's view spaces its own
             if (wait > 0) timer = setTimeout(now, wait);
-            else ((queued = true), queueMicrotask(now));
+            else {
+              queued = true;
+              queueMicrotask(now);
+            }
           });
           listeners.add(call);
           const stop = target.subscribe(call, options);
