@@ -56,7 +56,13 @@ export class ChunkSender<S, C extends CommandMap<S>> {
       return { committed, refused: [], retry: true }; // cannot tell now: queued, tried again
     }
     if (this.p.replica.revision === before) return { committed, refused, retry };
-    const final = refused.filter(([op]) => (this.rerun.get(op) ?? 0) >= MAX_RERUNS);
+    // Final too: one whose identity the table of applied origins covers already (a later update
+    // of its queue committed: in this batch, so it was refused on the log's tail). Queued again,
+    // it would be taken for committed, never having been (a trial: tabs' edits resolved as
+    // committed while no entry held them).
+    const final = refused.filter(
+      ([op]) => this.isApplied(op) || (this.rerun.get(op) ?? 0) >= MAX_RERUNS,
+    );
     for (const [op] of refused) this.rerun.set(op, (this.rerun.get(op) ?? 0) + 1);
     return { committed, refused: final, retry };
   }
