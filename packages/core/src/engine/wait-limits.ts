@@ -1,5 +1,5 @@
-import { abortError, wakeableSleep } from "../backoff.js";
-import { StateSyncError } from "../errors.js";
+import { abortError, sleep, wakeableSleep } from "../backoff.js";
+import { isStateSyncError, StateSyncError } from "../errors.js";
 import type { StatusHub } from "./status.js";
 import { whenAborted } from "../abort-watch.js";
 
@@ -134,4 +134,26 @@ export function unsent(status: StatusHub, update: UpdateLimits): StateSyncError 
       },
     },
   );
+}
+
+/**
+ * `work()` (a writer's catch-up after a conflict, a no-op's look at the log), tried again while
+ * the log cannot serve it (`UNAVAILABLE`), 100 ms doubling to 5 s, until `limits` end (ENDED,
+ * then rejected as any wait before sending). Before, one failure rejected the batch at once
+ * (trials: a catch-up cut as a slow consumer; a no-op against a frozen server).
+ */
+export async function answered<T>(
+  work: () => Promise<T>,
+  limits: WaitLimits,
+  status: StatusHub,
+): Promise<T | typeof ENDED> {
+  for (let failures = 0; ; failures++) {
+    try {
+      return await within(work(), limits);
+    } catch (e) {
+      if (!isStateSyncError(e, "UNAVAILABLE") || status.stopped) throw e;
+      const backoff = sleep(Math.min(5_000, 100 * 2 ** failures));
+      if ((await within(backoff, limits)) === ENDED) return ENDED;
+    }
+  }
 }

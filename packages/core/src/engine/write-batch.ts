@@ -1,4 +1,4 @@
-import type { EntryOrigin } from "../entry.js";
+import type { EntryOrigin, StoredPatch, UpdateEntry } from "../entry.js";
 import { isStateSyncError, StateSyncError } from "../errors.js";
 import type { UpdateResult } from "../synchronizer-types.js";
 import type { AppendLimits, Appender, ConditionalOutcome } from "./appender.js";
@@ -178,4 +178,24 @@ export function originOf<S>(ops: readonly QueuedUpdate<S>[]): EntryOrigin | unde
   let origin: EntryOrigin | undefined;
   for (const op of ops) if (op.origin && (!origin || op.origin[1] > origin[1])) origin = op.origin;
   return origin;
+}
+
+/**
+ * The update entry of a batch's recipes (`patches`, named `commands`) at `base`, format 2 with
+ * the batch's highest origin when it carries queued updates (`pending/`), else format 1.
+ */
+export function updateEntry<S>(
+  ops: readonly QueuedUpdate<S>[],
+  head: Pick<UpdateEntry, "base" | "ts" | "seed" | "client">,
+  run: { readonly patches: StoredPatch[]; readonly commands: UpdateEntry["commands"] & object },
+): UpdateEntry {
+  const origin = originOf(ops);
+  return {
+    v: origin ? 2 : 1,
+    kind: "update",
+    ...head,
+    patches: run.patches,
+    ...(run.commands.length > 0 ? { commands: run.commands } : {}),
+    ...(origin ? { origin } : {}),
+  };
 }

@@ -1,11 +1,6 @@
 import type { Immutable } from "immer";
 import { entryContext } from "../apply.js";
-import {
-  CHECKED_COMMAND_FORMAT,
-  type CommandEntry,
-  type EntryOrigin,
-  type UpdateEntry,
-} from "../entry.js";
+import { CHECKED_COMMAND_FORMAT, type CommandEntry, type EntryOrigin } from "../entry.js";
 import { commandFailed, isStateSyncError, StateSyncError } from "../errors.js";
 import type { RevisionedLog } from "../log.js";
 import type { CommandMap } from "../model.js";
@@ -20,10 +15,18 @@ import type { Replica } from "./replica.js";
 import type { StatusHub } from "./status.js";
 import type { UnconditionalResult } from "../synchronizer-types.js";
 import { UpdateQueue } from "./update-queue.js";
-import { ENDED, limitsFromNow, unsent, waitLimits, within } from "./wait-limits.js";
-import type { UpdateLimits, WaitLimits } from "./wait-limits.js";
-import { sleep } from "../backoff.js";
-import { Batch, originOf, type QueuedUpdate } from "./write-batch.js";
+import {
+  answered,
+  ENDED,
+  limitsFromNow,
+  unsent,
+  untilClosing,
+  waitLimits,
+  within,
+} from "./wait-limits.js";
+import type { UpdateLimits } from "./wait-limits.js";
+import type { LocalTurn, LocalTurns } from "./local-turns.js";
+import { Batch, updateEntry, type QueuedUpdate } from "./write-batch.js";
 import { nextSeed } from "../prng.js";
 
 /** Queued updates one conditional append may carry together. */
@@ -56,6 +59,7 @@ export interface WriterParts<S, C extends CommandMap<S>> {
   readonly recipes: RecipeRunner<S, C>;
   readonly upgrader: Upgrader<S, C>;
   readonly status: StatusHub;
+  readonly turns: LocalTurns;
 }
 
 /**
@@ -103,12 +107,20 @@ export class Writer<S, C extends CommandMap<S>> {
     this.queue.arm(); // for what still waits behind the batch being written
   }
 
-  /** Holds the queue (a compaction appends its snapshot entry meanwhile); waits for the batch. */
+  /**
+   * Holds the queue and this process's turn (`local-turns.ts`) while a compaction appends its
+   * snapshot entry; waits for the batch first.
+   */
   async pause(pause: boolean): Promise<void> {
     this.paused = pause;
-    if (pause) await this.writing;
-    else this.kick();
+    if (!pause) return (this.held?.done(), (this.held = undefined), this.kick());
+    await this.writing;
+    const held = await this.p.turns.hold(untilClosing(this.p.status), this.catchUp);
+    if (held !== ENDED) this.held = held;
   }
+
+  private held: LocalTurn | undefined;
+  private readonly catchUp = (revision: number) => this.p.reader.catchUp(revision);
 
   /** Rejects what is queued with `error` and waits for every append already sent. */
   async close(error: StateSyncError): Promise<void> {
@@ -187,7 +199,7 @@ export class Writer<S, C extends CommandMap<S>> {
               await this.p.opener.logBehind(latest);
             }
             const caughtUp = () => this.p.reader.catchUp(outcome.latest);
-            if ((await this.answered(caughtUp, limits)) === ENDED) continue;
+            if ((await answered(caughtUp, limits, this.p.status)) === ENDED) continue;
             if (outcome.kind === "conflict") {
               await this.p.contention.afterConflict(batch, round, limits);
             }
@@ -197,24 +209,6 @@ export class Writer<S, C extends CommandMap<S>> {
             limits.dispose();
           }
         }
-      }
-    }
-  }
-
-  /**
-   * `work()` (a catch-up after a conflict, a no-op's look at the log), tried again while the log
-   * cannot serve it (`UNAVAILABLE`), 100 ms doubling to 5 s, until the batch's limits end (ENDED,
-   * then rejected as any wait before sending). Before, one failure rejected the batch at once
-   * (trials: a catch-up cut as a slow consumer; a no-op against a frozen server).
-   */
-  private async answered<T>(work: () => Promise<T>, limits: WaitLimits): Promise<T | typeof ENDED> {
-    for (let failures = 0; ; failures++) {
-      try {
-        return await within(work(), limits);
-      } catch (e) {
-        if (!isStateSyncError(e, "UNAVAILABLE") || this.p.status.stopped) throw e;
-        const backoff = sleep(Math.min(5_000, 100 * 2 ** failures));
-        if ((await within(backoff, limits)) === ENDED) return ENDED;
       }
     }
   }
@@ -241,10 +235,23 @@ export class Writer<S, C extends CommandMap<S>> {
     }
   }
 
-  /** One round: run the recipes on the current state and append their entry conditionally. */
+  /**
+   * One round: the waits before sending, then this process's turn among the replicas of the log
+   * (`local-turns.ts`): catch up to what the one before committed, and `inTurn`.
+   */
   private async attempt(batch: Batch<S>): Promise<Attempt<S>> {
     const waits = !this.p.opener.standsOnLog || this.p.replica.legacy || this.p.contention.mayWait;
     if (waits && !(await this.beforeSending(batch))) return { kind: "interrupted" };
+    const limits = batch.limits(this.p.status.signal);
+    const committed = (o: Attempt<S>) => (o.kind === "committed" ? o.revision : undefined);
+    const outcome = await this.p.turns
+      .run(limits, this.catchUp, () => this.inTurn(batch), committed)
+      .finally(() => limits.dispose());
+    return outcome === ENDED ? { kind: "interrupted" } : outcome;
+  }
+
+  /** Runs the recipes on the current state and appends their entry conditionally. */
+  private async inTurn(batch: Batch<S>): Promise<Attempt<S>> {
     const base = this.p.replica.revision;
     const state = this.p.replica.state as S;
     const ts = Date.now();
@@ -260,7 +267,7 @@ export class Writer<S, C extends CommandMap<S>> {
     if (run.patches.length === 0) {
       // Nothing to append, so no append checks that the recipes read the latest: ask the log (2).
       const limits = batch.limits(this.p.status.signal);
-      const info = await this.answered(() => this.p.log.info(), limits).finally(() =>
+      const info = await answered(() => this.p.log.info(), limits, this.p.status).finally(() =>
         limits.dispose(),
       );
       if (info === ENDED) return { kind: "interrupted" };
@@ -271,18 +278,7 @@ export class Writer<S, C extends CommandMap<S>> {
       for (const op of batch.ops) op.attempts += 1;
       return { kind: "moved", latest };
     }
-    const origin = originOf(batch.ops);
-    const entry: UpdateEntry = {
-      v: origin ? 2 : 1,
-      kind: "update",
-      base,
-      ts,
-      seed,
-      client: this.p.clientId,
-      patches: run.patches,
-      ...(run.commands.length > 0 ? { commands: run.commands } : {}),
-      ...(origin ? { origin } : {}),
-    };
+    const entry = updateEntry(batch.ops, { base, ts, seed, client: this.p.clientId }, run);
     let prepared;
     try {
       prepared = await this.p.appender.prepare(entry, "the update");
