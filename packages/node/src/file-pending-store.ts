@@ -204,7 +204,7 @@ class FilePendingQueue implements PendingQueue {
         ),
       );
     } catch (cause) {
-      throw failed(`cannot store pending update ${seq}`, cause);
+      throw failed(`cannot store pending update ${seq}`, cause, { seq });
     }
   }
 
@@ -215,7 +215,11 @@ class FilePendingQueue implements PendingQueue {
     const seqs = checkPendingSeqs(list);
     // Every write joins its record's order now, at the call, not after an await (a put called
     // while this delete was writing queue.json went first: fresh-eyes trial).
-    const high = this.keepHighSeq(seqs);
+    // The records go even when queue.json cannot be written (a full disk: before, each delete
+    // failed there and left its records, so the disk stayed full and every later update failed
+    // QUEUE_FAILED; a fresh-eyes trial). Its highest seq is written again by the next removal,
+    // and `nextSeq` does not rest on it alone (a queue starts above its clock × 1,024).
+    const high = this.keepHighSeq(seqs).catch(() => undefined);
     const removed = seqs.map((seq) =>
       this.inOrder(seq, async () => {
         await high;
@@ -223,7 +227,7 @@ class FilePendingQueue implements PendingQueue {
       }),
     );
     try {
-      await Promise.all([high, ...removed]);
+      await Promise.all(removed);
     } catch (cause) {
       throw cause instanceof StateSyncError
         ? cause
@@ -264,7 +268,7 @@ class FilePendingQueue implements PendingQueue {
       const seqs = (await readdir(this.folder))
         .map((name) => Number(RECORD.exec(name)?.[1] ?? Number.NaN))
         .filter((seq) => Number.isSafeInteger(seq) && seq > 0);
-      await this.keepHighSeq(seqs);
+      await this.keepHighSeq(seqs).catch(() => undefined); // as in `delete`
       await Promise.all(seqs.map((seq) => this.limited(() => unlinkIfThere(this.pathOf(seq)))));
     };
     const clearing = run();

@@ -39,6 +39,20 @@ export function pendingQueueFolder(key: string, owner: string): string {
   return `${readable(key)}-${sha256(key).slice(0, 16)}.pending/${readable(owner)}-${sha256(owner).slice(0, 16)}`;
 }
 
+/**
+ * What a damaged `queue.json` error says to do: the records do not depend on it (each carries
+ * its origin; a queue's seqs start above its clock × 1,024), and a missing one is created again.
+ */
+const RECOVER =
+  " (its pending updates are in their own files: remove queue.json, or move it aside, and the queue opens with them)";
+
+/**
+ * Largest `highSeq` taken from `queue.json`: seqs start at the clock × 1,024 when a queue opens,
+ * so one more than a year ahead of the clock is damage (one near 2^53 made every later update
+ * fail: no seq was left; a fresh-eyes trial).
+ */
+const MAX_HIGH_SEQ = () => (Date.now() + 365 * 24 * 3600 * 1000) * 1024;
+
 /** Reads `queue.json` of the queue of `(key, owner)`, or creates it (a new origin). */
 export async function readOrCreateMeta(
   folder: string,
@@ -58,14 +72,16 @@ export async function readOrCreateMeta(
       meta.owner === owner &&
       typeof meta.origin === "string" &&
       /^[!-~]{1,64}$/.test(meta.origin) &&
-      Number.isSafeInteger(meta.highSeq)
+      Number.isSafeInteger(meta.highSeq) &&
+      meta.highSeq! >= 0 &&
+      meta.highSeq! <= MAX_HIGH_SEQ()
     ) {
       return meta as MetaFile;
     }
-    throw failed(`${path} is not a statesync queue of ${key} for ${owner}`);
+    throw failed(`${path} is not a statesync queue of ${key} for ${owner}${RECOVER}`);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== "ENOENT") {
-      throw err instanceof StateSyncError ? err : failed(`cannot read ${path}`, err);
+      throw err instanceof StateSyncError ? err : failed(`cannot read ${path}${RECOVER}`, err);
     }
   }
   const meta: MetaFile = {
@@ -94,6 +110,10 @@ export async function removeTemporaries(folder: string): Promise<void> {
 }
 
 /** A `QUEUE_FAILED` error: the queue's files could not be read or written. */
-export function failed(message: string, cause?: unknown): StateSyncError {
-  return new StateSyncError("QUEUE_FAILED", message, { cause });
+export function failed(
+  message: string,
+  cause?: unknown,
+  details?: Record<string, unknown>,
+): StateSyncError {
+  return new StateSyncError("QUEUE_FAILED", message, { cause, ...(details ? { details } : {}) });
 }

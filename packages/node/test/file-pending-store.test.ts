@@ -1,7 +1,16 @@
 import { fork, spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
 import { readFileSync } from "node:fs";
-import { mkdtemp, readdir, readFile, rm, truncate, utimes, writeFile } from "node:fs/promises";
+import {
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  rm,
+  truncate,
+  utimes,
+  writeFile,
+} from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runPendingStoreConformance } from "@statesync/core/testing";
@@ -172,6 +181,47 @@ describe("FilePendingStore", () => {
       "000000000005.pending.json",
     ]);
     await q.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("removes records even when queue.json cannot be written (a full disk), and frees their space", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "statesync-pending-"));
+    const q = await new FilePendingStore(dir).open("s", "worker");
+    const folder = join(dir, pendingQueueFolder("s", "worker"));
+    const record = (seq: number) =>
+      ({ format: 1, seq, kind: "update", name: "add", args: { seq }, queuedAt: 1, mv: 1 }) as const;
+    for (let seq = 1; seq <= 4; seq++) await q.put(record(seq));
+    // queue.json cannot be replaced now (a directory in its place: the rename fails, as a write
+    // to a full disk does). Before, delete and clear failed there and removed nothing.
+    await rm(join(folder, "queue.json"));
+    await mkdir(join(folder, "queue.json"));
+    await q.delete([1, 2]);
+    await q.clear();
+    const files = (await readdir(folder)).filter((n) => n.endsWith(".pending.json"));
+    expect(files).toEqual([]);
+    await q.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("a damaged queue.json says how to recover; without it the queue opens with its records", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "statesync-pending-"));
+    const store = new FilePendingStore(dir);
+    const q = await store.open("s", "worker");
+    const folder = join(dir, pendingQueueFolder("s", "worker"));
+    const record = { format: 1, seq: 7, kind: "update", name: "add", args: {}, queuedAt: 1, mv: 1 };
+    await q.put(record as never);
+    await q.close();
+    const meta = JSON.parse(await readFile(join(folder, "queue.json"), "utf8"));
+    for (const text of ["", "{garbage", JSON.stringify({ ...meta, highSeq: 2 ** 53 - 3 })]) {
+      await writeFile(join(folder, "queue.json"), text);
+      const error = await rejection(new FilePendingStore(dir).open("s", "worker"));
+      expect(error).toMatchObject({ code: "QUEUE_FAILED" });
+      expect(error.message).toMatch(/remove queue\.json, or move it aside, and the queue opens/);
+    }
+    await rm(join(folder, "queue.json"));
+    const again = await new FilePendingStore(dir).open("s", "worker");
+    expect((await again.load()).records.map((r) => r.seq)).toEqual([7]);
+    await again.close();
     await rm(dir, { recursive: true, force: true });
   });
 
