@@ -89,6 +89,8 @@ describe("statesync and model versions", () => {
     const older = await runCli(["import", v2file, ...where(uniqueStream("V2O")), "--model", MODEL]);
     expect(older.code).toBe(1);
     expect(older.stderr).toMatch(/^statesync: MODEL_UPGRADED: the backup is of counter v2/);
+    expect(older.stderr).toMatch(/the backup is newer than --model: give v2 or a later version/);
+    expect(older.stderr).not.toMatch(/the log switched/);
   });
 
   it("shows a switch in history and info, and replays across it", async () => {

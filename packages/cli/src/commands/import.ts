@@ -69,9 +69,14 @@ function checkAgainstModel(backup: Backup, model: AnyModel): AnyModel {
   const header = { model: m.name, version: m.version, initialHash: m.initialHash };
   const found = logModelOf(model, header as unknown as Parameters<typeof logModelOf>[1]);
   if (found instanceof StateSyncError) {
+    // (found's message speaks of a log; here it is the backup that is of another version)
+    const why =
+      found.code === "MODEL_UPGRADED"
+        ? `the backup is newer than --model: give v${m.version} or a later version of the model`
+        : found.message;
     throw new StateSyncError(
       found.code,
-      `the backup is of ${m.name} v${m.version} (initial ${m.initialHash.slice(0, 12)}), --model is ${model.name} v${model.version} (initial ${model.initialHash.slice(0, 12)}): ${found.message}`,
+      `the backup is of ${m.name} v${m.version} (initial ${m.initialHash.slice(0, 12)}), --model is ${model.name} v${model.version} (initial ${model.initialHash.slice(0, 12)}): ${why}`,
       { details: found.details },
     );
   }
