@@ -124,7 +124,9 @@ async function takeLockAs(token: string, folder: string, key: string, owner: str
     if (!holder.dead) {
       throw new StateSyncError(
         "QUEUE_LOCKED",
-        `the queue of ${key} for ${owner} is held by process ${String(holder.pid)} on ${String(holder.host)}`,
+        holder.pid === undefined && holder.host === undefined
+          ? `the queue of ${key} for ${owner} has a lock file that names no holder (${path}: being written, or damaged); one unchanged for ${UNREADABLE_LOCK_MS / 1000} s is taken over`
+          : `the queue of ${key} for ${owner} is held by process ${String(holder.pid)} on ${String(holder.host)}`,
         { details: { key, owner, pid: holder.pid, host: holder.host } },
       );
     }
