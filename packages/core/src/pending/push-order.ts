@@ -67,8 +67,9 @@ export interface PushOrder {
 
 /**
  * How long (ms, while the replica is live) an update waits for one update of another queue that
- * comes before it: then it goes first. A tab that holds its edits back (frozen in the
- * background, its queue not taken over) cannot hold the others' for longer.
+ * comes before it: then it goes first, and so do the later ones, past every update of that queue
+ * until the queue commits something (`PushTurns.passed`). A tab that holds its edits back (frozen
+ * in the background, its queue not taken over) cannot hold the others' for longer.
  */
 export const ORDER_WAIT_MS = 10_000;
 
@@ -79,8 +80,12 @@ const idOf = (k: OrderKey) => `${k.origin}\n${k.id}`;
  * may go now, and which of the chunk behind it may go with it.
  */
 export class PushTurns {
-  /** Updates of other queues waited for `ORDER_WAIT_MS` already: not waited for again. */
-  private readonly passed = new Set<string>();
+  /**
+   * Queues (origins) an update of which was waited for `ORDER_WAIT_MS` in vain, with what this
+   * replica had applied of them then: none of their updates is waited for again until that
+   * changes (a frozen tab with ten edits held the others' for 100 s, ten waits: a trial).
+   */
+  private readonly passed = new Map<string, number>();
   private blocked: { id: string; since: number } | undefined;
 
   constructor(
@@ -101,7 +106,10 @@ export class PushTurns {
 
   private readonly applied = (origin: string) => this.replica.appliedSeq(origin);
 
-  private readonly skip = (other: OrderKey) => this.passed.has(idOf(other));
+  private readonly skip = (other: OrderKey) => {
+    const at = this.passed.get(other.origin);
+    return at !== undefined && at === (this.applied(other.origin) ?? 0);
+  };
 
   /**
    * True when `head` may be sent now. Otherwise waits until the order changes (or the wait for
@@ -118,7 +126,7 @@ export class PushTurns {
     if (this.blocked?.id !== id) this.blocked = { id, since: now };
     const left = this.blocked.since + this.waitMs - now;
     if (left <= 0) {
-      this.passed.add(id);
+      this.passed.set(bar.origin, this.applied(bar.origin) ?? 0);
       this.blocked = undefined;
       return false;
     }

@@ -8,7 +8,7 @@ import {
   type PushOrder,
 } from "@statesync/core";
 import { describe, expect, it } from "vitest";
-import { PushTurns } from "../../src/pending/push-order.js";
+import { earliestBefore, PushTurns } from "../../src/pending/push-order.js";
 import { until } from "../fixtures.js";
 import { board, entries } from "./fixtures.js";
 
@@ -114,6 +114,32 @@ describe("queues that do not overtake each other (PushOrder)", () => {
       { queuedAt: 2, origin: "me", id: 3 },
     ];
     expect(fresh.cut(chunk, (k) => k).map((k) => k.id)).toEqual([1, 2]);
+  });
+
+  it("a queue that makes no progress is waited for once, not once per update of it", async () => {
+    // A frozen tab with several edits queued before this queue's: before, each of them was
+    // waited for in turn (10 s each; a trial: ten frozen edits held every other tab 100 s).
+    const frozen: OrderKey[] = [1, 2, 3].map((id) => ({ queuedAt: id, origin: "frozen", id }));
+    let applied = 0; // what the pushing replica applied of the frozen queue
+    const order: PushOrder = {
+      before: (key, skip, appliedOf) =>
+        earliestBefore(key, frozen, skip, (o) => (o === "frozen" ? appliedOf(o) : undefined)),
+      onChange: () => () => undefined,
+    };
+    const replica = { appliedSeq: () => applied, onChange: () => () => undefined };
+    const turns = new PushTurns(order, new AbortController().signal, replica, 40);
+    const mine = (id: number) => ({ queuedAt: 10 + id, origin: "me", id });
+    let waits = 0;
+    while (!(await turns.turn(mine(1)))) waits += 1;
+    // One wait (a turn that slept, then one that passed the queue), not one per frozen update.
+    expect(waits).toBeGreaterThan(0);
+    expect(waits).toBeLessThanOrEqual(2);
+    // Every later update of this queue goes at once: the frozen queue is passed as a whole.
+    expect(await turns.turn(mine(2))).toBe(true);
+    expect(turns.cut([mine(2), mine(3)], (k) => k)).toHaveLength(2);
+    // Once the frozen queue commits something, its later updates are waited for again.
+    applied = 1;
+    expect(await turns.turn(mine(4))).toBe(false);
   });
 
   // The stop 34 re-check: a page's second replica (a drained tab's slot) pushed on a state that
