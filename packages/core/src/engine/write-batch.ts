@@ -43,7 +43,31 @@ export class Batch<S> implements ContendingBatch {
   announced = false;
   turnsWaited = 0;
   heldMs = 0;
+  /** The ops as they were before {@link setAside}, and those it set aside with their errors. */
+  private aside: { all: QueuedUpdate<S>[]; failed: Map<QueuedUpdate<S>, unknown> } | undefined;
   constructor(public ops: QueuedUpdate<S>[]) {}
+
+  /**
+   * Takes the ops whose recipes failed this round out of its entry. Whether they are refused is
+   * known once the round shows it ran on the log's tail ({@link settleAside}): a recipe that
+   * failed on a state behind the log (another writer's entry not read yet) runs again in the
+   * next round, with the others (before, it was refused at once while the rest of its batch
+   * conflicted and then committed at the tail: a stop 35 re-check).
+   */
+  setAside(failures: ReadonlyMap<QueuedUpdate<S>, unknown>): void {
+    if (failures.size === 0) return;
+    this.aside = { all: this.ops, failed: new Map(failures) };
+    this.ops = this.ops.filter((op) => !failures.has(op));
+  }
+
+  /** Refuses what {@link setAside} took out when the round ran on the log's tail, else restores it. */
+  settleAside(atTail: boolean): void {
+    const aside = this.aside;
+    if (aside === undefined) return;
+    this.aside = undefined;
+    if (atTail) for (const [op, error] of aside.failed) op.reject(error);
+    else this.ops = aside.all.filter((op) => aside.failed.has(op) || this.ops.includes(op));
+  }
 
   /**
    * Rejects the ops that may not go on (closed, stalled, aborted, past their deadline: see

@@ -244,8 +244,14 @@ export class Writer<S, C extends CommandMap<S>> {
     if (waits && !(await this.beforeSending(batch))) return { kind: "interrupted" };
     const limits = batch.limits(this.p.status.signal);
     const committed = (o: Attempt<S>) => (o.kind === "committed" ? o.revision : undefined);
+    const atTail = (o: Attempt<S>) => ["committed", "unchanged", "none"].includes(o.kind);
+    const round = () =>
+      this.inTurn(batch).then(
+        (o) => (batch.settleAside(atTail(o)), o),
+        (e: unknown) => (batch.settleAside(false), Promise.reject(e)),
+      );
     const outcome = await this.p.turns
-      .run(limits, this.catchUp, () => this.inTurn(batch), committed)
+      .run(limits, this.catchUp, round, committed)
       .finally(() => limits.dispose());
     return outcome === ENDED ? { kind: "interrupted" } : outcome;
   }
@@ -258,11 +264,7 @@ export class Writer<S, C extends CommandMap<S>> {
     const seed = nextSeed();
     const ctx = entryContext(base, ts, seed, this.p.clientId);
     const run = this.p.recipes.run(batch.ops, state, ctx);
-    batch.ops = batch.ops.filter((op) => {
-      if (!run.failures.has(op)) return true;
-      op.reject(run.failures.get(op));
-      return false;
-    });
+    batch.setAside(run.failures); // refused once the round is known to stand on the log's tail
     if (batch.ops.length === 0) return { kind: "none" };
     if (run.patches.length === 0) {
       // Nothing to append, so no append checks that the recipes read the latest: ask the log (2).

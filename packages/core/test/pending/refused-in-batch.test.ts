@@ -40,3 +40,31 @@ describe("a pending update refused beside later ones of its queue that commit", 
     await a.close();
   });
 });
+
+describe("a pending update that fails on a state behind the log, beside others that conflict", () => {
+  it("runs again at the log's tail with them, and commits there", async () => {
+    const log = new MemoryLog();
+    const a = await openQueued(log);
+    log.setOffline(true);
+    const take = a.update("take", { card: "x" }); // x is not in a's state: another writer adds it
+    const add = a.update("add", { card: "y" });
+    await take.queued;
+    await add.queued;
+    // Just before a's first append, another writer's "add x" lands: a's batch ran on a state
+    // without x, so its take failed there, and its append conflicts.
+    const append = log.appendConditional.bind(log);
+    let first = true;
+    log.appendConditional = async (...args: Parameters<typeof append>) => {
+      if (first) {
+        first = false;
+        injectCommand(log, "add", { card: "x" });
+      }
+      return append(...args);
+    };
+    log.setOffline(false);
+    await add;
+    await take; // before: refused (UPDATE_REFUSED), though x was there at the log's tail
+    expect(a.state.cards).toEqual(["y"]);
+    await a.close();
+  });
+});
