@@ -9,7 +9,6 @@ import { Compactor } from "./compactor.js";
 import { ConfigWatch } from "./config-watch.js";
 import { writeBackOverReset, writeBackWhenPurged } from "./log-changes.js";
 import { Contention } from "./contention.js";
-import { LocalTurns } from "./local-turns.js";
 import { Opener } from "./opener.js";
 import { OwnEntries } from "./own-entries.js";
 import { Reader } from "./reader.js";
@@ -109,7 +108,6 @@ export function wireParts<S, C extends CommandMap<S>>(
     recipes,
     upgrader,
     status,
-    turns: new LocalTurns(() => (opener.standsOnLog ? snapshots.logIdentity : undefined)),
   });
   const logIdentities = {
     known: () => snapshots.logIdentity,

@@ -15,17 +15,8 @@ import type { Replica } from "./replica.js";
 import type { StatusHub } from "./status.js";
 import type { UnconditionalResult } from "../synchronizer-types.js";
 import { UpdateQueue } from "./update-queue.js";
-import {
-  answered,
-  ENDED,
-  limitsFromNow,
-  unsent,
-  untilClosing,
-  waitLimits,
-  within,
-} from "./wait-limits.js";
+import { answered, ENDED, limitsFromNow, unsent, waitLimits, within } from "./wait-limits.js";
 import type { UpdateLimits } from "./wait-limits.js";
-import type { LocalTurn, LocalTurns } from "./local-turns.js";
 import { Batch, updateEntry, type QueuedUpdate } from "./write-batch.js";
 import { nextSeed } from "../prng.js";
 
@@ -59,7 +50,6 @@ export interface WriterParts<S, C extends CommandMap<S>> {
   readonly recipes: RecipeRunner<S, C>;
   readonly upgrader: Upgrader<S, C>;
   readonly status: StatusHub;
-  readonly turns: LocalTurns;
 }
 
 /**
@@ -107,20 +97,12 @@ export class Writer<S, C extends CommandMap<S>> {
     this.queue.arm(); // for what still waits behind the batch being written
   }
 
-  /**
-   * Holds the queue and this process's turn (`local-turns.ts`) while a compaction appends its
-   * snapshot entry; waits for the batch first.
-   */
+  /** Holds the queue (a compaction appends its snapshot entry meanwhile); waits for the batch. */
   async pause(pause: boolean): Promise<void> {
     this.paused = pause;
-    if (!pause) return (this.held?.done(), (this.held = undefined), this.kick());
-    await this.writing;
-    const held = await this.p.turns.hold(untilClosing(this.p.status), this.catchUp);
-    if (held !== ENDED) this.held = held;
+    if (pause) await this.writing;
+    else this.kick();
   }
-
-  private held: LocalTurn | undefined;
-  private readonly catchUp = (revision: number) => this.p.reader.catchUp(revision);
 
   /** Rejects what is queued with `error` and waits for every append already sent. */
   async close(error: StateSyncError): Promise<void> {
@@ -236,28 +218,24 @@ export class Writer<S, C extends CommandMap<S>> {
   }
 
   /**
-   * One round: the waits before sending, then this process's turn among the replicas of the log
-   * (`local-turns.ts`): catch up to what the one before committed, and `inTurn`.
+   * One round: the waits before sending, then `run`; what `Batch.setAside` took out is refused
+   * when the round stood on the log's tail, and runs again otherwise.
    */
   private async attempt(batch: Batch<S>): Promise<Attempt<S>> {
     const waits = !this.p.opener.standsOnLog || this.p.replica.legacy || this.p.contention.mayWait;
     if (waits && !(await this.beforeSending(batch))) return { kind: "interrupted" };
-    const limits = batch.limits(this.p.status.signal);
-    const committed = (o: Attempt<S>) => (o.kind === "committed" ? o.revision : undefined);
-    const atTail = (o: Attempt<S>) => ["committed", "unchanged", "none"].includes(o.kind);
-    const round = () =>
-      this.inTurn(batch).then(
-        (o) => (batch.settleAside(atTail(o)), o),
-        (e: unknown) => (batch.settleAside(false), Promise.reject(e)),
-      );
-    const outcome = await this.p.turns
-      .run(limits, this.catchUp, round, committed)
-      .finally(() => limits.dispose());
-    return outcome === ENDED ? { kind: "interrupted" } : outcome;
+    try {
+      const outcome = await this.run(batch);
+      batch.settleAside(["committed", "unchanged", "none"].includes(outcome.kind));
+      return outcome;
+    } catch (e) {
+      batch.settleAside(false);
+      throw e;
+    }
   }
 
   /** Runs the recipes on the current state and appends their entry conditionally. */
-  private async inTurn(batch: Batch<S>): Promise<Attempt<S>> {
+  private async run(batch: Batch<S>): Promise<Attempt<S>> {
     const base = this.p.replica.revision;
     const state = this.p.replica.state as S;
     const ts = Date.now();
