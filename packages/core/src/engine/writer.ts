@@ -229,7 +229,7 @@ export class Writer<S, C extends CommandMap<S>> {
       batch.settleAside(["committed", "unchanged", "none"].includes(outcome.kind));
       return outcome;
     } catch (e) {
-      batch.settleAside(false);
+      batch.settleAside(true); // the batch ends: each set-aside update fails with its own error
       throw e;
     }
   }

@@ -131,9 +131,10 @@ describe("queues that do not overtake each other (PushOrder)", () => {
     const mine = (id: number) => ({ queuedAt: 10 + id, origin: "me", id });
     let waits = 0;
     while (!(await turns.turn(mine(1)))) waits += 1;
-    // One wait (a turn that slept, then one that passed the queue), not one per frozen update.
+    // One wait (a turn that slept, maybe once more when its timer fired a little early, then
+    // one that passed the queue), not one per frozen update (at least 2 each: 6 before).
     expect(waits).toBeGreaterThan(0);
-    expect(waits).toBeLessThanOrEqual(2);
+    expect(waits).toBeLessThanOrEqual(4);
     // Every later update of this queue goes at once: the frozen queue is passed as a whole.
     expect(await turns.turn(mine(2))).toBe(true);
     expect(turns.cut([mine(2), mine(3)], (k) => k)).toHaveLength(2);
