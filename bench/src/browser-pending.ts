@@ -5,37 +5,13 @@
 // queue. Run alone: npm run bench:browser-pending [-- --n 20000]. Needs the system Chromium.
 import { chromium, type Page } from "@playwright/test";
 import { systemChromiumLaunchOptions } from "@statesync/playwright/chromium";
-import { build } from "esbuild";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
-import { fileURLToPath } from "node:url";
+import { bundlePage, servePage } from "./lib/page-server.js";
 
 const args = process.argv.slice(2);
 const N = args.includes("--n") ? Number(args[args.indexOf("--n") + 1]) : 20_000;
 
-const script = (
-  await build({
-    entryPoints: [fileURLToPath(new URL("../src/browser-pending-page.ts", import.meta.url))],
-    bundle: true,
-    format: "esm",
-    platform: "browser",
-    target: "es2022",
-    write: false,
-    external: ["crypto"],
-    logLevel: "silent",
-  })
-).outputFiles[0]!.text;
-
-const http = createServer((req, res) => {
-  if (req.url?.startsWith("/main.js"))
-    res.writeHead(200, { "content-type": "text/javascript" }).end(script);
-  else
-    res
-      .writeHead(200, { "content-type": "text/html" })
-      .end('<!doctype html><script type="module" src="/main.js"></script>');
-});
-await new Promise<void>((r) => http.listen(0, "127.0.0.1", r));
-const base = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
+const http = await servePage(await bundlePage("browser-pending-page.ts"));
+const base = http.base;
 const browser = await chromium.launch(systemChromiumLaunchOptions());
 
 async function result(page: Page, query: string): Promise<any> {

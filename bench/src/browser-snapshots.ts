@@ -7,11 +7,8 @@
 import { chromium } from "@playwright/test";
 import { openSynchronizer, startNatsServer } from "@statesync/node";
 import { systemChromiumLaunchOptions } from "@statesync/playwright/chromium";
-import { build } from "esbuild";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { bundlePage, servePage } from "./lib/page-server.js";
 import { bigModel } from "./lib/big-model.js";
 
 const UPDATES = 1_000;
@@ -20,19 +17,11 @@ const browserSrc = args.includes("--browser")
   ? resolve(args[args.indexOf("--browser") + 1]!)
   : undefined;
 
-async function pageScript(): Promise<string> {
-  const result = await build({
-    entryPoints: [fileURLToPath(new URL("../src/browser-page.ts", import.meta.url))],
-    bundle: true,
-    format: "esm",
-    platform: "browser",
-    target: "es2022",
-    write: false,
-    external: ["crypto"],
-    logLevel: "silent",
-    alias: browserSrc ? { "@statesync/browser": resolve(browserSrc, "index.ts") } : {},
-  });
-  return result.outputFiles![0]!.text;
+function pageScript(): Promise<string> {
+  const alias: Record<string, string> = browserSrc
+    ? { "@statesync/browser": resolve(browserSrc, "index.ts") }
+    : {};
+  return bundlePage("browser-page.ts", alias);
 }
 
 interface Figures {
@@ -48,15 +37,7 @@ interface Figures {
 
 async function run(mode: "on" | "off", script: string): Promise<Figures> {
   const server = await startNatsServer();
-  const http = createServer((req, res) => {
-    if (req.url?.startsWith("/main.js"))
-      res.writeHead(200, { "content-type": "text/javascript" }).end(script);
-    else
-      res
-        .writeHead(200, { "content-type": "text/html" })
-        .end('<!doctype html><script type="module" src="/main.js"></script>');
-  });
-  await new Promise<void>((r) => http.listen(0, "127.0.0.1", r));
+  const http = await servePage(script);
   const browser = await chromium.launch(systemChromiumLaunchOptions());
   const stream = `bench_browser_${mode}_${Date.now().toString(36)}`;
   const writer = await openSynchronizer({
@@ -68,9 +49,8 @@ async function run(mode: "on" | "off", script: string): Promise<Figures> {
   });
   try {
     const page = await browser.newPage();
-    const port = (http.address() as AddressInfo).port;
     await page.goto(
-      `http://127.0.0.1:${port}/?server=${encodeURIComponent(server.wsUrl)}&stream=${stream}&snapshots=${mode}`,
+      `${http.base}/?server=${encodeURIComponent(server.wsUrl)}&stream=${stream}&snapshots=${mode}`,
     );
     await page.waitForFunction(
       () => (globalThis as any).__statesync__?.default?.sync.status === "live",

@@ -10,10 +10,7 @@
 import { chromium, type Page } from "@playwright/test";
 import { startNatsServer } from "@statesync/node";
 import { systemChromiumLaunchOptions } from "@statesync/playwright/chromium";
-import { build } from "esbuild";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
-import { fileURLToPath } from "node:url";
+import { bundlePage, servePage } from "./lib/page-server.js";
 
 const args = process.argv.slice(2);
 const arg = (name: string, fallback: number) =>
@@ -29,29 +26,9 @@ const GAP = args.includes("--gap") ? arg("--gap", 0) : undefined;
  */
 const OFFLINE = args.includes("--offline");
 
-const script = (
-  await build({
-    entryPoints: [fileURLToPath(new URL("../src/browser-tabs-page.ts", import.meta.url))],
-    bundle: true,
-    format: "esm",
-    platform: "browser",
-    target: "es2022",
-    write: false,
-    external: ["crypto"],
-    logLevel: "silent",
-  })
-).outputFiles[0]!.text;
-
+const script = await bundlePage("browser-tabs-page.ts");
 const server = await startNatsServer();
-const http = createServer((req, res) => {
-  if (req.url?.startsWith("/main.js"))
-    res.writeHead(200, { "content-type": "text/javascript" }).end(script);
-  else
-    res
-      .writeHead(200, { "content-type": "text/html" })
-      .end('<!doctype html><script type="module" src="/main.js"></script>');
-});
-await new Promise<void>((r) => http.listen(0, "127.0.0.1", r));
+const http = await servePage(script);
 const browser = await chromium.launch(systemChromiumLaunchOptions());
 
 /** A reader of the main thread's busy time of `page` since it was made, ms (CDP TaskDuration). */
@@ -67,7 +44,7 @@ async function cpuMeter(page: Page): Promise<() => Promise<number>> {
 try {
   const context = await browser.newContext();
   const stream = `bench_tabs_${Date.now().toString(36)}`;
-  const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}/?server=${encodeURIComponent(server.wsUrl)}&stream=${stream}`;
+  const url = `${http.base}/?server=${encodeURIComponent(server.wsUrl)}&stream=${stream}`;
   const pages: Page[] = [];
   for (let t = 0; t < TABS; t++) {
     const page = await context.newPage();

@@ -1,33 +1,8 @@
-import { MemoryLog, type StateSyncError } from "@statesync/core";
+import { MemoryLog } from "@statesync/core";
 import { describe, expect, it } from "vitest";
+import { behindFirst, outcome } from "./aside-fixtures.js";
 import { open } from "./fixtures.js";
 import { injectCommand } from "./pending/fixtures.js";
-
-const outcome = (p: Promise<unknown>, ms = 20_000) =>
-  Promise.race([
-    p.then(
-      () => "resolved",
-      (e: StateSyncError) => e.code ?? (e as Error).message,
-    ),
-    new Promise((r) => setTimeout(() => r("hangs"), ms)),
-  ]);
-
-type S = { count: number; items: string[] };
-async function behindFirst(
-  log: MemoryLog,
-  s: Awaited<ReturnType<typeof open>>,
-  fns: Array<(d: S) => unknown>,
-  opts: object[] = [],
-) {
-  log.setAppendDelay(30);
-  const first = s.update((d) => void (d.count += 1));
-  await new Promise((r) => setTimeout(r, 5));
-  const ps = fns.map((f, i) => s.update(f as never, opts[i] as never));
-  ps.forEach((p) => p.catch(() => undefined));
-  await first;
-  log.setAppendDelay(0);
-  return ps;
-}
 
 describe("aside paths", () => {
   it("split: the failed one goes first alone, the rest commit in order", async () => {
@@ -85,21 +60,22 @@ describe("aside paths", () => {
   it("close() during the append while one is aside: every caller settles", async () => {
     const log = new MemoryLog();
     const s = await open(log);
-    log.setAppendDelay(30);
-    const first = s.update((d) => void (d.count += 1));
-    await new Promise((r) => setTimeout(r, 5));
-    const a = s.update(() => {
-      throw new Error("own");
-    });
-    const b = s.update((d) => void d.items.push("b"));
-    a.catch(() => undefined);
-    b.catch(() => undefined);
-    await first;
-    log.setAppendDelay(200);
+    const [a, b] = await behindFirst(
+      log,
+      s,
+      [
+        () => {
+          throw new Error("own");
+        },
+        (d) => void d.items.push("b"),
+      ],
+      [],
+      () => log.setAppendDelay(200),
+    );
     await new Promise((r) => setTimeout(r, 10));
     await s.close();
-    const oa = await outcome(a);
-    const ob = await outcome(b);
+    const oa = await outcome(a!);
+    const ob = await outcome(b!);
     expect(oa).not.toBe("hangs");
     expect(ob).not.toBe("hangs");
     expect(oa).toBe("own");
@@ -119,7 +95,6 @@ describe("aside paths", () => {
       ],
       [{ maxAttempts: 1 }, { maxAttempts: 1 }],
     );
-    void injectCommand;
     expect(await outcome(a!)).toBe("own");
     expect(await outcome(b!)).toBe("resolved");
     await s.close();

@@ -1,38 +1,13 @@
-import {
-  changesOnly,
-  createSynchronizer,
-  MemoryLog,
-  MemoryPendingStore,
-  pendingQueue,
-} from "@statesync/core";
+import { changesOnly, MemoryLog } from "@statesync/core";
 import { describe, expect, it } from "vitest";
-import { board, injectCommand } from "./fixtures.js";
+import { injectCommand, openCounting } from "./fixtures.js";
 
 /** `changesOnly` (core pending/optimistic.ts): a subscriber that needs no view computes none. */
 describe("changesOnly optimistic subscribers", () => {
   async function counting() {
-    let runs = 0;
-    const counted = {
-      ...board,
-      commands: {
-        ...board.commands,
-        bump: {
-          ...board.commands.bump,
-          apply(draft: { n: number }) {
-            runs += 1;
-            draft.n += 1;
-          },
-        },
-      },
-    } as typeof board;
     const log = new MemoryLog();
-    const sync = await createSynchronizer({
-      log,
-      model: counted,
-      pending: pendingQueue({ store: new MemoryPendingStore(), owner: "o" }),
-      compaction: false,
-    });
-    return { log, sync, runs: () => runs };
+    const { sync, counter } = await openCounting(log);
+    return { log, sync, runs: () => counter.runs };
   }
 
   it("are told of each change with no state, and the view is not re-run for them", async () => {

@@ -60,6 +60,34 @@ export async function openQueued(
   return Object.assign(sync, { errors, store });
 }
 
+/**
+ * A replica of `board` with a memory queue whose `bump` counts its runs in `counter.runs` (how
+ * often a view ran it again), for tests of what the optimistic view re-runs.
+ */
+export async function openCounting(log: MemoryLog) {
+  const counter = { runs: 0 };
+  const model = {
+    ...board,
+    commands: {
+      ...board.commands,
+      bump: {
+        ...board.commands.bump,
+        apply(draft: { n: number }) {
+          counter.runs += 1;
+          draft.n += 1;
+        },
+      },
+    },
+  } as typeof board;
+  const sync = await createSynchronizer({
+    log,
+    model,
+    pending: pendingQueue({ store: new MemoryPendingStore(), owner: "o" }),
+    compaction: false,
+  });
+  return { sync, counter };
+}
+
 /** Another writer's command, appended raw (works while the log is "offline" for everyone). */
 export function injectCommand(log: MemoryLog, name: string, args: unknown): number {
   return log.injectRaw(

@@ -1,7 +1,7 @@
 import { MemoryLog, pendingQueue } from "@statesync/core";
 import { describe, expect, it } from "vitest";
 import { until } from "../fixtures.js";
-import { board, injectCommand, openQueued } from "./fixtures.js";
+import { board, injectCommand, openCounting, openQueued } from "./fixtures.js";
 
 describe("the optimistic view", () => {
   it("shows an update made offline at once; state stays the confirmed one", async () => {
@@ -62,35 +62,15 @@ describe("the optimistic view", () => {
   });
 
   it("re-applies pending updates once per change of the confirmed state, not per entry", async () => {
-    let runs = 0;
-    const counted = {
-      ...board,
-      commands: {
-        ...board.commands,
-        bump: {
-          ...board.commands.bump,
-          apply(draft: { n: number }) {
-            runs += 1;
-            draft.n += 1;
-          },
-        },
-      },
-    } as typeof board;
     const log = new MemoryLog();
-    const { createSynchronizer, MemoryPendingStore } = await import("@statesync/core");
-    const a = await createSynchronizer({
-      log,
-      model: counted,
-      pending: pendingQueue({ store: new MemoryPendingStore(), owner: "o" }),
-      compaction: false,
-    });
+    const { sync: a, counter } = await openCounting(log);
     let notifications = 0;
     a.subscribe(() => (notifications += 1), { optimistic: true });
     log.setOffline(true);
     const pending = Array.from({ length: 50 }, () => a.update("bump", {}));
     expect(a.optimisticState.n).toBe(50);
     for (let i = 0; i < 200; i++) injectCommand(log, "add", { card: `o${i}` });
-    runs = 0;
+    counter.runs = 0;
     notifications = 0;
     log.setOffline(false);
     await a.waitFor(201);
@@ -100,41 +80,21 @@ describe("the optimistic view", () => {
     // 200 entries came in: the 50 pending bumps are re-run per notification (each computes the
     // view once), never per entry (that would be 10,000 runs).
     expect(notifications).toBeLessThan(200);
-    expect(runs).toBeLessThanOrEqual(50 * (notifications + 1) + 50 * 51);
-    expect(runs).toBeLessThan(200 * 50);
+    expect(counter.runs).toBeLessThanOrEqual(50 * (notifications + 1) + 50 * 51);
+    expect(counter.runs).toBeLessThan(200 * 50);
     await Promise.all(pending);
     await a.close();
   });
 
   it("keeps the view while only its own queue commits: draining n pending costs O(n) runs", async () => {
-    let runs = 0;
-    const counted = {
-      ...board,
-      commands: {
-        ...board.commands,
-        bump: {
-          ...board.commands.bump,
-          apply(draft: { n: number }) {
-            runs += 1;
-            draft.n += 1;
-          },
-        },
-      },
-    } as typeof board;
     const log = new MemoryLog();
-    const { createSynchronizer, MemoryPendingStore } = await import("@statesync/core");
-    const a = await createSynchronizer({
-      log,
-      model: counted,
-      pending: pendingQueue({ store: new MemoryPendingStore(), owner: "o" }),
-      compaction: false,
-    });
+    const { sync: a, counter } = await openCounting(log);
     const seen: number[] = [];
     a.subscribe((state) => seen.push(state.n), { optimistic: true });
     log.setOffline(true);
     const pending = Array.from({ length: 1_000 }, () => a.update("bump", {}));
     expect(a.optimisticState.n).toBe(1_000);
-    runs = 0;
+    counter.runs = 0;
     log.setOffline(false);
     await Promise.all(pending);
     await new Promise((r) => setTimeout(r, 0));
@@ -142,7 +102,7 @@ describe("the optimistic view", () => {
     expect(a.state.n).toBe(1_000);
     // Each bump runs once in the writer; re-applying the rest after each of the 16 commits would
     // be about 8,000 runs more.
-    expect(runs).toBeLessThanOrEqual(2_000);
+    expect(counter.runs).toBeLessThanOrEqual(2_000);
     await a.close();
   });
 
