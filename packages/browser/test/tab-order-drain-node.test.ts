@@ -62,6 +62,31 @@ async function openTab(log: MemoryLog, store: PendingStore, name: string, tab: s
   return { order, ...sharePendingAcrossTabs(sync, board, name, tab, `q-${tab}`, order) };
 }
 
+/** The leading tab `a` (queue `q-0`) draining the other slots of queue `q` on `log`. */
+function drainAs(
+  a: Awaited<ReturnType<typeof openTab>>,
+  { store, log, name }: { store: PendingStore; log: MemoryLog; name: string },
+) {
+  return drainOrphanedSlots({
+    store,
+    key: "board",
+    owner: "q",
+    own: "q-0",
+    active: () => true,
+    online: () => a.sync.status === "live",
+    channel: name,
+    order: a.order,
+    open: (pending) =>
+      createSynchronizer({
+        log: log.handle(),
+        model: board,
+        pending,
+        compaction: false,
+        snapshots: false,
+      }),
+  });
+}
+
 /** The commands of `log`'s entries, in log order: `name:argument`. */
 async function commandsInLog(log: MemoryLog): Promise<string[]> {
   const reader = log.handle();
@@ -108,24 +133,7 @@ it("the drain of a closed tab's slot does not push it ahead of the leading tab's
   await again.put(rec(2, "d1", a1At + 1));
   await again.close();
 
-  const stop = drainOrphanedSlots({
-    store,
-    key: "board",
-    owner: "q",
-    own: "q-0",
-    active: () => true,
-    online: () => a.sync.status === "live",
-    channel: name,
-    order: a.order,
-    open: (pending) =>
-      createSynchronizer({
-        log: log.handle(),
-        model: board,
-        pending,
-        compaction: false,
-        snapshots: false,
-      }),
-  });
+  const stop = drainAs(a, { store, log, name });
   try {
     await until(() => a.sync.pendingInOtherTabs.length === 2); // the drain's report of the slot
     log.setOffline(false);
@@ -218,24 +226,7 @@ it("the slots of several closed tabs drain together, in the order their edits we
   );
   await put("q-2", "tab-c", [1, "add", { card: "c1" }, t + 1], [2, "title", { title: "C" }, t + 3]);
   const a = await openTab(log, store, name, "0");
-  const stop = drainOrphanedSlots({
-    store,
-    key: "board",
-    owner: "q",
-    own: "q-0",
-    active: () => true,
-    online: () => a.sync.status === "live",
-    channel: name,
-    order: a.order,
-    open: (pending) =>
-      createSynchronizer({
-        log: log.handle(),
-        model: board,
-        pending,
-        compaction: false,
-        snapshots: false,
-      }),
-  });
+  const stop = drainAs(a, { store, log, name });
   try {
     // The four updates in (after the genesis), or some refused and the rest in.
     await until(() => a.sync.pendingInOtherTabs.length === 0 && a.sync.revision >= 3, 30_000);

@@ -98,6 +98,7 @@ export {
   canonicalJson,
   findNonJson,
   findJsonProblem,
+  jsonEqual,
   type JsonProblem,
   type JsonValue,
 } from "./json.js";

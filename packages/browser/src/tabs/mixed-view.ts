@@ -1,4 +1,4 @@
-import type { Immutable } from "@statesync/core";
+import { jsonEqual, type Immutable } from "@statesync/core";
 import { runItems } from "./run-items.js";
 import type { Item } from "./shared-pending-wire.js";
 
@@ -13,7 +13,7 @@ import type { Item } from "./shared-pending-wire.js";
  * - items added at the end of the list (the order key of each sorts after those before it) on
  *   the same base and revision are run on top of the last view;
  * - when the list lost a prefix of the last one (its items committed) and `base` is, value for
- *   value, the last base with that prefix run on it (`sameValue`: shared subtrees compare by
+ *   value, the last base with that prefix run on it (core's `jsonEqual`: shared subtrees compare by
  *   identity, so this costs what the entries changed), the last view stands, with the items
  *   added since run on top (a queue of n that commits item by item costs O(n) runs of its
  *   commands, not O(n²));
@@ -50,7 +50,7 @@ export class IncrementalView<S> {
           this.counts.appended += 1;
           return this.keep(base, revision, list, runItems(c.state, added, revision));
         }
-        if (k > 0 && sameValue(runItems(c.base, c.list.slice(0, k), c.revision), base)) {
+        if (k > 0 && jsonEqual(runItems(c.base, c.list.slice(0, k), c.revision), base)) {
           this.counts.committed += 1;
           return this.keep(base, revision, list, runItems(c.state, added, revision));
         }
@@ -90,26 +90,4 @@ function keptFrom(before: readonly Item[], list: readonly Item[]): number | unde
     for (let i = kept; i < list.length; i++) if (old.has(list[i]!)) return undefined;
   }
   return k;
-}
-
-/** Whether two JSON-like values are equal, value for value (shared subtrees by identity). */
-export function sameValue(a: unknown, b: unknown): boolean {
-  if (Object.is(a, b)) return true;
-  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
-  if (Array.isArray(a)) {
-    const bb = b as unknown[];
-    if (a.length !== bb.length) return false;
-    for (let i = 0; i < a.length; i++) if (!sameValue(a[i], bb[i])) return false;
-    return true;
-  }
-  if (Object.getPrototypeOf(a) !== Object.getPrototypeOf(b)) return false;
-  const ka = Object.keys(a);
-  if (ka.length !== Object.keys(b).length) return false;
-  for (const key of ka) {
-    if (!Object.prototype.hasOwnProperty.call(b, key)) return false;
-    if (!sameValue((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key]))
-      return false;
-  }
-  return true;
 }

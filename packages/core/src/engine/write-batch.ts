@@ -66,7 +66,10 @@ export class Batch<S> implements ContendingBatch {
     if (aside === undefined) return;
     this.aside = undefined;
     if (atTail) for (const [op, error] of aside.failed) op.reject(error);
-    else this.ops = aside.all.filter((op) => aside.failed.has(op) || this.ops.includes(op));
+    else {
+      const kept = new Set(this.ops);
+      this.ops = aside.all.filter((op) => aside.failed.has(op) || kept.has(op));
+    }
   }
 
   /**
