@@ -59,7 +59,7 @@ describe("a model switch of a state nested too deep", () => {
 });
 
 describe("upgrade({ dryRun: true })", () => {
-  it("refuses as the switch would, saying so, writes nothing and leaves the replica writable; resolves the base once the state can be carried", async () => {
+  it("refuses as the switch would, saying so, writes nothing and leaves the replica as it was; resolves the base once the state can be carried", async () => {
     // `statesync migrate --dry-run` said "would switch" for a switch the real run refused.
     const log = new MemoryLog();
     const old = await openNest(log);
@@ -71,7 +71,8 @@ describe("upgrade({ dryRun: true })", () => {
       details: { upgradeRefused: true, dryRun: true, revision: old.revision },
       message: expect.stringMatching(/deeper than 255 levels.*; dry run: nothing was written$/),
     });
-    expect(v2.writeError).toBeUndefined(); // a dry run changes nothing
+    // A dry run changes nothing: not writable for the manual upgrade only, not for its refusal.
+    expect(v2.writeError?.code).toBe("UPGRADE_PENDING");
     expect(await switchEntries(log)).toBe(0);
     expect(await codeOf(v2.upgrade({ dryRun: "yes" } as never))).toBe("VALIDATION");
 

@@ -47,11 +47,14 @@ const RECOVER =
   " (its pending updates are in their own files: remove queue.json, or move it aside, and the queue opens with them)";
 
 /**
- * Largest `highSeq` taken from `queue.json`: seqs start at the clock × 1,024 when a queue opens,
- * so one more than a year ahead of the clock is damage (one near 2^53 made every later update
- * fail: no seq was left; a fresh-eyes trial).
+ * Largest `highSeq` taken from `queue.json`: half the safe integers. Seqs start at the clock ×
+ * 1,024 when a queue opens (`firstSeq`), which reaches 2^52 in the year 2112, so a larger one is
+ * damage (one near 2^53 made every later update fail: no seq was left; a fresh-eyes trial), and
+ * every accepted one leaves 2^52 seqs. Not tied to this clock: a clock set back (a dead RTC
+ * battery before NTP) must not make a sound queue unreadable (a trial: a clock 2 years behind
+ * failed the open with "not a statesync queue").
  */
-const MAX_HIGH_SEQ = () => (Date.now() + 365 * 24 * 3600 * 1000) * 1024;
+const MAX_HIGH_SEQ = 2 ** 52;
 
 /** Reads `queue.json` of the queue of `(key, owner)`, or creates it (a new origin). */
 export async function readOrCreateMeta(
@@ -74,7 +77,7 @@ export async function readOrCreateMeta(
       /^[!-~]{1,64}$/.test(meta.origin) &&
       Number.isSafeInteger(meta.highSeq) &&
       meta.highSeq! >= 0 &&
-      meta.highSeq! <= MAX_HIGH_SEQ()
+      meta.highSeq! <= MAX_HIGH_SEQ
     ) {
       return meta as MetaFile;
     }

@@ -228,6 +228,23 @@ describe("FilePendingStore", () => {
     await rm(dir, { recursive: true, force: true });
   });
 
+  it("opens a queue whose seqs are ahead of a clock set back by years, and goes on above them", async () => {
+    // A trial: with the clock 2 years behind (a dead RTC battery before NTP), the open failed
+    // QUEUE_FAILED "not a statesync queue" until queue.json was removed by hand.
+    const dir = await mkdtemp(join(tmpdir(), "statesync-pending-"));
+    const q = await new FilePendingStore(dir).open("s", "worker");
+    await q.close();
+    const folder = join(dir, pendingQueueFolder("s", "worker"));
+    const meta = JSON.parse(await readFile(join(folder, "queue.json"), "utf8"));
+    const ahead = (Date.now() + 2 * 365 * 24 * 3600 * 1000) * 1024;
+    await writeFile(join(folder, "queue.json"), JSON.stringify({ ...meta, highSeq: ahead }));
+    const again = await new FilePendingStore(dir).open("s", "worker");
+    const loaded = await again.load();
+    expect(loaded.nextSeq).toBeGreaterThan(ahead);
+    await again.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
   it("never removes a file outside the queue's folder: a seq given as a path is VALIDATION", async () => {
     // Before, delete(["../../x"]) made the file name "../../x.pending.json" and removed that
     // file from the store's directory (the conformance suite refuses every non-seq; this is the

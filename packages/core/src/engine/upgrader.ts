@@ -33,6 +33,8 @@ export type UpgradePolicy = "on-open" | "manual";
  *    it announces itself with an intent and the others hold back until it lands (a fresh-eyes
  *    trial: an old-version writer appending back to back won every race, and the new version's
  *    replica opened only once that writer stopped, 10-22 s later, with no intent and no event).
+ * 6. With `"manual"`, a live replica on a log at an older version is not `writable`
+ *    (`UPGRADE_PENDING`) until the log is at this version.
  * 4. A switch refused for its state (a failing migration, a state nested deeper than
  *    `MAX_STATE_DEPTH` or larger than one entry) writes nothing, and leaves the replica not
  *    `writable` with that error until an append succeeds: every update would meet it (a
@@ -62,14 +64,23 @@ export class Upgrader<S, C extends CommandMap<S>> {
   /** Before appending: the log must be at this version (invariant 1). */
   async ensure(): Promise<void> {
     if (!this.replica.legacy) return;
-    if (this.policy === "manual") {
-      throw new StateSyncError(
-        "UPGRADE_PENDING",
-        `the log is at ${this.model.name} v${this.replica.logModel.version}; this replica runs v${this.model.version} with upgrade: "manual": call upgrade() to switch the log first`,
-        { details: { logVersion: this.replica.logModel.version, version: this.model.version } },
-      );
-    }
+    if (this.policy === "manual") throw this.pending();
     await this.upgrade();
+  }
+
+  /**
+   * `UPGRADE_PENDING`, and the replica not `writable` with it until the log is at this version
+   * (invariant 6): queued updates wait for `upgrade()` (a trial: `flush()` waited with the
+   * replica `writable`, no `writeError` and no event, while every push met this).
+   */
+  private pending(): StateSyncError {
+    const error = new StateSyncError(
+      "UPGRADE_PENDING",
+      `the log is at ${this.model.name} v${this.replica.logModel.version}; this replica runs v${this.model.version} with upgrade: "manual": call upgrade() to switch the log first`,
+      { details: { logVersion: this.replica.logModel.version, version: this.model.version } },
+    );
+    this.status.cannotWrite(error);
+    return error;
   }
 
   /**
@@ -83,9 +94,16 @@ export class Upgrader<S, C extends CommandMap<S>> {
    * (stalled, closed); the caller awaits it only when the replica was live.
    */
   async afterOpen(): Promise<void> {
-    if (this.policy !== "on-open") return;
     if (!(await this.untilLive())) return;
     if (!this.replica.legacy) return;
+    if (this.policy === "manual") {
+      this.pending(); // not writable, saying why, until the log is at this version
+      this.replica.onApplied(() => {
+        if (!this.replica.legacy) this.status.refusalLifted("UPGRADE_PENDING");
+        else if (this.status.writable) this.pending(); // an append (a compaction) or a reconnection
+      });
+      return;
+    }
     await this.upgrade().catch((e: unknown) => {
       if (this.status.closed || isStateSyncError(e, "CLOSED")) return;
       this.status.report(
@@ -149,7 +167,10 @@ export class Upgrader<S, C extends CommandMap<S>> {
     const batch: ContendingBatch = { conflicts: 0, announced: false, turnsWaited: 0, heldMs: 0 };
     for (let attempt = 0; attempt < MAX_SWITCH_RACES; attempt++) {
       await this.opener.fetchUpdates();
-      if (!this.replica.legacy) return this.replica.revision;
+      if (!this.replica.legacy) {
+        this.status.refusalLifted("UPGRADE_PENDING"); // another replica switched it
+        return this.replica.revision;
+      }
       await this.contention.beforeAttempt(batch); // invariant 5
       const base = this.replica.revision;
       const prepared = await this.prepare(base);
@@ -166,6 +187,7 @@ export class Upgrader<S, C extends CommandMap<S>> {
       const stored = outcome.entry;
       if (this.replica.revision < stored.revision) await this.reader.catchUp(stored.revision);
       this.status.assertUsable();
+      this.status.refusalLifted("UPGRADE_PENDING");
       return stored.revision;
     }
     throw new StateSyncError(

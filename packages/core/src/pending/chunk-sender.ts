@@ -88,7 +88,11 @@ export class ChunkSender<S, C extends CommandMap<S>> {
       const context = { timestamp: op.queuedAt, seed: pendingSeed(op.origin, op.seq) };
       const { name } = op.command!;
       return this.p.writer.unconditional(name, op.args, options, origin, context).then(
-        async ({ revision }) => [{ ok: true, value: await this.unconditionalResult(op, revision) }],
+        ({ revision }) =>
+          this.unconditionalResult(op, revision).then(
+            (value) => [{ ok: true, value }],
+            (error: unknown) => [{ ok: false, error }],
+          ),
         (error: unknown) => [{ ok: false, error }],
       );
     }
@@ -134,12 +138,22 @@ export class ChunkSender<S, C extends CommandMap<S>> {
 
   /**
    * The revision that counted for an unconditional command: a re-send may have stored a second
-   * copy, which every replica skips; the table of applied origins names the first.
+   * copy, which every replica skips; the table of applied origins names the first. Rejects with
+   * the catch-up's error when this replica could not read up to the entry and the table does not
+   * hold it: stored is not applied (a command of an older model stored after the log switched is
+   * skipped by every replica, `OUTDATED_COMMAND`), so the record stays queued for the replica,
+   * or the upgraded app, that can tell (a trial: such a record was dropped in silence).
    */
   private async unconditionalResult(op: PendingOp, revision: number) {
     // The replica consumes the entry before the update leaves the queue, so the view never
     // loses it in between (the follower's, or a read when it does not follow).
-    await this.p.reader.catchUp(revision).catch(() => undefined);
+    try {
+      await this.p.reader.catchUp(revision);
+    } catch (error) {
+      if (!this.isApplied(op)) throw error;
+    }
+    // A replica that stopped (a stall, `close()`) ends its catch-up short, without an error.
+    if (this.p.replica.revision < revision && !this.isApplied(op)) throw this.p.status.endError();
     const row = this.p.replica.origins.get(op.origin);
     return { revision: row && row.seq === op.seq ? row.revision : revision };
   }

@@ -92,6 +92,8 @@ export class OfflineQueue<S, C extends CommandMap<S>> {
       onChange: (listener) => p.replica.subscribe(() => listener()),
     });
     p.status.on("status", (status) => void (status === "live" && this.pusher.wake()));
+    // A refusal lifted (`upgrade()` switched the log, a configuration fixed): push at once.
+    p.status.on("writable", (writable) => void (writable && this.pusher.wake()));
     // At the stall (before users hear of it), not when the push loop next looks: it may wait.
     p.status.onStall(() => (this.pusher.wake(), this.stopped()));
   }

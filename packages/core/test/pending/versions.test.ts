@@ -130,3 +130,128 @@ describe("queued updates and model versions", () => {
     await older.close();
   });
 });
+
+/** The switch entry of version 2 at `base`, as the upgraded app writes it. */
+function switchEntry(base: number): Uint8Array {
+  return encodeEntry({
+    v: 2,
+    kind: "switch",
+    base,
+    ts: Date.now(),
+    client: "v2-app",
+    model: "tags",
+    from: 1,
+    version: 2,
+    initialHash: v2.initialHash,
+    state: { ids: [], tags: [] },
+  });
+}
+
+describe("an older queue's command stored after the switch", () => {
+  // A trial (s10-switch-race): a v1 app's queued command, pushed as the log switched, landed
+  // after the switch entry; every v2 replica skips it (OUTDATED_COMMAND), yet the queue counted
+  // it committed because it was stored, and dropped its record: the upgraded app never saw it.
+  // The record must stay until the replica has applied it (or the upgraded app refuses it).
+  for (const withUpgrade of [false, true]) {
+    it(`keeps the record until a replica applied it (${withUpgrade ? "upgradeCommand" : "none"})`, async () => {
+      const target = withUpgrade ? v2 : { ...v2, upgradeCommand: undefined };
+      const log = new MemoryLog();
+      const pending = pendingQueue({ store: new MemoryPendingStore(), owner: "device" });
+      const base = log.handle();
+      // The switch lands just before the old app's first unconditional append.
+      let injected = false;
+      const racing = new Proxy(base, {
+        get(t, key, receiver) {
+          if (key === "appendUnconditional" && !injected) {
+            return (...args: unknown[]) => {
+              injected = true;
+              log.injectRaw(switchEntry(1));
+              return (t.appendUnconditional as (...a: unknown[]) => unknown).apply(t, args);
+            };
+          }
+          const v: unknown = Reflect.get(t, key, receiver);
+          return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(t) : v;
+        },
+      });
+      const old = await createSynchronizer({ log: racing, model: v1, pending, compaction: false });
+      expect(old.revision).toBe(1);
+      const sent = old.updateUnconditionally("add", { id: "late" });
+      await sent.queued;
+      expect(await sent.catch((e: StateSyncError) => e.code)).toBe("MODEL_UPGRADED");
+      expect(injected).toBe(true);
+      await new Promise((r) => setTimeout(r, 50)); // what the push did after the stall
+      expect(old.pendingCount).toBe(1); // kept: no replica applied it
+      await old.close();
+      const upgraded = await createSynchronizer({
+        log: log.handle(),
+        model: target,
+        pending,
+        compaction: false,
+      });
+      const refused: unknown[] = [];
+      upgraded.on("refused", (e, u) => refused.push([(e.cause as StateSyncError).code, u.command]));
+      await upgraded.flush();
+      if (withUpgrade) {
+        // Replicas read the stored copy through upgradeCommand: applied once, not re-sent.
+        expect(upgraded.state).toEqual({ ids: ["late"], tags: [] });
+        expect(refused).toEqual([]);
+      } else {
+        expect(upgraded.state).toEqual({ ids: [], tags: [] });
+        expect(refused).toEqual([["OUTDATED_COMMAND", "add"]]);
+      }
+      expect(upgraded.pendingCount).toBe(0);
+      await upgraded.close();
+    });
+  }
+});
+
+describe('a queue under upgrade: "manual" before upgrade()', () => {
+  // A trial (s8-manual-upgrade-flush): flush() waited for ever with the replica `writable`, no
+  // `writeError` and no event, while every push met UPGRADE_PENDING.
+  it("says so (not writable, UPGRADE_PENDING) and pushes once the log is switched", async () => {
+    const log = new MemoryLog();
+    const first = await createSynchronizer({ log, model: v1, compaction: false });
+    await first.update("add", { id: "old" });
+    await first.close();
+    const pending = pendingQueue({ store: new MemoryPendingStore(), owner: "device" });
+    const m = await createSynchronizer({
+      log: log.handle(),
+      model: v2,
+      pending,
+      upgrade: "manual",
+      compaction: false,
+    });
+    const changes: unknown[] = [];
+    m.on("writable", (w, e) => changes.push([w, e?.code]));
+    expect(m.writable).toBe(false);
+    expect(m.writeError?.code).toBe("UPGRADE_PENDING");
+    const added = m.update("add", { id: "new" });
+    await added.queued;
+    expect(m.pendingCount).toBe(1);
+    expect(m.optimisticState).toEqual({ ids: ["old", "new"], tags: [] });
+    await m.upgrade();
+    await added;
+    await m.flush();
+    expect(m.state).toEqual({ ids: ["old", "new"], tags: [] });
+    expect(m.writable).toBe(true);
+    expect(changes[0]).toEqual([true, undefined]);
+    await m.close();
+  });
+
+  it("is writable again once another replica switched the log", async () => {
+    const log = new MemoryLog();
+    await (await createSynchronizer({ log, model: v1, compaction: false })).close();
+    const m = await createSynchronizer({
+      log: log.handle(),
+      model: v2,
+      upgrade: "manual",
+      compaction: false,
+    });
+    expect(m.writeError?.code).toBe("UPGRADE_PENDING");
+    const other = await createSynchronizer({ log: log.handle(), model: v2, compaction: false });
+    await m.waitFor(other.revision);
+    expect(m.writable).toBe(true);
+    await m.update("add", { id: "x" });
+    await Promise.all([m.close(), other.close()]);
+  });
+});
