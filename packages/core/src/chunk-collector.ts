@@ -34,13 +34,27 @@ export interface PendingEntry {
  */
 export class ChunkCollector {
   private readonly assemblies = new Map<string, PartAssembly>();
+  /** Assemblies built by an earlier collector from the parts' data (see {@link adopt}). */
+  private readonly adopted = new Set<string>();
   private readonly pending: PendingEntry[] = [];
   private pendingBytes = 0;
 
   constructor(
     /** Revision of the last entry collected (or the one before the first). */
     public through: number,
+    /** Whether the log is contiguous (own stream): the shared layout shows no revision gaps. */
+    private readonly contiguous = true,
   ) {}
+
+  /**
+   * Takes over `assembly`, built by the collector whose held entries are being replayed (its
+   * parts held here as envelopes without data): the parts it has are not added again, later
+   * ones are. Before, the envelopes were assembled again, into a state of 0 bytes (a trial).
+   */
+  adopt(assembly: PartAssembly): void {
+    this.assemblies.set(assembly.id, assembly);
+    this.adopted.add(assembly.id);
+  }
 
   /** Whether the held entries exceed the bounds (invariant 2). */
   get overflow(): boolean {
@@ -55,6 +69,17 @@ export class ChunkCollector {
   /** A part: index 0 starts an assembly; later ones join theirs (or are dropped). */
   addPart(logEntry: LogEntry, part: PartEntry): void {
     this.through = logEntry.revision;
+    const known = this.assemblies.get(part.id);
+    if (known && this.adopted.has(part.id) && part.index < known.count) {
+      return this.hold(logEntry, { ...part, data: "" }); // in the adopted assembly already
+    }
+    if (known && !this.contiguous && known.broken === undefined && part.index > known.count) {
+      // The shared layout's gap: a truncation removed parts this read had not reached. Not
+      // corruption: its snapshot entry is passed over as one whose parts were truncated
+      // (before, a CORRUPT_ENTRY event said "part 29 came where part 26 was expected").
+      this.assemblies.delete(part.id);
+      this.adopted.delete(part.id);
+    }
     if (part.index === 0) {
       this.assemblies.delete(part.id);
       if (this.assemblies.size >= MAX_ASSEMBLIES) {
@@ -91,6 +116,7 @@ export class ChunkCollector {
   take(id: string): PartAssembly | undefined {
     const a = this.assemblies.get(id);
     this.assemblies.delete(id);
+    this.adopted.delete(id);
     return a;
   }
 

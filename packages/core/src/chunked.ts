@@ -89,6 +89,11 @@ export class PartAssembly {
     readonly start: number,
   ) {}
 
+  /** The parts taken so far (the index the next one must have); 0 once broken. */
+  get count(): number {
+    return this.slices.length;
+  }
+
   /** UTF-8 bytes of the slices held. */
   get bytes(): number {
     return this.broken === undefined ? this.digest.bytes : 0;

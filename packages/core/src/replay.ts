@@ -54,6 +54,17 @@ const PENDING: StepResult = { kind: "pending" };
   private partStarts = new Map<string, { revision: number; state: unknown }>();
   /** The last chunked snapshot entry passed over, until a compaction checks it. */
   private readonly passed = new PassedChunked();
+  /**
+   * Set by a replica: without a state, an entry it cannot start from is read past (`scan`),
+   * and a starting point after it (genesis, snapshot, switch, a chunked snapshot's parts) is
+   * taken; {@link unusableStart} says when none came. Unset (history replays), such an entry
+   * stops the replay with `TRUNCATED` at once.
+   */
+  scanForStart = false;
+  /** The entries read past without a state: from the first to the last. */
+  private scan: { from: number; through: number } | undefined;
+  /** The collector whose held entries `loadChunked` is replaying, with its other assemblies. */
+  private reloading: ChunkCollector | undefined;
 
   protected override get collecting(): boolean {
     return this.collector !== undefined;
@@ -61,7 +72,16 @@ const PENDING: StepResult = { kind: "pending" };
 
   /** The last revision read: `revision`, or past it while entries are held (`pending`). */
   get readPosition(): number {
-    return Math.max(this.revision, this.collector?.through ?? 0);
+    return Math.max(this.revision, this.collector?.through ?? 0, this.scan?.through ?? 0);
+  }
+
+  /**
+   * `TRUNCATED` when this replay has no state and read past entries it could not start from
+   * ({@link scanForStart}) with no starting point after them so far; undefined otherwise.
+   */
+  get unusableStart(): StateSyncError | undefined {
+    if (this.anchored || this.scan === undefined) return undefined;
+    return this.truncated(this.scan.from);
   }
 
   /**
@@ -120,7 +140,7 @@ const PENDING: StepResult = { kind: "pending" };
     if (entry.kind === "snapshot" || entry.kind === "switch") return this.jump(logEntry, entry);
     if (gap || !this.anchored) {
       if (entry.kind === "genesis" && !this.anchored) return this.genesis(logEntry, entry);
-      return this.stall(this.truncated(logEntry.revision), logEntry);
+      return this.readPast(logEntry);
     }
     if (entry.kind === "genesis") {
       // In a shared stream a genesis entry after the state here is the key starting again: an
@@ -193,8 +213,31 @@ const PENDING: StepResult = { kind: "pending" };
     if (this.partStarts.size > 8) this.partStarts.delete(this.partStarts.keys().next().value!);
   }
 
+  /**
+   * An entry this replay cannot apply for want of a state (a gap in a contiguous log, or none
+   * yet): `TRUNCATED`, unless it has no state and {@link scanForStart} lets it look further.
+   * A log whose retained history starts inside what a compaction truncated (a purge a server
+   * killed right after undid in part: a trial on 2.10.27, 5 of 5 runs) may hold a usable
+   * snapshot entry, or a chunked snapshot's parts, after a few such entries: before, a fresh
+   * replica stopped at the first of them, and every new replica failed to open until the next
+   * compaction. Entries before a starting point are in its state (its base is past them).
+   */
+  private readPast(logEntry: LogEntry): StepResult {
+    if (this.anchored || !this.scanForStart) {
+      return this.stall(this.truncated(logEntry.revision), logEntry);
+    }
+    this.scan = { from: this.scan?.from ?? logEntry.revision, through: logEntry.revision };
+    return PENDING;
+  }
+
   private startCollecting(logEntry: LogEntry, decoded: DecodeResult): StepResult {
-    this.collector = new ChunkCollector(logEntry.revision - 1);
+    this.collector = new ChunkCollector(logEntry.revision - 1, this.contiguous);
+    // Replaying what a collector held (`loadChunked`): a part 0 held there without its data
+    // starts this collection with the assembly that collector built from the data (the shared
+    // layout: a part 0 based past the state just loaded, the entries before it truncated).
+    const part = decoded.ok && decoded.entry.kind === "part" ? decoded.entry : undefined;
+    const built = part?.index === 0 ? this.reloading?.take(part.id) : undefined;
+    if (built?.start === logEntry.revision) this.collector.adopt(built);
     return this.collect(logEntry, decoded);
   }
 
@@ -245,7 +288,7 @@ const PENDING: StepResult = { kind: "pending" };
     }
     if (!c.assembling && !this.anchored) {
       this.collector = undefined; // nothing to wait for: as without parts
-      return this.stall(this.truncated(logEntry.revision), logEntry);
+      return this.readPast(logEntry);
     }
     c.add(logEntry, decoded);
     if (c.overflow) {
@@ -296,10 +339,16 @@ const PENDING: StepResult = { kind: "pending" };
     this.revision = assembly.base;
     this.messageId = undefined;
     const replayed: StepResult[] = [];
-    for (const p of c.pendingAfter(assembly.start - 1)) {
-      const r = this.step(p.entry, p.decoded);
-      replayed.push(r);
-      if (r.kind === "stall") return r;
+    const outer = this.reloading;
+    this.reloading = c;
+    try {
+      for (const p of c.pendingAfter(assembly.start - 1)) {
+        const r = this.step(p.entry, p.decoded);
+        replayed.push(r);
+        if (r.kind === "stall") return r;
+      }
+    } finally {
+      this.reloading = outer;
     }
     if (this.collector) return PENDING; // a gap within what was held
     this.lastStart = assembly.start;

@@ -153,6 +153,9 @@ export class Reader<S, C extends CommandMap<S>> {
           // The replica holds all the log holds, and the goal lies past the log's end: it came
           // from a conflict whose "latest" the stream never reached, not from a truncation.
           if (latest < goal && after >= latest) throw phantomLatest(goal, latest);
+          // No state, and no starting point after the entries it read past (`Replay.readPast`).
+          const unusable = this.replica.unusableStart;
+          if (unusable) return this.status.stall(unusable);
           // In a state's own stream every sequence is an entry of it: one it cannot read was
           // deleted, or is a message on another subject (a fresh-eyes trial, stop 25, saw only
           // "no longer holds" for a message published there while a subject was added).

@@ -54,6 +54,7 @@ export class Replica<S, C extends CommandMap<S>> {
     private readonly own: OwnEntries,
   ) {
     this.replay = new Replay(model, contiguous);
+    this.replay.scanForStart = true;
     status.onStall((error) => {
       for (const w of this.waiters.takeAll()) w.reject(error);
     });
@@ -114,6 +115,11 @@ export class Replica<S, C extends CommandMap<S>> {
   get anchored(): boolean {
     return this.replay.anchored;
   }
+
+  /** `TRUNCATED` when the log read so far holds no entry to start from (`Replay.unusableStart`). */
+  get unusableStart(): StateSyncError | undefined {
+    return this.replay.unusableStart;
+  }
   /** Entries a catch-up should hand to `consume` together (`applyBatch`'s suggestion). */
   get preferredRun(): number {
     return this.replay.preferredRun;
@@ -153,6 +159,7 @@ export class Replica<S, C extends CommandMap<S>> {
     origins?: ReadonlyArray<readonly [string, number, number]> | undefined;
   }): void {
     this.replay = new Replay(this.model, this.contiguous, from);
+    this.replay.scanForStart = true;
     this.scheduleNotify();
   }
 
