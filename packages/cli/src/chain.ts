@@ -13,7 +13,8 @@
  * - a gap in a log of one state stops the replay (`TRUNCATED`), unless a snapshot or switch
  *   entry, or a chunked snapshot's part 0, follows it.
  * The first entry must be a genesis, a snapshot entry or a part 0 (`firstEntryProblem`, as the
- * model commands refuse it). A chunked snapshot's parts are taken to load (checking them needs
+ * model commands refuse it); readable entries before one are read past (`end()` reports the
+ * stop when none comes). A chunked snapshot's parts are taken to load (checking them needs
  * the model's schema), and what only the model decides is left to `verify`: commands of an older
  * model version (`OUTDATED_COMMAND`), snapshot states the schema refuses, commands that fail.
  */
@@ -36,6 +37,11 @@ export class ChainCheck {
   stop: ChainEvent | null = null;
   /** The revision consumed last (undefined before the first entry). */
   private revision: number | undefined;
+  /**
+   * Why the first entries cannot start a replay, while no starting point has come after them:
+   * a replica reads past them (core's `Replay.readPast`); the stop, if the log ends so.
+   */
+  private unusable: { revision: number; error: StateSyncError } | undefined;
 
   constructor(private readonly contiguous: boolean) {}
 
@@ -45,7 +51,12 @@ export class ChainCheck {
     const prev = this.revision;
     if (prev === undefined) {
       const problem = firstEntryProblem(revision, decoded);
+      if (problem?.code === "TRUNCATED" || (problem && this.unusable)) {
+        this.unusable ??= { revision, error: problem };
+        return; // read past, to a starting point after it
+      }
       if (problem) return this.stopAt(revision, problem);
+      this.unusable = undefined;
       // A part 0: once loaded, the replay stands on its base and replays from it.
       const x = decoded.ok ? decoded.entry : undefined;
       this.revision = x?.kind === "part" ? x.base : revision - 1;
@@ -81,6 +92,12 @@ export class ChainCheck {
       return this.skip(revision, new StateSyncError("CORRUPT_ENTRY", why));
     }
     this.revision = revision;
+  }
+
+  /** The log ends after the entries given: the stop, if it has found no starting point. */
+  end(): void {
+    if (this.stop === null && this.unusable)
+      this.stopAt(this.unusable.revision, this.unusable.error);
   }
 
   /** A revision the log holds no entry at (`LogEntry.skipped`): stepped over, as the replay. */

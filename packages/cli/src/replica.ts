@@ -59,9 +59,11 @@ export function firstEntryProblem(
   // Before, `info` predicted the re-anchoring for both (fresh-eyes trial, stop 25).
   // The same code as an SDK replica's opening: TRUNCATED for history removed before a readable
   // entry (a trial saw CORRUPT_ENTRY here and TRUNCATED in the SDK for one log).
-  const purged = ["update", "command", "intent"].includes(kind);
+  // An SDK replica reads past such entries to a starting point after them (`Replay.readPast`):
+  // `checkFirstEntry` looks for one before it reports this (a review, stop 36).
+  const purged = ["update", "command", "intent", "part"].includes(kind);
   const opening = purged
-    ? "the entries before it were purged or deleted: an SDK replica without a local snapshot fails TRUNCATED opening this log, until a replica that still holds the state writes it back (a compaction; docs/guarantees.md)"
+    ? "the entries before it were purged or deleted, and no genesis, snapshot or switch entry or chunked snapshot follows: an SDK replica without a local snapshot fails TRUNCATED opening this log, until a replica that still holds the state writes it back (a compaction; docs/guarantees.md)"
     : "an SDK replica opening this log would start it again from the model's initial state";
   return new StateSyncError(
     purged ? "TRUNCATED" : "CORRUPT_ENTRY",
@@ -82,7 +84,23 @@ export async function checkFirstEntry(
   const first = await firstRetainedEntry(log, info.firstRevision);
   const revision = first?.revision ?? info.firstRevision;
   const problem = firstEntryProblem(revision, first && decodeEntry(first.data));
+  if (problem?.code === "TRUNCATED" && (await startAfter(log, revision, info.latestRevision))) {
+    return; // a replica reads past the entries before it (a purge undone in part)
+  }
   if (problem) throw problem;
+}
+
+/** Whether an entry a replay can start from lies after `revision` (up to `latest`). */
+async function startAfter(
+  log: Pick<RevisionedLog, "read">,
+  revision: number,
+  latest: number,
+): Promise<boolean> {
+  for await (const e of log.read(revision + 1, latest)) {
+    if (e.skipped) continue;
+    if (firstEntryProblem(e.revision, decodeEntry(e.data)) === undefined) return true;
+  }
+  return false;
 }
 
 /**

@@ -75,6 +75,7 @@ export class EntryVerdicts<S, C extends CommandMap<S>> {
   constructor(model: Model<S, C>, contiguous: boolean) {
     this.replay = new Replay(model, contiguous);
     this.replay.checkMigrations = false; // checked here, so a state repaired later goes on
+    this.replay.scanForStart = true; // as a replica: read past to a starting point after them
   }
 
   /** The verdict on `entry`, the entry after the last one given. */
@@ -111,12 +112,20 @@ export class EntryVerdicts<S, C extends CommandMap<S>> {
    * first of the states that fail to migrate still unrepaired (its entry was `may-stop`).
    */
   end(): ReplayStop | undefined {
-    return this.stopped ?? this.failing;
+    if (this.stopped) return this.stopped;
+    const unusable = this.replay.unusableStart; // entries read past, no start after them
+    const at = unusable?.details.next;
+    if (unusable && typeof at === "number") return { stoppedAt: at, error: unusable };
+    return this.failing;
   }
 
-  /** Whether a `may-stop` waits for a later entry to repair its state or not. */
+  /**
+   * Whether a `may-stop` waits for a later entry to repair its state, or entries read past wait
+   * for a starting point after them.
+   */
   get pending(): boolean {
-    return this.stopped === undefined && this.failing !== undefined;
+    if (this.stopped !== undefined) return false;
+    return this.failing !== undefined || this.replay.unusableStart !== undefined;
   }
 
   private stopAt(stop: ReplayStop): EntryVerdict {

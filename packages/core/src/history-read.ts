@@ -137,6 +137,9 @@ export async function replayTo<S, C extends CommandMap<S>>(
       );
     }
     const replay = new Replay(model, log.contiguous);
+    // As a replica does: entries it cannot start from are read past to a starting point after
+    // them (a review: `stateAt` refused the revision a replica stood on).
+    replay.scanForStart = true;
     // Only the state at `revision` must migrate: the states on the way may fail to in passing
     // (docs/versions.md), and a switch entry on the way carries the migrated state.
     replay.checkMigrations = false;
@@ -152,7 +155,10 @@ export async function replayTo<S, C extends CommandMap<S>>(
     // Among the parts a log starts with: the replay holds what it read until their snapshot
     // entry (a fresh-eyes trial found `state --at` calling such a revision "before the retained
     // history", which `history` lists).
-    const amongParts = stall === undefined && replay.readPosition > replay.revision;
+    const amongParts =
+      stall === undefined &&
+      replay.readPosition > replay.revision &&
+      replay.unusableStart === undefined;
     const held = amongParts
       ? await loadHeldParts(log, replay, revision, info.latestRevision, deps, signal)
       : { loaded: false };

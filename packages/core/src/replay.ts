@@ -61,7 +61,13 @@ const PENDING: StepResult = { kind: "pending" };
    * stops the replay with `TRUNCATED` at once.
    */
   scanForStart = false;
-  /** The entries read past without a state: from the first to the last. */
+  /**
+   * With {@link scanForStart}, set while a range read runs (`Reader.readRange`): a replica with a
+   * state reads past a gap onto entries it cannot apply in the same way (a local snapshot older
+   * than such a cut: a review). A live follower's gap still stops it at once.
+   */
+  scanGaps = false;
+  /** The entries read past without a state to apply them to: from the first to the last. */
   private scan: { from: number; through: number } | undefined;
   /** The collector whose held entries `loadChunked` is replaying, with its other assemblies. */
   private reloading: ChunkCollector | undefined;
@@ -80,8 +86,13 @@ const PENDING: StepResult = { kind: "pending" };
    * ({@link scanForStart}) with no starting point after them so far; undefined otherwise.
    */
   get unusableStart(): StateSyncError | undefined {
-    if (this.anchored || this.scan === undefined) return undefined;
-    return this.truncated(this.scan.from);
+    const from = this.scan?.from;
+    return this.scanning ? withRevision(this.truncated(from!), from!) : undefined;
+  }
+
+  /** Reading past entries, no starting point after them yet (a start moves the revision past). */
+  private get scanning(): boolean {
+    return this.scan !== undefined && !this.collector && this.revision < this.scan.through;
   }
 
   /**
@@ -215,7 +226,8 @@ const PENDING: StepResult = { kind: "pending" };
 
   /**
    * An entry this replay cannot apply for want of a state (a gap in a contiguous log, or none
-   * yet): `TRUNCATED`, unless it has no state and {@link scanForStart} lets it look further.
+   * yet): `TRUNCATED`, unless {@link scanForStart} (and for a gap {@link scanGaps}) lets it look
+   * further.
    * A log whose retained history starts inside what a compaction truncated (a purge a server
    * killed right after undid in part: a trial on 2.10.27, 5 of 5 runs) may hold a usable
    * snapshot entry, or a chunked snapshot's parts, after a few such entries: before, a fresh
@@ -223,10 +235,11 @@ const PENDING: StepResult = { kind: "pending" };
    * compaction. Entries before a starting point are in its state (its base is past them).
    */
   private readPast(logEntry: LogEntry): StepResult {
-    if (this.anchored || !this.scanForStart) {
+    if (!this.scanForStart || (this.anchored && !this.scanGaps)) {
       return this.stall(this.truncated(logEntry.revision), logEntry);
     }
-    this.scan = { from: this.scan?.from ?? logEntry.revision, through: logEntry.revision };
+    const from = this.scanning ? this.scan!.from : logEntry.revision;
+    this.scan = { from, through: logEntry.revision };
     return PENDING;
   }
 
@@ -265,7 +278,10 @@ const PENDING: StepResult = { kind: "pending" };
     }
     if (entry.kind === "snapshot" && "parts" in entry) {
       const assembly = c.take(entry.parts.id);
-      if (assembly !== undefined && assembly.base === entry.base) {
+      // Shared layout: fewer parts than it names is a truncation that removed its last ones (no
+      // revision gap shows it there), passed over as below (a review: CORRUPT_ENTRY for a sound log).
+      const cut = !this.contiguous && assembly && assembly.count < entry.parts.count;
+      if (assembly !== undefined && assembly.base === entry.base && !cut) {
         const loaded = this.loadChunked(logEntry, entry, assembly);
         if (typeof loaded !== "string") return loaded;
         c.add(logEntry, decoded);

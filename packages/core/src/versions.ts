@@ -100,9 +100,12 @@ export function logModelOf(
     return mismatch(`the log belongs to model "${entry.model}", not "${model.name}"`);
   }
   if (entry.version > model.version) {
+    // A genesis of a newer version is a log created by it (a stream deleted and created again
+    // says so: a trial read "switched" for a log that never held this version).
+    const how = entry.kind === "genesis" ? "was created by" : "switched to";
     return new StateSyncError(
       "MODEL_UPGRADED",
-      `the log switched to ${entry.model} v${entry.version}; this client runs v${model.version}: upgrade it`,
+      `the log ${how} ${entry.model} v${entry.version}; this client runs v${model.version}: upgrade it`,
       { details: { needed: entry.version, version: model.version } },
     );
   }

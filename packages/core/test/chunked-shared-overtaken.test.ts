@@ -89,6 +89,26 @@ describe("chunked snapshots in the shared layout, a truncation overtaking the re
     expect(replay.revision).toBe(27);
   });
 
+  it("passes over a snapshot whose last parts a truncation removed (no later part shows it)", () => {
+    // A review: X's parts 0, 1 read (10, 11); K's part 0 (14, base 13) landed before X's entry;
+    // K's compaction truncated 12..13 (X's parts 2, 3); X's snapshot entry at 18, K's at 19.
+    // Before: CORRUPT_ENTRY "2 of its 4 parts are in the log" for a sound log.
+    const x = chunked("x", 9, 5);
+    const k = chunked("k", 13, 7);
+    const read = [
+      at(10, x[0]!),
+      at(11, x[1]!),
+      ...k.slice(0, 4).map((t, i) => at(14 + i, t)),
+      at(18, x[4]!),
+      at(19, k[4]!),
+      at(20, incText),
+    ];
+    const replay = coldReplay();
+    const results = replay.stepMany(read);
+    expect(replay.state).toEqual({ n: 8 });
+    expect(results.flatMap((r) => ("error" in r && r.error ? [r.error.message] : []))).toEqual([]);
+  });
+
   it("still reports parts out of order in one snapshot as CORRUPT_ENTRY (own stream)", () => {
     const replay = new Replay(tinyModel, true);
     const x = chunked("x", 9, 5);

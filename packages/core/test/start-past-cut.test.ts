@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decodeEntry, MemoryLog, stateHash } from "@statesync/core";
+import { decodeEntry, MemoryLog, MemorySnapshotStore, stateHash } from "@statesync/core";
 import { open } from "./fixtures.js";
 
 /**
@@ -78,6 +78,26 @@ describe("a log that starts inside what a compaction truncated", () => {
     expect(b.revision).toBe(a.revision);
     expect(stateHash(b.state)).toBe(stateHash(a.state));
     await Promise.all([a.close(), b.close()]);
+  });
+
+  it("a replica whose local snapshot is older than the cut reads past the gap too (a review)", async () => {
+    const log = new MemoryLog();
+    const store = new MemorySnapshotStore();
+    const a = await open(log, noAuto);
+    await a.update("increment", { by: 1 });
+    await (await open(log, { ...noAuto, snapshots: store })).close(); // its snapshot: revision 2
+    for (let i = 0; i < 6; i++) await a.update("increment", { by: 1 });
+    await compactKeepingHistory(log, a);
+    await a.update("increment", { by: 10 });
+    const snapshotAt = (await kinds(log)).find(([, k]) => k === "snapshot")![0];
+    await log.truncateBefore(snapshotAt - 3); // plain entries past its snapshot, then the snapshot
+    const again = await open(log, { ...noAuto, snapshots: store });
+    expect(again.status).toBe("live");
+    expect(again.state).toEqual(a.state);
+    // stateAt answers the revisions from the starting point on, as the replica stands on them.
+    expect(await again.stateAt(again.revision)).toEqual(again.state);
+    await expect(again.stateAt(snapshotAt - 1)).rejects.toMatchObject({ code: "TRUNCATED" });
+    await Promise.all([a.close(), again.close()]);
   });
 
   it("with no starting point after them: TRUNCATED, and nothing written", async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createSynchronizer, MemoryLog, type Model } from "@statesync/core";
+import { createSynchronizer, MemoryLog, type Model, type StateSyncError } from "@statesync/core";
 import { until } from "./fixtures.js";
 import { v1, v2 } from "./version-models.js";
 
@@ -70,5 +70,16 @@ describe('upgrade: "on-open" switches once caught up, whatever waitFor says (Mem
     expect(b.upgradePending).toBe(true);
     expect(log.size).toBe(2);
     await Promise.all([old.close(), b.close()]);
+  });
+  it("a log created by a newer version: MODEL_UPGRADED says created, not switched", async () => {
+    // A trial: a v1 app on a stream deleted and created again by v2 read "the log switched to
+    // v2", of a log that never held v1.
+    const log = new MemoryLog();
+    await (await open(log, v2)).close();
+    const refused = await open(log, v1).catch((e: StateSyncError) => e);
+    expect(refused).toMatchObject({ code: "MODEL_UPGRADED", details: { needed: 2, version: 1 } });
+    expect((refused as StateSyncError).message).toMatch(
+      /^the log was created by .* v2; this client runs v1/,
+    );
   });
 });

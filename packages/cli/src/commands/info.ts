@@ -92,6 +92,7 @@ async function scan(log: JetStreamLog, report: InfoReport): Promise<void> {
       report.model = { name, version, initialHash, from: x.kind, revision: e.revision };
     }
   }
+  chain.end();
   report.malformed = chain.malformed;
   report.firstMalformed = chain.firstMalformed;
   report.stop = chain.stop;

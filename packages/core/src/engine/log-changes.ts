@@ -1,6 +1,6 @@
 import { isStateSyncError, StateSyncError } from "../errors.js";
 import { decodeEntry, type SnapshotEntry } from "../entry.js";
-import type { LogInfo, RevisionedLog } from "../log.js";
+import type { LogEntry, LogInfo, RevisionedLog } from "../log.js";
 import type { KeptOverReset } from "../replay-state.js";
 import type { Appender } from "./appender.js";
 import type { StatusHub } from "./status.js";
@@ -120,9 +120,10 @@ export function writeBackWhenPurged(
 }
 
 /**
- * Whether the log's retained history starts with an entry a replica can start from (a genesis,
- * snapshot, switch entry or a chunked snapshot's part): true after an ordinary compaction, false
- * after an operator's purge of the whole stream (nothing retained, or an update first). Only then
+ * Whether the log's retained history holds an entry a replica can start from (a genesis,
+ * snapshot, switch entry or a chunked snapshot's part), first or after entries it reads past:
+ * true after an ordinary compaction, false after an operator's purge of the whole stream
+ * (nothing retained, or only updates after it). Only then
  * does a snapshot kept over it need writing back (`writeBackAfterPurge`; a trial found it ran
  * after every compaction, also with `compaction: false`). Rejects as the log does.
  */
@@ -130,7 +131,17 @@ export async function logHasStart(log: RevisionedLog, info: LogInfo): Promise<bo
   if (info.firstRevision === 0) return false;
   const first = await log.entryAt(info.firstRevision);
   if (first === undefined) return true; // gone meanwhile: a compaction is at work
-  const decoded = decodeEntry(first.data);
+  if (isStart(first)) return true;
+  // A replica reads past what it cannot start from to a start after it (`Replay.readPast`: a
+  // purge undone in part leaves entries before the snapshot entry); then nothing is written back.
+  for await (const e of log.read(info.firstRevision + 1, info.latestRevision)) {
+    if (isStart(e)) return true;
+  }
+  return false;
+}
+
+function isStart(e: LogEntry): boolean {
+  const decoded = decodeEntry(e.data);
   return decoded.ok && ["genesis", "snapshot", "switch", "part"].includes(decoded.entry.kind);
 }
 

@@ -138,44 +138,54 @@ export class Reader<S, C extends CommandMap<S>> {
       if (this.replica.revision >= target) return;
       // As far as this writer knows the log goes: the reads queued behind this one, each waiting
       // for its own entry to be consumed, then have nothing left to read.
-      let goal = Math.max(target, this.stored);
-      for (let shortReads = 0; ; shortReads++) {
-        if (this.replica.revision >= goal || this.status.stopped) return;
-        // After a short read, to the log's end as the read itself finds it: a goal read from
-        // `info()` before may lie before the log's first entry by the time the read starts (a
-        // compaction in between), and such a read finds nothing (a trial, stop 33: a replica
-        // behind a slow proxy, on a log compacted every 40 entries, stalled after 4 of them).
-        await this.readOnce(shortReads === 0 ? goal : Number.POSITIVE_INFINITY);
-        if (this.status.stopped || this.replica.revision >= goal) return;
-        const latest = (await this.log.info()).latestRevision;
-        if (latest <= goal || shortReads + 1 >= MAX_SHORT_READS) {
-          const after = this.replica.revision;
-          // The replica holds all the log holds, and the goal lies past the log's end: it came
-          // from a conflict whose "latest" the stream never reached, not from a truncation.
-          if (latest < goal && after >= latest) throw phantomLatest(goal, latest);
-          // No state, and no starting point after the entries it read past (`Replay.readPast`).
-          const unusable = this.replica.unusableStart;
-          if (unusable) return this.status.stall(unusable);
-          // In a state's own stream every sequence is an entry of it: one it cannot read was
-          // deleted, or is a message on another subject (a fresh-eyes trial, stop 25, saw only
-          // "no longer holds" for a message published there while a subject was added).
-          const why = this.log.contiguous
-            ? ": deleted, or a message on another subject of the state's own stream"
-            : "";
-          return this.status.stall(
-            new StateSyncError(
-              "TRUNCATED",
-              `the log no longer holds the entries after revision ${after} (latest: ${latest})${why}`,
-              { details: { after, latest } },
-            ),
-          );
-        }
-        goal = latest;
+      const goal = Math.max(target, this.stored);
+      this.replica.readingRange(true);
+      try {
+        await this.readUntil(goal);
+      } finally {
+        this.replica.readingRange(false);
       }
     };
     const p = this.reading.then(run, run);
     this.reading = p.catch((e: unknown) => this.status.fatal(e));
     return p;
+  }
+
+  /** `readRange`'s reads: to `goal`, then on to the log's end after a short read. */
+  private async readUntil(goal: number): Promise<void> {
+    for (let shortReads = 0; ; shortReads++) {
+      if (this.replica.revision >= goal || this.status.stopped) return;
+      // After a short read, to the log's end as the read itself finds it: a goal read from
+      // `info()` before may lie before the log's first entry by the time the read starts (a
+      // compaction in between), and such a read finds nothing (a trial, stop 33: a replica
+      // behind a slow proxy, on a log compacted every 40 entries, stalled after 4 of them).
+      await this.readOnce(shortReads === 0 ? goal : Number.POSITIVE_INFINITY);
+      if (this.status.stopped || this.replica.revision >= goal) return;
+      const latest = (await this.log.info()).latestRevision;
+      if (latest <= goal || shortReads + 1 >= MAX_SHORT_READS) {
+        const after = this.replica.revision;
+        // The replica holds all the log holds, and the goal lies past the log's end: it came
+        // from a conflict whose "latest" the stream never reached, not from a truncation.
+        if (latest < goal && after >= latest) throw phantomLatest(goal, latest);
+        // No starting point after the entries it read past (`Replay.readPast`).
+        const unusable = this.replica.unusableStart;
+        if (unusable) return this.status.stall(unusable);
+        // In a state's own stream every sequence is an entry of it: one it cannot read was
+        // deleted, or is a message on another subject (a fresh-eyes trial, stop 25, saw only
+        // "no longer holds" for a message published there while a subject was added).
+        const why = this.log.contiguous
+          ? ": deleted, or a message on another subject of the state's own stream"
+          : "";
+        return this.status.stall(
+          new StateSyncError(
+            "TRUNCATED",
+            `the log no longer holds the entries after revision ${after} (latest: ${latest})${why}`,
+            { details: { after, latest } },
+          ),
+        );
+      }
+      goal = latest;
+    }
   }
 
   /**

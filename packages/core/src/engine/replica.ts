@@ -116,6 +116,14 @@ export class Replica<S, C extends CommandMap<S>> {
     return this.replay.anchored;
   }
 
+  private rangeReading = false;
+
+  /** Whether a range read runs: a gap is then read past to a starting point (`Replay.scanGaps`). */
+  readingRange(on: boolean): void {
+    this.rangeReading = on;
+    this.replay.scanGaps = on;
+  }
+
   /** `TRUNCATED` when the log read so far holds no entry to start from (`Replay.unusableStart`). */
   get unusableStart(): StateSyncError | undefined {
     return this.replay.unusableStart;
@@ -160,6 +168,7 @@ export class Replica<S, C extends CommandMap<S>> {
   }): void {
     this.replay = new Replay(this.model, this.contiguous, from);
     this.replay.scanForStart = true;
+    this.replay.scanGaps = this.rangeReading;
     this.scheduleNotify();
   }
 

@@ -19,7 +19,8 @@ import type { SyncEvents, SyncStats, SyncStatus } from "../synchronizer-types.js
  *    check that found the stream refused until one finds it usable), or once the replica is
  *    stalled or closed (final). A successful append makes it true again; so does a
  *    (re)connection that stands on the log, except after a denial or a refused model switch,
- *    which only an append that succeeds can disprove. Its changes are announced once each, like
+ *    which only an append that succeeds can disprove, or while a manual switch is pending
+ *    (`UPGRADE_PENDING`, lifted by the switch: upgrader.ts). Its changes are announced once each, like
  *    the status's.
  * 6. The `closed` status is the last thing users hear: no event and no subscriber call follows
  *    it (work that ends later, a write or a timer, is not announced).
@@ -217,6 +218,7 @@ export class StatusHub {
   reconnected(): void {
     const last = this.writeErrorValue;
     if (last?.code === "PERMISSION_DENIED" || last?.details.upgradeRefused === true) return;
+    if (last?.code === "UPGRADE_PENDING") return; // lifted by the switch (upgrader.ts)
     this.setWritable(true, undefined);
   }
 

@@ -1,5 +1,6 @@
 import type { Immutable } from "immer";
 import { pendingContext } from "../apply.js";
+import { StateSyncError } from "../errors.js";
 import { pendingSeed } from "../prng.js";
 import type { CommandMap } from "../model.js";
 import type { UpdateResult } from "../synchronizer-types.js";
@@ -153,7 +154,10 @@ export class ChunkSender<S, C extends CommandMap<S>> {
       if (!this.isApplied(op)) throw error;
     }
     // A replica that stopped (a stall, `close()`) ends its catch-up short, without an error.
-    if (this.p.replica.revision < revision && !this.isApplied(op)) throw this.p.status.endError();
+    if (this.p.replica.revision < revision && !this.isApplied(op)) {
+      if (this.p.status.stopped || this.p.status.closed) throw this.p.status.endError();
+      throw new StateSyncError("UNAVAILABLE", `the command stored at ${revision} is not read yet`);
+    }
     const row = this.p.replica.origins.get(op.origin);
     return { revision: row && row.seq === op.seq ? row.revision : revision };
   }

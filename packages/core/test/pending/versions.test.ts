@@ -238,6 +238,25 @@ describe('a queue under upgrade: "manual" before upgrade()', () => {
     await m.close();
   });
 
+  it("stays not writable across a reconnection that reads nothing new", async () => {
+    // A review: the reconnection's `reconnected()` made it writable with no writeError.
+    const log = new MemoryLog();
+    await (await createSynchronizer({ log, model: v1, compaction: false })).close();
+    const m = await createSynchronizer({
+      log: log.handle(),
+      model: v2,
+      upgrade: "manual",
+      compaction: false,
+    });
+    log.setOffline(true);
+    log.setOffline(false);
+    await m.synced();
+    await new Promise((r) => setTimeout(r, 50));
+    expect(m.status).toBe("live");
+    expect([m.writable, m.writeError?.code]).toEqual([false, "UPGRADE_PENDING"]);
+    await m.close();
+  });
+
   it("is writable again once another replica switched the log", async () => {
     const log = new MemoryLog();
     await (await createSynchronizer({ log, model: v1, compaction: false })).close();
