@@ -52,6 +52,30 @@ describe("statesync verify and compact", () => {
     args,
   });
 
+  it("passes a log that starts with entries before its snapshot entry (a purge undone in part)", async () => {
+    // A trial (stop 36): after nats-server 2.10 was killed right after a compaction, the log
+    // kept entries before the snapshot entry; replicas read past them to it, but the CLI called
+    // the log TRUNCATED (info, state, export, compact) and verify DIVERGES (it checked the
+    // snapshot entry the replay starts from against a replay before it).
+    const stream = await seeded([
+      command("note", { text: "a" }), // 3
+      command("note", { text: "b" }), // 4
+      snapshot(4, { count: 2, notes: ["a", "b"] }), // 5
+      command("note", { text: "after" }), // 6
+    ]);
+    const nc = await tcp(ctx.server.url);
+    const log = new JetStreamLog({ connection: nc, stream });
+    await log.truncateBefore(4); // the first retained entry is the command at 4
+    await log.close();
+    await nc.close();
+    const report = await runJson(["verify", ...where(stream)]);
+    expect(report).toMatchObject({ ok: true, result: "ok", revision: 6, divergences: 0 });
+    const state = await runJson(["state", ...where(stream)]);
+    expect(state).toMatchObject({ revision: 6, state: { count: 2, notes: ["a", "b", "after"] } });
+    const info = await runJson(["info", ...target(ctx.server.url, stream)]);
+    expect(info).toMatchObject({ firstRevision: 4, stop: null });
+  });
+
   it("passes a log whose entries all apply and whose snapshot entry matches the replay", async () => {
     const stream = await seeded([
       snapshot(2, { count: 2, notes: [] }), // 3: what the replay has at 2

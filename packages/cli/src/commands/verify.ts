@@ -12,6 +12,7 @@
 import type { Command } from "commander";
 import {
   decodeEntry,
+  firstRetainedEntry,
   isStateSyncError,
   StateSyncError,
   type JetStreamLog,
@@ -22,7 +23,7 @@ import { action } from "../action.js";
 import { loadModel, type AnyModel } from "../model-file.js";
 import { addCommonOptions, parseCommon, parseWith } from "../options.js";
 import { block, printJson, printLines, shortJson } from "../output.js";
-import { withReplica, type AnyReplica } from "../replica.js";
+import { firstEntryProblem, withReplica, type AnyReplica } from "../replica.js";
 import { withLog, withSession } from "../session.js";
 import { snapshotAtModel } from "../snapshot-state.js";
 import { firstDifference } from "../verify-diff.js";
@@ -134,10 +135,19 @@ async function checkStartingPoints(
   found: Divergence[],
 ): Promise<{ snapshots: number; switches: number }> {
   const checked = { snapshots: 0, switches: 0 };
+  // First retained entries that cannot start a replay (a purge undone in part): the replay starts
+  // at the first starting point after them, which nothing before it can be checked against
+  // (before, verify said DIVERGES: "revision 501 is before the retained history").
+  const first = await firstRetainedEntry(log, info.firstRevision);
+  let startAhead = !!first && !!firstEntryProblem(first.revision, decodeEntry(first.data));
   for await (const e of readWhole(log, info.firstRevision + 1, replica.revision)) {
     const d = decodeEntry(e.data);
     if (!d.ok) continue;
     const entry = d.entry;
+    if (startAhead && firstEntryProblem(e.revision, d) === undefined) {
+      startAhead = false; // the replay's starting point
+      continue;
+    }
     // A chunked snapshot's parts are checked (sha256, schema) by the replica that loads them.
     const snapshot = entry.kind === "snapshot" && !("parts" in entry);
     if (!snapshot && entry.kind !== "switch") continue;
