@@ -143,6 +143,7 @@ export function entryRow(e: LogEntry, replay?: ReplayMark): EntryRow {
 const MARKS = {
   skipped: "skipped",
   "no-op": "no-op",
+  restarts: "restarts (the state starts again)",
   stops: "stops",
   "may-stop": "may stop (replicas that check this state alone)",
   "not-replayed": "not replayed",

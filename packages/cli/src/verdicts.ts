@@ -25,12 +25,13 @@ import { readWhole } from "./whole-read.js";
 /** What the replay did with an entry it does not simply apply (the `replay` of an `EntryRow`). */
 export interface ReplayMark {
   /**
-   * `skipped` (every replica skips it), `no-op` (consumed without effect), `stops` (the replay
+   * `skipped` (every replica skips it), `no-op` (consumed without effect), `restarts` (a shared
+   * stream's key started again from it: the state is the initial state), `stops` (the replay
    * of the model stops before it), `may-stop` (its state does not migrate to the model's version
    * and a later entry repairs it: replicas that check this state alone stop before it, the
    * others go on) or `not-replayed` (after the entry it stops at).
    */
-  readonly verdict: "skipped" | "no-op" | "stops" | "may-stop" | "not-replayed";
+  readonly verdict: "skipped" | "no-op" | "restarts" | "stops" | "may-stop" | "not-replayed";
   /** Why (`CODE: message`, as the engine reports it). */
   readonly error: string;
 }
@@ -56,6 +57,8 @@ export function replayMark(verdict: EntryVerdict, revision: number): ReplayMark 
           ? reason(verdict.error, revision)
           : "a re-sent queued update already applied",
       };
+    case "restarts": // a shared stream's key started again: every replica applies it
+      return { verdict: "restarts", error: reason(verdict.error, revision) };
     case "held": // a chunked snapshot entry whose parts do not check out: refused, not loaded
       return verdict.error && { verdict: "skipped", error: reason(verdict.error, revision) };
     case "stops":

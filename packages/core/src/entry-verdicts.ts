@@ -40,6 +40,12 @@ export type EntryVerdict =
    */
   | { readonly kind: "no-op"; readonly error?: StateSyncError; readonly duplicate?: true }
   /**
+   * A shared stream's key started again: a genesis entry after its entries, which every replica
+   * applies, the state becoming the model's initial state (`error`: `TRUNCATED`, with
+   * `details.restartedAt`). Before, `verify` and `history` called it skipped, a no-op.
+   */
+  | { readonly kind: "restarts"; readonly error: StateSyncError }
+  /**
    * Held until a chunked snapshot entry loads its parts (the replay has no state to apply it to
    * yet); `error`: a chunked snapshot entry refused.
    */
@@ -136,6 +142,7 @@ export class EntryVerdicts<S, C extends CommandMap<S>> {
   private verdictOf(r: StepResult, revision: number): EntryVerdict {
     switch (r.kind) {
       case "applied":
+        if (r.error?.details.restartedAt !== undefined) return { kind: "restarts", error: r.error };
         if (r.error) return { kind: "no-op", error: r.error };
         return r.duplicate ? { kind: "no-op", duplicate: true } : { kind: "applied" };
       case "skipped":

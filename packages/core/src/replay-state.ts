@@ -136,10 +136,10 @@ export class ReplayState<S, C extends CommandMap<S>> {
     if (result.kind !== "applied") return result;
     const error = new StateSyncError(
       "TRUNCATED",
-      `the state started again from a genesis entry at revision ${logEntry.revision}: the log's entries of it up to revision ${from} were purged, and the state is the model's initial state again`,
+      `the state started again from a genesis entry at revision ${logEntry.revision}: the log's entries of it up to revision ${from} were purged (or a genesis entry was published by hand), and the state is the model's initial state again`,
       { details: { restartedAt: logEntry.revision, from } },
     );
-    return { ...result, error };
+    return { ...result, error: withRevision(error, logEntry.revision) };
   }
 
   /** A snapshot or switch entry: the state at its revision, whatever came before. */

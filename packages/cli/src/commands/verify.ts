@@ -41,10 +41,12 @@ export interface Divergence {
 /**
  * What verification found, worst first: the replay stops (`stops`); a snapshot or switch entry
  * differs from the replay, so replicas starting from it hold another state than those that
- * replayed (`diverges`); entries every replica skips or makes a no-op of alike, the replicas
- * agreeing (`skips`); the replayed state fails the model's schema (`invalid-state`); or `ok`.
+ * replayed (`diverges`); a shared stream's key started again from a genesis entry after its
+ * entries, every replica's state becoming the initial state (`restarts`); entries every replica
+ * skips or makes a no-op of alike, the replicas agreeing (`skips`); the replayed state fails the
+ * model's schema (`invalid-state`); or `ok`.
  */
-export type VerifyResult = "ok" | "stops" | "diverges" | "skips" | "invalid-state";
+export type VerifyResult = "ok" | "stops" | "diverges" | "restarts" | "skips" | "invalid-state";
 
 /** The `--json` output of `verify`. */
 export interface VerifyReport {
@@ -213,13 +215,16 @@ export async function verifyLog(log: JetStreamLog, open: OpenReplica): Promise<V
   };
   // The entries the engine reported skipping or making a no-op of (every replica alike).
   const skipped = new Set<Divergence>();
+  // A shared stream's key that started again from a genesis entry (every replica alike; before,
+  // counted among the skips: a trial, stop 36).
+  const restarts = new Set<Divergence>();
   let invalid: Divergence | undefined;
   const onError = (e: StateSyncError) => {
     // The stream's configuration (a warning such as deny_delete off) is no divergence of the log,
     // nor a sequence the server used up, which holds no entry (docs/servers.md).
     if (e.code === "STREAM_CONFIG" || e.code === "SKIPPED_SEQUENCE") return;
     const skip = { revision: revisionOf(e, 0), code: e.code, problem: e.message };
-    skipped.add(skip);
+    (e.details.restartedAt === undefined ? skipped : restarts).add(skip);
     found.push(skip);
   };
   try {
@@ -272,17 +277,19 @@ export async function verifyLog(log: JetStreamLog, open: OpenReplica): Promise<V
   const skips = [...skipped].filter((f) => f.revision !== report.stoppedAt); // not the stop itself
   report.skipped = new Set(skips.map((f) => f.revision)).size;
   report.invalidState = invalid?.problem ?? null;
-  const other = found.filter((f) => !skipped.has(f) && f !== invalid);
+  const other = found.filter((f) => !skipped.has(f) && !restarts.has(f) && f !== invalid);
   report.result =
     report.stoppedAt !== null
       ? "stops"
       : other.length > 0
         ? "diverges"
-        : report.skipped > 0
-          ? "skips"
-          : invalid
-            ? "invalid-state"
-            : "ok";
+        : restarts.size > 0
+          ? "restarts"
+          : report.skipped > 0
+            ? "skips"
+            : invalid
+              ? "invalid-state"
+              : "ok";
   return report;
 }
 
@@ -309,6 +316,8 @@ function worstText(report: VerifyReport): string {
         : `STOPS at revision ${report.stoppedAt}`;
     case "diverges":
       return "DIVERGES";
+    case "restarts":
+      return "RESTARTS: a genesis entry after the state's entries makes it the initial state again (every replica alike)";
     case "skips": {
       const n = report.skipped;
       return `SKIPS ${n} entr${n === 1 ? "y" : "ies"} (every replica alike)`;
