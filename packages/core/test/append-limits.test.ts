@@ -89,4 +89,28 @@ describe("an update that never reached the log says how long it waited (issue 12
     expect(await a.fetchUpdates()).toBe(1); // nothing was appended
     await a.close();
   });
+
+  it("by a replica that never reached the log: the same details (notSent, timedOut, waitedMs)", async () => {
+    // A fresh-eyes trial: opened offline (a server never reached), an update rejected after its
+    // outcomeTimeoutMs with UNAVAILABLE and empty details, unlike one of a replica that had opened.
+    const log = new MemoryLog();
+    log.setOffline(true);
+    const a = await open(log, { compaction: false, waitFor: "restored" });
+    const update = a.update("increment", { by: 1 }, { outcomeTimeoutMs: 300 });
+    const unconditional = a.updateUnconditionally(
+      "increment",
+      { by: 1 },
+      { outcomeTimeoutMs: 300 },
+    );
+    for (const p of [update, unconditional]) {
+      const error = (await p.catch((e: unknown) => e)) as StateSyncError;
+      expect(error.code).toBe("UNAVAILABLE");
+      expect(error.details).toMatchObject({ notSent: true, timedOut: true, outcomeTimeoutMs: 300 });
+      expect(error.details.waitedMs as number).toBeGreaterThanOrEqual(300);
+    }
+    log.setOffline(false);
+    await a.synced();
+    expect(a.revision).toBe(1); // the genesis entry only: nothing was appended
+    await a.close();
+  });
 });

@@ -112,6 +112,19 @@ export function within<T>(work: Promise<T>, limits: WaitLimits): Promise<T | typ
 }
 
 /**
+ * Whether `e`, thrown by a wait before sending, only says that the wait ended: the signal
+ * aborted, or the deadline passed while the log was not reachable yet (`UNAVAILABLE`, not a
+ * problem that lasts until the setup changes). The caller then answers with {@link unsent},
+ * whose `details` say so (before, an update of a replica that had never reached the log got
+ * `UNAVAILABLE` with empty `details`: a fresh-eyes trial).
+ */
+export function waitEnded(e: unknown, limits: { signal: AbortSignal; deadline: number }): boolean {
+  if (limits.signal.aborted) return true;
+  if (!isStateSyncError(e, "UNAVAILABLE") || e.details.persistent === true) return false;
+  return Date.now() >= limits.deadline;
+}
+
+/**
  * Why an update that was not sent may not go on, or undefined: the replica closed or stalled
  * (`CLOSED`, or the stall), its signal aborted (`ABORTED`), or its deadline passed
  * (`UNAVAILABLE`, `details.notSent`: nothing was appended, as when the log stayed unreachable).

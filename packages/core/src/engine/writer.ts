@@ -15,7 +15,15 @@ import type { Replica } from "./replica.js";
 import type { StatusHub } from "./status.js";
 import type { UnconditionalResult } from "../synchronizer-types.js";
 import { UpdateQueue } from "./update-queue.js";
-import { answered, ENDED, limitsFromNow, unsent, waitLimits, within } from "./wait-limits.js";
+import {
+  answered,
+  ENDED,
+  limitsFromNow,
+  unsent,
+  waitEnded,
+  waitLimits,
+  within,
+} from "./wait-limits.js";
 import type { UpdateLimits } from "./wait-limits.js";
 import { Batch, updateEntry, type QueuedUpdate } from "./write-batch.js";
 import { nextSeed } from "../prng.js";
@@ -210,7 +218,7 @@ export class Writer<S, C extends CommandMap<S>> {
       if (this.p.contention.mayWait) await this.p.contention.beforeAttempt(batch, limits);
       return !limits.signal.aborted && Date.now() < limits.deadline;
     } catch (e) {
-      if (limits.signal.aborted) return false;
+      if (waitEnded(e, limits)) return false;
       throw e;
     } finally {
       limits.dispose();
@@ -370,7 +378,7 @@ export class Writer<S, C extends CommandMap<S>> {
       if (upgraded === ENDED) return;
       if (this.p.contention.mayWait) await this.p.contention.deferToIntents({ heldMs: 0 }, limits);
     } catch (e) {
-      if (!limits.signal.aborted) throw e; // else the caller says what ended the wait
+      if (!waitEnded(e, limits)) throw e; // else the caller says what ended the wait
     } finally {
       limits.dispose();
     }
