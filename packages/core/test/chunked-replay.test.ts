@@ -1,35 +1,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { TextDigest } from "../src/chunked.js";
 import { jsonNestingDepth } from "../src/entry.js";
 import type { LogEntry } from "../src/log.js";
 import { Replay } from "../src/replay.js";
-import { bytes, incText, tinyModel } from "./engine-fixtures.js";
-
-/** The parts and snapshot entry of a chunked snapshot of tinyModel holding `n`, based on `base`. */
-function chunked(id: string, base: number, n: number, slices = 3): string[] {
-  const text = JSON.stringify({ n });
-  const size = Math.ceil(text.length / slices);
-  const data = Array.from({ length: slices }, (_, i) => text.slice(i * size, (i + 1) * size));
-  const digest = new TextDigest();
-  for (const d of data) digest.update(d);
-  const head = { ts: 1, client: "c" };
-  return [
-    ...["", ...data].map((d, index) =>
-      JSON.stringify({ v: 1, kind: "part", ...head, id, index, base, data: d }),
-    ),
-    JSON.stringify({
-      v: 2,
-      kind: "snapshot",
-      ...head,
-      base,
-      model: "r",
-      version: 1,
-      initialHash: tinyModel.initialHash,
-      parts: { id, count: slices + 1, bytes: digest.bytes, sha256: digest.hex() },
-    }),
-  ];
-}
+import { bytes, chunkedTexts as chunked, incText, tinyModel } from "./engine-fixtures.js";
 
 const at = (revision: number, text: string): LogEntry => ({ revision, data: bytes(text) });
 

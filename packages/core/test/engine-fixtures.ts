@@ -1,4 +1,5 @@
 import { z } from "zod/v4";
+import { TextDigest } from "../src/chunked.js";
 import { Appender } from "../src/engine/appender.js";
 import { OwnEntries } from "../src/engine/own-entries.js";
 import { emptyStats, StatusHub } from "../src/engine/status.js";
@@ -90,4 +91,32 @@ export function appenderOn(log: RevisionedLog) {
   const history = { revision: 0, recordedFrom: Infinity, recentRevisionOf: () => undefined };
   const a = new Appender(log, new OwnEntries(), history, status, s, "a");
   return { a, s, status };
+}
+
+/**
+ * The texts of the parts (part 0 empty, then `slices` slices of the state's JSON) and the
+ * snapshot entry of a chunked snapshot of {@link tinyModel} holding `n`, based on `base`.
+ */
+export function chunkedTexts(id: string, base: number, n: number, slices = 3): string[] {
+  const text = JSON.stringify({ n });
+  const size = Math.ceil(text.length / slices);
+  const data = Array.from({ length: slices }, (_, i) => text.slice(i * size, (i + 1) * size));
+  const digest = new TextDigest();
+  for (const d of data) digest.update(d);
+  const head = { ts: 1, client: "c" };
+  return [
+    ...["", ...data].map((d, index) =>
+      JSON.stringify({ v: 1, kind: "part", ...head, id, index, base, data: d }),
+    ),
+    JSON.stringify({
+      v: 2,
+      kind: "snapshot",
+      ...head,
+      base,
+      model: "r",
+      version: 1,
+      initialHash: tinyModel.initialHash,
+      parts: { id, count: slices + 1, bytes: digest.bytes, sha256: digest.hex() },
+    }),
+  ];
 }

@@ -1,32 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { TextDigest } from "../src/chunked.js";
 import type { StateSyncError } from "../src/errors.js";
 import { rebuildStateAt } from "../src/history.js";
 import { MemoryLog } from "../src/memory-log.js";
-import { genesisText, incText, snapshotText, tinyModel } from "./engine-fixtures.js";
+import { chunkedTexts, genesisText, incText, snapshotText, tinyModel } from "./engine-fixtures.js";
 
 /** Part entries 0..3 of a chunked snapshot of tinyModel holding `n` at `base`, and its entry. */
 function chunked(id: string, base: number, n: number): { parts: string[]; snapshot: string } {
-  const text = JSON.stringify({ n });
-  const data = [text.slice(0, 3), text.slice(3, 6), text.slice(6)];
-  const digest = new TextDigest();
-  for (const d of data) digest.update(d);
-  const head = { ts: 1, client: "c" };
-  return {
-    parts: ["", ...data].map((d, index) =>
-      JSON.stringify({ v: 1, kind: "part", ...head, id, index, base, data: d }),
-    ),
-    snapshot: JSON.stringify({
-      v: 2,
-      kind: "snapshot",
-      ...head,
-      base,
-      model: "r",
-      version: 1,
-      initialHash: tinyModel.initialHash,
-      parts: { id, count: 4, bytes: digest.bytes, sha256: digest.hex() },
-    }),
-  };
+  const texts = chunkedTexts(id, base, n);
+  return { parts: texts.slice(0, -1), snapshot: texts.at(-1)! };
 }
 
 const stateAt = (log: MemoryLog, revision: number) =>

@@ -206,21 +206,27 @@ describe("an older queue's command stored after the switch", () => {
 });
 
 describe('a queue under upgrade: "manual" before upgrade()', () => {
-  // A trial (s8-manual-upgrade-flush): flush() waited for ever with the replica `writable`, no
-  // `writeError` and no event, while every push met UPGRADE_PENDING.
-  it("says so (not writable, UPGRADE_PENDING) and pushes once the log is switched", async () => {
+  /** A log written by v1 (`ids` added first), and a v2 replica on it with upgrade "manual". */
+  async function manualOnV1(ids: string[] = [], pending?: ReturnType<typeof pendingQueue>) {
     const log = new MemoryLog();
     const first = await createSynchronizer({ log, model: v1, compaction: false });
-    await first.update("add", { id: "old" });
+    for (const id of ids) await first.update("add", { id });
     await first.close();
-    const pending = pendingQueue({ store: new MemoryPendingStore(), owner: "device" });
     const m = await createSynchronizer({
       log: log.handle(),
       model: v2,
-      pending,
+      ...(pending ? { pending } : {}),
       upgrade: "manual",
       compaction: false,
     });
+    return { log, m };
+  }
+
+  // A trial (s8-manual-upgrade-flush): flush() waited for ever with the replica `writable`, no
+  // `writeError` and no event, while every push met UPGRADE_PENDING.
+  it("says so (not writable, UPGRADE_PENDING) and pushes once the log is switched", async () => {
+    const pending = pendingQueue({ store: new MemoryPendingStore(), owner: "device" });
+    const { m } = await manualOnV1(["old"], pending);
     const changes: unknown[] = [];
     m.on("writable", (w, e) => changes.push([w, e?.code]));
     expect(m.writable).toBe(false);
@@ -240,14 +246,7 @@ describe('a queue under upgrade: "manual" before upgrade()', () => {
 
   it("stays not writable across a reconnection that reads nothing new", async () => {
     // A review: the reconnection's `reconnected()` made it writable with no writeError.
-    const log = new MemoryLog();
-    await (await createSynchronizer({ log, model: v1, compaction: false })).close();
-    const m = await createSynchronizer({
-      log: log.handle(),
-      model: v2,
-      upgrade: "manual",
-      compaction: false,
-    });
+    const { log, m } = await manualOnV1();
     log.setOffline(true);
     log.setOffline(false);
     await m.synced();
@@ -258,14 +257,7 @@ describe('a queue under upgrade: "manual" before upgrade()', () => {
   });
 
   it("is writable again once another replica switched the log", async () => {
-    const log = new MemoryLog();
-    await (await createSynchronizer({ log, model: v1, compaction: false })).close();
-    const m = await createSynchronizer({
-      log: log.handle(),
-      model: v2,
-      upgrade: "manual",
-      compaction: false,
-    });
+    const { log, m } = await manualOnV1();
     expect(m.writeError?.code).toBe("UPGRADE_PENDING");
     const other = await createSynchronizer({ log: log.handle(), model: v2, compaction: false });
     await m.waitFor(other.revision);
