@@ -81,7 +81,9 @@ it("a stored state 200,000 levels deep is CORRUPT_SNAPSHOT at load, and a deeper
   expect(b.stats.snapshotsRestored).toBe(0);
   expect(b.state).toEqual({ tree: [], n: 1 });
 
-  await b.updateUnconditionally("setDepth", { levels: 300 });
+  // An older SDK's command (format 2, unchecked): this SDK's refuse a state that deep.
+  const older = { v: 2, kind: "command", ts: 1, seed: 1, client: "older", name: "setDepth" };
+  await b.waitFor(log.injectRaw(JSON.stringify({ ...older, args: { levels: 300 } })));
   const failed = await b.saveSnapshot().catch((e: StateSyncError) => e);
   expect((failed as StateSyncError).code).toBe("SNAPSHOT_FAILED");
   expect((failed as StateSyncError).message).toContain(`deeper than ${MAX_STATE_DEPTH} levels`);

@@ -6,6 +6,7 @@ import { openSynchronizer, stateHash, type StateSynchronizer } from "@statesync/
 import { backupChecksum } from "../src/backup.js";
 // @ts-expect-error: a plain ES module (as operators hand models over), without declarations
 import { nested, tree as treeModel } from "./fixtures/tree-model.mjs";
+import { appendOlderCommand } from "../../node/test/helpers.js";
 import { runCli, runJson, tcp, uniqueStream, useNatsServer } from "./helpers.js";
 
 const TREE = fileURLToPath(new URL("./fixtures/tree-model.mjs", import.meta.url));
@@ -28,8 +29,9 @@ describe("statesync and a state nested too deep", () => {
   async function seeded(levels: number, bytes = 0): Promise<string> {
     const stream = uniqueStream("DEPTH");
     const a = await open(stream);
-    await a.updateUnconditionally("setDepth", { levels });
     if (bytes > 0) await a.updateUnconditionally("fill", { bytes });
+    // An older SDK's command: this SDK's refuse a state deeper than 255 levels where applied.
+    await appendOlderCommand(ctx.server.url, stream, "setDepth", { levels });
     await a.close();
     return stream;
   }

@@ -2,7 +2,8 @@ import { z } from "zod/v4";
 import type { StoredPatch } from "./entry.js";
 import { StateChecker } from "./engine/state-check.js";
 import { withValues, type Touch } from "./engine/touch-recorder.js";
-import { findNonJson } from "./json.js";
+import { MAX_STATE_DEPTH } from "./entry-limits.js";
+import { findJsonProblem, pathText, type JsonProblem } from "./json.js";
 import type { Model } from "./model.js";
 
 /**
@@ -105,14 +106,17 @@ export class StateValidity {
       const all = this.dirty.length === 0 ? writes : [...this.dirty, ...writes];
       if (allAtKeys(all)) {
         const valued = withValues(after, all);
+        // Before the schema: a recursive schema recurses as deep as the value, past the stack.
+        for (const w of valued) {
+          if (w.op === "remove") continue;
+          const room = MAX_STATE_DEPTH - w.path.length;
+          const problem = room < 0 ? ROOMLESS : findJsonProblem(w.value, room);
+          if (problem !== undefined) return reasonOf(problem, `$${pathText(w.path)}`);
+        }
         try {
           checkerOf(model).check(after, after, valued);
         } catch {
           return this.whole(model, after); // the reason, from the whole state
-        }
-        for (const w of valued) {
-          const problem = w.op === "remove" ? undefined : findNonJson(w.value);
-          if (problem !== undefined) return `it is not JSON (${problem})`;
         }
         this.dirty = [];
         return undefined;
@@ -122,11 +126,28 @@ export class StateValidity {
   }
 
   private whole(model: Model<any, any>, after: unknown): string | undefined {
-    const parsed = model.state.safeParse(after);
+    const problem = findJsonProblem(after, MAX_STATE_DEPTH);
+    if (problem?.tooDeep) return reasonOf(problem, "$");
+    let parsed: z.ZodSafeParseResult<unknown>;
+    try {
+      parsed = model.state.safeParse(after);
+    } catch (cause) {
+      return `the schema threw: ${String(cause)}`; // a refinement's own error, on every replica
+    }
     if (!parsed.success) return z.prettifyError(parsed.error);
-    const problem = findNonJson(after);
-    if (problem !== undefined) return `it is not JSON (${problem})`;
+    if (problem !== undefined) return reasonOf(problem, "$");
     this.reset(true);
     return undefined;
   }
+}
+
+/** A written value under a path longer than a state may nest: no room even for a number. */
+const ROOMLESS: JsonProblem = { path: "$", tooDeep: true, message: "" };
+
+/** Why a state with `problem` at `at` + `problem.path` (past its `$`) fails. */
+function reasonOf(problem: JsonProblem, at: string): string {
+  const where = `${at}${problem.path.slice(1)}`;
+  return problem.tooDeep
+    ? `it nests arrays and objects deeper than ${MAX_STATE_DEPTH} levels (at ${where}), the most a state may (docs/format.md, "Limits")`
+    : `it is not JSON (${where}: ${problem.message})`;
 }

@@ -101,6 +101,12 @@ export function findJsonProblemWithDepth(
   return depth === Infinity ? (findJsonProblem(value) ?? problem) : { ...problem, depth };
 }
 
+/** A path as `.a[0].b` (after a `$`), cut in the middle past 160 characters. */
+export function pathText(path: ReadonlyArray<string | number>): string {
+  const text = path.map((k) => (typeof k === "number" ? `[${k}]` : `.${k}`)).join("");
+  return text.length <= 160 ? text : `${text.slice(0, 80)}…${text.slice(-60)}`;
+}
+
 function bad(path: string, message: string): JsonProblem {
   return { path: shortPath(path), tooDeep: false, message };
 }

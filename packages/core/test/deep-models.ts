@@ -1,5 +1,10 @@
 import { z } from "zod";
-import { createSynchronizer, defineModel, type RevisionedLog } from "@statesync/core";
+import {
+  createSynchronizer,
+  defineModel,
+  type MemoryLog,
+  type RevisionedLog,
+} from "@statesync/core";
 import type { CreateSynchronizerOptions, StateSyncError } from "@statesync/core";
 
 /**
@@ -20,7 +25,10 @@ export function depthOf(tree: unknown): number {
 }
 
 const commands = {
-  /** Unconditional commands may nest the state as deep as they like (docs/guarantees.md). */
+  /**
+   * Commands of older SDKs (formats 1 and 2, unchecked) may nest the state as deep as they like
+   * (docs/guarantees.md, "Known limits"): see {@link olderCommand}. This SDK's refuse past 255.
+   */
   setDepth: {
     args: z.object({ levels: z.number().int().positive() }),
     apply(d: { tree: unknown }, { levels }: { levels: number }) {
@@ -81,4 +89,20 @@ export async function openNest(
     ...extra,
   } as CreateSynchronizerOptions<any, any>);
   return Object.assign(sync, { errors });
+}
+
+/**
+ * The text of an older SDK's command entry (format 2): applied unchecked on every replica
+ * (docs/format.md, "Format 3"), the one way left to nest a state deeper than `MAX_STATE_DEPTH`.
+ */
+export const olderCommand = (name: string, args: unknown): string =>
+  JSON.stringify({ v: 2, kind: "command", ts: Date.now(), seed: 1, client: "older", name, args });
+
+/** Appends an older SDK's `setDepth({ levels })` to `log`; resolves once `sync` applied it. */
+export async function olderSetDepth(
+  log: MemoryLog,
+  sync: { waitFor(revision: number): Promise<unknown> },
+  levels: number,
+): Promise<void> {
+  await sync.waitFor(log.injectRaw(olderCommand("setDepth", { levels })));
 }

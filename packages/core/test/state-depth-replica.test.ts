@@ -8,7 +8,7 @@ import {
   type StateSyncError,
 } from "@statesync/core";
 import { codeOf } from "./fixtures.js";
-import { depthOf, nested, nestV2, openNest } from "./deep-models.js";
+import { depthOf, nested, nestV2, openNest, olderSetDepth } from "./deep-models.js";
 
 /**
  * A state nested deeper than `MAX_STATE_DEPTH` (docs/format.md, "Limits") where a replica meets
@@ -30,7 +30,7 @@ describe("a model switch of a state nested too deep", () => {
     // every update failed.
     const log = new MemoryLog();
     const old = await openNest(log);
-    await old.updateUnconditionally("setDepth", { levels: 300 });
+    await olderSetDepth(log, old, 300);
     const v2 = await openNest(log, { model: nestV2 });
     expect(v2.status).toBe("live");
     expect(depthOf(v2.state.tree)).toBe(300); // reads: the log's state migrated up
@@ -63,7 +63,7 @@ describe("upgrade({ dryRun: true })", () => {
     // `statesync migrate --dry-run` said "would switch" for a switch the real run refused.
     const log = new MemoryLog();
     const old = await openNest(log);
-    await old.updateUnconditionally("setDepth", { levels: 300 });
+    await olderSetDepth(log, old, 300);
     const v2 = await openNest(log, { model: nestV2, upgrade: "manual" });
     const refused = await v2.upgrade({ dryRun: true }).catch((e: StateSyncError) => e);
     expect(refused).toMatchObject({
@@ -120,7 +120,7 @@ describe("local snapshots of a state nested too deep", () => {
     const log = new MemoryLog();
     const store = new MemorySnapshotStore();
     const a = await openNest(log, { snapshots: store });
-    await a.updateUnconditionally("setDepth", { levels: 300 });
+    await olderSetDepth(log, a, 300);
     const failed = await a.saveSnapshot().catch((e: StateSyncError) => e);
     expect((failed as StateSyncError).code).toBe("SNAPSHOT_FAILED");
     expect((failed as StateSyncError).message).toContain(`deeper than ${MAX_STATE_DEPTH} levels`);

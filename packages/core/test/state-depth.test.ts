@@ -7,7 +7,7 @@ import {
   type StateSyncError,
 } from "@statesync/core";
 import { codeOf, until } from "./fixtures.js";
-import { depthOf, nested, openNest } from "./deep-models.js";
+import { depthOf, nested, openNest, olderSetDepth } from "./deep-models.js";
 
 /**
  * A fresh-eyes trial: a state nested deeper than an entry may hold (docs/format.md, "Limits")
@@ -98,7 +98,7 @@ describe("the state's depth limit", () => {
   it("compaction of a deeper state in one entry is refused, typed, and the log is left as it was", async () => {
     const log = new MemoryLog();
     const a = await openNest(log);
-    await a.updateUnconditionally("setDepth", { levels: MAX_STATE_DEPTH });
+    await olderSetDepth(log, a, MAX_STATE_DEPTH);
     const before = await kinds(log);
     const refused = await a.compact().catch((e: StateSyncError) => e);
     expect((refused as StateSyncError).code).toBe("VALIDATION");
@@ -112,8 +112,8 @@ describe("the state's depth limit", () => {
   it("chunked compaction of a deeper state writes no part and truncates nothing: new replicas still open", async () => {
     const log = smallLog();
     const a = await openNest(log);
-    await a.updateUnconditionally("setDepth", { levels: 300 });
     await a.updateUnconditionally("fill", { bytes: 20_000 });
+    await olderSetDepth(log, a, 300);
     const before = await kinds(log);
     expect(await codeOf(a.compact())).toBe("VALIDATION");
     expect(await kinds(log)).toEqual(before);
@@ -127,7 +127,7 @@ describe("the state's depth limit", () => {
     await a.updateUnconditionally("fill", { bytes: 20_000 });
     await a.compact(); // chunked: the next compaction starts with part 0
     expect((await kinds(log)).at(-1)).toBe("chunked");
-    await a.updateUnconditionally("setDepth", { levels: 300 });
+    await olderSetDepth(log, a, 300);
     const before = await kinds(log);
     expect(await codeOf(a.compact())).toBe("VALIDATION");
     expect(await kinds(log)).toEqual(before);
@@ -153,14 +153,15 @@ describe("the state's depth limit", () => {
   it("automatic compaction of a deeper state reports one VALIDATION event and writes nothing", async () => {
     const log = smallLog();
     const a = await openNest(log, { compaction: { everyEntries: 5, jitter: 0 } });
-    await a.updateUnconditionally("setDepth", { levels: 300 });
     await a.updateUnconditionally("fill", { bytes: 20_000 });
-    for (let i = 0; i < 6; i++) await a.updateUnconditionally("bump", {});
+    await olderSetDepth(log, a, 300);
+    // Conditional: this SDK's unconditional commands are no-ops on a state this deep.
+    for (let i = 0; i < 6; i++) await a.update("bump", {});
     await until(() => a.errors.length > 0 || a.stats.compactions > 0);
     expect(a.stats.compactions).toBe(0);
     expect(a.errors.map((e) => e.code)).toEqual(["VALIDATION"]);
     // Backed off (tenfold), and said once: more entries bring no retry storm of events.
-    for (let i = 0; i < 20; i++) await a.updateUnconditionally("bump", {});
+    for (let i = 0; i < 20; i++) await a.update("bump", {});
     expect(a.errors.length).toBe(1);
     expect(await kinds(log)).not.toContain("part");
     expect((await log.info()).firstRevision).toBe(1);
@@ -175,7 +176,7 @@ describe("a chunked snapshot an older SDK wrote of a state nested too deep", () 
     // reader refuses to parse them.
     const log = new MemoryLog();
     const a = await openNest(log);
-    await a.updateUnconditionally("setDepth", { levels: 300 });
+    await olderSetDepth(log, a, 300);
     const base = a.revision;
     const text = JSON.stringify(a.state);
     const bytes = new TextEncoder().encode(text);

@@ -23,6 +23,26 @@ export function tcp(url: string, options: ConnectionOptions = {}): Promise<NatsC
   });
 }
 
+/**
+ * Appends `name(args)` to an own-layout stream as an older SDK's command entry (format 2: every
+ * replica applies it unchecked, docs/format.md "Format 3"): the one way left to nest a state
+ * deeper than `MAX_STATE_DEPTH`. Returns its revision.
+ */
+export async function appendOlderCommand(
+  url: string,
+  stream: string,
+  name: string,
+  args: unknown,
+): Promise<number> {
+  const nc = await tcp(url);
+  try {
+    const entry = { v: 2, kind: "command", ts: Date.now(), seed: 1, client: "older", name, args };
+    return (await nc.jetstream().publish(`${stream}.log`, JSON.stringify(entry))).seq;
+  } finally {
+    await nc.close();
+  }
+}
+
 /** A WebSocket connection with `nats.ws` (Node 20 needs a global WebSocket: the `ws` package). */
 export async function websocket(
   url: string,

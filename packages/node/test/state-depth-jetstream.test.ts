@@ -13,7 +13,7 @@ import {
   type NatsServer,
   type StateSyncError,
 } from "@statesync/node";
-import { codeOf, tcp, uniqueStream, until } from "./helpers.js";
+import { appendOlderCommand, codeOf, tcp, uniqueStream, until } from "./helpers.js";
 
 /** Nested arrays `levels` deep, built without recursion: `{ tree: nested(L) }` nests L + 1. */
 function nested(levels: number): unknown[] {
@@ -92,13 +92,14 @@ describe("a state nested deeper than MAX_STATE_DEPTH on nats-server", () => {
   it("compact() and automatic compaction refuse it, typed, writing nothing: late replicas open", async () => {
     const stream = uniqueStream("DEEP");
     const a = await open(stream, { compaction: { everyEntries: 5, jitter: 0 } });
-    await a.updateUnconditionally("setDepth", { levels: 300 });
     await a.updateUnconditionally("fill", { bytes: 100_000 });
+    await a.waitFor(await appendOlderCommand(server.url, stream, "setDepth", { levels: 300 }));
     const before = await streamState(server.url, stream);
     const refused = await a.compact().catch((e: StateSyncError) => e);
     expect((refused as StateSyncError).code).toBe("VALIDATION");
     expect((refused as StateSyncError).message).toContain(`deeper than ${MAX_STATE_DEPTH} levels`);
-    for (let i = 0; i < 6; i++) await a.updateUnconditionally("bump", {});
+    // Conditional: this SDK's unconditional commands are no-ops on a state this deep.
+    for (let i = 0; i < 6; i++) await a.update("bump", {});
     await until(() => (a.errors.length > 0 || a.stats.compactions > 0 ? true : undefined));
     expect(a.errors.map((e) => e.code)).toEqual(["VALIDATION"]);
     expect(a.stats.compactions).toBe(0);

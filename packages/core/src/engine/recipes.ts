@@ -4,7 +4,7 @@ import { freezeAlong, freezeWalk } from "../freeze.js";
 import type { StoredPatch } from "../entry.js";
 import { StateSyncError } from "../errors.js";
 import { MAX_PATCH_VALUE_DEPTH, MAX_STATE_DEPTH } from "../entry-limits.js";
-import { findJsonProblemWithDepth } from "../json.js";
+import { findJsonProblemWithDepth, pathText } from "../json.js";
 import { inRecipes, refuseThenable } from "../synchronous.js";
 import type { CommandMap, Model, UpdateContext } from "../model.js";
 import { StateChecker } from "./state-check.js";
@@ -349,10 +349,4 @@ function unusableResult(cause: unknown): StateSyncError {
     `the update's result cannot be kept (${String(cause)}); is it nested too deep? nothing was appended`,
     { cause },
   );
-}
-
-/** A patch path as `.a[0].b`, cut in the middle past 160 characters. */
-function pathText(path: ReadonlyArray<string | number>): string {
-  const text = path.map((k) => (typeof k === "number" ? `[${k}]` : `.${k}`)).join("");
-  return text.length <= 160 ? text : `${text.slice(0, 80)}…${text.slice(-60)}`;
 }
