@@ -13,6 +13,7 @@ import { deepFreeze } from "./freeze.js";
 import type { CommandMap, Model, UpdateContext } from "./model.js";
 import { mulberry32, pendingSeed } from "./prng.js";
 import { inRecipes, isThenableRefusal, refuseThenable } from "./synchronous.js";
+import { safeParse } from "./schema-parse.js";
 
 enablePatches();
 
@@ -110,7 +111,7 @@ function applyCommand<S, C extends CommandMap<S>>(
       ),
     };
   }
-  const args = command.args.safeParse(entry.args);
+  const args = safeParse(command.args, entry.args);
   if (!args.success) {
     return {
       kind: "noop",
@@ -227,7 +228,7 @@ export function batchItem<S, C extends CommandMap<S>>(
     return entry.patches.some((p) => p.path.length === 0) ? undefined : { entry, revision };
   }
   if (entry.kind !== "command" || !Object.hasOwn(model.commands, entry.name)) return undefined;
-  const args = model.commands[entry.name]!.args.safeParse(entry.args);
+  const args = safeParse(model.commands[entry.name]!.args, entry.args);
   return args.success ? { entry, revision, args: args.data } : undefined;
 }
 

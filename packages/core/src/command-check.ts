@@ -5,6 +5,7 @@ import { withValues, type Touch } from "./engine/touch-recorder.js";
 import { MAX_STATE_DEPTH } from "./entry-limits.js";
 import { findJsonProblem, pathText, type JsonProblem } from "./json.js";
 import type { Model } from "./model.js";
+import { safeParse } from "./schema-parse.js";
 
 /**
  * Paths changed since the state was last known valid, at most this many; past it, the next
@@ -128,12 +129,7 @@ export class StateValidity {
   private whole(model: Model<any, any>, after: unknown): string | undefined {
     const problem = findJsonProblem(after, MAX_STATE_DEPTH);
     if (problem?.tooDeep) return reasonOf(problem, "$");
-    let parsed: z.ZodSafeParseResult<unknown>;
-    try {
-      parsed = model.state.safeParse(after);
-    } catch (cause) {
-      return `the schema threw: ${String(cause)}`; // a refinement's own error, on every replica
-    }
+    const parsed = safeParse(model.state, after); // a refinement that throws fails it
     if (!parsed.success) return z.prettifyError(parsed.error);
     if (problem !== undefined) return reasonOf(problem, "$");
     this.reset(true);

@@ -6,6 +6,7 @@ import { MAX_STATE_DEPTH } from "./entry-limits.js";
 import { findJsonProblemWithDepth, stateHash } from "./json.js";
 import { nestedDeeperThan } from "./nesting.js";
 import type { JsonModelCheck } from "./type-checks.js";
+import { safeParse } from "./schema-parse.js";
 
 /**
  * The deterministic inputs a recipe may use; identical on every replica that applies the entry.
@@ -163,7 +164,7 @@ export function defineModel<S, A extends CommandSchemas = Record<never, z.ZodTyp
   // Too deep, or a cycle, before the schema, which may recurse; other values that are not JSON
   // after it (its message says more of a missing or mistyped field).
   if (nestedDeeperThan(definition.initial, MAX_STATE_DEPTH)) checkInitial(definition.initial);
-  const parsed = definition.state.safeParse(definition.initial);
+  const parsed = safeParse(definition.state, definition.initial);
   if (!parsed.success) {
     throw new StateSyncError(
       "VALIDATION",

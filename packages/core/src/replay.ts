@@ -12,6 +12,7 @@ import { commandForLog, logModelOf } from "./versions.js";
 
 import { withRevision, type StepResult } from "./replay-state.js";
 import { RunReplay } from "./replay-runs.js";
+import { safeParse } from "./schema-parse.js";
 
 export { withRevision, type StepResult } from "./replay-state.js";
 
@@ -338,7 +339,7 @@ const PENDING: StepResult = { kind: "pending" };
     const parsed = assembledState(assembly, entry.parts);
     let problem = parsed.ok ? undefined : parsed.reason;
     if (parsed.ok) {
-      const valid = model.state.safeParse(parsed.value).success;
+      const valid = safeParse(model.state, parsed.value).success;
       problem = valid ? findNonJson(parsed.value) : "it fails the state schema";
     }
     if (problem !== undefined || !parsed.ok) return problem ?? "unusable";

@@ -10,6 +10,7 @@ import type {
   SwitchEntry,
 } from "./entry.js";
 import type { Model } from "./model.js";
+import { safeParse } from "./schema-parse.js";
 
 /**
  * Model versions (docs/versions.md): a model and its chain of predecessors, and the migration of
@@ -69,7 +70,7 @@ export function migrateUp<S>(to: Model<S, any>, from: Model<any, any>, state: un
       );
     }
     const problem = findNonJson(next);
-    const parsed = problem === undefined ? step.state.safeParse(next) : undefined;
+    const parsed = problem === undefined ? safeParse(step.state, next) : undefined;
     if (!parsed?.success) {
       const why = problem ?? z.prettifyError(parsed!.error);
       throw new StateSyncError(

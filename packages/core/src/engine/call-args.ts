@@ -18,6 +18,7 @@
 import { z } from "zod/v4";
 import { StateSyncError } from "../errors.js";
 import { validation } from "./options.js";
+import { safeParse } from "../schema-parse.js";
 
 /** An `AbortSignal` (from this realm: the engine listens to it with `addEventListener`). */
 const signalSchema = z.custom<AbortSignal>(
@@ -46,7 +47,7 @@ const pendingIdSchema = z.number().int().positive();
  * says what is wrong and where) or returns what it parsed.
  */
 function check<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
-  const parsed = schema.safeParse(value);
+  const parsed = safeParse(schema, value);
   if (!parsed.success) throw validation(what, parsed.error);
   return parsed.data;
 }

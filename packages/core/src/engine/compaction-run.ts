@@ -21,6 +21,7 @@ import type { Reader } from "./reader.js";
 import type { Replica } from "./replica.js";
 import type { StatusHub } from "./status.js";
 import type { Writer } from "./writer.js";
+import { safeParse } from "../schema-parse.js";
 
 /** What a compaction uses of the engine's code, handed in by `Compactor`. */
 export interface CompactionDeps {
@@ -160,7 +161,7 @@ export class CompactionRun<S, C extends CommandMap<S>> {
    * chunked snapshots every reader refused, then the truncation). Throws `VALIDATION`.
    */
   private check({ model, state, base }: ChunkedCapture): void {
-    if (!model.state.safeParse(state).success) {
+    if (!safeParse(model.state, state).success) {
       throw this.refusal(base, "it fails the model's schema");
     }
     const problem = this.deps.findJsonProblem(state, this.deps.maxStateDepth);

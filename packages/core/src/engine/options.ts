@@ -7,6 +7,7 @@ import type { RevisionedLog } from "../log.js";
 import type { CommandDefinition, CommandMap, Model } from "../model.js";
 import type { PendingQueueSetup } from "../pending/pending-queue.js";
 import type { SnapshotStore } from "../snapshot-store.js";
+import { safeParse } from "../schema-parse.js";
 
 /** Default attempts of a conditional update before `RETRY_LIMIT`. */
 export const DEFAULT_MAX_ATTEMPTS = 64;
@@ -158,7 +159,7 @@ export function parseCommand<S, C extends CommandMap<S>>(
   // Arguments that are not JSON may fail the schema too (`undefined` for missing ones), whose
   // message says more; only a value of bounded depth without a cycle reaches the schema.
   if (problem === undefined || !nestedDeeperThan(args, maxDepth)) {
-    const parsed = definition.args.safeParse(args);
+    const parsed = safeParse(definition.args, args);
     if (!parsed.success) throw validation(`invalid arguments for command "${name}"`, parsed.error);
     if (problem === undefined) return { definition, args: parsed.data as unknown };
   }

@@ -4,6 +4,7 @@ import { findNonJson } from "../json.js";
 import type { Model } from "../model.js";
 import { nestedDeeperThan } from "../nesting.js";
 import type { SnapshotRecord } from "../snapshot-store.js";
+import { safeParse } from "../schema-parse.js";
 
 /**
  * Why a loaded local snapshot cannot be used (a damaged or hand-edited record whose checksum was
@@ -25,7 +26,7 @@ export function restoredRecordProblem(
   if (nestedDeeperThan(record.state, MAX_STATE_DEPTH)) {
     return `its state nests arrays and objects deeper than ${MAX_STATE_DEPTH} levels, more than the log's entries may hold`;
   }
-  if (!model.state.safeParse(record.state).success) return "its state fails the model's schema";
+  if (!safeParse(model.state, record.state).success) return "its state fails the model's schema";
   if (findNonJson(record.state) !== undefined) return "its state is not JSON";
   if (hasOwnProtoKey(record.state)) {
     return "its state has an own __proto__ key, which no entry may write";

@@ -1,6 +1,7 @@
 import type { Patch } from "immer";
 import { z } from "zod/v4";
 import { StateSyncError } from "../errors.js";
+import { safeParse } from "../schema-parse.js";
 
 /** The parts of a zod 4 schema's definition this module reads (`schema._zod.def`). */
 interface Def {
@@ -79,7 +80,7 @@ function plainLeaf(schema: z.ZodType): "string" | "boolean" | "number" | null {
  */
 function passes(schema: z.ZodType, value: unknown): boolean {
   const kind = plainLeaf(schema);
-  if (kind === null) return schema.safeParse(value).success;
+  if (kind === null) return safeParse(schema, value).success;
   return kind === "number" ? Number.isFinite(value) : typeof value === kind;
 }
 
@@ -99,7 +100,7 @@ export class StateChecker<S> {
     void before;
     for (const patch of patches) {
       if (!this.patchIsValid(after, patch)) {
-        const result = this.schema.safeParse(after);
+        const result = safeParse(this.schema, after);
         if (result.success) return; // a conservative local verdict: the whole state decides
         throw new StateSyncError(
           "VALIDATION",
@@ -120,17 +121,17 @@ export class StateChecker<S> {
     for (let i = 0; i < path.length - 1; i++) {
       const def = container(schema);
       const next = def && child(def, path[i]!);
-      if (!next) return schema.safeParse(value).success;
+      if (!next) return safeParse(schema, value).success;
       schema = next;
       value = (value as Record<string | number, unknown>)[path[i]!];
     }
     const def = container(schema);
     const key = path[path.length - 1]!;
-    if (!def) return schema.safeParse(value).success;
+    if (!def) return safeParse(schema, value).success;
     if (patch.op === "remove") {
       // A record whose key schema lists its values (an enum, literals) needs every one of them
       // (zod 4's `z.record`; not `z.partialRecord`): removing a key is checked with the record.
-      if (def.type === "record") return !exhaustive(def) || schema.safeParse(value).success;
+      if (def.type === "record") return !exhaustive(def) || safeParse(schema, value).success;
       if (def.type !== "object") return true;
       const removed = child(def, key);
       return removed === undefined || removed.safeParse(undefined).success;

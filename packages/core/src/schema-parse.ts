@@ -1,0 +1,21 @@
+import { z } from "zod/v4";
+
+/**
+ * `schema.safeParse(value)` that never throws. A model's schema runs the model's own code
+ * (refinements, transforms, `z.lazy` getters): where that code throws, the value fails with one
+ * issue saying so, as if the schema had refused it. So a log entry, a stored snapshot or a
+ * caller's argument that makes the model's code throw is refused like any invalid one (the same
+ * on every replica: the code is deterministic), instead of the throw stopping the reading of the
+ * log at that entry, or reaching the caller as the model's raw error instead of `VALIDATION`.
+ * A value nested deeper than a state may be must be refused before it gets here: a recursive
+ * schema recurses as deep as the value, and a stack overflow is not the same on every replica.
+ */
+export function safeParse<T>(schema: z.ZodType<T>, value: unknown): z.ZodSafeParseResult<T> {
+  try {
+    return schema.safeParse(value);
+  } catch (cause) {
+    const message = `the schema threw: ${String(cause)}`;
+    const error = new z.ZodError([{ code: "custom", message, path: [], input: value }]);
+    return { success: false, error: error as z.ZodError<T> };
+  }
+}
