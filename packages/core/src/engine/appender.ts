@@ -129,15 +129,20 @@ export class Appender {
     return { data, decoded };
   }
 
-  /** Appends `prepared` only if the log is at `expected`; a conflict is a value, not an error. */
+  /**
+   * Appends `prepared` only if the log is at `expected`; a conflict is a value, not an error.
+   * `sentAs`: the message id of an earlier send of these bytes whose outcome is unknown; the
+   * append then goes on as that send's re-send (same id, looked up on a conflict).
+   */
   async appendConditional(
     prepared: Prepared,
     expected: number,
     limits: AppendLimits,
+    sentAs?: string,
   ): Promise<ConditionalOutcome> {
-    this.stats.attempts += 1;
+    if (sentAs === undefined) this.stats.attempts += 1;
     try {
-      return { kind: "committed", entry: await this.append(prepared, expected, limits) };
+      return { kind: "committed", entry: await this.append(prepared, expected, limits, sentAs) };
     } catch (e) {
       if (!isStateSyncError(e, "CONFLICT")) throw e;
       this.stats.conflicts += 1;
@@ -154,15 +159,17 @@ export class Appender {
     prepared: Prepared,
     expected: number | undefined,
     limits: AppendLimits,
+    sentAs?: string,
   ): Promise<LogEntry> {
-    const messageId = `${this.clientId}-${this.instanceId}-${++this.counter}`;
+    const messageId = sentAs ?? `${this.clientId}-${this.instanceId}-${++this.counter}`;
     // An unconditional entry lands after the log's tail, which is at or after this revision.
     const after = expected ?? this.history.revision;
     this.own.remember(messageId, prepared);
     try {
       let revision: number;
       try {
-        revision = await this.exactlyOnce(prepared.data, expected, after, messageId, limits);
+        const sent = sentAs !== undefined;
+        revision = await this.exactlyOnce(prepared.data, expected, after, messageId, limits, sent);
       } finally {
         limits.contend?.done(); // (not promise.finally: two promises more per append)
       }
@@ -186,11 +193,12 @@ export class Appender {
     after: number,
     messageId: string,
     { timeoutMs, signal, deadline: until, contend }: AppendLimits,
+    sentBefore = false,
   ): Promise<number> {
     // The update's wait started before this append when it waited for the log or other writers.
     const started = Math.min(Date.now(), (until ?? Infinity) - timeoutMs);
     const deadline = Math.min(Date.now() + timeoutMs, until ?? Infinity);
-    let maybeStored = false; // false while every attempt is known not to have been sent
+    let maybeStored = sentBefore; // false while every attempt is known not to have been sent
     let condition = expected; // the revision the next send is conditional on
     let checked = after; // unconditional: the first send may lie after this revision
     let sends = 0;
