@@ -230,7 +230,13 @@ describe("statesync verify and compact", () => {
   it("compacts: the log starts at the snapshot entry, replicas and verify agree", async () => {
     const stream = await seeded([command("note", { text: "n" })]); // revision 3
     const result = await runJson(["compact", ...where(stream)]);
-    expect(result).toEqual({ revision: 4, firstRevision: 4, removedFrom: 1, written: true });
+    expect(result).toEqual({
+      revision: 4,
+      firstRevision: 4,
+      removedFrom: 1,
+      written: true,
+      purged: true,
+    });
     const info = await runJson(["info", "--server", ctx.server.url, "--stream", stream]);
     expect(info).toMatchObject({
       entries: 1,
@@ -256,6 +262,7 @@ describe("statesync verify and compact", () => {
       firstRevision: 4,
       removedFrom: 4,
       written: false,
+      purged: false,
     });
   });
 

@@ -35,28 +35,59 @@ export function registerCompact(program: Command): void {
           s,
           async (log) => {
             const { firstRevision: before, latestRevision } = await log.info();
-            const revision = await withReplica(log, model, async (replica) => {
-              if (!replica)
-                throw new StateSyncError("VALIDATION", "the log is empty: nothing to compact");
-              return (await replica.compact()).revision;
-            });
+            // What the engine reports while compacting (a truncation it declined, and why).
+            const reported: StateSyncError[] = [];
+            let compacting = false;
+            const revision = await withReplica(
+              log,
+              model,
+              async (replica) => {
+                if (!replica)
+                  throw new StateSyncError("VALIDATION", "the log is empty: nothing to compact");
+                compacting = true;
+                return (await replica.compact()).revision;
+              },
+              (e) => void (compacting && reported.push(e)),
+            );
             const after = await log.info();
-            // A log that already starts with a snapshot entry of its state gets none (the
-            // engine writes nothing then): said so, not "compacted" (a fresh-eyes trial).
+            // A log that already ends with a snapshot entry of its state gets none (the engine
+            // writes nothing then): said so, not "compacted" (a fresh-eyes trial). The engine
+            // still removes the entries before it: a purge that a killed server undid in part
+            // left some (stop 36), and this used to read "already compacted … nothing written".
             const written = revision > latestRevision;
-            return { revision, firstRevision: after.firstRevision, removedFrom: before, written };
+            const purged = after.firstRevision > before;
+            // Entries kept before the snapshot entry: the engine said why (`Compactor`).
+            const declined = reported.find((e) => /not truncating/.test(e.message));
+            if (!purged && declined) throw declined;
+            return {
+              revision,
+              firstRevision: after.firstRevision,
+              removedFrom: before,
+              written,
+              purged,
+            };
           },
           { write: true },
         ),
       );
       if (o.json) printJson(result);
-      else {
-        printLines([
-          result.written
-            ? `compacted: snapshot entry at revision ${result.revision}; the log now starts at revision ${result.firstRevision} (was ${result.removedFrom})`
-            : `already compacted: the log starts at revision ${result.firstRevision}, a snapshot entry of the current state (revision ${result.revision}); nothing written`,
-        ]);
-      }
+      else printLines([summary(result)]);
     }),
   );
+}
+
+/** The line `compact` prints. */
+function summary(r: {
+  revision: number;
+  firstRevision: number;
+  removedFrom: number;
+  written: boolean;
+  purged: boolean;
+}): string {
+  const now = `the log now starts at revision ${r.firstRevision} (was ${r.removedFrom})`;
+  if (r.written) return `compacted: snapshot entry at revision ${r.revision}; ${now}`;
+  if (r.purged) {
+    return `compacted: the log already ended with a snapshot entry of the current state (revision ${r.revision}), so none was written; the entries before it were removed: ${now}`;
+  }
+  return `already compacted: the log starts at revision ${r.firstRevision}, a snapshot entry of the current state (revision ${r.revision}); nothing written`;
 }
