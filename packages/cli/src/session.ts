@@ -19,6 +19,7 @@ import {
   type NatsConnection,
   type StreamInfo,
 } from "nats";
+import { assertKeyFits } from "./layout-check.js";
 import { readOperatorFile } from "./operator-file.js";
 import type { CommonOptions } from "./options.js";
 
@@ -156,7 +157,8 @@ export async function openLog(
   s: Session,
   { write = false, create = false }: LogUse = {},
 ): Promise<JetStreamLog> {
-  if (!create) await streamInfo(s); // a clear error for a missing stream
+  // A clear error for a missing stream, and for --key on a stream of one state.
+  if (!create) assertKeyFits((await streamInfo(s)).config.subjects, s.layout);
   return JetStreamLog.open({
     connection: s.nc,
     stream: s.layout.stream,

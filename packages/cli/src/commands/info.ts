@@ -16,6 +16,7 @@ import {
 } from "@statesync/node";
 import { action } from "../action.js";
 import { ChainCheck, type ChainEvent } from "../chain.js";
+import { keyOnOwnStream, ownStreamOf } from "../layout-check.js";
 import { addCommonOptions, parseCommon } from "../options.js";
 import { block, printJson, printLines } from "../output.js";
 import { streamInfo, withLog, withSession, type Session } from "../session.js";
@@ -116,11 +117,16 @@ function foreignSubjects(state: { num_subjects?: number }, layout: Session["layo
 /** Reads everything `info` reports. */
 export async function readInfo(s: Session): Promise<InfoReport> {
   const si = await streamInfo(s);
-  const problems = streamConfigProblems(si.config as StreamConfigLike, s.layout);
+  // --key on a stream of one state: its layout is reported as the stream's, with the problem.
+  const own = ownStreamOf(si.config.subjects, s.layout);
+  const problems =
+    own === undefined
+      ? streamConfigProblems(si.config as StreamConfigLike, s.layout)
+      : [keyOnOwnStream(own, s.layout.key!)];
   const report: InfoReport = {
     stream: s.layout.stream,
-    subject: s.layout.subject,
-    layout: s.layout.shared ? "shared" : "own",
+    subject: (own ?? s.layout).subject,
+    layout: (own ?? s.layout).shared ? "shared" : "own",
     serverVersion: s.serverVersion,
     model: null,
     revision: 0,
@@ -141,10 +147,11 @@ export async function readInfo(s: Session): Promise<InfoReport> {
   };
   // A sealed stream is unsafe to write but whole: its entries are read as any other's.
   if (
+    own === undefined &&
     streamConfigProblems(si.config as StreamConfigLike, s.layout, { readOnly: true }).length === 0
   ) {
     await withLog(s, (log) => scan(log, report));
-  } else if (!s.layout.shared) {
+  } else if (!(own ?? s.layout).shared) {
     // The log refuses this stream; the stream's own counters still say what it holds.
     report.revision = si.state.last_seq;
     report.firstRevision = si.state.messages === 0 ? 0 : si.state.first_seq;

@@ -44,6 +44,7 @@ export {
   isValidStreamName,
   isValidSubjectPrefix,
   resolveLayout,
+  subjectMatches,
   type JetStreamLayout,
 } from "./layout.js";
 export type {
