@@ -7,6 +7,7 @@
 import { inspect } from "node:util";
 import { ERROR_CODES, StateSyncError, type StateSyncErrorCode } from "@statesync/node";
 import { jsonText } from "./json-text.js";
+import { operatorCode } from "./server-gone.js";
 import { visible } from "./visible.js";
 
 /** Writes `value` as one line of JSON on stdout (control characters escaped, see `visible`). */
@@ -73,13 +74,14 @@ export type FailureCode = StateSyncErrorCode | "INTERNAL";
 
 /**
  * The code and message a failure prints. A `StateSyncError` (of this or another copy of the
- * core) keeps its own; a nats.js error that escaped the library's mapping is `UNAVAILABLE` (the
+ * core) keeps its own, but for `CONNECTION_CLOSED`, which reads `UNAVAILABLE` as every other
+ * server that went away (server-gone.ts); a nats.js error that escaped the library's mapping is `UNAVAILABLE` (the
  * server or the connection failed); anything else is `INTERNAL`: an unexpected exception, a bug
  * (it once read `UNAVAILABLE`, sending operators to look at a server that was fine).
  */
 export function failureOf(error: unknown): { code: FailureCode; message: string } {
   if (error instanceof StateSyncError || isStateSyncLike(error)) {
-    return { code: error.code, message: forOperators(error) };
+    return operatorCode(error.code, forOperators(error));
   }
   if (error instanceof Error && error.name === "NatsError") {
     const natsCode = (error as { code?: unknown }).code;

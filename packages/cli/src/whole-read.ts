@@ -5,8 +5,9 @@
  * engine's range read never ends short unless the rest was truncated; it throws when the server
  * stops answering (`read …: TIMEOUT`, which said nothing of how far it got).
  */
-import { isStateSyncError, type JetStreamLog, type LogEntry } from "@statesync/node";
+import type { JetStreamLog, LogEntry } from "@statesync/node";
 import { incompleteRead } from "./replica.js";
+import { isServerGone } from "./server-gone.js";
 
 /**
  * The entries of `log` from `from` to `to`, in order (as `log.read`). A failure of the server
@@ -25,7 +26,7 @@ export async function* readWhole(
       yield entry;
     }
   } catch (err) {
-    if (!isStateSyncError(err, "UNAVAILABLE")) throw err;
+    if (!isServerGone(err)) throw err; // a connection closed for good too (server-gone.ts)
     throw incompleteRead(Math.max(0, last), to, undefined, err);
   }
 }

@@ -106,6 +106,7 @@ const verifySchema = z.object({
 /** Failures to reach or read the log: they say nothing of its entries. */
 const NOT_A_DIVERGENCE = new Set([
   "UNAVAILABLE",
+  "CONNECTION_CLOSED", // the server went away too (server-gone.ts)
   "PERMISSION_DENIED",
   "STREAM_CONFIG",
   "UNSUPPORTED_SERVER",
@@ -166,7 +167,8 @@ async function checkStartingPoints(
         if (at.version !== model.version) migratedFrom = at.version;
       }
     } catch (err) {
-      if (!isStateSyncError(err)) throw err;
+      // A server gone during these replays says nothing of the entry (it was a divergence).
+      if (!isStateSyncError(err) || NOT_A_DIVERGENCE.has(err.code)) throw err;
       found.push({ revision: e.revision, code: err.code, problem: err.message });
       continue;
     }
