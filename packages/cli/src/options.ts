@@ -35,6 +35,16 @@ export const revisionSchema = z
   .transform(Number)
   .pipe(z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER, "is too large"));
 
+/**
+ * A revision of an entry (`history --from/--to`, `tail --from`): 1 or more. Revision 0 holds no
+ * entry (it is the state before the first, `state --at 0`): `history --to 0` listed an empty
+ * range and exited 0, where `--from 5 --to 3` is a usage error (a trial).
+ */
+export const entryRevisionSchema = revisionSchema.refine((n) => n >= 1, {
+  message:
+    "must be 1 or more: revision 0 holds no entry (state --at 0 prints the state before the first)",
+});
+
 /** What every command takes, validated. */
 const commonSchema = z
   .object({

@@ -12,7 +12,7 @@ import { z } from "zod";
 import { action } from "../action.js";
 import { entryRow, entryTable, type EntryRow } from "../entries.js";
 import { loadModel } from "../model-file.js";
-import { addCommonOptions, parseCommon, parseWith, revisionSchema } from "../options.js";
+import { addCommonOptions, parseCommon, entryRevisionSchema, parseWith } from "../options.js";
 import { printJson, printLines, printNotice } from "../output.js";
 import { removedFromWarning, warnTruncated } from "../retained.js";
 import { withLog, withSession } from "../session.js";
@@ -22,8 +22,8 @@ import { MODEL_OPTION } from "./state.js";
 
 const rangeSchema = z
   .object({
-    from: revisionSchema.optional(),
-    to: revisionSchema.optional(),
+    from: entryRevisionSchema.optional(),
+    to: entryRevisionSchema.optional(),
     model: z.string().optional(),
   })
   .refine((r) => r.from === undefined || r.to === undefined || r.from <= r.to, {

@@ -15,7 +15,7 @@ import { z } from "zod";
 import { action } from "../action.js";
 import { ENTRY_HEADER, entryCells, entryRow, tailLine } from "../entries.js";
 import { loadModel } from "../model-file.js";
-import { addCommonOptions, parseCommon, parseWith, revisionSchema } from "../options.js";
+import { addCommonOptions, parseCommon, entryRevisionSchema, parseWith } from "../options.js";
 import { printJson, printLines, printNotice } from "../output.js";
 import { removedFromWarning, warnTruncated } from "../retained.js";
 import { withLog, withSession } from "../session.js";
@@ -23,7 +23,7 @@ import { WentBackGuard } from "../tail-guard.js";
 import { replayerOf, type Marker } from "../verdicts.js";
 import { MODEL_OPTION } from "./state.js";
 
-const tailSchema = z.object({ from: revisionSchema.optional(), model: z.string().optional() });
+const tailSchema = z.object({ from: entryRevisionSchema.optional(), model: z.string().optional() });
 
 /** Resolves on the first SIGINT or SIGTERM (and stops listening for them). */
 function untilSignal(): { done: Promise<NodeJS.Signals>; cancel(): void } {
