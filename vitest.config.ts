@@ -48,7 +48,7 @@ export default defineConfig({
             // The CLI where it reads what the server says (stream configurations, advisories,
             // truncation, credentials, the live tail): its argument handling, output, model
             // loading and deep-state checks do not depend on the server, and run once ("node").
-            ...["backup", "credentials", "info-history", "tail", "verify-compact"].map(
+            ...["backup", "compact-undone", "credentials", "info-history", "tail", "verify-compact"].map(
               (name) => `packages/cli/test/${name}.test.ts`,
             ),
           ],
