@@ -48,9 +48,14 @@ export default defineConfig({
             // The CLI where it reads what the server says (stream configurations, advisories,
             // truncation, credentials, the live tail): its argument handling, output, model
             // loading and deep-state checks do not depend on the server, and run once ("node").
-            ...["backup", "compact-undone", "credentials", "info-history", "tail", "verify-compact"].map(
-              (name) => `packages/cli/test/${name}.test.ts`,
-            ),
+            ...[
+              "backup",
+              "compact-undone",
+              "credentials",
+              "info-history",
+              "tail",
+              "verify-compact",
+            ].map((name) => `packages/cli/test/${name}.test.ts`),
           ],
           exclude: ["**/*.browser.test.{ts,tsx}", "**/node_modules/**"],
           env: { NATS_SERVER_BIN: TRIXIE_NATS_SERVER, STATESYNC_EXPECT_SERVER_VERSION: "2.10." },
