@@ -10,6 +10,7 @@ import {
   useRevision,
   useSynchronizedState,
   useSyncStatus,
+  useWritable,
 } from "@statesync/browser/react";
 import { act, type ReactNode } from "react";
 import { createRoot } from "react-dom/client";
@@ -114,6 +115,36 @@ it("follows status and revision", async () => {
   expect(view.textContent).toBe(`closed@${start + 1}`);
 });
 
+it("follows whether updates reach the log, and why not", async () => {
+  const log = new MemoryLog();
+  const sync = await createSynchronizer({ log, model, snapshots: false, ownsLog: true });
+  let renders = 0;
+  function Banner() {
+    renders += 1;
+    const { writable, writeError } = useWritable(sync);
+    return <span>{writable ? "writable" : `read-only: ${writeError?.code}`}</span>;
+  }
+  const view = mount(<Banner />);
+  expect(view.textContent).toBe("writable");
+  log.setConfigProblem("the stream was edited to deny writes");
+  await act(async () => {
+    await sync.update("bump", { which: "a" }).catch(() => undefined);
+  });
+  expect(view.textContent).toBe("read-only: STREAM_CONFIG");
+  const shown = renders;
+  await act(async () => {
+    await sync.update("bump", { which: "b" }).catch(() => undefined);
+  });
+  expect(renders).toBe(shown); // the same failure again: no new render
+  log.setConfigProblem(undefined);
+  await act(async () => {
+    await sync.update("bump", { which: "a" });
+  });
+  expect(view.textContent).toBe("writable");
+  await act(() => sync.close());
+  expect(view.textContent).toMatch(/^read-only: /);
+});
+
 it("shows the optimistic view by default, the confirmed state on request, and what is pending", async () => {
   const log = new MemoryLog();
   const sync = await createSynchronizer({
@@ -126,7 +157,9 @@ it("shows the optimistic view by default, the confirmed state on request, and wh
   function View() {
     const shown = useSynchronizedState(sync, (s) => s.a);
     const confirmed = useSynchronizedState(sync, (s) => s.a, undefined, { view: "confirmed" });
+    const alsoConfirmed = useSynchronizedState(sync, (s) => s.a, { view: "confirmed" });
     const pending = usePending(sync);
+    expect(alsoConfirmed).toBe(confirmed);
     return <span data-testid="v">{`${shown}/${confirmed}/${pending.length}`}</span>;
   }
   const view = mount(<View />);

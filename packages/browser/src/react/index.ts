@@ -4,6 +4,7 @@
  */
 export { useSynchronizedState } from "./use-synchronized-state.js";
 export { useSyncStatus } from "./use-sync-status.js";
+export { useWritable, type WritableState } from "./use-writable.js";
 export { useRevision } from "./use-revision.js";
 export { usePending } from "./use-pending.js";
 export { usePendingInOtherTabs } from "./use-pending-in-other-tabs.js";

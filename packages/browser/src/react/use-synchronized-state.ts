@@ -26,13 +26,19 @@ const identity = <T>(value: T): T => value;
  *
  * `selector` and `isEqual` may be inline functions: the selection is memoised per state, and the
  * previous slice is kept while `isEqual` says it is equal. Without a selector, the whole state.
+ * The options may come third when there is no `isEqual`:
+ * `useSynchronizedState(sync, (s) => s.a, { view: "confirmed" })`.
  */
 export function useSynchronizedState<S, T = StateOf<S>>(
   sync: StateSynchronizer<S, any>,
   selector: (state: StateOf<S>) => T = identity as (state: StateOf<S>) => T,
-  isEqual?: (a: T, b: T) => boolean,
+  isEqualOrOptions?: ((a: T, b: T) => boolean) | SynchronizedStateOptions,
   options: SynchronizedStateOptions = {},
 ): T {
+  const isEqual = typeof isEqualOrOptions === "function" ? isEqualOrOptions : undefined;
+  if (isEqualOrOptions !== undefined && typeof isEqualOrOptions !== "function") {
+    options = isEqualOrOptions;
+  }
   const optimistic = options.view !== "confirmed";
   const subscribe = useCallback(
     (onChange: () => void) => sync.subscribe(() => onChange(), { optimistic }),
