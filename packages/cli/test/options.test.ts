@@ -21,103 +21,118 @@ const COMMANDS = [
 ];
 
 /** The options every command shares: help, credentials as the `nats` CLI takes them, checks. */
-describe("statesync options", () => {
-  it("has --help on every command, listing the common options; npx finds the bin", async () => {
-    for (const command of COMMANDS) {
-      const r = await runCli([command, "--help"]);
-      expect(r.code, command).toBe(0);
-      for (const flag of [
-        "--server <url>",
-        "--stream <name>",
-        "--key <key>",
-        "--creds <file>",
-        "--json",
-      ]) {
-        expect(r.stdout, `${command} ${flag}`).toContain(flag);
-      }
-    }
-    const root = fileURLToPath(new URL("../../..", import.meta.url));
-    const { stdout } = await promisify(execFile)("npx", ["--no-install", "statesync", "--help"], {
-      cwd: root,
-    });
-    expect(stdout).toContain("Usage: statesync [options] [command]");
-    for (const command of COMMANDS) expect(stdout).toContain(`  ${command} `);
-  });
 
-  it("refuses inconsistent credentials and unreadable files before connecting", async () => {
-    const at = ["--server", "nats://127.0.0.1:1", "--stream", "S"];
-    const cases: Array<[string[], string]> = [
-      [["--user", "u"], "statesync: VALIDATION: --password is needed with --user"],
-      [["--password", "p"], "statesync: VALIDATION: --user is needed with --password"],
-      [
-        ["--token", "t", "--user", "u", "--password", "p"],
-        "statesync: VALIDATION: give only one of --creds, --user/--password and --token",
-      ],
-      [["--tls-cert", "c.pem"], "statesync: VALIDATION: --tls-cert and --tls-key go together"],
-      [
-        ["--creds", "/nonexistent/op.creds"],
-        "statesync: VALIDATION: --creds /nonexistent/op.creds cannot be read",
-      ],
-      [["--timeout", "0"], "statesync: VALIDATION: --timeout must be at least 1 ms"],
-      // An empty value read as zod's own words (stop 25's trial: "Too small: expected string
-      // to have >=1 characters").
-      [
-        ["--server", ""],
-        "statesync: VALIDATION: --server is empty: give nats:// or tls:// URLs or host:port",
-      ],
-      [["--user", "", "--password", "p"], "statesync: VALIDATION: --user is empty"],
-      [["--token", ""], "statesync: VALIDATION: --token is empty"],
-      [
-        ["--key", "a..b"],
-        "statesync: VALIDATION: --key must be dot-separated tokens of [A-Za-z0-9_-]",
-      ],
-      [
-        ["--subject-prefix", "$X"],
-        "statesync: VALIDATION: --subject-prefix must be dot-separated subject tokens without wildcards or whitespace, not starting with '$'",
-      ],
-    ];
-    for (const [args, line] of cases) {
-      // A case giving its own --server replaces the one of `at` (an option given twice is refused).
-      const base = args.includes("--server") ? at.slice(2) : at;
-      const r = await runCli(["info", ...base, ...args]);
-      expect(r.code, args.join(" ")).toBe(1);
-      expect(r.stderr.trim(), args.join(" ")).toBe(line);
-    }
-    // Regression test (fresh-eyes trial): a stream whose name cannot start subjects read
-    // "invalid subject prefix undefined"; --subject-prefix was never given.
-    const dollar = await runCli(["info", "--server", "nats://127.0.0.1:1", "--stream", "$JS"]);
-    expect(dollar.code).toBe(1);
-    expect(dollar.stderr.trim()).toBe(
-      "statesync: VALIDATION: --stream $JS cannot start the state's subjects ($JS.log): NATS reserves subjects starting with '$'; give --subject-prefix",
-    );
-    // A named file may be a pipe (--creds <(vault read …)), but a device without end is not
-    // read until memory runs out: refused past 1 MiB (a fresh-eyes trial).
-    const endless = await runCli(
-      ["info", ...at, "--creds", "/dev/zero"],
-      {},
-      { killAfterMs: 30_000 },
-    );
-    expect(endless).toMatchObject({ code: 1, signal: null });
-    expect(endless.stderr.trim()).toBe(
-      "statesync: VALIDATION: --creds /dev/zero holds more than 1048576 bytes",
-    );
-    const unknown = await runCli(["info", ...at, "--bogus"]);
-    expect(unknown.code).toBe(1);
-    expect(unknown.stderr).toContain("unknown option '--bogus'");
-    // A fresh-eyes trial: `--stream Q --stream S` used S in silence, for compact (which purges)
-    // as for every command. An option with a value given twice is a usage error; a flag is not.
-    for (const args of [
-      ["compact", "--stream", "Q", "--stream", "S", "--model", "m.js"],
-      ["info", "--stream", "Q", "--server", "nats://127.0.0.1:1", "-s", "nats://127.0.0.1:2"],
-      ["history", "--stream", "Q", "--key", "a", "--key=b"],
-    ]) {
-      const twice = await runCli(args);
-      expect(twice.code, args.join(" ")).toBe(1);
-      expect(twice.stderr).toMatch(/option '.*' given more than once: give it once/);
-    }
-    const flags = await runCli(["info", ...at, "--json", "--json"]);
-    expect(flags.stderr).not.toContain("more than once");
-  });
+/**
+ * The tests below each start the CLI 15 to 20 times in a row: each start costs 1 to 4 s of CPU
+ * on 2 cores shared with the other test files, which ran past the default 60 s twice.
+ */
+const SPAWNS_TIMEOUT_MS = 180_000;
+
+describe("statesync options", () => {
+  it(
+    "has --help on every command, listing the common options; npx finds the bin",
+    { timeout: SPAWNS_TIMEOUT_MS },
+    async () => {
+      for (const command of COMMANDS) {
+        const r = await runCli([command, "--help"]);
+        expect(r.code, command).toBe(0);
+        for (const flag of [
+          "--server <url>",
+          "--stream <name>",
+          "--key <key>",
+          "--creds <file>",
+          "--json",
+        ]) {
+          expect(r.stdout, `${command} ${flag}`).toContain(flag);
+        }
+      }
+      const root = fileURLToPath(new URL("../../..", import.meta.url));
+      const { stdout } = await promisify(execFile)("npx", ["--no-install", "statesync", "--help"], {
+        cwd: root,
+      });
+      expect(stdout).toContain("Usage: statesync [options] [command]");
+      for (const command of COMMANDS) expect(stdout).toContain(`  ${command} `);
+    },
+  );
+
+  it(
+    "refuses inconsistent credentials and unreadable files before connecting",
+    { timeout: SPAWNS_TIMEOUT_MS },
+    async () => {
+      const at = ["--server", "nats://127.0.0.1:1", "--stream", "S"];
+      const cases: Array<[string[], string]> = [
+        [["--user", "u"], "statesync: VALIDATION: --password is needed with --user"],
+        [["--password", "p"], "statesync: VALIDATION: --user is needed with --password"],
+        [
+          ["--token", "t", "--user", "u", "--password", "p"],
+          "statesync: VALIDATION: give only one of --creds, --user/--password and --token",
+        ],
+        [["--tls-cert", "c.pem"], "statesync: VALIDATION: --tls-cert and --tls-key go together"],
+        [
+          ["--creds", "/nonexistent/op.creds"],
+          "statesync: VALIDATION: --creds /nonexistent/op.creds cannot be read",
+        ],
+        [["--timeout", "0"], "statesync: VALIDATION: --timeout must be at least 1 ms"],
+        // An empty value read as zod's own words (stop 25's trial: "Too small: expected string
+        // to have >=1 characters").
+        [
+          ["--server", ""],
+          "statesync: VALIDATION: --server is empty: give nats:// or tls:// URLs or host:port",
+        ],
+        [["--user", "", "--password", "p"], "statesync: VALIDATION: --user is empty"],
+        [["--token", ""], "statesync: VALIDATION: --token is empty"],
+        [
+          ["--key", "a..b"],
+          "statesync: VALIDATION: --key must be dot-separated tokens of [A-Za-z0-9_-]",
+        ],
+        [
+          ["--subject-prefix", "$X"],
+          "statesync: VALIDATION: --subject-prefix must be dot-separated subject tokens without wildcards or whitespace, not starting with '$'",
+        ],
+      ];
+      for (const [args, line] of cases) {
+        // A case giving its own --server replaces the one of `at` (an option given twice is refused).
+        const base = args.includes("--server") ? at.slice(2) : at;
+        const r = await runCli(["info", ...base, ...args]);
+        expect(r.code, args.join(" ")).toBe(1);
+        expect(r.stderr.trim(), args.join(" ")).toBe(line);
+      }
+      // Regression test (fresh-eyes trial): a stream whose name cannot start subjects read
+      // "invalid subject prefix undefined"; --subject-prefix was never given.
+      const dollar = await runCli(["info", "--server", "nats://127.0.0.1:1", "--stream", "$JS"]);
+      expect(dollar.code).toBe(1);
+      expect(dollar.stderr.trim()).toBe(
+        "statesync: VALIDATION: --stream $JS cannot start the state's subjects ($JS.log): NATS reserves subjects starting with '$'; give --subject-prefix",
+      );
+      // A named file may be a pipe (--creds <(vault read …)), but a device without end is not
+      // read until memory runs out: refused past 1 MiB (a fresh-eyes trial).
+      const endless = await runCli(
+        ["info", ...at, "--creds", "/dev/zero"],
+        {},
+        { killAfterMs: 30_000 },
+      );
+      expect(endless).toMatchObject({ code: 1, signal: null });
+      expect(endless.stderr.trim()).toBe(
+        "statesync: VALIDATION: --creds /dev/zero holds more than 1048576 bytes",
+      );
+      const unknown = await runCli(["info", ...at, "--bogus"]);
+      expect(unknown.code).toBe(1);
+      expect(unknown.stderr).toContain("unknown option '--bogus'");
+      // A fresh-eyes trial: `--stream Q --stream S` used S in silence, for compact (which purges)
+      // as for every command. An option with a value given twice is a usage error; a flag is not.
+      for (const args of [
+        ["compact", "--stream", "Q", "--stream", "S", "--model", "m.js"],
+        ["info", "--stream", "Q", "--server", "nats://127.0.0.1:1", "-s", "nats://127.0.0.1:2"],
+        ["history", "--stream", "Q", "--key", "a", "--key=b"],
+      ]) {
+        const twice = await runCli(args);
+        expect(twice.code, args.join(" ")).toBe(1);
+        expect(twice.stderr).toMatch(/option '.*' given more than once: give it once/);
+      }
+      const flags = await runCli(["info", ...at, "--json", "--json"]);
+      expect(flags.stderr).not.toContain("more than once");
+    },
+  );
 
   describe("against a server that wants credentials", () => {
     let users: NatsServer;
