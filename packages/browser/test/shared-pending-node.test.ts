@@ -440,3 +440,54 @@ it("keeps another tab's edits in view when that tab drops them before this tab r
   sharedB.stop();
   await b.close();
 });
+
+it("leaves out another tab's command whose arguments make this tab's schema throw, showing the rest", async () => {
+  // Tabs may run different builds of the app (a deploy between reloads): the arguments another
+  // tab reports are checked with this tab's schema, whose refinement threw out of the channel's
+  // handler, and the report's other edits never showed (nor any later report's).
+  const picky = defineModel({
+    name: "board",
+    state: z.object({ cards: z.array(z.string()) }),
+    initial: { cards: [] },
+    commands: {
+      add: {
+        args: z.object({
+          card: z.string().refine((c) => {
+            if (c === "boom") throw new Error("boom");
+            return true;
+          }),
+        }),
+        apply: (d, { card }) => void d.cards.push(card),
+      },
+    },
+  });
+  const log = new MemoryLog();
+  const a = await createSynchronizer({
+    log: log.handle(),
+    model: picky,
+    snapshots: false,
+    compaction: false,
+    pending: pendingQueue({ store: new MemoryPendingStore(), owner: "tab-a" }),
+  });
+  const name = `shared-throws-${Date.now()}`;
+  const errors: unknown[] = [];
+  const onError = (e: unknown) => errors.push(e);
+  process.on("uncaughtException", onError);
+  const sharedA = sharePendingAcrossTabs(a, picky, name, "a");
+  const tabB = new BroadcastChannel(`${name}:pending`);
+  const ops = [
+    { c: "add", a: { card: "boom" }, at: 1 },
+    { c: "add", a: { card: "b1" }, at: 2 },
+  ];
+  tabB.postMessage({ t: "pending", from: "b", revision: a.revision, ops });
+  const deadline = Date.now() + 2_000;
+  while (sharedA.sync.optimisticState.cards.length === 0 && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  process.off("uncaughtException", onError);
+  expect(sharedA.sync.optimisticState.cards).toEqual(["b1"]);
+  expect(errors).toEqual([]);
+  tabB.close();
+  sharedA.stop();
+  await a.close();
+});

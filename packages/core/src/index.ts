@@ -103,6 +103,7 @@ export {
   type JsonValue,
 } from "./json.js";
 export { nestedDeeperThan } from "./nesting.js";
+export { safeParse } from "./schema-parse.js";
 export { refuseThenable } from "./synchronous.js";
 export { entryContext, pendingContext } from "./apply.js";
 export { runOnView } from "./engine/touch-recorder.js";

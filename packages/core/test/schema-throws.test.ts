@@ -100,3 +100,37 @@ describe("a schema that throws", () => {
     await Promise.all([a.close(), late.close()]);
   });
 });
+
+describe("a record's key schema that throws", () => {
+  // The writer's check looked through the record with the key schema's own `safeParse`, which
+  // threw: the update was refused as "cannot be kept ... nested too deep?", not by the schema.
+  const tags = defineModel({
+    name: "tags",
+    state: z.object({
+      tags: z.record(
+        z.string().refine((k) => k !== "13" || unlucky(13)),
+        z.number(),
+      ),
+    }),
+    initial: { tags: {} },
+    commands: {},
+  });
+
+  it("refuses a conditional update as the schema does, naming what threw", async () => {
+    const log = new MemoryLog();
+    const a = await createSynchronizer({ log, model: tags, compaction: false, snapshots: false });
+    const refused = await a
+      .update((d) => {
+        d.tags["13"] = 1;
+      })
+      .catch((e: StateSyncError) => e);
+    expect(refused).toMatchObject({ code: "VALIDATION" });
+    expect((refused as Error).message).toMatch(/the schema threw: Error: unlucky/);
+    expect((refused as Error).message).not.toMatch(/nested too deep/);
+    await a.update((d) => {
+      d.tags["12"] = 1;
+    });
+    expect(a.state.tags).toEqual({ 12: 1 });
+    await a.close();
+  });
+});

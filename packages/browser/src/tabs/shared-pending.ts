@@ -2,6 +2,7 @@ import {
   changesOnly,
   earliestBefore,
   notifyDelayMs,
+  safeParse,
   type CommandMap,
   type Immutable,
   type Model,
@@ -118,7 +119,8 @@ export function sharePendingAcrossTabs<S, C extends CommandMap<S>>(
     op: { id?: number; o?: string; c: string; a: unknown; at: number; cl?: string },
   ): Item | null => {
     const command = model.commands[op.c] as Command | undefined;
-    const args = command?.args.safeParse(op.a);
+    // Another tab's report (or this queue's stored args): a refinement that throws leaves it out.
+    const args = command && safeParse(command.args, op.a);
     if (!command || !args?.success) return null;
     const item: Item = { from, name: op.c, c: command, args: args.data, at: op.at };
     if (op.cl !== undefined) item.client = op.cl;

@@ -14,7 +14,7 @@ import { link, lstat, rename, rm, writeFile } from "node:fs/promises";
 import type { Stats } from "node:fs";
 import { resolve } from "node:path";
 import type { Command } from "commander";
-import { StateSyncError } from "@statesync/node";
+import { safeParse, StateSyncError } from "@statesync/node";
 import { z } from "zod";
 import { action } from "../action.js";
 import {
@@ -128,7 +128,7 @@ export function registerExport(program: Command): void {
         const at = await withLog(s, (log) => readLogVersion(log, read.revision));
         return { ...read, from: switchedFrom(model.version, at) };
       });
-      const valid = model.state.safeParse(state);
+      const valid = safeParse(model.state, state); // a refinement that throws fails it
       if (!valid.success) {
         throw new StateSyncError(
           "VALIDATION",

@@ -21,6 +21,7 @@ import {
   isStateSyncError,
   logModelOf,
   migrateUp,
+  safeParse,
   StateSyncError,
   type JetStreamLog,
 } from "@statesync/node";
@@ -80,7 +81,7 @@ function checkAgainstModel(backup: Backup, model: AnyModel): AnyModel {
       { details: found.details },
     );
   }
-  const valid = found.state.safeParse(backup.state);
+  const valid = safeParse(found.state, backup.state); // a refinement that throws fails it
   if (!valid.success) {
     throw new StateSyncError(
       "VALIDATION",

@@ -4,7 +4,7 @@
  * Prints the state pretty-printed; `--json`: `{ revision, state }` on one line.
  */
 import type { Command } from "commander";
-import { nestedDeeperThan, rebuildStateAt, StateSyncError } from "@statesync/node";
+import { nestedDeeperThan, rebuildStateAt, safeParse, StateSyncError } from "@statesync/node";
 import { z } from "zod";
 import { action } from "../action.js";
 import { loadModel, type AnyModel } from "../model-file.js";
@@ -62,7 +62,7 @@ export async function readState(
 
 /** Why `state` fails `model`'s schema (the first issue and where), or undefined when it passes. */
 export function schemaProblem(model: AnyModel, state: unknown): string | undefined {
-  const valid = model.state.safeParse(state);
+  const valid = safeParse(model.state, state); // a refinement that throws fails it
   if (valid.success) return undefined;
   const issue = valid.error.issues[0];
   return `${issue?.message ?? "invalid"} at /${issue?.path.join("/") ?? ""}`;

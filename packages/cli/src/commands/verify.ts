@@ -14,6 +14,7 @@ import {
   decodeEntry,
   firstRetainedEntry,
   isStateSyncError,
+  safeParse,
   StateSyncError,
   type JetStreamLog,
   type LogInfo,
@@ -236,13 +237,13 @@ export async function verifyLog(log: JetStreamLog, open: OpenReplica): Promise<V
       const checked = await checkStartingPoints(log, info, replica, model, found);
       report.snapshotsChecked = checked.snapshots;
       report.switchesChecked = checked.switches;
-      const valid = model.state.safeParse(replica.state);
+      const valid = safeParse(model.state, replica.state); // a refinement that throws fails it
       if (!valid.success) {
         const issue = valid.error.issues[0];
         // Which entry put it there (a trial: only the last revision was named).
         const since = await invalidSince(
           (r) => replica.stateAt(r),
-          (state) => model.state.safeParse(state).success,
+          (state) => safeParse(model.state, state).success,
           info.firstRevision,
           replica.revision,
         );

@@ -40,7 +40,8 @@ function container(schema: z.ZodType): Def | undefined {
 function child(def: Def, key: string | number): z.ZodType | undefined {
   if (def.type === "array") return typeof key === "number" ? def.element : undefined;
   if (def.type === "record") {
-    if (typeof key !== "string" || !def.keyType?.safeParse(key).success) return undefined;
+    if (typeof key !== "string" || !def.keyType || !safeParse(def.keyType, key).success)
+      return undefined;
     return def.valueType;
   }
   const k = String(key);
@@ -134,7 +135,7 @@ export class StateChecker<S> {
       if (def.type === "record") return !exhaustive(def) || safeParse(schema, value).success;
       if (def.type !== "object") return true;
       const removed = child(def, key);
-      return removed === undefined || removed.safeParse(undefined).success;
+      return removed === undefined || safeParse(removed, undefined).success;
     }
     const target = child(def, key);
     if (target === undefined) {
