@@ -22,6 +22,7 @@
 import { StateSyncError } from "../errors.js";
 import type { JetStreamAdapter, JetStreamApi } from "./adapter.js";
 import type { ConnectionGate } from "./connection-gate.js";
+import { cutShortApi } from "./cut-short.js";
 import type { JetStreamLayout } from "./layout.js";
 import { apiErrorCode, JS_ERR, toStateSyncError } from "./nats-errors.js";
 import type { StreamInfoLike } from "./nats-types.js";
@@ -289,7 +290,8 @@ export class StreamOpener {
   private async open(adapter: JetStreamAdapter): Promise<StreamSession> {
     let api: JetStreamApi;
     try {
-      api = await adapter.open(this.o.timeoutMs, this.o.domain);
+      // A request in flight when the connection drops ends at once (cut-short.ts).
+      api = cutShortApi(await adapter.open(this.o.timeoutMs, this.o.domain), this.o.gate);
     } catch (err) {
       throw toStateSyncError(err, "open the JetStream manager");
     }
