@@ -15,9 +15,10 @@
  * append's outcome is unknown, and its caller re-sends under the same message id or looks it up
  * after the reconnection, as after a timeout), or `CONNECTION_CLOSED` without `notSent` when
  * nats.js closed the connection for good. A request made while the gate is not `online` ends
- * the same way at once (nats.js may still send it once reconnected). An ordered consumer is
- * created without a request and is not wrapped; its pulls are ended by their readers (the range
- * reader stops a pull on a lost connection, a follower's consumer is re-created by nats.js).
+ * the same way at once (nats.js may still send it once reconnected). An ordered consumer's
+ * creation is one such request; its pulls (`fetch`, `consume`) are cut short by their readers
+ * with {@link cutShort} (the range reader also stops a pull being delivered; once consuming, a
+ * follower's consumer is re-created by nats.js).
  */
 import { connectionClosedError, StateSyncError } from "../errors.js";
 import type { JetStreamApi } from "./adapter.js";
@@ -76,7 +77,11 @@ export function cutShortApi(api: JetStreamApi, gate: ConnectionGate): JetStreamA
   const { streams, consumers, direct } = api;
   return {
     publish: cut("publish", (...a: Parameters<JetStreamApi["publish"]>) => api.publish(...a)),
-    orderedConsumer: (stream, options) => api.orderedConsumer(stream, options),
+    // nats.js asks for the stream's info (v3: creates the consumer too) before it answers.
+    orderedConsumer: (stream, options) =>
+      cutShort(gate, api.orderedConsumer(stream, options), "consumer create", (c) => {
+        c.delete().catch(() => undefined);
+      }),
     streams: {
       info: cut("stream info", (stream: string) => streams.info(stream)),
       add: cut("stream create", (config: Parameters<typeof streams.add>[0]) => streams.add(config)),

@@ -1,6 +1,7 @@
 import { StateSyncError, type StateSyncErrorCode } from "../errors.js";
 import type { LogEntry, LogFollowHandler, LogFollower } from "../log.js";
 import type { ConnectionGate } from "./connection-gate.js";
+import { cutShort } from "./cut-short.js";
 import { ConsumerDisposals } from "./consumer-disposals.js";
 import { toStateSyncError } from "./nats-errors.js";
 import type { JetStreamApi } from "./adapter.js";
@@ -211,18 +212,20 @@ export class JetStreamFollower implements LogFollower {
           return;
         }
         this.consumer = consumer;
+        const consuming = this.track(
+          consumer.consume({
+            // Sized like a range read's pulls (pull-budget.ts): a backlog after a
+            // reconnection comes in pulls the server does not cut as a slow consumer.
+            max_messages: this.source.gate.pulls.batch(FOLLOW_BATCH),
+            expires: FOLLOW_EXPIRES_MS,
+            callback: (m) => {
+              if (attempt === this.attempt) this.onMessage(m);
+            },
+          }),
+        );
         const messages = await withDeadline(
-          this.track(
-            consumer.consume({
-              // Sized like a range read's pulls (pull-budget.ts): a backlog after a
-              // reconnection comes in pulls the server does not cut as a slow consumer.
-              max_messages: this.source.gate.pulls.batch(FOLLOW_BATCH),
-              expires: FOLLOW_EXPIRES_MS,
-              callback: (m) => {
-                if (attempt === this.attempt) this.onMessage(m);
-              },
-            }),
-          ),
+          // A cut while nats.js creates the consumer ends the wait at once (cut-short.ts).
+          cutShort(this.source.gate, consuming, what, (m) => this.disposals.dispose(consumer, m)),
           this.source.timeoutMs * 2,
           what,
           { abort: this.stopping, onLate: (m) => this.disposals.dispose(consumer, m) },

@@ -1,6 +1,7 @@
 import { isStateSyncError, StateSyncError } from "../errors.js";
 import type { LogEntry } from "../log.js";
 import { closedGateError, type ConnectionGate } from "./connection-gate.js";
+import { cutShort } from "./cut-short.js";
 import { toStateSyncError } from "./nats-errors.js";
 import type { JetStreamApi } from "./adapter.js";
 import type { ConsumerLike, ConsumerMessagesLike, JsMsgLike } from "./nats-types.js";
@@ -188,8 +189,10 @@ export async function* readRange(
       };
       let lost: StateSyncError | undefined;
       try {
+        // A cut while nats.js creates the consumer ends the wait at once (cut-short.ts).
+        const pull = consumer.fetch({ max_messages: batch, expires });
         messages = await withDeadline(
-          consumer.fetch({ max_messages: batch, expires }),
+          cutShort(source.gate, pull, what, (m) => m.stop()),
           source.timeoutMs + expires,
           what,
           { abort: denied, onLate: (m) => m.stop() },
