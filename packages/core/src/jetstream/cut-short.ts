@@ -44,27 +44,37 @@ export function cutShort<T>(
   what: string,
   onLate?: (value: T) => void,
 ): Promise<T> {
-  let settled = false;
-  work.then(
-    (value) => {
-      if (settled) onLate?.(value);
-    },
-    () => undefined,
-  );
   const now = gate.status;
   if (now !== "online") {
-    settled = true;
+    work.then(
+      (value) => onLate?.(value),
+      () => undefined,
+    );
     return Promise.reject(lostError(what, now));
   }
-  let unwatch: () => void = () => undefined;
-  const lost = new Promise<never>((_, reject) => {
-    unwatch = gate.watchStatus((status) => {
-      if (status !== "online") reject(lostError(what, status));
+  // One promise and one listener a request (this runs for every append: issue 8's client cost).
+  return new Promise<T>((resolve, reject) => {
+    let settled = false;
+    const unwatch = gate.watchStatus((status) => {
+      if (status === "online" || settled) return;
+      settled = true;
+      unwatch();
+      reject(lostError(what, status));
     });
-  });
-  return Promise.race([work, lost]).finally(() => {
-    settled = true;
-    unwatch();
+    work.then(
+      (value) => {
+        if (settled) return onLate?.(value);
+        settled = true;
+        unwatch();
+        resolve(value);
+      },
+      (err: unknown) => {
+        if (settled) return;
+        settled = true;
+        unwatch();
+        reject(err);
+      },
+    );
   });
 }
 
