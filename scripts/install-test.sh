@@ -50,6 +50,9 @@ test_app() {
   cp install-test/entry-points.ts install-test/zod-behaviour.ts "$app/src/"
   (cd "$app" && ./node_modules/.bin/tsc -p tsconfig.json)
   echo "  ok tsc of the examples and entry points (strict, NodeNext, skipLibCheck false)"
+  cp install-test/tsconfig.no-types.json install-test/no-node-types.ts "$app/"
+  (cd "$app" && ./node_modules/.bin/tsc -p tsconfig.no-types.json)
+  echo "  ok tsc of the packages' declarations without types (TypeScript 6+'s default)"
   # The libraries' own sources against this app's zod: every zod API they call must exist here.
   for pkg in core node browser; do
     mkdir -p "$app/statesync-src/$pkg"

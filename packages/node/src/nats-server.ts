@@ -1,3 +1,6 @@
+// Its declarations name Node types: an app whose tsconfig lists no `types` (TypeScript 6+)
+// gets them through this reference instead of errors inside this package.
+/// <reference types="node" preserve="true" />
 import { fork, type ChildProcess } from "node:child_process";
 import { rmSync } from "node:fs";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
