@@ -150,7 +150,10 @@ export function defineModel<S, A extends CommandSchemas = Record<never, z.ZodTyp
     throw new StateSyncError("VALIDATION", "model version must be a non-negative integer");
   }
   if (!(definition.state instanceof z.ZodType)) {
-    throw new StateSyncError("VALIDATION", "model state must be a zod schema");
+    throw new StateSyncError(
+      "VALIDATION",
+      'model state must be a zod 4 schema (with zod 3.25, import z from "zod/v4"; a zod 3 schema is not one)',
+    );
   }
   try {
     z.toJSONSchema(definition.state, { unrepresentable: "throw", io: "output" });
