@@ -30,7 +30,7 @@ await refusesWith(
 );
 await refusesWith(
   () => defineModel({ name: "plain", state: {} as z.ZodType<object>, initial: {}, commands: {} }),
-  /must be a zod schema/,
+  /must be a zod 4 schema/,
 );
 
 const notes = defineModel({
