@@ -40,4 +40,24 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // idb's openDB makes the upgrade transaction's `done`, which rejects unhandled when the upgrade
+    // aborts (site data cleared while the database is created): open through openDatabase.
+    files: ["packages/browser/src/**/*.ts", "packages/browser/src/**/*.tsx"],
+    ignores: ["packages/browser/src/idb-transaction.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          paths: [
+            {
+              name: "idb",
+              importNames: ["openDB"],
+              message: "open with openDatabase (idb-transaction.ts): it handles the upgrade's done",
+            },
+          ],
+        },
+      ],
+    },
+  },
 );

@@ -1,3 +1,5 @@
+import { openDB, type DBSchema, type IDBPDatabase, type OpenDBCallbacks } from "idb";
+
 /** What {@link inTransaction} needs of an `idb` transaction. */
 interface Transaction {
   readonly done: Promise<void>;
@@ -34,4 +36,28 @@ export async function inTransaction<Tx extends Transaction, T>(
   }
   await tx.done;
   return result;
+}
+
+/**
+ * `idb`'s `openDB`, with the upgrade transaction's `done` handled. `openDB` wraps that transaction
+ * for the `upgrade` callback, which makes its `done` eagerly; when the upgrade aborts (a
+ * connection force-closed by "Clear site data" while the database is created, a failed
+ * `createObjectStore`) it rejected with nobody holding it, and reached the page's
+ * `unhandledrejection` (a CI run: "Connection is closing because of: Force close delete origin").
+ * The open itself then rejects (`AbortError`), for the caller to handle. Every database of this
+ * package is opened here (eslint forbids `openDB` elsewhere in src).
+ */
+export function openDatabase<DB extends DBSchema | unknown = unknown>(
+  name: string,
+  version: number | undefined,
+  callbacks: OpenDBCallbacks<DB> = {},
+): Promise<IDBPDatabase<DB>> {
+  const { upgrade } = callbacks;
+  return openDB<DB>(name, version, {
+    ...callbacks,
+    upgrade(db, oldVersion, newVersion, transaction, event) {
+      transaction.done.catch(() => undefined);
+      upgrade?.(db, oldVersion, newVersion, transaction, event);
+    },
+  });
 }

@@ -4,8 +4,8 @@ import {
   type PendingQueue,
   type PendingStore,
 } from "@statesync/core";
-import { openDB, type IDBPDatabase } from "idb";
-import { inTransaction } from "./idb-transaction.js";
+import type { IDBPDatabase } from "idb";
+import { inTransaction, openDatabase } from "./idb-transaction.js";
 import {
   answerWithin,
   IdbQueue,
@@ -171,7 +171,7 @@ export class IndexedDbPendingStore implements PendingStore {
     if (typeof indexedDB === "undefined") {
       return Promise.reject(new Error("IndexedDB is not available here"));
     }
-    this.db ??= openDB(this.databaseName, 1, {
+    this.db ??= openDatabase(this.databaseName, 1, {
       upgrade(db) {
         db.createObjectStore(RECORDS, { keyPath: ["key", "owner", "seq"] });
         db.createObjectStore(QUEUES, { keyPath: ["key", "owner"] });

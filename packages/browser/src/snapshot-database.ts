@@ -1,4 +1,5 @@
-import { openDB, type IDBPDatabase } from "idb";
+import type { IDBPDatabase } from "idb";
+import { openDatabase } from "./idb-transaction.js";
 
 /** Name of the object store that holds snapshots (out-of-line string keys). */
 export const SNAPSHOT_STORE = "snapshots";
@@ -96,7 +97,7 @@ export class SnapshotDatabase {
         })
         .catch(() => undefined); // a failed open: reported by the call that awaited it
     };
-    const opened = openDB(this.name, version, {
+    const opened = openDatabase(this.name, version, {
       upgrade(upgrading) {
         if (!upgrading.objectStoreNames.contains(SNAPSHOT_STORE)) {
           upgrading.createObjectStore(SNAPSHOT_STORE);

@@ -82,3 +82,114 @@ it("leaves no unhandled rejection when IndexedDB is cleared under pending writes
   await pending.close();
   await snapshots.close();
 });
+
+/**
+ * Makes the upgrade transaction of the next `count` opens that create or upgrade a database
+ * abort, as a force close under it does (Clear site data while a database is being created). The
+ * listener is added after idb's, which has wrapped the transaction (and made its `done`) by then.
+ */
+function abortUpgrades(count: number): () => void {
+  const open = IDBFactory.prototype.open;
+  let left = count;
+  IDBFactory.prototype.open = function (this: IDBFactory, name: string, version?: number) {
+    const request = open.call(this, name, version);
+    queueMicrotask(() =>
+      request.addEventListener("upgradeneeded", () => {
+        if (left-- > 0) request.transaction!.abort();
+      }),
+    );
+    return request;
+  };
+  return () => {
+    IDBFactory.prototype.open = open;
+  };
+}
+
+// idb's openDB wraps the upgrade transaction for the `upgrade` callback, which makes its `done`
+// promise; nothing awaited it, so an upgrade aborted under a force close ("Connection is closing
+// because of: Force close delete origin", the CI failure) reached the page's unhandledrejection.
+it("leaves no unhandled rejection when a database's upgrade transaction aborts", async () => {
+  const restore = abortUpgrades(2);
+  const warnings: unknown[] = [];
+  const pending = new IndexedDbPendingStore({
+    databaseName: uniqueDatabase("abort-pending"),
+    onWarning: (w) => warnings.push(w),
+  });
+  const snapshots = new IndexedDbSnapshotStore({
+    databaseName: uniqueDatabase("abort-snapshots"),
+    onWarning: (w) => warnings.push(w),
+  });
+  try {
+    // The pending store's open fails: the queue runs in memory, with a warning.
+    const q = await pending.open("k", "app");
+    expect(q.durable).toBe(false);
+    await q.put(record(1));
+    expect((await q.load()).records.map((r) => r.seq)).toEqual([1]);
+    // The snapshot store's first open fails: it reopens at once and stays on IndexedDB.
+    expect(await snapshots.load("s")).toBeUndefined();
+    expect(snapshots.fallbackReason).toBeUndefined();
+    await q.close();
+  } finally {
+    restore();
+  }
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  expect(unhandled.map(String)).toEqual([]);
+  expect(warnings).toHaveLength(1); // the queue's; the snapshot store's reopen is silent
+  await pending.close();
+  await snapshots.close();
+});
+
+// The race of the first test, in more shapes: the origin is cleared at several points while
+// databases are being created (their upgrade transactions), opened and written. It failed 3 of 3
+// runs before the fix above. Chromium sometimes holds every IndexedDB open of the origin for
+// 25 s or more after such a clear (all the calls then succeed at once): hence the timeout.
+it("leaves no unhandled rejection when IndexedDB is cleared at varied points", async () => {
+  const stores: Array<{ close(): Promise<void> }> = [];
+  const calls: Array<Promise<unknown>> = [];
+  const call = (p: Promise<unknown>) => calls.push(p.catch(() => undefined));
+  const ticks = (n: number) =>
+    new Promise<void>((resolve) => {
+      const step = (left: number) => (left <= 0 ? resolve() : setTimeout(() => step(left - 1), 0));
+      step(n);
+    });
+  const snapshot = (revision: number) => ({
+    format: 1 as const,
+    revision,
+    state: { n: revision },
+    logIdentity: "jetstream:s:s.log@2026-01-01T00:00:00Z",
+    model: "m",
+    modelVersion: 1,
+    savedAt: 1,
+  });
+  for (let round = 0; round < 12; round++) {
+    const pending = new IndexedDbPendingStore({
+      databaseName: uniqueDatabase("vary-pending"),
+      onWarning: () => undefined,
+    });
+    const snapshots = new IndexedDbSnapshotStore({
+      databaseName: uniqueDatabase("vary-snapshots"),
+      onWarning: () => undefined,
+      reopen: { attempts: 3, baseMs: 1, capMs: 5 },
+    });
+    stores.push(pending, snapshots);
+    // The clear is sent first (it lands a few ms later) or after a few tasks.
+    if (round % 3 === 0) call(clearIndexedDb());
+    const opened = pending.open("k", "app");
+    call(
+      opened.then(async (q) => {
+        for (let seq = 1; seq <= 5; seq++) call(q.put(record(seq)));
+        call(q.load());
+        call(q.delete([1, 2]));
+      }),
+    );
+    call(snapshots.save("s", snapshot(round + 1)));
+    call(snapshots.load("s"));
+    await ticks(round % 4);
+    if (round % 3 !== 0) call(clearIndexedDb());
+    await ticks(round % 5);
+  }
+  await Promise.all(calls);
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  expect(unhandled.map(String)).toEqual([]);
+  for (const s of stores) await s.close();
+}, 120_000);
