@@ -44,8 +44,11 @@ export async function inTransaction<Tx extends Transaction, T>(
  * connection force-closed by "Clear site data" while the database is created, a failed
  * `createObjectStore`) it rejected with nobody holding it, and reached the page's
  * `unhandledrejection` (a CI run: "Connection is closing because of: Force close delete origin").
- * The open itself then rejects (`AbortError`), for the caller to handle. Every database of this
- * package is opened here (eslint forbids `openDB` elsewhere in src).
+ * Resolves to the open database (`version` undefined: its current version, created at 1 if it
+ * does not exist, as `openDB`); rejects when the open fails, `AbortError` when the upgrade
+ * aborted, for the caller to handle. `callbacks.upgrade` must be synchronous (IndexedDB ends the
+ * upgrade transaction once its callback returns). Every database of this package is opened here
+ * (eslint forbids `openDB` elsewhere in src).
  */
 export function openDatabase<DB extends DBSchema | unknown = unknown>(
   name: string,

@@ -14,6 +14,7 @@ import {
 import { afterEach, expect, it } from "vitest";
 import { z } from "zod";
 import { dropDatabase, rawGet, rawPut, uniqueDatabase } from "./idb-helpers.js";
+import { olderCommand } from "../../core/test/deep-models.js";
 
 const tree = defineModel({
   name: "tree",
@@ -82,8 +83,7 @@ it("a stored state 200,000 levels deep is CORRUPT_SNAPSHOT at load, and a deeper
   expect(b.state).toEqual({ tree: [], n: 1 });
 
   // An older SDK's command (format 2, unchecked): this SDK's refuse a state that deep.
-  const older = { v: 2, kind: "command", ts: 1, seed: 1, client: "older", name: "setDepth" };
-  await b.waitFor(log.injectRaw(JSON.stringify({ ...older, args: { levels: 300 } })));
+  await b.waitFor(log.injectRaw(olderCommand("setDepth", { levels: 300 })));
   const failed = await b.saveSnapshot().catch((e: StateSyncError) => e);
   expect((failed as StateSyncError).code).toBe("SNAPSHOT_FAILED");
   expect((failed as StateSyncError).message).toContain(`deeper than ${MAX_STATE_DEPTH} levels`);

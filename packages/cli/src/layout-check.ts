@@ -38,7 +38,10 @@ export function keyOnOwnStream(own: JetStreamLayout, key: string): string {
 }
 
 /** Throws `STREAM_CONFIG` when `--key` is given for a stream of one state (see above). */
-export function assertKeyFits(subjects: readonly string[] | undefined, layout: JetStreamLayout) {
+export function assertKeyFits(
+  subjects: readonly string[] | undefined,
+  layout: JetStreamLayout,
+): void {
   const own = ownStreamOf(subjects, layout);
   if (own !== undefined) {
     throw new StateSyncError("STREAM_CONFIG", keyOnOwnStream(own, layout.key!), {

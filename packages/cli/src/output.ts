@@ -75,8 +75,8 @@ export type FailureCode = StateSyncErrorCode | "INTERNAL";
 /**
  * The code and message a failure prints. A `StateSyncError` (of this or another copy of the
  * core) keeps its own, but for `CONNECTION_CLOSED`, which reads `UNAVAILABLE` as every other
- * server that went away (server-gone.ts); a nats.js error that escaped the library's mapping is `UNAVAILABLE` (the
- * server or the connection failed); anything else is `INTERNAL`: an unexpected exception, a bug
+ * server that went away (server-gone.ts); a nats.js error that escaped the library's mapping is
+ * `UNAVAILABLE` (the server or the connection failed); anything else is `INTERNAL`: an unexpected exception, a bug
  * (it once read `UNAVAILABLE`, sending operators to look at a server that was fine).
  */
 export function failureOf(error: unknown): { code: FailureCode; message: string } {

@@ -10,7 +10,10 @@
 import { isStateSyncError, type StateSyncError, type StateSyncErrorCode } from "@statesync/node";
 
 /** Codes that say the server or the connection to it failed: nothing about the log itself. */
-const SERVER_GONE: ReadonlySet<StateSyncErrorCode> = new Set(["UNAVAILABLE", "CONNECTION_CLOSED"]);
+export const SERVER_GONE: ReadonlySet<StateSyncErrorCode> = new Set([
+  "UNAVAILABLE",
+  "CONNECTION_CLOSED",
+]);
 
 /** Whether `err` says the server (or the connection to it) went away. */
 export function isServerGone(err: unknown): err is StateSyncError {

@@ -103,8 +103,7 @@ export function findJsonProblemWithDepth(
 
 /** A path as `.a[0].b` (after a `$`), cut in the middle past 160 characters. */
 export function pathText(path: ReadonlyArray<string | number>): string {
-  const text = path.map((k) => (typeof k === "number" ? `[${k}]` : `.${k}`)).join("");
-  return text.length <= 160 ? text : `${text.slice(0, 80)}…${text.slice(-60)}`;
+  return shortPath(path.map((k) => (typeof k === "number" ? `[${k}]` : `.${k}`)).join(""));
 }
 
 function bad(path: string, message: string): JsonProblem {

@@ -9,6 +9,12 @@ import { z } from "zod/v4";
  * log at that entry, or reaching the caller as the model's raw error instead of `VALIDATION`.
  * A value nested deeper than a state may be must be refused before it gets here: a recursive
  * schema recurses as deep as the value, and a stack overflow is not the same on every replica.
+ *
+ * Returns zod's own result (`{ success: true, data }` or `{ success: false, error }`); a throw
+ * (a stack-overflow `RangeError` included) becomes `{ success: false }` with one `custom` issue
+ * at path `[]` whose message is `the schema threw: <the error>`. Never throws. Exported for the
+ * runtime packages and tools that run a model's schema on values from outside (the CLI, the
+ * browser's tabs); an app rarely needs it.
  */
 export function safeParse<T>(schema: z.ZodType<T>, value: unknown): z.ZodSafeParseResult<T> {
   try {

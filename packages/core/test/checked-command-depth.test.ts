@@ -8,6 +8,7 @@ import {
   stateHash,
   type StateSyncError,
 } from "@statesync/core";
+import { olderCommand } from "./deep-models.js";
 
 /**
  * The verdict on a checked command (format 3) is total and the same on every replica: a result
@@ -110,9 +111,7 @@ describe("a checked command's verdict", () => {
     const m = model(z.object({ t: z.unknown(), n: z.number() }) as never);
     const log = new MemoryLog();
     const writer = await open(log, m);
-    const older = (args: unknown) =>
-      JSON.stringify({ v: 2, kind: "command", ts: 1, seed: 1, client: "old", name: "grow", args });
-    await writer.waitFor(log.injectRaw(older({ levels: 300 }))); // format 2: unchecked
+    await writer.waitFor(log.injectRaw(olderCommand("grow", { levels: 300 }))); // unchecked
     expect(depthOf(writer.state.t as Tree)).toBe(300);
     const refused = await writer.updateUnconditionally("bump", {}).catch((e) => e);
     expect(refused).toMatchObject({ code: "COMMAND_FAILED", details: { reason: "invalid-state" } });

@@ -5,6 +5,7 @@ import type { NatsConnectionLike } from "@statesync/core";
 import { startNatsServer, type NatsServer } from "@statesync/node";
 import { afterAll, beforeAll } from "vitest";
 import { connect as connectTcp, type ConnectionOptions, type NatsConnection } from "nats";
+import { olderCommand } from "../../core/test/deep-models.js";
 
 let counter = 0;
 /** A stream name no other test uses. */
@@ -36,8 +37,7 @@ export async function appendOlderCommand(
 ): Promise<number> {
   const nc = await tcp(url);
   try {
-    const entry = { v: 2, kind: "command", ts: Date.now(), seed: 1, client: "older", name, args };
-    return (await nc.jetstream().publish(`${stream}.log`, JSON.stringify(entry))).seq;
+    return (await nc.jetstream().publish(`${stream}.log`, olderCommand(name, args))).seq;
   } finally {
     await nc.close();
   }

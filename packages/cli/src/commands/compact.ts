@@ -57,7 +57,7 @@ export function registerCompact(program: Command): void {
             const written = revision > latestRevision;
             const purged = after.firstRevision > before;
             // Entries kept before the snapshot entry: the engine said why (`Compactor`).
-            const declined = reported.find((e) => /not truncating/.test(e.message));
+            const declined = reported.find((e) => e.details.truncation === "declined");
             if (!purged && declined) throw declined;
             return {
               revision,

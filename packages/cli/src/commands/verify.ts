@@ -25,6 +25,7 @@ import { loadModel, type AnyModel } from "../model-file.js";
 import { addCommonOptions, parseCommon, parseWith } from "../options.js";
 import { block, printJson, printLines, shortJson } from "../output.js";
 import { firstEntryProblem, withReplica, type AnyReplica } from "../replica.js";
+import { SERVER_GONE } from "../server-gone.js";
 import { withLog, withSession } from "../session.js";
 import { snapshotAtModel } from "../snapshot-state.js";
 import { firstDifference } from "../verify-diff.js";
@@ -106,8 +107,7 @@ const verifySchema = z.object({
 
 /** Failures to reach or read the log: they say nothing of its entries. */
 const NOT_A_DIVERGENCE = new Set([
-  "UNAVAILABLE",
-  "CONNECTION_CLOSED", // the server went away too (server-gone.ts)
+  ...SERVER_GONE,
   "PERMISSION_DENIED",
   "STREAM_CONFIG",
   "UNSUPPORTED_SERVER",
@@ -168,7 +168,7 @@ async function checkStartingPoints(
         if (at.version !== model.version) migratedFrom = at.version;
       }
     } catch (err) {
-      // A server gone during these replays says nothing of the entry (it was a divergence).
+      // A server gone during these replays says nothing of the entry (it used to count as a divergence).
       if (!isStateSyncError(err) || NOT_A_DIVERGENCE.has(err.code)) throw err;
       found.push({ revision: e.revision, code: err.code, problem: err.message });
       continue;

@@ -211,6 +211,7 @@ export class CompactionRun<S, C extends CommandMap<S>> {
           new this.deps.StateSyncError(
             "CORRUPT_ENTRY",
             `not truncating before the chunked snapshot at revision ${this.replica.revision}: its parts do not hold this replica's state at its base, or readers would refuse them`,
+            { details: { truncation: "declined", revision: this.replica.revision } },
           ),
         );
       }

@@ -114,7 +114,12 @@ export function resolveLayout(
   };
 }
 
-/** True when the NATS subject `pattern` (with `*` and `>` wildcards) matches `subject`. */
+/**
+ * True when the NATS subject `pattern` matches `subject`, as nats-server matches a stream's
+ * subjects: both are split on `.`; `*` matches exactly one token, `>` (last) one or more
+ * trailing tokens, any other token only itself. Neither argument is validated (a malformed
+ * subject simply does not match); never throws.
+ */
 export function subjectMatches(pattern: string, subject: string): boolean {
   const p = pattern.split(".");
   const s = subject.split(".");
