@@ -135,7 +135,9 @@ export type LogStatusListener = (status: LogConnectionStatus, error?: StateSyncE
  * Errors: every method throws `StateSyncError`s: `CONFLICT` ({@link AppendConflictError}) from a
  * conditional append, `UNAVAILABLE` when the log cannot be reached (for an append: the outcome is
  * unknown, re-send the same bytes with the same message id; `details.notSent: true` when the
- * log knows nothing was sent, e.g. while disconnected; `details.persistent: true` when the log is
+ * log knows nothing was sent, e.g. while disconnected; `details.disconnected: true` when the
+ * connection was lost while the call was in flight: it ends at once rather than at its timeout,
+ * its outcome unknown, never with `notSent`; `details.persistent: true` when the log is
  * connected but says it cannot serve until its setup changes, e.g. JetStream not reachable in
  * the account or domain: the engine reports such an error, and keeps trying), `PERMISSION_DENIED`,
  * `PAYLOAD_TOO_LARGE` (before sending), `CONNECTION_CLOSED` once {@link status} is `closed`
