@@ -39,6 +39,7 @@ function fakeSource(status: { value: "online" | "offline" }): {
     },
     connectionClosed: false,
     onPermissionError: () => () => undefined,
+    watchStatus: () => () => undefined, // a pull in flight listens for a cut (cut-short.ts)
     pulls: { batch: (n: number) => n },
   } as unknown as ConnectionGate;
   const source: FollowSource = {
