@@ -102,8 +102,10 @@ describe("an update that never reached the log says how long it waited (issue 12
       { by: 1 },
       { outcomeTimeoutMs: 300 },
     );
-    for (const p of [update, unconditional]) {
-      const error = (await p.catch((e: unknown) => e)) as StateSyncError;
+    // Both held at once: the second may reject while the first is awaited (an unhandled
+    // rejection in a CI run).
+    const errors = await Promise.all([update, unconditional].map((p) => p.catch((e) => e)));
+    for (const error of errors as StateSyncError[]) {
       expect(error.code).toBe("UNAVAILABLE");
       expect(error.details).toMatchObject({ notSent: true, timedOut: true, outcomeTimeoutMs: 300 });
       expect(error.details.waitedMs as number).toBeGreaterThanOrEqual(300);
