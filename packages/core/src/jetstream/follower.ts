@@ -214,8 +214,7 @@ export class JetStreamFollower implements LogFollower {
         this.consumer = consumer;
         const consuming = this.track(
           consumer.consume({
-            // Sized like a range read's pulls (pull-budget.ts): a backlog after a
-            // reconnection comes in pulls the server does not cut as a slow consumer.
+            // Sized like a range read's pulls (pull-budget.ts): no slow-consumer cut.
             max_messages: this.source.gate.pulls.batch(FOLLOW_BATCH),
             expires: FOLLOW_EXPIRES_MS,
             callback: (m) => {
@@ -223,13 +222,11 @@ export class JetStreamFollower implements LogFollower {
             },
           }),
         );
-        const messages = await withDeadline(
-          // A cut while nats.js creates the consumer ends the wait at once (cut-short.ts).
-          cutShort(this.source.gate, consuming, what, (m) => this.disposals.dispose(consumer, m)),
-          this.source.timeoutMs * 2,
-          what,
-          { abort: this.stopping, onLate: (m) => this.disposals.dispose(consumer, m) },
-        );
+        const release = (m: ConsumerMessagesLike) => this.disposals.dispose(consumer, m);
+        // A cut while nats.js creates the consumer ends the wait at once (cut-short.ts).
+        const cut = cutShort(this.source.gate, consuming, what, release);
+        const limits = { abort: this.stopping, onLate: release };
+        const messages = await withDeadline(cut, this.source.timeoutMs * 2, what, limits);
         if (this.stopped || attempt !== this.attempt) {
           this.disposals.dispose(consumer, messages);
           return;
