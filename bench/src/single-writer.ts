@@ -5,7 +5,7 @@ import { num, ratio } from "./lib/format.js";
 import { target, uniqueStream, type Benchmark } from "./lib/harness.js";
 import { acrossPlacements, cpuMs, type Placement } from "./lib/placement.js";
 import { WindowProfiler } from "./lib/profiler.js";
-import { rawConditionalLoop, rawStream } from "./lib/raw.js";
+import { medianEntryBytes, rawConditionalLoop, rawStream } from "./lib/raw.js";
 import { median, percentile } from "./lib/stats.js";
 
 const IN_FLIGHT = 256;
@@ -41,14 +41,11 @@ interface Figures {
 export async function singleWriterTask(p: Params): Promise<unknown> {
   const ms = Math.round(1_000 * p.scale);
   const nc = await tcp(p.url);
-  const seq = await openCounter(p.url, uniqueStream("SW_SEQ"), p.tmpDir);
+  const seqStream = uniqueStream("SW_SEQ");
+  const seq = await openCounter(p.url, seqStream, p.tmpDir);
   // Warm-up (JIT, server), and the size of one update entry as stored.
-  const before = { ...seq.stats };
   await runLoops(1, Math.round(1_500 * p.scale), () => seq.update("increment", { by: 1 }));
-  const entryBytes = Math.round(
-    (seq.stats.bytesFetched - before.bytesFetched) /
-      Math.max(1, seq.stats.entriesFetched - before.entriesFetched),
-  );
+  const entryBytes = await medianEntryBytes(nc, seqStream, seq.revision);
   if (p.profile) {
     const profiler = new WindowProfiler();
     await profiler.start();

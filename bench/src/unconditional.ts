@@ -5,7 +5,7 @@ import { num, ratio } from "./lib/format.js";
 import { sleep, target, uniqueStream, type Benchmark } from "./lib/harness.js";
 import { acrossPlacements, cpuMs } from "./lib/placement.js";
 import { WindowProfiler } from "./lib/profiler.js";
-import { rawStream } from "./lib/raw.js";
+import { medianEntryBytes, rawStream } from "./lib/raw.js";
 import { median } from "./lib/stats.js";
 
 const IN_FLIGHT = 256;
@@ -38,19 +38,16 @@ async function drain(sync: CounterSync, latest: number): Promise<number> {
 export async function unconditionalTask(p: Params): Promise<unknown> {
   const ms = Math.round(1_000 * p.scale);
   const nc = await tcp(p.url);
-  const sync = await openCounter(p.url, uniqueStream("UN_SYNC"), p.tmpDir);
+  const syncStream = uniqueStream("UN_SYNC");
+  const sync = await openCounter(p.url, syncStream, p.tmpDir);
   let latest = 0;
   const append = async () => {
     const r = await sync.updateUnconditionally("increment", { by: 1 });
     if (r.revision > latest) latest = r.revision;
   };
-  const before = { ...sync.stats };
   await runLoops(IN_FLIGHT, Math.round(1_000 * p.scale), append);
   await drain(sync, latest);
-  const entryBytes = Math.round(
-    (sync.stats.bytesFetched - before.bytesFetched) /
-      Math.max(1, sync.stats.entriesFetched - before.entriesFetched),
-  );
+  const entryBytes = await medianEntryBytes(nc, syncStream, latest);
   if (p.profile) {
     const profiler = new WindowProfiler();
     await profiler.start();
