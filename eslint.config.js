@@ -12,6 +12,7 @@ export default tseslint.config(
       ".tmp/**",
       ".servers/**",
       ".pack/**",
+      "**/tmp-*", // scratch files (git-ignored): a contributor's, never the project's
     ],
   },
   js.configs.recommended,
