@@ -39,28 +39,70 @@ export async function inTransaction<Tx extends Transaction, T>(
 }
 
 /**
- * `idb`'s `openDB`, with the upgrade transaction's `done` handled. `openDB` wraps that transaction
- * for the `upgrade` callback, which makes its `done` eagerly; when the upgrade aborts (a
- * connection force-closed by "Clear site data" while the database is created, a failed
- * `createObjectStore`) it rejected with nobody holding it, and reached the page's
+ * How long any open of an IndexedDB database in this package waits, ms. Chromium can leave an
+ * open unanswered for 25-120 s (after the origin's site data was cleared, or queued behind a
+ * `deleteDatabase` or an upgrade that an old connection never gives way to, which fires no
+ * `blocked` event for the queued open); past this limit the open rejects with
+ * {@link DatabaseOpenTimeoutError} and the store degrades as it does for any failed open.
+ */
+export const IDB_OPEN_WAIT_MS = 5_000;
+
+/** An open of an IndexedDB database that did not answer within its limit. */
+export class DatabaseOpenTimeoutError extends Error {
+  override readonly name = "DatabaseOpenTimeoutError";
+  constructor(
+    readonly databaseName: string,
+    readonly waitMs: number,
+  ) {
+    super(
+      `IndexedDB "${databaseName}" did not open within ${waitMs} ms (queued behind a deletion ` +
+        "or an upgrade that another connection does not give way to, or site data being cleared)",
+    );
+  }
+}
+
+/**
+ * `idb`'s `openDB`, bounded in time and with the upgrade transaction's `done` handled. `openDB`
+ * wraps that transaction for the `upgrade` callback, which makes its `done` eagerly; when the
+ * upgrade aborts (a connection force-closed by "Clear site data" while the database is created,
+ * a failed `createObjectStore`) it rejected with nobody holding it, and reached the page's
  * `unhandledrejection` (a CI run: "Connection is closing because of: Force close delete origin").
  * Resolves to the open database (`version` undefined: its current version, created at 1 if it
  * does not exist, as `openDB`); rejects when the open fails, `AbortError` when the upgrade
- * aborted, for the caller to handle. `callbacks.upgrade` must be synchronous (IndexedDB ends the
- * upgrade transaction once its callback returns). Every database of this package is opened here
- * (eslint forbids `openDB` elsewhere in src).
+ * aborted, {@link DatabaseOpenTimeoutError} when it has not answered within `waitMs` (an open
+ * that stalls: see {@link IDB_OPEN_WAIT_MS}), for the caller to handle. A connection that opens
+ * after the limit is closed as soon as it opens (never handed out, so it cannot leak or block
+ * another tab's upgrade); the caller's next open opens again. `callbacks.upgrade` must be
+ * synchronous (IndexedDB ends the upgrade transaction once its callback returns). Every database
+ * of this package is opened here (eslint forbids `openDB` elsewhere in src).
  */
 export function openDatabase<DB extends DBSchema | unknown = unknown>(
   name: string,
   version: number | undefined,
+  waitMs: number,
   callbacks: OpenDBCallbacks<DB> = {},
 ): Promise<IDBPDatabase<DB>> {
   const { upgrade } = callbacks;
-  return openDB<DB>(name, version, {
+  const opened = openDB<DB>(name, version, {
     ...callbacks,
     upgrade(db, oldVersion, newVersion, transaction, event) {
       transaction.done.catch(() => undefined);
       upgrade?.(db, oldVersion, newVersion, transaction, event);
     },
   });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new DatabaseOpenTimeoutError(name, waitMs)), waitMs);
+  });
+  return Promise.race([opened, late]).then(
+    (db) => {
+      clearTimeout(timer);
+      return db;
+    },
+    (err: unknown) => {
+      clearTimeout(timer);
+      void opened.then((db) => db.close()).catch(() => undefined); // a late open: closed
+      throw err;
+    },
+  );
 }

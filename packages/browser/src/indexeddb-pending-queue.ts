@@ -22,7 +22,9 @@ export const QUEUES = "queues";
 /**
  * How long opening or loading a queue waits for IndexedDB, ms: another tab frozen or hung in a
  * transaction over these stores holds every later one (docs/offline.md, "Tabs"). Past it the
- * queue runs in memory under a new origin, and the slot is left to the next opener.
+ * queue runs in memory under a new origin, and the slot is left to the next opener. The
+ * database's own open is bounded by it too (an open Chromium leaves unanswered: the queue runs
+ * in memory, `IndexedDbPendingStore`).
  */
 export const OPEN_WAIT_MS = 5_000;
 

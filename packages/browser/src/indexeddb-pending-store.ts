@@ -5,10 +5,11 @@ import {
   type PendingStore,
 } from "@statesync/core";
 import type { IDBPDatabase } from "idb";
-import { inTransaction, openDatabase } from "./idb-transaction.js";
+import { DatabaseOpenTimeoutError, inTransaction, openDatabase } from "./idb-transaction.js";
 import {
   answerWithin,
   IdbQueue,
+  OPEN_WAIT_MS,
   QUEUES,
   randomOrigin,
   RECORDS,
@@ -21,8 +22,9 @@ export interface IndexedDbPendingStoreOptions {
   /** Database name. Default `"statesync-pending"` (apart from the snapshots' database). */
   databaseName?: string;
   /**
-   * Called once when IndexedDB cannot be used (missing, private mode, quota): the queues then run
-   * in memory, `durable: false` (so `update(...).queued` says an update is not stored).
+   * Called once when IndexedDB cannot be used (missing, private mode, quota, an open that did not
+   * answer within `OPEN_WAIT_MS`, 5 s): the queues then run in memory, `durable: false` (so
+   * `update(...).queued` says an update is not stored).
    */
   onWarning?: (error: unknown) => void;
 }
@@ -47,7 +49,12 @@ type Locks = LockManagerLike & {
  * (reported as `CORRUPT_PENDING`).
  *
  * Where IndexedDB cannot be opened, or a write fails (quota), the store warns once
- * (`onWarning`) and keeps the queue in memory: `durable` turns false. Passes
+ * (`onWarning`) and keeps the queue in memory: `durable` turns false. Every wait on IndexedDB
+ * while opening is bounded by `OPEN_WAIT_MS` (5 s): the database's open (which Chromium can
+ * leave unanswered for 25-120 s, e.g. queued behind a `deleteDatabase` that an old connection
+ * does not give way to) and the queue's first reads. An open given up on warns (`QUEUE_FAILED`,
+ * `details.timedOut`) and that queue runs in memory; its connection, if it opens later, is
+ * closed at once (not kept), and the next `open` opens the database again. Passes
  * `runPendingStoreConformance` in Chromium (test/indexeddb-pending-store.browser.test.ts).
  *
  * Test hook: `crashed()` gives a store over the same database with this one's locks released,
@@ -79,7 +86,7 @@ export class IndexedDbPendingStore implements PendingStore {
     try {
       db = await this.database();
     } catch (e) {
-      return this.inMemory(key, owner, e);
+      return this.inMemory(key, owner, e instanceof DatabaseOpenTimeoutError ? timedOut(e) : e);
     }
     const name = `statesync-pending:${this.databaseName}:${key}:${owner}`;
     const release = await this.lock(name);
@@ -145,12 +152,15 @@ export class IndexedDbPendingStore implements PendingStore {
     return queue;
   }
 
-  /** Closes the database connection (open queues are closed too). */
+  /**
+   * Closes the database connection (open queues are closed too). An open still under way is not
+   * waited for: its connection is closed once it opens.
+   */
   async close(): Promise<void> {
     for (const q of [...this.queues]) await q.close();
     const db = this.db;
     this.db = undefined;
-    (await db?.catch(() => undefined))?.close();
+    void db?.then((d) => d.close()).catch(() => undefined);
   }
 
   private giveWay(why = "is being deleted or upgraded"): void {
@@ -171,7 +181,8 @@ export class IndexedDbPendingStore implements PendingStore {
     if (typeof indexedDB === "undefined") {
       return Promise.reject(new Error("IndexedDB is not available here"));
     }
-    this.db ??= openDatabase(this.databaseName, 1, {
+    if (this.db) return this.db;
+    const opening = openDatabase(this.databaseName, 1, OPEN_WAIT_MS, {
       upgrade(db) {
         db.createObjectStore(RECORDS, { keyPath: ["key", "owner", "seq"] });
         db.createObjectStore(QUEUES, { keyPath: ["key", "owner"] });
@@ -185,8 +196,11 @@ export class IndexedDbPendingStore implements PendingStore {
       // same, rather than a QUEUE_FAILED for every later delete.
       terminated: () => this.giveWay("was closed by the browser (site data cleared?)"),
     });
-    this.db.catch(() => (this.db = undefined));
-    return this.db;
+    this.db = opening;
+    opening.catch(() => {
+      if (this.db === opening) this.db = undefined; // not a newer open's
+    });
+    return opening;
   }
 
   /** Takes the lock `name` if it is free: resolves to its release, or undefined. */
@@ -224,6 +238,11 @@ export class IndexedDbPendingStore implements PendingStore {
 /** `navigator.locks`, where the browser has Web Locks. */
 function webLocks(): Locks | undefined {
   return (globalThis as { navigator?: { locks?: Locks } }).navigator?.locks;
+}
+
+/** An open given up on, as the queue's other waits report it: `QUEUE_FAILED`, `timedOut`. */
+function timedOut(e: DatabaseOpenTimeoutError): StateSyncError {
+  return new StateSyncError("QUEUE_FAILED", e.message, { cause: e, details: { timedOut: true } });
 }
 
 /** The row of a queue, created (with a new origin) when there is none. */

@@ -9,7 +9,7 @@ import {
   type SnapshotStore,
 } from "@statesync/core";
 import type { IDBPDatabase } from "idb";
-import { inTransaction } from "./idb-transaction.js";
+import { DatabaseOpenTimeoutError, inTransaction } from "./idb-transaction.js";
 import { decodeSnapshot, encodeSnapshot, storedHeader } from "./snapshot-codec.js";
 import { DatabaseBlockedError, SNAPSHOT_STORE, SnapshotDatabase } from "./snapshot-database.js";
 
@@ -19,7 +19,11 @@ export type SnapshotFallbackReason =
   | "unavailable"
   /** The origin's storage quota is used up. */
   | "quota"
-  /** Another connection kept the database blocked longer than `blockedTimeoutMs`. */
+  /**
+   * Another connection kept the database blocked longer than `blockedTimeoutMs`, or an open of
+   * the database did not answer within 5 s (or `blockedTimeoutMs`, if longer): one queued behind
+   * a deletion or an upgrade that a connection elsewhere does not give way to.
+   */
   | "blocked"
   /**
    * Any other IndexedDB failure: for good when the database could never be opened; otherwise
@@ -73,7 +77,8 @@ export interface IndexedDbSnapshotStoreOptions {
   onWarning?: (warning: SnapshotStoreWarning) => void;
   /**
    * How long to wait, in ms, for a database upgrade that a connection elsewhere blocks (one that
-   * ignores `versionchange`) before falling back to memory. Default 3000.
+   * ignores `versionchange`) before falling back to memory. Default 3000. An open that does not
+   * answer at all falls back the same way after 5 s, or after this if it is longer.
    */
   blockedTimeoutMs?: number;
   /**
@@ -110,7 +115,9 @@ const describeError = (err: unknown): string =>
   err instanceof Error ? `${err.name}: ${err.message}` : String(err);
 
 function fallbackReason(err: unknown): SnapshotFallbackReason {
-  if (err instanceof DatabaseBlockedError) return "blocked";
+  if (err instanceof DatabaseBlockedError || err instanceof DatabaseOpenTimeoutError) {
+    return "blocked";
+  }
   const name = (err as { name?: unknown } | null)?.name;
   if (name === "QuotaExceededError") return "quota";
   if (name === "SecurityError" || typeof indexedDB === "undefined") return "unavailable";
@@ -140,7 +147,8 @@ function fallbackReason(err: unknown): SnapshotFallbackReason {
  *   every attempt fails, that call alone is served in memory (one `"failed"` warning) and the
  *   next call starts again on IndexedDB. Persistence is never switched off by such failures.
  * - When IndexedDB cannot be used at all (no IndexedDB, private browsing, quota exceeded, a
- *   database blocked longer than `blockedTimeoutMs`, a database that never opened) the store
+ *   database blocked longer than `blockedTimeoutMs`, an open that did not answer within 5 s or
+ *   `blockedTimeoutMs` if longer, a database that never opened) the store
  *   falls back to memory for the rest of its life: one {@link SnapshotStoreWarning} with
  *   `fallback: true` goes to `onWarning`, the save that failed is kept in memory, and no call
  *   rejects because of it. Snapshots then do not survive a reload; the replica catches up from

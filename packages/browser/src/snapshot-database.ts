@@ -1,5 +1,5 @@
 import type { IDBPDatabase } from "idb";
-import { openDatabase } from "./idb-transaction.js";
+import { IDB_OPEN_WAIT_MS, openDatabase } from "./idb-transaction.js";
 
 /** Name of the object store that holds snapshots (out-of-line string keys). */
 export const SNAPSHOT_STORE = "snapshots";
@@ -18,7 +18,12 @@ const MAX_UPGRADE_RACES = 5;
  * - `terminated` (the browser closed it, e.g. site data cleared): the next {@link get} reopens;
  * - `blocked` (a connection elsewhere that ignores `versionchange` holds an older version while
  *   the snapshot store has to be created): {@link get} rejects with {@link DatabaseBlockedError}
- *   after `blockedTimeoutMs`.
+ *   after `blockedTimeoutMs`;
+ * - an open that does not answer at all (Chromium can leave one waiting 25-120 s, e.g. queued
+ *   behind a `deleteDatabase` that an old connection does not give way to, with no `blocked`
+ *   event): {@link get} rejects with `DatabaseOpenTimeoutError` after `IDB_OPEN_WAIT_MS` (5 s),
+ *   or `blockedTimeoutMs` if that is longer. A connection that opens after either limit is
+ *   closed at once (not kept).
  *
  * The database is opened at its current version; only when the snapshot store is missing (a new
  * database, or one another script created) is it reopened at the next version to create the
@@ -97,7 +102,8 @@ export class SnapshotDatabase {
         })
         .catch(() => undefined); // a failed open: reported by the call that awaited it
     };
-    const opened = openDatabase(this.name, version, {
+    const waitMs = Math.max(IDB_OPEN_WAIT_MS, this.blockedTimeoutMs);
+    const opened = openDatabase(this.name, version, waitMs, {
       upgrade(upgrading) {
         if (!upgrading.objectStoreNames.contains(SNAPSHOT_STORE)) {
           upgrading.createObjectStore(SNAPSHOT_STORE);
