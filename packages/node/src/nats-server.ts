@@ -293,6 +293,8 @@ async function startOnce(options: StartNatsServerOptions): Promise<NatsServer> {
     if (serverPid !== undefined) {
       try {
         process.kill(serverPid, signal);
+        // A server frozen by kill("SIGSTOP") only acts on the signal once resumed.
+        if (signal !== "SIGKILL") process.kill(serverPid, "SIGCONT");
       } catch {
         // already gone
       }

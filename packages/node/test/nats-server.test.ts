@@ -125,6 +125,19 @@ describe("startNatsServer", () => {
     holder.close();
   });
 
+  it("stop() and restart() end a server frozen by kill('SIGSTOP') with SIGTERM, not the SIGKILL fallback", async () => {
+    const s = await startNatsServer();
+    const exits: NatsServerExit[] = [];
+    s.onExit((e) => exits.push(e));
+    await s.kill("SIGSTOP");
+    await s.restart();
+    await s.kill("SIGSTOP");
+    await s.stop();
+    // Before, the pending SIGTERM never ran and the 10 s fallback SIGKILLed the server each time.
+    expect(exits.map((e) => e.signal === "SIGKILL")).toEqual([false, false]);
+    expect(exits.every((e) => e.expected)).toBe(true);
+  });
+
   it("onExit tells a server that died on its own from one that was stopped", async () => {
     const s = await startNatsServer();
     const exits: NatsServerExit[] = [];
