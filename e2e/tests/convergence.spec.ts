@@ -9,11 +9,11 @@ import {
 } from "../support/board.js";
 
 test("three browsers and a Node client editing at once converge to one state", async ({
-  browser,
   natsServer,
   openNodeSynchronizer,
+  newContext,
 }) => {
-  const contexts = await Promise.all([1, 2, 3].map(() => browser.newContext()));
+  const contexts = await Promise.all([1, 2, 3].map(() => newContext()));
   const pages = await Promise.all(contexts.map((c) => openBoardPage(c, natsServer)));
   const node = await openNodeSynchronizer({ stream: boardStream(), model: boardModel });
   await node.update("addCard", { id: "shared", listId: "todo", title: "Everybody moves me" });
@@ -72,8 +72,8 @@ test("three browsers and a Node client editing at once converge to one state", a
   await Promise.all(contexts.map((c) => c.close()));
 });
 
-test("edits made through the UI reach the other windows", async ({ browser, natsServer }) => {
-  const [a, b] = await Promise.all([browser.newContext(), browser.newContext()]);
+test("edits made through the UI reach the other windows", async ({ natsServer, newContext }) => {
+  const [a, b] = await Promise.all([newContext(), newContext()]);
   const [pageA, pageB] = await Promise.all([
     openBoardPage(a, natsServer),
     openBoardPage(b, natsServer),

@@ -7,11 +7,11 @@ import { allLive, cardIds, openTab, settleStarted, startCards } from "../support
 // once, survive a reload, and are committed in order, exactly once, when the connection returns.
 
 test("offline edits in two tabs and a reload while offline are each committed once, beside a Node writer that kept editing", async ({
-  browser,
   natsServer,
   openNodeSynchronizer,
+  newContext,
 }) => {
-  const profile = await browser.newContext();
+  const profile = await newContext();
   const network = await cutWebSockets(profile);
   const tabs = [await openTab(profile, natsServer), await openTab(profile, natsServer)];
   await allLive(tabs);
@@ -103,11 +103,11 @@ test("offline edits in two tabs and a reload while offline are each committed on
 });
 
 test("the optimistic view never drops a pending edit while the tab reconnects and catches up", async ({
-  browser,
   natsServer,
   openNodeSynchronizer,
+  newContext,
 }) => {
-  const profile = await browser.newContext();
+  const profile = await newContext();
   const network = await cutWebSockets(profile);
   const [tab] = [await openTab(profile, natsServer)];
   await allLive([tab!]);
@@ -146,11 +146,11 @@ test("the optimistic view never drops a pending edit while the tab reconnects an
 });
 
 test("a page closed between an append and the removal of its queued update: reopened, the update is counted once", async ({
-  browser,
   natsServer,
   openNodeSynchronizer,
+  newContext,
 }) => {
-  const profile = await browser.newContext();
+  const profile = await newContext();
   const first = await openTab(profile, natsServer);
   await allLive([first]);
   const node = await openNodeSynchronizer({ stream: boardStream(), model: boardModel });
@@ -172,11 +172,11 @@ test("a page closed between an append and the removal of its queued update: reop
 });
 
 test("a tab that dies with edits queued leaves them to the leading tab, which pushes them", async ({
-  browser,
   natsServer,
   openNodeSynchronizer,
+  newContext,
 }) => {
-  const profile = await browser.newContext();
+  const profile = await newContext();
   const network = await cutWebSockets(profile);
   const leader = await openTab(profile, natsServer);
   await allLive([leader]);
@@ -201,11 +201,11 @@ test("a tab that dies with edits queued leaves them to the leading tab, which pu
 });
 
 test("an offline edit refused when it is sent says why, and the notice goes once a later edit commits", async ({
-  browser,
   natsServer,
   openNodeSynchronizer,
+  newContext,
 }) => {
-  const profile = await browser.newContext();
+  const profile = await newContext();
   const network = await cutWebSockets(profile);
   const tab = await openTab(profile, natsServer);
   await allLive([tab]);
@@ -238,11 +238,11 @@ test("an offline edit refused when it is sent says why, and the notice goes once
 // reopened while still offline showed its own slot's edits only: the leading tab's drain held
 // the other slot while it waited for the server, so its edits showed nowhere.
 test("a tab reopened offline after every tab closed shows the edits of all their queues", async ({
-  browser,
   natsServer,
   openNodeSynchronizer,
+  newContext,
 }) => {
-  const profile = await browser.newContext();
+  const profile = await newContext();
   const network = await cutWebSockets(profile);
   const first = await openTab(profile, natsServer);
   await allLive([first]);

@@ -8,11 +8,11 @@ import {
 } from "../support/board.js";
 
 test("a reloaded page shows its stored board before the server answers, then fetches only the tail", async ({
-  browser,
   natsServer,
   openNodeSynchronizer,
+  newContext,
 }) => {
-  const context = await browser.newContext();
+  const context = await newContext();
   const tab = await openBoardPage(context, natsServer);
   const node = await openNodeSynchronizer({ stream: boardStream(), model: boardModel });
 

@@ -2,11 +2,11 @@ import { expect, test, waitForConvergence } from "@statesync/playwright";
 import { boardModel, boardStream, openBoardPage, pageCommand } from "../support/board.js";
 
 test("clients go offline when the server stops, then reconnect and lose no committed update", async ({
-  browser,
   natsServer,
   openNodeSynchronizer,
+  newContext,
 }) => {
-  const contexts = await Promise.all([browser.newContext(), browser.newContext()]);
+  const contexts = await Promise.all([newContext(), newContext()]);
   const pages = await Promise.all(contexts.map((c) => openBoardPage(c, natsServer)));
   const node = await openNodeSynchronizer({ stream: boardStream(), model: boardModel });
 

@@ -9,13 +9,13 @@ import {
 import { allLive, openTab } from "../support/tabs.js";
 
 test("two tabs of one profile share one connection, and the leader's snapshot restores both", async ({
-  browser,
   natsServer,
   openNodeSynchronizer,
+  newContext,
 }) => {
   // docs/offline.md, "Tabs": one tab leads (holds the WebSocket, writes the snapshot), the other
   // reaches the server through it; each is a full replica of the board.
-  const profile = await browser.newContext();
+  const profile = await newContext();
   const tabs = [await openTab(profile, natsServer), await openTab(profile, natsServer)];
   await allLive(tabs);
   const node = await openNodeSynchronizer({ stream: boardStream(), model: boardModel });
@@ -55,11 +55,11 @@ test("two tabs of one profile share one connection, and the leader's snapshot re
 });
 
 test("a browser out of storage quota keeps editing in memory and says so once", async ({
-  browser,
   natsServer,
   baseURL,
+  newContext,
 }) => {
-  const context = await browser.newContext();
+  const context = await newContext();
   const page = await context.newPage();
   // A real QuotaExceededError: shrink the origin's quota before it ever used IndexedDB.
   const devtools = await context.newCDPSession(page);
@@ -72,7 +72,7 @@ test("a browser out of storage quota keeps editing in memory and says so once", 
     if (m.type() === "warning" && m.text().includes("SnapshotStoreWarning"))
       warnings.push(m.text());
   });
-  const other = await openBoardPage(await browser.newContext(), natsServer);
+  const other = await openBoardPage(await newContext(), natsServer);
   await page.goto(`/?server=${encodeURIComponent(natsServer.wsUrl)}&board=main`);
   await expect(page.getByTestId("status")).toHaveText("live");
   let last = 0;

@@ -38,10 +38,10 @@ async function openPage(page: Page, path: string): Promise<void> {
 }
 
 test("a page that updated and idled restores its latest revision after a reload with the server stopped", async ({
-  browser,
   natsServer,
+  newContext,
 }) => {
-  const context = await browser.newContext();
+  const context = await newContext();
   const stream = newStream();
   const path = pages.url(natsServer.wsUrl, stream);
   const page = await context.newPage();
@@ -63,10 +63,10 @@ test("a page that updated and idled restores its latest revision after a reload 
 
 for (const how of ["reload", "navigate away", "close the tab"] as const) {
   test(`a page left (${how}) right after 50 awaited updates restores a recent revision`, async ({
-    browser,
     natsServer,
+    newContext,
   }) => {
-    const context = await browser.newContext();
+    const context = await newContext();
     const stream = newStream();
     const key = jetStreamSnapshotKey({ stream });
     const path = pages.url(natsServer.wsUrl, stream);

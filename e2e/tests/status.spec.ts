@@ -2,12 +2,12 @@ import { expect, test, waitForConvergence } from "@statesync/playwright";
 import { boardModel, boardPath, boardStream, openBoardPage } from "../support/board.js";
 
 test("a page opened while the server is down says offline, and its edit goes through once the server is back", async ({
-  browser,
   natsServer,
   openNodeSynchronizer,
+  newContext,
 }) => {
   // The board exists, and the profile has a snapshot of it.
-  const context = await browser.newContext();
+  const context = await newContext();
   const page = await openBoardPage(context, natsServer);
   await natsServer.kill("SIGTERM");
 
@@ -51,11 +51,11 @@ test("a page opened while the server is down says offline, and its edit goes thr
 // found dead only after 20-30 s (README); meanwhile the board said "Sending 1 edit…" as if all
 // were well. It now says how long the server has not answered.
 test("a frozen server: the board says how long the server has not answered, then sends once it does", async ({
-  browser,
   natsServer,
   openNodeSynchronizer,
+  newContext,
 }) => {
-  const context = await browser.newContext();
+  const context = await newContext();
   const page = await openBoardPage(context, natsServer);
   await expect(page.getByTestId("status")).toHaveText("live");
   await natsServer.kill("SIGSTOP");

@@ -15,11 +15,11 @@ import {
 // WebSocket, the others reach the server through it over a BroadcastChannel.
 
 test("one tab holds the connection; an edit in the other shows in both and reaches Node", async ({
-  browser,
   natsServer,
   openNodeSynchronizer,
+  newContext,
 }) => {
-  const profile = await browser.newContext();
+  const profile = await newContext();
   const first = await openTab(profile, natsServer);
   await allLive([first]);
   const second = await openTab(profile, natsServer);
@@ -37,10 +37,10 @@ test("one tab holds the connection; an edit in the other shows in both and reach
 });
 
 test("two tabs opening at once both come up, with one connection between them", async ({
-  browser,
   natsServer,
+  newContext,
 }) => {
-  const profile = await browser.newContext();
+  const profile = await newContext();
   const tabs = await Promise.all([openTab(profile, natsServer), openTab(profile, natsServer)]);
   await allLive(tabs);
   expect(tabs.filter((t) => t.sockets() > 0)).toHaveLength(1);
@@ -48,11 +48,11 @@ test("two tabs opening at once both come up, with one connection between them", 
 });
 
 test("the leading tab closed while edits are on their way: the other takes over, each edit (the leader's queued ones too) lands once", async ({
-  browser,
   natsServer,
   openNodeSynchronizer,
+  newContext,
 }) => {
-  const profile = await browser.newContext();
+  const profile = await newContext();
   const leader = await openTab(profile, natsServer);
   await allLive([leader]);
   const follower = await openTab(profile, natsServer);
@@ -78,8 +78,8 @@ test("the leading tab closed while edits are on their way: the other takes over,
   await profile.close();
 });
 
-test("a reloading tab comes up again, as the leader or not", async ({ browser, natsServer }) => {
-  const profile = await browser.newContext();
+test("a reloading tab comes up again, as the leader or not", async ({ natsServer, newContext }) => {
+  const profile = await newContext();
   const tabs = [await openTab(profile, natsServer), await openTab(profile, natsServer)];
   await allLive(tabs);
   for (const tab of tabs) {
@@ -93,10 +93,10 @@ test("a reloading tab comes up again, as the leader or not", async ({ browser, n
 });
 
 test("without Web Locks every tab is its own replica, with its own connection", async ({
-  browser,
   natsServer,
+  newContext,
 }) => {
-  const profile = await browser.newContext();
+  const profile = await newContext();
   await profile.addInitScript(() => {
     Object.defineProperty(Navigator.prototype, "locks", { get: () => undefined });
   });
@@ -110,11 +110,11 @@ test("without Web Locks every tab is its own replica, with its own connection", 
 });
 
 test("a frozen leading tab is replaced; thawed, it steps down and every edit lands once", async ({
-  browser,
   natsServer,
   openNodeSynchronizer,
+  newContext,
 }) => {
-  const profile = await browser.newContext();
+  const profile = await newContext();
   const leader = await openTab(profile, natsServer);
   await allLive([leader]);
   const follower = await openTab(profile, natsServer);
@@ -173,10 +173,10 @@ async function holdPendingDatabase(): Promise<void> {
 // Found by a fresh-eyes trial (stop 25): a tab showed the edits of the other tabs of its browser
 // before the server had them, but neither marked nor counted them: its line counted its own only.
 test("a tab marks and counts the other tabs' edits not sent yet", async ({
-  browser,
   natsServer,
+  newContext,
 }) => {
-  const profile = await browser.newContext();
+  const profile = await newContext();
   const leader = await openTab(profile, natsServer);
   await allLive([leader]);
   const follower = await openTab(profile, natsServer);
@@ -207,11 +207,11 @@ test("a tab marks and counts the other tabs' edits not sent yet", async ({
 // tab's pending card was refused, unseen, and an older rename won. The slots drain together now,
 // in the order the edits were made.
 test("the queues of two tabs closed offline commit in the order their edits were made", async ({
-  browser,
   natsServer,
   openNodeSynchronizer,
+  newContext,
 }) => {
-  const profile = await browser.newContext();
+  const profile = await newContext();
   const network = await cutWebSockets(profile);
   const leader = await openTab(profile, natsServer);
   await allLive([leader]);

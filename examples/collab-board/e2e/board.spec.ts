@@ -3,12 +3,12 @@ import { boardModel } from "../src/board-model.js";
 
 // Two browser windows and a Node process share one board on a throwaway nats-server.
 test("a card added in one window shows up in the other and in Node", async ({
-  browser,
+  newPage,
   natsServer,
   openNodeSynchronizer,
 }) => {
   const url = `/?server=${encodeURIComponent(natsServer.wsUrl)}&board=demo`;
-  const [alice, bob] = await Promise.all([browser.newPage(), browser.newPage()]);
+  const [alice, bob] = await Promise.all([newPage(), newPage()]);
   await Promise.all([alice.goto(url), bob.goto(url)]);
   const node = await openNodeSynchronizer({ stream: "board_demo", model: boardModel });
 

@@ -1,4 +1,14 @@
-import { test as base, type Fixtures } from "@playwright/test";
+import {
+  test as base,
+  type BrowserContext,
+  type BrowserContextOptions,
+  type Fixtures,
+  type Page,
+  type PlaywrightTestArgs,
+  type PlaywrightTestOptions,
+  type PlaywrightWorkerArgs,
+  type PlaywrightWorkerOptions,
+} from "@playwright/test";
 import {
   openSynchronizer,
   startNatsServer,
@@ -28,6 +38,21 @@ export interface StatesyncFixtures {
    * snapshots unless given) and closes it after the test.
    */
   openNodeSynchronizer: OpenNodeSynchronizer;
+  /**
+   * Opens a browser context (a browser profile of its own: its own IndexedDB, BroadcastChannel
+   * and Web Locks, so its pages are tabs of one profile and share one connection) with
+   * `browser.newContext(options)` (the test runner applies the config's `use` options, `baseURL`
+   * and the rest, under them), and closes it after the test, however the test ended. Contexts
+   * opened with `browser.newContext()` are not closed by Playwright: their apps stay open and
+   * keep reconnecting into later tests (a trial: a later test's failure screenshot showed an
+   * earlier test's page).
+   */
+  newContext: (options?: BrowserContextOptions) => Promise<BrowserContext>;
+  /**
+   * Opens a page in a context of its own (another profile, as `browser.newPage()`: pages opened
+   * so are separate users, not tabs of one), closed after the test (see {@link newContext}).
+   */
+  newPage: (options?: BrowserContextOptions) => Promise<Page>;
 }
 
 /**
@@ -35,7 +60,12 @@ export interface StatesyncFixtures {
  * (or use the ready-made {@link test}). Each test gets its own server, so tests that stop or
  * restart it do not disturb others; starting one takes a fraction of a second.
  */
-export const statesyncFixtures: Fixtures<StatesyncFixtures> = {
+export const statesyncFixtures: Fixtures<
+  StatesyncFixtures,
+  object,
+  PlaywrightTestArgs & PlaywrightTestOptions,
+  PlaywrightWorkerArgs & PlaywrightWorkerOptions
+> = {
   natsServerOptions: [{}, { option: true }],
   natsServer: async ({ natsServerOptions }, use) => {
     const server = await startNatsServer(natsServerOptions);
@@ -61,6 +91,21 @@ export const statesyncFixtures: Fixtures<StatesyncFixtures> = {
     } finally {
       await Promise.all(opened.map((s) => s.close().catch(() => undefined)));
     }
+  },
+  newContext: async ({ browser }, use) => {
+    const opened: BrowserContext[] = [];
+    try {
+      await use(async (options) => {
+        const context = await browser.newContext(options);
+        opened.push(context);
+        return context;
+      });
+    } finally {
+      await Promise.all(opened.map((c) => c.close().catch(() => undefined)));
+    }
+  },
+  newPage: async ({ newContext }, use) => {
+    await use(async (options) => (await newContext(options)).newPage());
   },
 };
 
