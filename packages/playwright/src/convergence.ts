@@ -5,7 +5,8 @@ import { z } from "zod/v4";
 
 /**
  * A replica a test can read: a Node `StateSynchronizer`, a page whose app called
- * `exposeSynchronizer(sync)` (name `"default"`), or `{ page, name }` for another name.
+ * `exposeSynchronizer(sync)` (name `"default"`), or `{ page, name }` for a replica the page's
+ * app exposed as `exposeSynchronizer(sync, name)` (`name` is that registry name, not a label).
  */
 export type SyncClient = StateSynchronizer<any, any> | Page | { page: Page; name: string };
 
@@ -15,9 +16,15 @@ function isPage(client: unknown): client is Page {
 
 /**
  * The probe of a client (revision, status, `stateHash` of the state, stats), or undefined while
- * a page has not exposed its replica yet (still loading, or reloading).
+ * a page has not exposed its replica yet (still loading, or reloading). A `client` of another
+ * kind rejects with `StateSyncError` `VALIDATION`.
  */
 export async function probe(client: SyncClient): Promise<SyncProbe | undefined> {
+  check(clientSchema, client, "probe", "client");
+  return probeClient(client);
+}
+
+async function probeClient(client: SyncClient): Promise<SyncProbe | undefined> {
   if (!isPage(client) && !("page" in client)) return probeSynchronizer(client);
   const page = isPage(client) ? client : client.page;
   const name = isPage(client) ? "default" : client.name;
@@ -66,23 +73,25 @@ const isClient = (c: unknown): boolean => {
   return typeof o.revision === "number" && "state" in o && "clientId" in o;
 };
 
+const clientSchema = z.custom<SyncClient>(
+  isClient,
+  "a client must be a StateSynchronizer, a Page or { page, name }",
+);
+
 const clientsSchema = z
-  .array(
-    z.custom<SyncClient>(
-      isClient,
-      "each client must be a StateSynchronizer, a Page or { page, name }",
-    ),
-  )
+  .array(clientSchema)
   .min(1, "give at least one client (there is nothing to converge on in an empty list)");
 
-/** `schema`'s parse of `value`, or `VALIDATION` naming `what` and zod's account of it. */
-function check<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
+/** `schema`'s parse of `value`, or `VALIDATION` naming `fn`, `what` and zod's account of it. */
+function check<T>(schema: z.ZodType<T>, value: unknown, fn: string, what: string): T {
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
   throw new StateSyncError(
     "VALIDATION",
-    `invalid waitForConvergence ${what}: ${z.prettifyError(parsed.error)}`,
-    { cause: parsed.error },
+    `invalid ${fn} ${what}: ${z.prettifyError(parsed.error)}`,
+    {
+      cause: parsed.error,
+    },
   );
 }
 
@@ -108,35 +117,58 @@ export async function waitForConvergence(
   clients: readonly SyncClient[],
   options?: ConvergenceOptions,
 ): Promise<Converged> {
-  check(clientsSchema, clients, "clients");
-  options = check(optionsSchema, options, "options") ?? {};
+  check(clientsSchema, clients, "waitForConvergence", "clients");
+  options = check(optionsSchema, options, "waitForConvergence", "options") ?? {};
   const timeoutMs = options.timeoutMs ?? 15_000;
   const deadline = Date.now() + timeoutMs;
   let last: Array<SyncProbe | undefined> = [];
   for (;;) {
-    last = await Promise.all(clients.map((c) => probe(c)));
+    last = await Promise.all(clients.map((c) => probeClient(c)));
     const first = last[0];
     if (first && last.every((p) => p && p.revision === first.revision)) {
       if (last.some((p) => p!.hash !== first.hash)) {
-        throw new Error(`replicas diverged at revision ${first.revision}:\n${describe(last)}`);
+        const why = `replicas diverged at revision ${first.revision}`;
+        throw new Error(`${why}:\n${describe(clients, last)}`);
       }
       if (first.revision >= (options.atLeast ?? 0)) {
         return { revision: first.revision, hash: first.hash };
       }
     }
     if (Date.now() > deadline) {
-      throw new Error(`replicas did not converge within ${timeoutMs} ms:\n${describe(last)}`);
+      const why = `replicas did not converge within ${timeoutMs} ms`;
+      throw new Error(`${why}:\n${describe(clients, last)}`);
     }
     await new Promise((r) => setTimeout(r, options.intervalMs ?? 50));
   }
 }
 
-function describe(probes: Array<SyncProbe | undefined>): string {
+/**
+ * One line per client: which one it is (a Node replica, or a page's URL and exposed name, so a
+ * stuck one is found without counting), then its probe, or why there is none.
+ */
+function describe(
+  clients: readonly SyncClient[],
+  probes: ReadonlyArray<SyncProbe | undefined>,
+): string {
   return probes
-    .map((p, i) =>
-      p
-        ? `  #${i} ${p.clientId}: revision ${p.revision}, ${p.status}, ${p.hash.slice(0, 12)}`
-        : `  #${i}: not exposed`,
-    )
+    .map((p, i) => {
+      const c = clients[i]!;
+      const page = isPage(c) ? c : "page" in c ? c.page : undefined;
+      const name = isPage(c) ? "default" : "page" in c ? c.name : undefined;
+      const what = page ? `page ${safeUrl(page)} (exposed as "${name}")` : "Node replica";
+      if (!p) {
+        const why = `not exposed: the page has not called exposeSynchronizer(sync${name === "default" ? "" : `, "${name}"`}) (yet)`;
+        return `  #${i} ${what}: ${why}`;
+      }
+      return `  #${i} ${what} ${p.clientId}: revision ${p.revision}, ${p.status}, ${p.hash.slice(0, 12)}`;
+    })
     .join("\n");
+}
+
+function safeUrl(page: Page): string {
+  try {
+    return page.isClosed() ? "(closed)" : page.url();
+  } catch {
+    return "(unknown)";
+  }
 }

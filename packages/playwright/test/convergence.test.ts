@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { isStateSyncError, type StateSynchronizer } from "@statesync/core";
-import { waitForConvergence, type SyncClient } from "@statesync/playwright";
+import { probe, waitForConvergence, type SyncClient } from "@statesync/playwright";
 
 /**
  * `waitForConvergence`'s arguments are checked (zod) before it polls. Before, `[]` waited out
@@ -92,5 +92,29 @@ describe("waitForConvergence: good arguments", () => {
     const error = await refusal([replica("a", 1), replica("b", 2)], { timeoutMs: 100 }, 2_000);
     expect(isStateSyncError(error)).toBe(false);
     expect((error as Error).message).toMatch(/^replicas did not converge within 100 ms:/);
+    // Each line says which client it is (before: only "#0", "#1").
+    expect((error as Error).message).toContain("#0 Node replica a: revision 1");
+    expect((error as Error).message).toContain("#1 Node replica b: revision 2");
+  });
+});
+
+describe("probe: its argument is checked as waitForConvergence's clients are", () => {
+  // Before: probe(null) and probe("x") threw a bare TypeError, probe({}) "not a JSON value".
+  it.each([
+    ["null", null],
+    ["a string", "x"],
+    ["an empty object", {}],
+    ["{ page } without a page", { page: {}, name: "alice" }],
+  ])("%s is VALIDATION", async (_, client) => {
+    const error = await probe(client as SyncClient).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(isStateSyncError(error, "VALIDATION"), String(error)).toBe(true);
+    expect((error as Error).message).toMatch(/^invalid probe client: /);
+  });
+
+  it("a replica is probed", async () => {
+    await expect(probe(replica("a", 7))).resolves.toMatchObject({ clientId: "a", revision: 7 });
   });
 });
