@@ -108,7 +108,15 @@ function fakeStream(o: {
           h === "Nats-Sequence" ? String(revision) : h === "Nats-Last-Sequence" ? String(last) : "",
       } as never,
     });
-  return { session, source, republish, reads, asked };
+  /** A message on the republish subject with these header values, as anyone may publish it. */
+  const publishRaw = (seq: string, last: string) =>
+    deliver!({
+      data: enc.encode("forged"),
+      headers: {
+        get: (h: string) => (h === "Nats-Sequence" ? seq : h === "Nats-Last-Sequence" ? last : ""),
+      } as never,
+    });
+  return { session, source, republish, publishRaw, reads, asked };
 }
 
 const entry = (revision: number): LogEntry => ({ revision, data: enc.encode(`e${revision}`) });
@@ -232,5 +240,39 @@ describe("a fan-out follower and a stream deleted and created again", () => {
     await follower.stop();
     expect(got).toEqual([]);
     expect((errors[0] as StateSyncError).code).toBe("LOG_REPLACED");
+  });
+});
+
+describe("a fan-out follower and header values no server sends", () => {
+  it("drops a message whose sequences are not whole numbers, and follows on", async () => {
+    // A trial: `Nats-Sequence: 3.5` (or `Infinity`) published on the republish subject was handed
+    // on as revision 3.5, and every fan-out replica stalled TRUNCATED for good, writers included.
+    const stored = new Map<number, LogEntry | "skipped">();
+    for (let r = 1; r <= 3; r++) stored.set(r, entry(r));
+    const fake = fakeStream({ contiguous: true, stored, latest: [3] });
+    const got: number[] = [];
+    const follower = new FanoutFollower(
+      fake.source,
+      fake.session,
+      4,
+      { onEntry: (e) => got.push(e.revision) },
+      deps,
+    );
+    await until(() => fake.asked.latest > 0);
+    for (const [seq, last] of [
+      ["3.5", "3"],
+      ["Infinity", "3"],
+      ["4", "3.5"],
+      ["4", "NaN"],
+      ["4", "-1"],
+      ["1e300", "3"],
+    ]) {
+      fake.publishRaw(seq!, last!);
+    }
+    stored.set(4, entry(4));
+    fake.republish(4, 3);
+    await until(() => got.includes(4));
+    await follower.stop();
+    expect(got).toEqual([4]);
   });
 });

@@ -210,8 +210,10 @@ export class FanoutFollower implements LogFollower {
     this.catchUpWithReceiver();
     const h = msg.headers;
     const seq = Number(h?.get("Nats-Sequence"));
-    if (!(seq > 0)) return; // not a republished entry
-    const last = Number(h!.get("Nats-Last-Sequence"));
+    const last = Number(h?.get("Nats-Last-Sequence"));
+    // Not a republished entry (the server sends stream sequences): dropped like a lost one. A
+    // fractional or infinite one, taken as a revision, stalled every fan-out replica `TRUNCATED`.
+    if (!(Number.isSafeInteger(seq) && seq > 0 && Number.isSafeInteger(last) && last >= 0)) return;
     // Invariant 5: does it continue the chain of messages heard (or, the first, the revision)?
     const prev = this.heardSeq;
     this.heardSeq = seq;
