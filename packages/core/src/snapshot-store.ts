@@ -2,6 +2,7 @@ import { z } from "zod/v4";
 import { MAX_STATE_DEPTH } from "./entry-limits.js";
 import { StateSyncError } from "./errors.js";
 import { findJsonProblemWithDepth } from "./json.js";
+import { MAX_ORIGINS } from "./pending/origins.js";
 import { jsonNestingFault, jsonNestingFaultInSlices, type JsonNestingFault } from "./nesting.js";
 
 /**
@@ -44,10 +45,17 @@ export const snapshotRecordSchema = z.object({
   model: z.string().min(1),
   modelVersion: z.number().int().nonnegative(),
   switchedFrom: z.number().int().nonnegative().optional(),
+  // As snapshot entries carry it (entry.ts): a table no entry may hold (more rows, other ids) made
+  // every compaction and switch of the replica that loaded it fail VALIDATION, for good.
   origins: z
     .array(
-      z.tuple([z.string().min(1), z.number().int().positive(), z.number().int().nonnegative()]),
+      z.tuple([
+        z.string().regex(/^[!-~]{1,64}$/),
+        z.number().int().positive(),
+        z.number().int().nonnegative(),
+      ]),
     )
+    .max(MAX_ORIGINS)
     .optional(),
   savedAt: z.number(),
 });

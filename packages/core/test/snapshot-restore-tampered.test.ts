@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { MemoryLog, MemorySnapshotStore, type SnapshotRecord } from "@statesync/core";
+import {
+  MemoryLog,
+  MemorySnapshotStore,
+  snapshotRecordSchema,
+  StateSyncError,
+  type SnapshotRecord,
+} from "@statesync/core";
 import { openNest } from "./deep-models.js";
 
 /**
@@ -67,6 +73,63 @@ describe("a hand-edited local snapshot", () => {
     expect(b.errors.map((e) => e.code)).toEqual(["CORRUPT_SNAPSHOT"]);
     expect(b.stats.snapshotsRestored).toBe(0);
     expect(b.state).toEqual({ tree: [], blob: "", n: 1 });
+    await b.close();
+  });
+});
+
+describe("a hand-edited local snapshot's table of applied origins", () => {
+  /** Loads `text` as a store loads its stored text: JSON, then `snapshotRecordSchema`. */
+  class TextStore extends MemorySnapshotStore {
+    text: string | undefined;
+    override async load(key: string): Promise<SnapshotRecord | undefined> {
+      const record = await super.load(key);
+      if (record === undefined || this.text === undefined) return record;
+      const parsed = snapshotRecordSchema.safeParse(JSON.parse(this.text));
+      if (!parsed.success) {
+        throw new StateSyncError("CORRUPT_SNAPSHOT", `snapshot ${key} has an invalid shape`);
+      }
+      return parsed.data as SnapshotRecord;
+    }
+  }
+
+  const rowsOf = (n: number, id = (i: number) => `o${i}`) =>
+    Array.from({ length: n }, (_, i) => [id(i), 1, 1]);
+
+  it.each([
+    ["2,001 rows (entries carry at most 2,000)", rowsOf(2001)],
+    ["an origin id with a space", [["has space", 1, 1]]],
+    ["an origin id of 65 characters", [["x".repeat(65), 1, 1]]],
+  ])("with %s is CORRUPT_SNAPSHOT, and the replica compacts", async (_name, origins) => {
+    // A trial: such a table was loaded, and every compaction (and switch) of that replica then
+    // failed VALIDATION "the snapshot entry cannot be stored", for as long as it kept the table.
+    const log = new MemoryLog();
+    const store = new TextStore();
+    const a = await openNest(log, { snapshots: store });
+    await a.update("bump", {});
+    await a.saveSnapshot();
+    await a.close();
+    const saved = (await store.load("nest"))!;
+    store.text = JSON.stringify({ ...saved, origins });
+    const b = await openNest(log, { snapshots: store });
+    expect(b.errors.map((e) => e.code)).toEqual(["CORRUPT_SNAPSHOT"]);
+    expect(b.stats.snapshotsRestored).toBe(0);
+    expect(b.state).toEqual({ tree: [], blob: "", n: 1 });
+    await expect(b.compact()).resolves.toBeDefined();
+    await b.close();
+  });
+
+  it("of 2,000 rows of valid ids is restored", async () => {
+    const log = new MemoryLog();
+    const store = new TextStore();
+    const a = await openNest(log, { snapshots: store });
+    await a.update("bump", {});
+    await a.saveSnapshot();
+    await a.close();
+    const saved = (await store.load("nest"))!;
+    store.text = JSON.stringify({ ...saved, origins: rowsOf(2000) });
+    const b = await openNest(log, { snapshots: store });
+    expect(b.errors).toEqual([]);
+    expect(b.stats.snapshotsRestored).toBe(1);
     await b.close();
   });
 });
