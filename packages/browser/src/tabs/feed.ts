@@ -10,9 +10,19 @@ export type RangeRead = (from: number, to: number) => AsyncIterable<LogEntry>;
  * contiguous log; in another, an entry whose `prev` is before it) makes that follower read the
  * range in between first. An entry it cannot place even then is dropped (the replica's own
  * catch-up fills the gap later); a read that fails is tried again after a while.
+ *
+ * A follower that starts behind what the source already passed (its head: the last entry
+ * pushed, or the one before where the source started) first reads up to it: what was pushed
+ * before it subscribed reached no one, and the source does not send it again. Before, a replica
+ * whose follow began just after the leading tab's follower had delivered the next entry, or
+ * after that follower started past it (both start around an opening, and a server restart lined
+ * them up), waited for a later entry that might never come: `live` at an old revision for good
+ * (a trial: pages stuck after a nats-server restart).
  */
 export class EntryFeed {
   private readonly subscribers = new Set<Subscriber>();
+  /** The highest revision the source delivered, or is past by where it started (0: none). */
+  private sourceHead = 0;
 
   constructor(
     private readonly contiguous: boolean,
@@ -21,7 +31,19 @@ export class EntryFeed {
 
   /** One entry, and the revision of the one its source delivered before it (if it knows it). */
   push(entry: LogEntry, prev: number | undefined): void {
+    this.sourceHead = Math.max(this.sourceHead, entry.revision);
     for (const s of this.subscribers) s.offer(entry, prev);
+  }
+
+  /**
+   * The source follows from `fromRevision` on: it will never push anything before it, so a
+   * follower behind it reads up to it first, one that subscribed while the source was starting
+   * too (the leading tab's follower starts at the log's latest revision + 1 when no one followed
+   * as it asked for that revision).
+   */
+  sourceStarts(fromRevision: number): void {
+    this.sourceHead = Math.max(this.sourceHead, fromRevision - 1);
+    for (const s of this.subscribers) if (s.next <= this.sourceHead) s.catchUp(this.sourceHead);
   }
 
   /** The highest revision any follower has been given (0: none). */
@@ -35,6 +57,7 @@ export class EntryFeed {
   follow(fromRevision: number, handler: LogFollowHandler): LogFollower {
     const s = new Subscriber(fromRevision, handler, this.contiguous, this.read);
     this.subscribers.add(s);
+    if (this.sourceHead >= s.next) s.catchUp(this.sourceHead);
     return {
       stop: async () => {
         s.stopped = true;
@@ -47,7 +70,8 @@ export class EntryFeed {
 class Subscriber {
   stopped = false;
   private busy = false;
-  private readonly queue: Array<[LogEntry, number | undefined]> = [];
+  /** Entries with the revision of the one before them, or a revision to read up to (a number). */
+  private readonly queue: Array<[LogEntry, number | undefined] | number> = [];
 
   constructor(
     public next: number,
@@ -62,6 +86,12 @@ class Subscriber {
     void this.drain();
   }
 
+  /** Reads up to `revision` (what the source passed before this follower subscribed). */
+  catchUp(revision: number): void {
+    this.queue.push(revision);
+    void this.drain();
+  }
+
   private deliver(entry: LogEntry): void {
     if (this.stopped || entry.revision < this.next) return;
     this.next = entry.revision + 1;
@@ -73,19 +103,21 @@ class Subscriber {
     this.busy = true;
     try {
       while (this.queue.length > 0 && !this.stopped) {
-        const [entry, prev] = this.queue[0]!;
-        const fits = this.contiguous
-          ? entry.revision === this.next
-          : prev !== undefined && prev < this.next;
-        if (entry.revision >= this.next && !fits) {
+        const item = this.queue[0]!;
+        const [entry, prev] = typeof item === "number" ? [undefined, undefined] : item;
+        const upTo = entry?.revision ?? (item as number);
+        const fits =
+          entry !== undefined &&
+          (this.contiguous ? upTo === this.next : prev !== undefined && prev < this.next);
+        if (upTo >= this.next && !fits) {
           try {
-            for await (const e of this.read(this.next, entry.revision)) this.deliver(e);
+            for await (const e of this.read(this.next, upTo)) this.deliver(e);
           } catch {
             setTimeout(() => void this.drain(), 500);
             return;
           }
           // Not reached (the source is ahead of what can be read): the replica catches up later.
-        } else {
+        } else if (entry) {
           this.deliver(entry);
         }
         this.queue.shift();

@@ -5,8 +5,9 @@ import { toWire } from "./protocol.js";
 /**
  * While a tab leads: sends every entry of its own log to this tab's followers (`feed`) and, by
  * `send`, to the other tabs, from where this tab stands, or from the log's latest revision when it
- * follows nothing yet (asked again every second while the log does not answer). Returns the
- * function that stops it (`TabLog` calls it when the lead ends).
+ * follows nothing yet (asked again every second while the log does not answer); the feed is told
+ * where it starts, so that this tab's followers behind it read up to it. Returns the function
+ * that stops it (`TabLog` calls it when the lead ends).
  */
 export function forwardLeadEntries(
   log: RevisionedLog,
@@ -25,6 +26,7 @@ export function forwardLeadEntries(
       }
     }
     if (stopped) return;
+    feed.sourceStarts(from);
     let prev: number | undefined;
     follower = log.follow(from, {
       onEntry: (entry) => {
