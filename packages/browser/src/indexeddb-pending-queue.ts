@@ -2,6 +2,7 @@ import {
   checkPendingRecord,
   checkPendingSeqs,
   DAMAGED_CONTENT_CHARS,
+  isPendingSeq,
   isStateSyncError,
   readPendingRecord,
   StateSyncError,
@@ -142,7 +143,9 @@ export class IdbQueue implements PendingQueue {
         const queue = (await tx.objectStore(QUEUES).get([this.key, this.owner])) as QueueRow;
         let high = queue?.highSeq ?? 0;
         for (const row of rows) {
-          high = Math.max(high, row.seq);
+          // A key that is no seq (above 2^52, 0, a fraction: edited storage) is damaged and not
+          // counted: no seq would be left after it (as the Node store's file names).
+          if (isPendingSeq(row.seq)) high = Math.max(high, row.seq);
           const read = readPendingRecord(row.record, row.seq);
           if ("record" in read) {
             records.push(read.record);
@@ -262,7 +265,7 @@ export class IdbQueue implements PendingQueue {
           let high = row.highSeq;
           if (seqs === undefined) {
             for (const k of (await records.getAllKeys(this.range())) as number[][]) {
-              high = Math.max(high, k[2]!);
+              if (isPendingSeq(k[2])) high = Math.max(high, k[2]);
             }
             await records.delete(this.range());
           } else {

@@ -129,3 +129,33 @@ it("goes on in memory, warning once, when its database is deleted under it (Clea
   await store.close();
   await dropDatabase(databaseName);
 });
+
+it("a stored record keyed by no seq (above 2^52, 0, a fraction) is damaged and not counted for nextSeq", async () => {
+  // A hostile-input trial (on the Node store's file names): a record filed under 2^53 - 1 was
+  // counted, and every later update failed (no seq was left). Keys are the same bound here.
+  const databaseName = uniqueDatabase("pending");
+  const store = new IndexedDbPendingStore({ databaseName });
+  const record = (seq: number) =>
+    ({ format: 1, seq, kind: "update", name: "add", args: {}, queuedAt: 1, mv: 1 }) as const;
+  const q = await store.open("k", "app");
+  await q.put(record(3));
+  await q.close();
+  const db = await openDB(databaseName);
+  for (const seq of [2 ** 53 - 1, 2 ** 52 + 1, 0, 2.5]) {
+    await db.put("records", { key: "k", owner: "app", seq, record: record(seq) });
+  }
+  db.close();
+  const q2 = await store.open("k", "app");
+  const loaded = await q2.load();
+  expect(loaded.records).toEqual([record(3)]);
+  expect(loaded.nextSeq).toBe(4);
+  expect(loaded.damaged?.map((d) => d.seq)).toEqual([0, 2.5, 2 ** 52 + 1, 2 ** 53 - 1]);
+  const again = await openDB(databaseName);
+  await again.put("records", { key: "k", owner: "app", seq: 2 ** 53 - 1, record: record(1) });
+  again.close();
+  await q2.clear();
+  expect(await q2.load()).toEqual({ records: [], nextSeq: 4 });
+  await q2.close();
+  await store.close();
+  await dropDatabase(databaseName);
+});

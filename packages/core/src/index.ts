@@ -38,6 +38,8 @@ export {
   readPendingRecord,
   checkPendingRecord,
   checkPendingSeqs,
+  isPendingSeq,
+  MAX_PENDING_SEQ,
   ownerSchema as pendingOwnerSchema,
   DAMAGED_CONTENT_CHARS,
   type DamagedPendingRecord,

@@ -15,6 +15,7 @@ import {
 import {
   checkPendingRecord,
   checkPendingSeqs,
+  isPendingSeq,
   pendingOwnerSchema,
   readPendingRecord,
   StateSyncError,
@@ -25,7 +26,11 @@ import {
   type PendingStore,
 } from "@statesync/core";
 
-const RECORD = /^(\d{1,16})\.pending\.json$/;
+/**
+ * Names of record files, and of files named like one (`load` moves those aside when the digits
+ * are no seq's, `recordName`).
+ */
+const RECORD = /^(\d+)\.pending\.json$/;
 /** What a damaged record's file is renamed to end with: kept for inspection, never loaded. */
 const DAMAGED = ".damaged";
 /** Record files `load` reads between two yields to the event loop. */
@@ -114,14 +119,13 @@ class FilePendingQueue implements PendingQueue {
   /**
    * A damaged record file is renamed `<seq>.pending.json.damaged` (kept for inspection, never
    * loaded again; `keptAs`) once `queue.json` holds its seq. One that cannot be moved stays and
-   * is handed back again by the next load.
+   * is handed back again by the next load. A file named like a record but not a record's name
+   * (its seq above 2^52, 0, not a safe integer, or not written as the store writes it) is
+   * damaged too, with no seq to count: moved aside at once, never counted for `nextSeq`.
    */
   async load(): Promise<PendingLoad> {
     this.check();
-    const seqs = (await readdir(this.folder))
-      .map((name) => Number(RECORD.exec(name)?.[1] ?? Number.NaN))
-      .filter((seq) => Number.isSafeInteger(seq) && seq > 0)
-      .sort((a, b) => a - b);
+    const { seqs, odd } = await this.list();
     const records: PendingRecord[] = [];
     const damaged: Array<{ seq: number; reason: string }> = [];
     for (let i = 0; i < seqs.length; i += READ_BATCH) {
@@ -138,8 +142,49 @@ class FilePendingQueue implements PendingQueue {
       }
     }
     const nextSeq = this.highSeq + 1;
-    if (damaged.length === 0) return { records, nextSeq };
-    return { records, nextSeq, damaged: await this.keepAside(damaged) };
+    if (damaged.length === 0 && odd.length === 0) return { records, nextSeq };
+    const [kept, oddKept] = await Promise.all([this.keepAside(damaged), this.oddAside(odd)]);
+    return { records, nextSeq, damaged: [...kept, ...oddKept].sort((a, b) => a.seq - b.seq) };
+  }
+
+  /**
+   * The record files in the folder: the seqs of those named as `pathOf` names them (ascending),
+   * and the other names {@link RECORD} matches (`odd`).
+   */
+  private async list(): Promise<{ seqs: number[]; odd: string[] }> {
+    const seqs: number[] = [];
+    const odd: string[] = [];
+    for (const name of await readdir(this.folder)) {
+      const digits = RECORD.exec(name)?.[1];
+      if (digits === undefined) continue;
+      const seq = Number(digits);
+      if (isPendingSeq(seq) && name === recordName(seq)) seqs.push(seq);
+      else odd.push(name);
+    }
+    return { seqs: seqs.sort((a, b) => a - b), odd };
+  }
+
+  /**
+   * Moves files named like records but no record's name aside (`.damaged`): their number is no
+   * seq of this queue, so `queue.json` is not written for them (a name above 2^52 counted made
+   * the next open refuse queue.json, one of 2^53 - 1 left no seq: a hostile-input trial).
+   */
+  private oddAside(names: readonly string[]): Promise<DamagedPendingRecord[]> {
+    return Promise.all(
+      names.map(async (name) => {
+        const path = join(this.folder, name);
+        const digits = RECORD.exec(name)![1]!;
+        const seq = Number(digits);
+        const reason = isPendingSeq(seq)
+          ? `file name ${name} is not the record file name of seq ${seq} (${recordName(seq)})`
+          : `file name ${name} holds no seq (seqs are 1 to 2^52)`;
+        const moved = await this.limited(() => rename(path, path + DAMAGED)).then(
+          () => true,
+          () => false, // left in place: the next load finds it again
+        );
+        return moved ? { seq, reason, keptAs: path + DAMAGED } : { seq, reason };
+      }),
+    );
   }
 
   /** Moves damaged record files aside, after `queue.json` holds their seqs (nextSeq). */
@@ -265,11 +310,11 @@ class FilePendingQueue implements PendingQueue {
     const before = [...this.perRecord.values(), this.clearing];
     const run = async () => {
       await Promise.allSettled(before);
-      const seqs = (await readdir(this.folder))
-        .map((name) => Number(RECORD.exec(name)?.[1] ?? Number.NaN))
-        .filter((seq) => Number.isSafeInteger(seq) && seq > 0);
+      const { seqs, odd } = await this.list();
       await this.keepHighSeq(seqs).catch(() => undefined); // as in `delete`
       await Promise.all(seqs.map((seq) => this.limited(() => unlinkIfThere(this.pathOf(seq)))));
+      // Not records of this queue (see `oddAside`): out of it too, kept for inspection.
+      await this.oddAside(odd);
     };
     const clearing = run();
     const settled = clearing.then(
@@ -339,8 +384,13 @@ class FilePendingQueue implements PendingQueue {
   }
 
   private pathOf(seq: number): string {
-    return join(this.folder, `${String(seq).padStart(12, "0")}.pending.json`);
+    return join(this.folder, recordName(seq));
   }
+}
+
+/** The name of the record file of `seq`. */
+function recordName(seq: number): string {
+  return `${String(seq).padStart(12, "0")}.pending.json`;
 }
 
 /** A record file that is not a regular file (`read`): the message says what it is. */

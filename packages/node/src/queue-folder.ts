@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { readdir, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
-import { StateSyncError } from "@statesync/core";
+import { MAX_PENDING_SEQ, StateSyncError } from "@statesync/core";
 import { writeFileAtomically } from "./atomic-file.js";
 import { UNREADABLE_LOCK_MS } from "./queue-lock.js";
 import { readRegularFile } from "./regular-file.js";
@@ -47,14 +47,15 @@ const RECOVER =
   " (its pending updates are in their own files: remove queue.json, or move it aside, and the queue opens with them)";
 
 /**
- * Largest `highSeq` taken from `queue.json`: half the safe integers. Seqs start at the clock ×
- * 1,024 when a queue opens (`firstSeq`), which reaches 2^52 in the year 2112, so a larger one is
- * damage (one near 2^53 made every later update fail: no seq was left; a fresh-eyes trial), and
- * every accepted one leaves 2^52 seqs. Not tied to this clock: a clock set back (a dead RTC
- * battery before NTP) must not make a sound queue unreadable (a trial: a clock 2 years behind
- * failed the open with "not a statesync queue").
+ * Largest `highSeq` taken from `queue.json`: the bound of every seq (`MAX_PENDING_SEQ`, half the
+ * safe integers; record files named above it are damaged, `FilePendingStore.load`). Seqs start at
+ * the clock × 1,024 when a queue opens (`firstSeq`), which reaches 2^52 in the year 2112, so a
+ * larger one is damage (one near 2^53 made every later update fail: no seq was left; a
+ * fresh-eyes trial). Not tied to this clock: a clock set back (a dead RTC battery before NTP)
+ * must not make a sound queue unreadable (a trial: a clock 2 years behind failed the open with
+ * "not a statesync queue").
  */
-const MAX_HIGH_SEQ = 2 ** 52;
+const MAX_HIGH_SEQ = MAX_PENDING_SEQ;
 
 /** Reads `queue.json` of the queue of `(key, owner)`, or creates it (a new origin). */
 export async function readOrCreateMeta(

@@ -61,7 +61,9 @@ export interface PendingQueue {
    * that fails, a seq other than the one it is filed under) never fails the load and is never in
    * `records`: it is listed in `damaged` (absent when there is none), by ascending seq, and taken
    * out of the queue in the same call (deleted, or kept aside where `load` never reads it
-   * again), so it is handed back once. Its seq still counts for `nextSeq`, after a reopen too.
+   * again), so it is handed back once. Its seq still counts for `nextSeq`, after a reopen too,
+   * unless it is filed under no seq ({@link isPendingSeq}: a key or file name above 2^52, say):
+   * that one is damaged and never counted (no seq would be left after it).
    * The engine reports them as one `CORRUPT_PENDING` event.
    */
   load(): Promise<PendingLoad>;
@@ -116,6 +118,9 @@ export function readPendingRecord(
   value: unknown,
   seq: number,
 ): { record: PendingRecord } | { reason: string } {
+  if (!isPendingSeq(seq)) {
+    return { reason: `filed under ${String(seq)}, not a seq (1 to 2^52)` };
+  }
   const parsed = pendingRecordSchema.safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -169,10 +174,30 @@ export const originSchema = z.string().regex(/^[!-~]{1,64}$/);
 /** Log identities (`LogInfo.identity`) as a record holds them. */
 export const logIdentitySchema = z.string().min(1).max(4_096);
 
+/**
+ * The largest seq a pending record may have, and the largest `nextSeq - 1` a store keeps (the
+ * Node store's `queue.json` too): half the safe integers. Seqs start at the clock × 1,024
+ * ({@link firstSeq}), which reaches 2^52 in the year 2112, so a larger one is damage (a file
+ * named with seq 2^53 - 1 made every later update of its queue fail: no seq was left; a
+ * hostile-input trial). One bound wherever a seq enters a store: a record, a `delete`, a record
+ * file's name or key, the queue's highest seq.
+ */
+export const MAX_PENDING_SEQ = 2 ** 52;
+
+/** A seq: a positive integer up to {@link MAX_PENDING_SEQ}. */
+export const pendingSeqSchema = z.number().int().positive().max(MAX_PENDING_SEQ);
+
+/** Whether `value` is a seq (a positive integer up to {@link MAX_PENDING_SEQ}). */
+export function isPendingSeq(value: unknown): value is number {
+  return (
+    Number.isSafeInteger(value) && (value as number) > 0 && (value as number) <= MAX_PENDING_SEQ
+  );
+}
+
 /** zod schema of {@link PendingRecord}: stores validate what they load with it. */
 export const pendingRecordSchema = z.object({
   format: z.literal(1),
-  seq: z.number().int().positive(),
+  seq: pendingSeqSchema,
   origin: originSchema.optional(),
   kind: z.enum(["update", "command"]),
   name: z.string().min(1).max(256),
@@ -201,19 +226,24 @@ export function checkPendingRecord(record: unknown): PendingRecord {
   return parsed.data as PendingRecord;
 }
 
-/** The seqs a queue's `delete` takes: an array of them, each a positive safe integer. */
-const seqsSchema = z.array(pendingRecordSchema.shape.seq);
+/** The seqs a queue's `delete` takes: an array of them ({@link pendingSeqSchema}). */
+const seqsSchema = z.array(pendingSeqSchema);
 
 /**
- * `seqs`, or `VALIDATION` (nothing removed) when it is no array of seqs (positive safe
- * integers): `"12"`, `[1, "2"]` or a `Set` are refused as a whole, not read as seqs.
+ * `seqs`, or `VALIDATION` (nothing removed) when it is no array of seqs (positive integers up
+ * to {@link MAX_PENDING_SEQ}): `"12"`, `[1, "2"]` or a `Set` are refused as a whole, not read as
+ * seqs.
  */
 export function checkPendingSeqs(seqs: unknown): readonly number[] {
   const parsed = seqsSchema.safeParse(seqs);
   if (!parsed.success) {
-    throw new StateSyncError("VALIDATION", "pending seqs are an array of positive integers", {
-      cause: parsed.error,
-    });
+    throw new StateSyncError(
+      "VALIDATION",
+      "pending seqs are an array of positive integers up to 2^52",
+      {
+        cause: parsed.error,
+      },
+    );
   }
   return parsed.data;
 }

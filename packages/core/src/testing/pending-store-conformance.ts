@@ -154,6 +154,20 @@ export function runPendingStoreConformance(
         await other.close?.();
       }));
 
+    it("stores a record of the largest seq, 2^52, and keeps it counted after it is removed", () =>
+      withStore(async ({ store, reopen }) => {
+        const q = await store.open("s/k", "app");
+        await q.put(record(2 ** 52));
+        expect(await q.load()).toEqual({ records: [record(2 ** 52)], nextSeq: 2 ** 52 + 1 });
+        await q.delete([2 ** 52]);
+        await q.close();
+        const other = await reopen();
+        const q2 = await other.open("s/k", "app");
+        expect(await q2.load()).toEqual({ records: [], nextSeq: 2 ** 52 + 1 });
+        await q2.close();
+        await other.close?.();
+      }));
+
     it("deletes what it is told (absent seqs ignored); nextSeq never goes back", () =>
       withStore(async ({ store, reopen }) => {
         const q = await store.open("s/k", "app");

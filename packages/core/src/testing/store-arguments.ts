@@ -236,6 +236,9 @@ export function pendingArgumentCases(
         ["seq", -1],
         ["seq", 1.5],
         ["seq", 2 ** 53],
+        // Above the bound of every seq (MAX_PENDING_SEQ, 2^52): no seq would be left after it.
+        ["seq", 2 ** 52 + 1],
+        ["seq", Number.MAX_SAFE_INTEGER],
         ["seq", Number.NaN],
         ["seq", "3"],
         ["kind", "other"],
@@ -257,7 +260,7 @@ export function pendingArgumentCases(
         ["a string of digits", "12"],
         ["a Set", new Set([1])],
         ["an array-like object", { length: 1, 0: 1 }],
-        ...[0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 53, "1", null].map(
+        ...[0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 53, 2 ** 52 + 1, "1", null].map(
           (seq) => [`[${show(seq)}]`, [seq]] as const,
         ),
         // A good seq beside a bad one: the list is refused as a whole, nothing removed.
