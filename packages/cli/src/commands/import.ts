@@ -1,8 +1,8 @@
 /**
  * `statesync import FILE --stream NEW [--key KEY] [--model PATH]`: restores a backup file into a
  * new stream (or a new key of a shared stream). The file is checked first (JSON, schema, the
- * state's depth, checksum; with `--model`, the model's identity and schema too), before anything
- * is created or written.
+ * state's depth, checksum; with `--model`, the model's identity and schema too; then every entry
+ * it becomes is encoded, `checkRestorable`), before anything is created or written.
  * A log that already holds entries is refused.
  *
  * What is written (with the core's own entry encoder): a genesis entry naming the backup's
@@ -92,6 +92,41 @@ function checkAgainstModel(backup: Backup, model: AnyModel): AnyModel {
   return found;
 }
 
+/**
+ * Builds and encodes, with the core's entry encoder, every entry of the restore whose content
+ * comes from `backup` (the genesis; the snapshot entry, as one message and as a chunked
+ * snapshot's header), so that a backup the writes would refuse is refused before the stream is
+ * created (docs/cli.md: checked "before anything is sent"). Before, a state holding an own
+ * `__proto__` key passed the file's checks and was refused by the encoder only after the stream
+ * had been created, which was left behind empty (a hostile-input trial). Throws `VALIDATION`
+ * (what `encodeEntry` throws, or a `from` not below the backup's version: `from` is the version
+ * before a switch, and a switch goes up).
+ */
+export function checkRestorable(backup: Backup): void {
+  const { name: model, version, initialHash } = backup.model;
+  if (backup.from !== undefined && backup.from >= version) {
+    throw new StateSyncError(
+      "VALIDATION",
+      `the backup's from (v${backup.from}) is not below its model version (v${version}): from is the version the log was at before it switched up to v${version}`,
+      { details: { from: backup.from, version } },
+    );
+  }
+  const client = cliClientId();
+  encodeEntry({ v: 1, kind: "genesis", ts: Date.now(), client, model, version, initialHash });
+  snapshotEntry(backup, Number.MAX_SAFE_INTEGER, client);
+  const text = JSON.stringify(backup.state);
+  encodeEntry({
+    v: 2,
+    ...restoreSnapshotHeader(backup, Number.MAX_SAFE_INTEGER, client),
+    parts: {
+      id: "0123456789abcdef",
+      count: 1,
+      bytes: Math.max(1, Buffer.byteLength(text, "utf8")),
+      sha256: "0".repeat(64),
+    },
+  });
+}
+
 /** The restore's snapshot entry of `backup`'s state, based on revision `base`. */
 function snapshotEntry(backup: Backup, base: number, client: string): Uint8Array {
   return encodeEntry({ v: 1, ...restoreSnapshotHeader(backup, base, client), state: backup.state });
@@ -175,6 +210,7 @@ export function registerImport(program: Command): void {
       const backup = await readBackupFile(path);
       const model = args.model === undefined ? undefined : await loadModel(args.model);
       if (model !== undefined) checkAgainstModel(backup, model);
+      checkRestorable(backup); // before the stream is created: nothing is left behind
       const revision = await withSession(o, (s) =>
         withLog(s, (log) => writeRestore(log, backup), { create: true }),
       );
