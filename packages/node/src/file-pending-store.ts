@@ -147,10 +147,7 @@ class FilePendingQueue implements PendingQueue {
     return { records, nextSeq, damaged: [...kept, ...oddKept].sort((a, b) => a.seq - b.seq) };
   }
 
-  /**
-   * The record files in the folder: the seqs of those named as `pathOf` names them (ascending),
-   * and the other names {@link RECORD} matches (`odd`).
-   */
+  /** Seqs of the files named as `pathOf` names them (ascending); other {@link RECORD} names. */
   private async list(): Promise<{ seqs: number[]; odd: string[] }> {
     const seqs: number[] = [];
     const odd: string[] = [];
@@ -178,11 +175,9 @@ class FilePendingQueue implements PendingQueue {
         const reason = isPendingSeq(seq)
           ? `file name ${name} is not the record file name of seq ${seq} (${recordName(seq)})`
           : `file name ${name} holds no seq (seqs are 1 to 2^52)`;
-        const moved = await this.limited(() => rename(path, path + DAMAGED)).then(
-          () => true,
-          () => false, // left in place: the next load finds it again
-        );
-        return moved ? { seq, reason, keptAs: path + DAMAGED } : { seq, reason };
+        // One that cannot be moved is left in place: the next load finds it again.
+        const moved = await this.limited(() => rename(path, path + DAMAGED)).catch(() => false);
+        return moved === false ? { seq, reason } : { seq, reason, keptAs: path + DAMAGED };
       }),
     );
   }
