@@ -187,6 +187,23 @@ export class Appender {
     }
   }
 
+  /**
+   * The stall error of an unconditional entry acknowledged at `storedAt`, at or before `after`
+   * (the tail it had to land behind): the log that stored it is not the one this replica
+   * applied. Found by a fresh-eyes trial: a stream deleted and re-created within milliseconds
+   * under a replica writing commands; its command landed at revision 1 of the new stream and
+   * resolved as applied. The entry is stored there; the replica stops so that nothing more is.
+   */
+  private storedElsewhere(storedAt: number, after: number, messageId: string): StateSyncError {
+    const error = new StateSyncError(
+      "LOG_REPLACED",
+      `the command was stored at revision ${storedAt}, at or before this replica's revision ${after}: in another log than the one this replica applied (its stream deleted and created again, or a log that went back); the replica stops, keeping its last state, and writes nothing more: open a new replica`,
+      { details: { storedAt, revision: after, messageId } },
+    );
+    this.status.stall(error);
+    return error;
+  }
+
   private async exactlyOnce(
     data: Uint8Array,
     expected: number | undefined,
@@ -203,6 +220,7 @@ export class Appender {
     let checked = after; // unconditional: the first send may lie after this revision
     let sends = 0;
     let conflicts = 0; // an unconditional append's re-sends that conflicted
+    let elsewhere: number | undefined; // stored at a revision this log cannot give it
     for (let attempt = 0; ; attempt++) {
       try {
         if (maybeStored && expected === undefined) {
@@ -227,7 +245,13 @@ export class Appender {
           condition === undefined
             ? await this.log.appendUnconditional(data, messageId, limit)
             : await this.log.appendConditional(data, condition, messageId, limit);
-        return result.revision;
+        // A new entry lands after the tail, which was at or after `after`: an acknowledgement at
+        // or before it came from another log (a stream deleted and created again, a log that
+        // went back; also a re-send conditional on a tail looked up there). Not for a
+        // duplicate: that is the first send, perhaps already read back.
+        if (expected === undefined && !result.duplicate && result.revision <= after) {
+          elsewhere = result.revision;
+        } else return result.revision;
       } catch (e) {
         let failure: unknown = e;
         if (isStateSyncError(e, "CONFLICT") && maybeStored && expected !== undefined) {
@@ -297,6 +321,7 @@ export class Appender {
           );
         }
       }
+      if (elsewhere !== undefined) throw this.storedElsewhere(elsewhere, after, messageId);
     }
   }
 
