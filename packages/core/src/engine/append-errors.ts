@@ -85,3 +85,22 @@ export function unreachableFor(
     },
   );
 }
+
+/**
+ * `LOG_REPLACED` for an unconditional entry acknowledged at `storedAt`, at or before `after` (the
+ * tail it had to land behind): the log that stored it is not the one this replica applied. Found
+ * by a fresh-eyes trial: a stream deleted and re-created within milliseconds under a replica
+ * writing commands; its command landed at revision 1 of the new stream and resolved as applied.
+ * The entry is stored there; the caller stalls the replica so that nothing more is.
+ */
+export function storedElsewhere(
+  storedAt: number,
+  after: number,
+  messageId: string,
+): StateSyncError {
+  return new StateSyncError(
+    "LOG_REPLACED",
+    `the command was stored at revision ${storedAt}, at or before this replica's revision ${after}: in another log than the one this replica applied (its stream deleted and created again, or a log that went back); the replica stops, keeping its last state, and writes nothing more: open a new replica`,
+    { details: { storedAt, revision: after, messageId } },
+  );
+}

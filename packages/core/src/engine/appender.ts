@@ -9,7 +9,13 @@ import type { SyncStats } from "../synchronizer-types.js";
 import type { OwnEntries, OwnEntry } from "./own-entries.js";
 import { OwnLookup, type OwnHistory } from "./own-lookup.js";
 import type { StatusHub } from "./status.js";
-import { endedWhy, outcomeUnknown, unknownBecause, unreachableFor } from "./append-errors.js";
+import {
+  endedWhy,
+  outcomeUnknown,
+  storedElsewhere,
+  unknownBecause,
+  unreachableFor,
+} from "./append-errors.js";
 import { ENDED, waitLimits, within, type WaitLimits } from "./wait-limits.js";
 
 const encoder = new TextEncoder();
@@ -187,23 +193,6 @@ export class Appender {
     }
   }
 
-  /**
-   * The stall error of an unconditional entry acknowledged at `storedAt`, at or before `after`
-   * (the tail it had to land behind): the log that stored it is not the one this replica
-   * applied. Found by a fresh-eyes trial: a stream deleted and re-created within milliseconds
-   * under a replica writing commands; its command landed at revision 1 of the new stream and
-   * resolved as applied. The entry is stored there; the replica stops so that nothing more is.
-   */
-  private storedElsewhere(storedAt: number, after: number, messageId: string): StateSyncError {
-    const error = new StateSyncError(
-      "LOG_REPLACED",
-      `the command was stored at revision ${storedAt}, at or before this replica's revision ${after}: in another log than the one this replica applied (its stream deleted and created again, or a log that went back); the replica stops, keeping its last state, and writes nothing more: open a new replica`,
-      { details: { storedAt, revision: after, messageId } },
-    );
-    this.status.stall(error);
-    return error;
-  }
-
   private async exactlyOnce(
     data: Uint8Array,
     expected: number | undefined,
@@ -321,7 +310,11 @@ export class Appender {
           );
         }
       }
-      if (elsewhere !== undefined) throw this.storedElsewhere(elsewhere, after, messageId);
+      if (elsewhere !== undefined) {
+        const error = storedElsewhere(elsewhere, after, messageId);
+        this.status.stall(error); // the replica stops so that nothing more is stored there
+        throw error;
+      }
     }
   }
 
