@@ -91,6 +91,27 @@ const PENDING: StepResult = { kind: "pending" };
     return this.scanning ? withRevision(this.truncated(from!), from!) : undefined;
   }
 
+  /**
+   * Whether this replay has no state and read every entry of a log of one state from its first
+   * (revision 1) without finding a starting point: nothing was truncated (the sequence starts at
+   * 1), so the log never had one, and no replica can hold its state to write back (a stream
+   * deleted and created again under writers, whose unconditional commands landed in the new one
+   * before any genesis: every opening failed `TRUNCATED` for good, found by a trial). The opener
+   * starts such a log again from the model's initial state (`FirstEntry.reanchor`), as it does
+   * a log whose first entries no reader can use.
+   */
+  get neverStarted(): boolean {
+    return (
+      this.contiguous &&
+      this.firstRead === 1 &&
+      this.scanning &&
+      this.scan!.from === this.revision + 1
+    );
+  }
+
+  /** The revision of the first entry this replay read (undefined: none yet). */
+  private firstRead: number | undefined;
+
   /** Reading past entries, no starting point after them yet (a start moves the revision past). */
   private get scanning(): boolean {
     return this.scan !== undefined && !this.collector && this.revision < this.scan.through;
@@ -102,6 +123,7 @@ const PENDING: StepResult = { kind: "pending" };
    */
   step(logEntry: LogEntry, predecoded?: DecodeResult): StepResult {
     if (logEntry.revision <= this.readPosition) return { kind: "ignored" };
+    this.firstRead ??= this.anchored ? 0 : logEntry.revision;
     const gap = this.contiguous && this.anchored && logEntry.revision !== this.revision + 1;
     if (logEntry.skipped && !this.collector) {
       // Used up without an entry (LogEntry.skipped): stepped over, never across a gap before it.

@@ -56,4 +56,57 @@ describe("a log whose first entry is unusable (issue 10, case 10)", () => {
     ]);
     await Promise.all([a.close(), b.close()]);
   });
+
+  /** A command entry as a writer of another log of the same model sends it (format 3). */
+  const stray = (n: number) =>
+    JSON.stringify({
+      v: 3,
+      kind: "command",
+      ts: 1_700_000_000_000 + n,
+      seed: n,
+      client: "old",
+      name: "increment",
+      args: { by: 100 },
+      mv: counterModel.version,
+    });
+
+  // A stream deleted and created again under writers of the old one: their unconditional commands
+  // landed in the new stream before any genesis (a trial, on both servers). Nothing was truncated
+  // (the log starts at revision 1), so no replica holds its state: every opening failed TRUNCATED
+  // for good ("a replica that still holds the state writes it back"), fresh ones included.
+  it.each([
+    ["commands before any genesis", [stray(1), stray(2), stray(3)]],
+    ["an unusable genesis, then commands", [badGenesis, stray(1), stray(2)]],
+  ])("%s: replicas start the log again from the initial state, once", async (_, raw) => {
+    const log = new MemoryLog();
+    for (const text of raw) log.injectRaw(text);
+    const [a, b] = await Promise.all([
+      open(log.handle(), { clientId: "a", compaction: false }),
+      open(log.handle(), { clientId: "b", compaction: false }),
+    ]);
+    expect([a.status, b.status]).toEqual(["live", "live"]);
+    expect([a.revision, b.revision]).toEqual([4, 4]);
+    expect(a.state.count).toBe(0); // the strays were meant for another log's state
+    expect([...a.errors, ...b.errors].map((e) => e.code)).toContain("CORRUPT_ENTRY");
+    await a.update("increment", { by: 3 });
+    await b.updateUnconditionally("increment", { by: 1 });
+    await a.fetchUpdates();
+    await b.fetchUpdates();
+    expect(a.state.count).toBe(4);
+    expect(b.state).toEqual(a.state);
+    expect((await log.info()).latestRevision).toBe(6); // one snapshot entry, not two
+    await Promise.all([a.close(), b.close()]);
+  });
+
+  it("a log whose history was purged before commands still fails TRUNCATED (it had a state)", async () => {
+    const log = new MemoryLog();
+    const writer = await open(log, { compaction: false });
+    for (let i = 0; i < 3; i++) await writer.updateUnconditionally("increment", { by: 1 });
+    await writer.close();
+    await log.truncateBefore(3); // the genesis and the first command purged
+    const c = await open(log, { compaction: false, waitFor: "restored" });
+    await vi.waitFor(() => expect(c.status).toBe("stalled"));
+    expect(c.stallReason?.code).toBe("TRUNCATED");
+    await c.close();
+  });
 });

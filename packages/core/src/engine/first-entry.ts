@@ -93,3 +93,11 @@ export class FirstEntry<S, C extends CommandMap<S>> {
     if (this.status.stallReason) throw this.status.stallReason;
   }
 }
+
+/** The opening of a log that has no starting point yet: tried again (`UNAVAILABLE`). */
+export function notStartedYet(latest: number): StateSyncError {
+  return new StateSyncError(
+    "UNAVAILABLE",
+    `the log holds no entry to start from up to revision ${latest}, and entries of other writers kept landing before the one that starts it again: opening again`,
+  );
+}

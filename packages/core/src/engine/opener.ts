@@ -4,7 +4,7 @@ import type { LogConnectionStatus, RevisionedLog } from "../log.js";
 import type { CommandMap, Model } from "../model.js";
 import type { Appender } from "./appender.js";
 import type { ConfigWatch } from "./config-watch.js";
-import { FirstEntry } from "./first-entry.js";
+import { FirstEntry, notStartedYet } from "./first-entry.js";
 import { logBehindError, writeBackAfterPurge } from "./log-changes.js";
 import { checkAfterReconnect } from "./reconnect-check.js";
 import type { Reader } from "./reader.js";
@@ -175,6 +175,7 @@ export class Opener<S, C extends CommandMap<S>> {
       if (this.status.closed) return;
       if (this.status.stallReason) throw this.status.stallReason;
       if (!this.replica.anchored && latest > 0) await this.firstEntry.reanchor(latest, emptied);
+      if (!this.replica.anchored) throw notStartedYet(latest); // others' entries came first
       this.connected = true;
       this.failures = 0;
       this.lastingProblem = undefined;

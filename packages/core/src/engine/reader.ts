@@ -167,6 +167,8 @@ export class Reader<S, C extends CommandMap<S>> {
         // The replica holds all the log holds, and the goal lies past the log's end: it came
         // from a conflict whose "latest" the stream never reached, not from a truncation.
         if (latest < goal && after >= latest) throw phantomLatest(goal, latest);
+        // A log that never had a starting point: the opener starts it again (`reanchor`).
+        if (this.replica.neverStarted) return;
         // No starting point after the entries it read past (`Replay.readPast`).
         const unusable = this.replica.unusableStart;
         if (unusable) return this.status.stall(unusable);

@@ -124,6 +124,10 @@ export class Replica<S, C extends CommandMap<S>> {
     this.replay.scanGaps = on;
   }
 
+  /** See {@link Replay.neverStarted}: a log of one state that never had a starting point. */
+  get neverStarted(): boolean {
+    return this.replay.neverStarted;
+  }
   /** `TRUNCATED` when the log read so far holds no entry to start from (`Replay.unusableStart`). */
   get unusableStart(): StateSyncError | undefined {
     return this.replay.unusableStart;

@@ -122,4 +122,43 @@ describe("the stream deleted and re-created under a live replica (real nats-serv
     expect(a.stallReason?.code).toBe("LOG_REPLACED");
     expect(a.writable).toBe(false);
   });
+
+  // A trial (both servers): the stream deleted and created again with the same configuration
+  // within milliseconds, under writers of unconditional commands. Their commands landed at
+  // revision 1 of the new stream and resolved as applied; the new stream, which never had a
+  // genesis, then failed every opening TRUNCATED ("a replica that still holds the state writes
+  // it back": none could). A replica that does not follow has nothing to notice the re-creation
+  // by before its next command: the window, made deterministic.
+  it("a command sent into a stream created again rejects LOG_REPLACED, and the new stream opens from the initial state", async () => {
+    const stream = uniqueStream("RECREATED");
+    const a = await openLedger({ servers: ctx.server.url, stream, clientId: "a", live: false });
+    closeAtEnd(a);
+    for (let i = 0; i < 5; i++) await a.update("increment", { opId: `a${i}`, by: 1 });
+    const admin = await tcp(ctx.server.url);
+    try {
+      const jsm = await admin.jetstreamManager();
+      const { config } = await jsm.streams.info(stream);
+      await jsm.streams.delete(stream);
+      await jsm.streams.add(config);
+    } finally {
+      await admin.close();
+    }
+    const late = await a
+      .updateUnconditionally("increment", { opId: "a-late", by: 1 })
+      .catch((e) => e);
+    expect(late).toMatchObject({ code: "LOG_REPLACED", details: { storedAt: 1, revision: 6 } });
+    expect(a.status).toBe("stalled");
+    const errors: string[] = [];
+    const onError = (e: { code: string }) => void errors.push(e.code);
+    const b = await openLedger({ servers: ctx.server.url, stream, clientId: "b", onError });
+    closeAtEnd(b);
+    expect(b.status).toBe("live");
+    expect(b.state.ops).toEqual([]); // the stray was meant for the old log's state
+    expect(errors).toContain("CORRUPT_ENTRY");
+    await b.update("increment", { opId: "b0", by: 10 });
+    const c = await openLedger({ servers: ctx.server.url, stream, clientId: "c" });
+    closeAtEnd(c);
+    await until(() => c.revision === b.revision);
+    expect(c.state).toEqual(b.state);
+  });
 });
