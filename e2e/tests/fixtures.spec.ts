@@ -6,7 +6,8 @@ import { expect, test } from "@statesync/playwright";
 // reconnecting into later tests of the worker; a trial saw an earlier test's page in a later
 // test's failure screenshot). Serial: the checks run in the same worker, after the tests that
 // opened the contexts.
-test.describe.configure({ mode: "serial" });
+// No retries: a retry would run in a new worker, whose browser never saw the contexts.
+test.describe.configure({ mode: "serial", retries: 0 });
 
 const opened: BrowserContext[] = [];
 

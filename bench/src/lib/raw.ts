@@ -48,8 +48,9 @@ export async function rawConditionalLoop(
  * The median stored size in bytes of the last `count` entries of `stream` (up to `last`): the
  * size of a typical update entry, which the raw reference publishes. A mean over the entries a
  * replica fetched is not: its own entries are mostly applied from the acknowledgement and not
- * counted, while its compaction entries (hundreds of KB) are, so the mean once came out at 77 KB
- * for a 150-byte update and the reference published that.
+ * counted, while its compaction entries (hundreds of KB) are, so the mean once came out at 77,020
+ * bytes for a 209-byte update and the reference published that. Reads back to the stream's
+ * first retained entry at most (a compaction truncates before it).
  */
 export async function medianEntryBytes(
   nc: NatsConnection,
@@ -58,8 +59,9 @@ export async function medianEntryBytes(
   count = 31,
 ): Promise<number> {
   const jsm = await nc.jetstreamManager();
+  const first = (await jsm.streams.info(stream)).state.first_seq;
   const sizes: number[] = [];
-  for (let seq = last; seq > 0 && sizes.length < count; seq--) {
+  for (let seq = last; seq >= first && seq > 0 && sizes.length < count; seq--) {
     const m = await jsm.streams.getMessage(stream, { seq }).catch(() => undefined);
     if (m) sizes.push(m.data.byteLength);
   }

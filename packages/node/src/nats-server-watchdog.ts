@@ -109,6 +109,7 @@ process.on("disconnect", () => {
   orphaned = true;
   if (server.exitCode !== null || server.signalCode !== null) exit(0);
   server.kill("SIGTERM");
+  server.kill("SIGCONT"); // a server frozen by SIGSTOP acts on SIGTERM only once resumed
   setTimeout(() => server.kill("SIGKILL"), 5_000).unref();
   setTimeout(() => exit(0), 10_000).unref();
 });

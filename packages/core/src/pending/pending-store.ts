@@ -62,8 +62,10 @@ export interface PendingQueue {
    * `records`: it is listed in `damaged` (absent when there is none), by ascending seq, and taken
    * out of the queue in the same call (deleted, or kept aside where `load` never reads it
    * again), so it is handed back once. Its seq still counts for `nextSeq`, after a reopen too,
-   * unless it is filed under no seq ({@link isPendingSeq}: a key or file name above 2^52, say):
-   * that one is damaged and never counted (no seq would be left after it).
+   * unless it is filed under no record's key or name (a key or file name above 2^52, say, or a
+   * file name the store does not write, such as an unpadded one): that one is damaged and never
+   * counted (no seq would be left after it), and its reported `seq` is only the number in its
+   * name (it may equal a live record's).
    * The engine reports them as one `CORRUPT_PENDING` event.
    */
   load(): Promise<PendingLoad>;
