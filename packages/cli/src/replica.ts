@@ -48,6 +48,7 @@ export function cliClientId(): string {
 export function firstEntryProblem(
   revision: number,
   decoded: DecodeResult | undefined,
+  contiguous = false,
 ): StateSyncError | undefined {
   const kind = decoded?.ok ? decoded.entry.kind : "malformed";
   // A chunked snapshot starts with its part 0 (docs/format.md, "Chunked snapshots").
@@ -61,7 +62,11 @@ export function firstEntryProblem(
   // entry (a trial saw CORRUPT_ENTRY here and TRUNCATED in the SDK for one log).
   // An SDK replica reads past such entries to a starting point after them (`Replay.readPast`):
   // `checkFirstEntry` looks for one before it reports this (a review, stop 36).
-  const purged = ["update", "command", "intent", "part"].includes(kind);
+  // In a log of one state an entry at revision 1 had nothing before it: the log never had a
+  // starting point (a stream created again under writers of the old one), and an opening
+  // replica starts it again from the initial state (`Replay.neverStarted`).
+  const purged =
+    ["update", "command", "intent", "part"].includes(kind) && !(contiguous && revision === 1);
   const opening = purged
     ? "the entries before it were purged or deleted, and no genesis, snapshot or switch entry or chunked snapshot follows: an SDK replica without a local snapshot fails TRUNCATED opening this log, until a replica that still holds the state writes it back (a compaction; docs/guarantees.md)"
     : "an SDK replica opening this log would start it again from the model's initial state";
@@ -78,13 +83,14 @@ export function firstEntryProblem(
  * used to call such a log corrupt although every replica reads it from the next entry).
  */
 export async function checkFirstEntry(
-  log: Pick<RevisionedLog, "entryAt" | "read">,
+  log: Pick<RevisionedLog, "entryAt" | "read" | "contiguous">,
   info: Pick<LogInfo, "firstRevision" | "latestRevision">,
 ): Promise<void> {
   const first = await firstRetainedEntry(log, info.firstRevision);
   const revision = first?.revision ?? info.firstRevision;
-  const problem = firstEntryProblem(revision, first && decodeEntry(first.data));
-  if (problem?.code === "TRUNCATED" && (await startAfter(log, revision, info.latestRevision))) {
+  const problem = firstEntryProblem(revision, first && decodeEntry(first.data), log.contiguous);
+  const readable = first !== undefined && decodeEntry(first.data).ok;
+  if (problem && readable && (await startAfter(log, revision, info.latestRevision))) {
     return; // a replica reads past the entries before it (a purge undone in part)
   }
   if (problem) throw problem;

@@ -121,4 +121,28 @@ describe("checkFirstEntry", () => {
     expect(opening).toMatchObject({ code: "TRUNCATED", details: { revision: 3 } });
     expect(cut.stop).toMatchObject({ revision: 3, code: "TRUNCATED" });
   });
+
+  // A trial: a stream deleted and created again under writers of the old one holds their
+  // commands from revision 1 on, no genesis. Nothing was purged; an SDK replica starts it again
+  // from the initial state (core `unusable-first-entry.test.ts`), and `info` said "purged or
+  // deleted ... until a replica that still holds the state writes it back", which none could.
+  it("predicts the start from the initial state for a log of one state that never had one", async () => {
+    const log = new MemoryLog();
+    const stray = JSON.stringify({
+      ...{ v: 3, kind: "command", ts: 1_700_000_000_000, seed: 1, client: "old" },
+      ...{ name: "increment", args: { by: 100 }, mv: counter.version },
+    });
+    log.injectRaw(stray);
+    log.injectRaw(stray);
+    const problem = await checkFirstEntry(log, await log.info()).catch((e: StateSyncError) => e);
+    expect(problem).toMatchObject({ code: "CORRUPT_ENTRY", details: { revision: 1 } });
+    expect((problem as Error).message).toMatch(
+      /would start it again from the model's initial state/,
+    );
+    const fresh = await createSynchronizer({ log, model: counter, live: false });
+    expect(fresh.state).toEqual(counter.initial);
+    await fresh.close();
+    // Started again: the log now holds a starting point after the strays.
+    await expect(checkFirstEntry(log, await log.info())).resolves.toBeUndefined();
+  });
 });
