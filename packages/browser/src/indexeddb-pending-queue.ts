@@ -141,7 +141,8 @@ export class IdbQueue implements PendingQueue {
       async (tx) => {
         const rows = (await tx.objectStore(RECORDS).getAll(this.range())) as RecordRow[];
         const queue = (await tx.objectStore(QUEUES).get([this.key, this.owner])) as QueueRow;
-        let high = queue?.highSeq ?? 0;
+        // Not a seq (edited storage: the open sets such a row back, `queueRow`): not counted.
+        let high = seqOr0(queue?.highSeq);
         for (const row of rows) {
           // A key that is no seq (above 2^52, 0, a fraction: edited storage) is damaged and not
           // counted: no seq would be left after it (as the Node store's file names).
@@ -262,7 +263,7 @@ export class IdbQueue implements PendingQueue {
           const records = tx.objectStore(RECORDS);
           const queues = tx.objectStore(QUEUES);
           const row = (await queues.get([this.key, this.owner])) as QueueRow;
-          let high = row.highSeq;
+          let high = seqOr0(row.highSeq);
           if (seqs === undefined) {
             for (const k of (await records.getAllKeys(this.range())) as number[][]) {
               if (isPendingSeq(k[2])) high = Math.max(high, k[2]);
@@ -314,6 +315,11 @@ export function answerWithin<T>(work: Promise<T>, what: string): Promise<T> {
   });
   work.catch(() => undefined);
   return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}
+
+/** `value` if it is a seq (`isPendingSeq`), else 0. */
+function seqOr0(value: unknown): number {
+  return isPendingSeq(value) ? value : 0;
 }
 
 /** A queue origin: 16 random base-36 characters (originSchema: printable, at most 64). */

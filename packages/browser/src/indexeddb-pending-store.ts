@@ -1,4 +1,5 @@
 import {
+  isPendingSeq,
   pendingOwnerSchema,
   StateSyncError,
   type PendingQueue,
@@ -96,7 +97,11 @@ export class IndexedDbPendingStore implements PendingStore {
       });
     }
     try {
-      const row = await answerWithin(queueRow(db, key, owner), `open the queue ${key} / ${owner}`);
+      const { row, damage } = await answerWithin(
+        queueRow(db, key, owner),
+        `open the queue ${key} / ${owner}`,
+      );
+      if (damage) this.warnDamage(damage);
       const unlock = () => {
         release();
         this.held.delete(name);
@@ -224,6 +229,15 @@ export class IndexedDbPendingStore implements PendingStore {
     });
   }
 
+  /** A queue's damaged row, repaired: told each time (the queue stays durable). */
+  private warnDamage(e: StateSyncError): void {
+    try {
+      this.options.onWarning?.(e);
+    } catch {
+      // a warning listener must not fail the open
+    }
+  }
+
   private warn(e: unknown): void {
     if (this.warned) return;
     this.warned = true;
@@ -245,17 +259,45 @@ function timedOut(e: DatabaseOpenTimeoutError): StateSyncError {
   return new StateSyncError("QUEUE_FAILED", e.message, { cause: e, details: { timedOut: true } });
 }
 
-/** The row of a queue, created (with a new origin) when there is none. */
-async function queueRow(db: IDBPDatabase, key: string, owner: string): Promise<QueueRow> {
+/**
+ * The row of a queue, created (with a new origin) when there is none. A `highSeq` that is neither
+ * 0 nor a seq (`isPendingSeq`: versions before the 2^52 bound stored up to 2^53 - 1) is damage:
+ * every later `put` would fail `VALIDATION` (no seq left above it). It is set back to the highest
+ * seq a record is stored under (a record filed above 2^52 is damaged, `load` hands it back), and
+ * `damage` says so. The origin is kept: it only names the records stored without one, which
+ * were sent under it (new updates go under their session's origin, docs/offline.md "Identity"),
+ * so a new one would make those committed again.
+ */
+async function queueRow(
+  db: IDBPDatabase,
+  key: string,
+  owner: string,
+): Promise<{ row: QueueRow; damage?: StateSyncError }> {
   return inTransaction(
-    () => db.transaction(QUEUES, "readwrite"),
+    () => db.transaction([QUEUES, RECORDS], "readwrite"),
     async (tx) => {
-      let row = (await tx.store.get([key, owner])) as QueueRow | undefined;
+      const queues = tx.objectStore(QUEUES);
+      const row = (await queues.get([key, owner])) as QueueRow | undefined;
       if (!row) {
-        row = { key, owner, origin: randomOrigin(), highSeq: 0 };
-        await tx.store.put(row);
+        const created = { key, owner, origin: randomOrigin(), highSeq: 0 };
+        await queues.put(created);
+        return { row: created };
       }
-      return row;
+      if (row.highSeq === 0 || isPendingSeq(row.highSeq)) return { row };
+      const range = IDBKeyRange.bound([key, owner, 0], [key, owner, Infinity]);
+      let highSeq = 0;
+      for (const k of (await tx.objectStore(RECORDS).getAllKeys(range)) as number[][]) {
+        if (isPendingSeq(k[2])) highSeq = Math.max(highSeq, k[2]);
+      }
+      const repaired = { ...row, highSeq };
+      await queues.put(repaired);
+      const damage = new StateSyncError(
+        "CORRUPT_PENDING",
+        `the queue ${key} / ${owner} stored ${String(row.highSeq)} as its highest seq, not a ` +
+          `seq (1 to 2^52): set back to ${highSeq}, the highest stored record's`,
+        { details: { key, owner, highSeq: row.highSeq, repairedTo: highSeq } },
+      );
+      return { row: repaired, damage };
     },
   );
 }

@@ -40,6 +40,11 @@ export type SnapshotWarningReason =
    */
   | "queue-in-memory"
   /**
+   * Not the snapshot store's: the default offline queue found its stored row damaged (a highest
+   * seq above 2^52, written by an earlier version) and repaired it; it stays in IndexedDB.
+   */
+  | "queue-damaged"
+  /**
    * The connection was closed or failed under a call (site data cleared in DevTools, a
    * backgrounded Safari tab, a transaction aborted): the store reopens with a backoff and goes on.
    */

@@ -1,3 +1,4 @@
+import { isStateSyncError } from "@statesync/core";
 import { SnapshotStoreWarning } from "./indexeddb-snapshot-store.js";
 
 /**
@@ -8,15 +9,22 @@ import { SnapshotStoreWarning } from "./indexeddb-snapshot-store.js";
  * per store. `cause` is what IndexedDB (or the store) reported. A `SnapshotStoreWarning` (reason
  * `"queue-in-memory"`, `fallback` true), so that an `onWarning` typed for the snapshot store's
  * warnings, as apps wrote it before the queue reported through it, still takes it.
+ *
+ * A queue's stored row found damaged and repaired (a `CORRUPT_PENDING` cause: a highest seq above
+ * 2^52 that an earlier version stored) comes as reason `"queue-damaged"`, `fallback` false: the
+ * queue stays in IndexedDB.
  */
 export class PendingQueueWarning extends SnapshotStoreWarning {
   override readonly name: string = "PendingQueueWarning";
   constructor(cause: unknown) {
     const why = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause);
+    const damaged = isStateSyncError(cause, "CORRUPT_PENDING");
     super(
-      `the offline queue keeps updates in memory only (durable: false; a reload loses them): ${why}`,
-      "queue-in-memory",
-      { cause, fallback: true },
+      damaged
+        ? `the offline queue's stored row was damaged and is repaired: ${why}`
+        : `the offline queue keeps updates in memory only (durable: false; a reload loses them): ${why}`,
+      damaged ? "queue-damaged" : "queue-in-memory",
+      { cause, fallback: !damaged },
     );
   }
 }
