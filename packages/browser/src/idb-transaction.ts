@@ -47,6 +47,9 @@ export async function inTransaction<Tx extends Transaction, T>(
  */
 export const IDB_OPEN_WAIT_MS = 5_000;
 
+/** The longest delay `setTimeout` takes (2^31 - 1 ms): a longer one fires at once. */
+export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+
 /** An open of an IndexedDB database that did not answer within its limit. */
 export class DatabaseOpenTimeoutError extends Error {
   override readonly name = "DatabaseOpenTimeoutError";
@@ -92,7 +95,9 @@ export function openDatabase<DB extends DBSchema | unknown = unknown>(
   });
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new DatabaseOpenTimeoutError(name, waitMs)), waitMs);
+    // Clamped: a delay above setTimeout's bound would fire at once and fail every open.
+    const delay = Math.min(Math.max(waitMs, 0), MAX_TIMEOUT_MS);
+    timer = setTimeout(() => reject(new DatabaseOpenTimeoutError(name, delay)), delay);
   });
   return Promise.race([opened, late]).then(
     (db) => {

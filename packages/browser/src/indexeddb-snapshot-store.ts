@@ -9,7 +9,7 @@ import {
   type SnapshotStore,
 } from "@statesync/core";
 import type { IDBPDatabase } from "idb";
-import { DatabaseOpenTimeoutError, inTransaction } from "./idb-transaction.js";
+import { DatabaseOpenTimeoutError, inTransaction, MAX_TIMEOUT_MS } from "./idb-transaction.js";
 import { decodeSnapshot, encodeSnapshot, storedHeader } from "./snapshot-codec.js";
 import { DatabaseBlockedError, SNAPSHOT_STORE, SnapshotDatabase } from "./snapshot-database.js";
 
@@ -19,15 +19,14 @@ export type SnapshotFallbackReason =
   | "unavailable"
   /** The origin's storage quota is used up. */
   | "quota"
-  /**
-   * Another connection kept the database blocked longer than `blockedTimeoutMs`, or an open of
-   * the database did not answer within 5 s (or `blockedTimeoutMs`, if longer): one queued behind
-   * a deletion or an upgrade that a connection elsewhere does not give way to.
-   */
+  /** Another connection kept the database blocked longer than `blockedTimeoutMs`. */
   | "blocked"
   /**
    * Any other IndexedDB failure: for good when the database could never be opened; otherwise
-   * for one call that kept failing through every reopen (the store stays on IndexedDB).
+   * for one call that kept failing through every reopen, or whose open of the database did not
+   * answer within 5 s (or `blockedTimeoutMs`, if longer: one queued behind a deletion or an
+   * upgrade that a connection elsewhere does not give way to, or a slow cold open). The store
+   * stays on IndexedDB then: the next call opens it again.
    */
   | "failed";
 
@@ -82,8 +81,9 @@ export interface IndexedDbSnapshotStoreOptions {
   onWarning?: (warning: SnapshotStoreWarning) => void;
   /**
    * How long to wait, in ms, for a database upgrade that a connection elsewhere blocks (one that
-   * ignores `versionchange`) before falling back to memory. Default 3000. An open that does not
-   * answer at all falls back the same way after 5 s, or after this if it is longer.
+   * ignores `versionchange`) before falling back to memory. Default 3000, at most 2^31 - 1
+   * (`setTimeout`'s bound). An open that does not answer at all is given up after 5 s, or after
+   * this if it is longer: that call is served in memory, and the next one opens again.
    */
   blockedTimeoutMs?: number;
   /**
@@ -120,9 +120,7 @@ const describeError = (err: unknown): string =>
   err instanceof Error ? `${err.name}: ${err.message}` : String(err);
 
 function fallbackReason(err: unknown): SnapshotFallbackReason {
-  if (err instanceof DatabaseBlockedError || err instanceof DatabaseOpenTimeoutError) {
-    return "blocked";
-  }
+  if (err instanceof DatabaseBlockedError) return "blocked";
   const name = (err as { name?: unknown } | null)?.name;
   if (name === "QuotaExceededError") return "quota";
   if (name === "SecurityError" || typeof indexedDB === "undefined") return "unavailable";
@@ -151,9 +149,14 @@ function fallbackReason(err: unknown): SnapshotFallbackReason {
  *   jittered backoff (`reopen`): the call reports one `"interrupted"` warning and retries; if
  *   every attempt fails, that call alone is served in memory (one `"failed"` warning) and the
  *   next call starts again on IndexedDB. Persistence is never switched off by such failures.
+ * - An open that does not answer within 5 s (or `blockedTimeoutMs` if longer: Chromium can leave
+ *   one queued 25-120 s behind a deletion an old connection does not give way to, and a cold
+ *   open on a loaded device can be slow) fails that call alone: it is served in memory, and the
+ *   next call opens the database again. One `"failed"` warning (`fallback: false`) per stall,
+ *   not one per call: the next comes only after an open succeeded. A connection that opens after
+ *   the limit is closed at once (`openDatabase`), so none is left open behind the store.
  * - When IndexedDB cannot be used at all (no IndexedDB, private browsing, quota exceeded, a
- *   database blocked longer than `blockedTimeoutMs`, an open that did not answer within 5 s or
- *   `blockedTimeoutMs` if longer, a database that never opened) the store
+ *   database blocked longer than `blockedTimeoutMs`, a database that never opened) the store
  *   falls back to memory for the rest of its life: one {@link SnapshotStoreWarning} with
  *   `fallback: true` goes to `onWarning`, the save that failed is kept in memory, and no call
  *   rejects because of it. Snapshots then do not survive a reload; the replica catches up from
@@ -170,6 +173,8 @@ export class IndexedDbSnapshotStore implements SnapshotStore {
   private reason: SnapshotFallbackReason | undefined;
   private opened = false;
   private closed = false;
+  /** Set once an open timed out (warned), until one succeeds. */
+  private stalled = false;
 
   constructor(options: IndexedDbSnapshotStoreOptions = {}) {
     const name = options.databaseName ?? "statesync";
@@ -177,8 +182,12 @@ export class IndexedDbSnapshotStore implements SnapshotStore {
       throw new StateSyncError("VALIDATION", "databaseName must be a non-empty string");
     }
     const blockedTimeoutMs = options.blockedTimeoutMs ?? 3_000;
-    if (!Number.isFinite(blockedTimeoutMs) || blockedTimeoutMs < 0) {
-      throw new StateSyncError("VALIDATION", "blockedTimeoutMs must be a non-negative number");
+    if (!(blockedTimeoutMs >= 0 && blockedTimeoutMs <= MAX_TIMEOUT_MS)) {
+      // Above 2^31 - 1 setTimeout fires at once: every open would time out.
+      throw new StateSyncError(
+        "VALIDATION",
+        `blockedTimeoutMs must be a number from 0 to ${MAX_TIMEOUT_MS}`,
+      );
     }
     const reopen = {
       attempts: options.reopen?.attempts ?? 8,
@@ -296,10 +305,12 @@ export class IndexedDbSnapshotStore implements SnapshotStore {
       try {
         const db = await this.database.get();
         this.opened = true;
+        this.stalled = false;
         return await onDatabase(db);
       } catch (err) {
         if (isStateSyncError(err, "CORRUPT_SNAPSHOT")) throw err;
         if (this.closed) throw new StateSyncError("CLOSED", "the snapshot store is closed");
+        if (err instanceof DatabaseOpenTimeoutError) return this.openTimedOut(err, inMemory);
         const reason = fallbackReason(err);
         this.database.reset();
         if (reason !== "failed") {
@@ -332,6 +343,27 @@ export class IndexedDbSnapshotStore implements SnapshotStore {
       }
     }
     return inMemory(this.memory);
+  }
+
+  /**
+   * The open of the database did not answer in time: this call alone is served from
+   * {@link spare}, warned once per stall; the next call opens again (the late connection, if
+   * any, was closed by `openDatabase`).
+   */
+  private openTimedOut<T>(
+    err: DatabaseOpenTimeoutError,
+    inMemory: (memory: MemorySnapshotStore) => Promise<T>,
+  ): Promise<T> {
+    this.database.reset();
+    if (!this.stalled) {
+      this.stalled = true;
+      this.warn(
+        "failed",
+        `${err.message}: this call is served in memory; the next one opens the database again`,
+        err,
+      );
+    }
+    return inMemory(this.spare);
   }
 
   private warn(

@@ -177,3 +177,18 @@ describe("IndexedDbSnapshotStore: falling back to memory", () => {
     expect(isStateSyncError(await loadError(store, "k"), "CLOSED")).toBe(true);
   });
 });
+
+describe("IndexedDbSnapshotStore: options", () => {
+  it("refuses a blockedTimeoutMs above setTimeout's bound (2^31 - 1), which would fire at once", () => {
+    for (const blockedTimeoutMs of [2 ** 31, 1e12, Infinity, Number.NaN, -1]) {
+      let error: unknown;
+      try {
+        new IndexedDbSnapshotStore({ blockedTimeoutMs });
+      } catch (e) {
+        error = e;
+      }
+      expect(isStateSyncError(error, "VALIDATION"), String(blockedTimeoutMs)).toBe(true);
+    }
+    expect(() => new IndexedDbSnapshotStore({ blockedTimeoutMs: 2 ** 31 - 1 })).not.toThrow();
+  });
+});
