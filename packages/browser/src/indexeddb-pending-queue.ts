@@ -12,7 +12,7 @@ import {
   type PendingRecord,
 } from "@statesync/core";
 import type { IDBPDatabase } from "idb";
-import { inTransaction } from "./idb-transaction.js";
+import { IDB_OPEN_WAIT_MS, inTransaction } from "./idb-transaction.js";
 
 // The IndexedDB side of one open pending queue (IndexedDbPendingStore opens it): its records,
 // its row, and the bounded waits for a database another tab may hold.
@@ -25,9 +25,10 @@ export const QUEUES = "queues";
  * transaction over these stores holds every later one (docs/offline.md, "Tabs"). Past it the
  * queue runs in memory under a new origin, and the slot is left to the next opener. The
  * database's own open is bounded by it too (an open Chromium leaves unanswered: the queue runs
- * in memory, `IndexedDbPendingStore`).
+ * in memory, `IndexedDbPendingStore`). Each wait is bounded alone (the open, the queue's row, the
+ * first load: up to three in a row). The same bound as every open of this package's databases.
  */
-export const OPEN_WAIT_MS = 5_000;
+export const OPEN_WAIT_MS = IDB_OPEN_WAIT_MS;
 
 /** A queue's row: its origin and the highest seq it ever removed. */
 export interface QueueRow {
