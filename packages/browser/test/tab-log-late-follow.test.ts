@@ -17,18 +17,25 @@ afterEach(async () => {
 const enc = new TextEncoder();
 
 /**
- * `log` with the revisions its followers were started at and the entries they delivered; its
- * `info()` answers once `infoGate` resolves.
+ * `log` with the revisions its followers were started at, the entries they delivered and the
+ * ranges read from it; its `info()` answers once `infoGate` resolves.
  */
 function watched(
   log: RevisionedLog,
   starts: number[],
   delivered: number[],
+  reads: Array<[number, number]>,
   infoGate?: Promise<void>,
 ): RevisionedLog {
   return new Proxy(log, {
     get(target, prop, receiver) {
       if (prop === "info" && infoGate) return () => infoGate.then(() => target.info());
+      if (prop === "read") {
+        return (from: number, to: number) => {
+          reads.push([from, to]);
+          return target.read(from, to);
+        };
+      }
       if (prop === "follow") {
         return (from: number, handler: Parameters<RevisionedLog["follow"]>[1]) => {
           starts.push(from);
@@ -52,10 +59,14 @@ function origin(server: MemoryLog) {
   const name = `late-follow-${process.pid}-${++names}`;
   const locks = new FakeLocks();
   const tokens = new FakeStorage();
-  /** A tab; `starts`/`delivered`: what its own log's follower did while it led. */
+  /**
+   * A tab; `starts`/`delivered`: what its own log's follower did while it led; `reads`: the
+   * ranges it read from its own log.
+   */
   const tab = (tabId: string, channel?: RecordingChannel, infoGate?: Promise<void>) => {
     const starts: number[] = [];
     const delivered: number[] = [];
+    const reads: Array<[number, number]> = [];
     const log = new TabLog({
       name,
       contiguous: true,
@@ -64,12 +75,12 @@ function origin(server: MemoryLog) {
       tabId,
       channel: channel as unknown as BroadcastChannel | undefined,
       leaderLog: () => ({
-        log: watched(server.handle(), starts, delivered, infoGate),
+        log: watched(server.handle(), starts, delivered, reads, infoGate),
         close: async () => undefined,
       }),
     });
     closing.push(() => log.close());
-    return { log, starts, delivered };
+    return { log, starts, delivered, reads };
   };
   return { tab, name };
 }
@@ -173,11 +184,13 @@ it("a follow that starts while the leading tab's follower waits for the latest r
 it("a follow that starts where the source stands reads nothing first and misses nothing", async () => {
   const server = new MemoryLog();
   await append(server, 2);
-  const { log } = await leadingTab(server);
+  const { log, reads } = await leadingTab(server);
+  const before = reads.length;
   const got = follow(log, 3);
   await append(server, 2);
   await until(() => got.length >= 2);
   expect(got).toEqual([3, 4]);
+  expect(reads.slice(before)).toEqual([]); // both came from the leading tab's own follower
 });
 
 it("a tab that does not lead: a follow after it heard the entry from the leading tab gets it", async () => {
