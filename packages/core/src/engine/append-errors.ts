@@ -1,4 +1,5 @@
 import { isStateSyncError, StateSyncError } from "../errors.js";
+import type { StatusHub } from "./status.js";
 
 /** What an append's failures say (appender invariant 3): the errors `Appender` rejects with. */
 
@@ -91,16 +92,19 @@ export function unreachableFor(
  * tail it had to land behind): the log that stored it is not the one this replica applied. Found
  * by a fresh-eyes trial: a stream deleted and re-created within milliseconds under a replica
  * writing commands; its command landed at revision 1 of the new stream and resolved as applied.
- * The entry is stored there; the caller stalls the replica so that nothing more is.
+ * The entry is stored there; the replica is stalled (`status`) so that nothing more is.
  */
 export function storedElsewhere(
+  status: Pick<StatusHub, "stall">,
   storedAt: number,
   after: number,
   messageId: string,
 ): StateSyncError {
-  return new StateSyncError(
+  const error = new StateSyncError(
     "LOG_REPLACED",
     `the command was stored at revision ${storedAt}, at or before this replica's revision ${after}: in another log than the one this replica applied (its stream deleted and created again, or a log that went back); the replica stops, keeping its last state, and writes nothing more: open a new replica`,
     { details: { storedAt, revision: after, messageId } },
   );
+  status.stall(error);
+  return error;
 }

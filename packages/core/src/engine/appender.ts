@@ -234,10 +234,9 @@ export class Appender {
           condition === undefined
             ? await this.log.appendUnconditional(data, messageId, limit)
             : await this.log.appendConditional(data, condition, messageId, limit);
-        // A new entry lands after the tail, which was at or after `after`: an acknowledgement at
-        // or before it came from another log (a stream deleted and created again, a log that
-        // went back; also a re-send conditional on a tail looked up there). Not for a
-        // duplicate: that is the first send, perhaps already read back.
+        // A new entry lands after the tail, at or after `after`: an ack at or before it came from
+        // another log (a stream created again, a log that went back; a re-send on a tail looked
+        // up there too). A duplicate is the first send, perhaps read back already.
         if (expected === undefined && !result.duplicate && result.revision <= after) {
           elsewhere = result.revision;
         } else return result.revision;
@@ -310,11 +309,7 @@ export class Appender {
           );
         }
       }
-      if (elsewhere !== undefined) {
-        const error = storedElsewhere(elsewhere, after, messageId);
-        this.status.stall(error); // the replica stops so that nothing more is stored there
-        throw error;
-      }
+      if (elsewhere !== undefined) throw storedElsewhere(this.status, elsewhere, after, messageId);
     }
   }
 

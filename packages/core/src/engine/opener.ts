@@ -136,10 +136,9 @@ export class Opener<S, C extends CommandMap<S>> {
   }
 
   /**
-   * A background connection reported a failed attempt (see `connectionErrors`): the server
-   * refused it or its name does not resolve, so the replica is `offline` now, whatever `waitFor`
-   * said (before, a browser replica opened with `"restored"` said `connecting` until its first
-   * request timed out, about 5 s; issue 12).
+   * A background connection reported a failed attempt (`connectionErrors`: refused, or a name
+   * that does not resolve): `offline` now, whatever `waitFor` said (before, a browser replica
+   * opened with `"restored"` said `connecting` until its first request timed out; issue 12).
    */
   connectionFailedOnce(): void {
     this.connectionFailed = true;
