@@ -19,7 +19,11 @@ export const DEFAULT_SERVER = "nats://127.0.0.1:4222";
 /** A URL `nats` dials over TCP: `nats://` or `tls://`, or a bare `host:port`. */
 function isTcpServer(server: string): boolean {
   try {
-    const url = new URL(server.includes("://") ? server : `nats://${server}`);
+    const bare = !server.includes("://");
+    const url = new URL(bare ? `nats://${server}` : server);
+    // A bare form is host[:port] alone: "nats:/h:4222" or "nats//h:4222" parsed as host "nats"
+    // with a path, and the replica retried "getaddrinfo ENOTFOUND nats" for ever (a new user).
+    if (bare ? /[/?#\s]/.test(server) : !["", "/"].includes(url.pathname)) return false;
     return (url.protocol === "nats:" || url.protocol === "tls:") && url.hostname !== "";
   } catch {
     return false;

@@ -386,8 +386,11 @@ describe("statesync info and history", () => {
     expect(down.code).toBe(1);
     expect(down.stderr).toMatch(/^statesync: UNAVAILABLE: cannot connect to nats:\/\/127.0.0.1:1/);
 
-    const badUrl = await runCli(["info", "--server", "http://x", "--stream", "X"]);
-    expect(badUrl.stderr).toMatch(/^statesync: VALIDATION: --server must be nats:\/\//);
+    // A new user's typos: a bare form with a slash was read as host "nats" (ENOTFOUND, retried).
+    for (const url of ["http://x", "nats:/127.0.0.1:1", "nats//127.0.0.1:1", "nats://h:1/path"]) {
+      const badUrl = await runCli(["info", "--server", url, "--stream", "X"]);
+      expect(badUrl.stderr, url).toMatch(/^statesync: VALIDATION: --server must be nats:\/\//);
+    }
   });
 
   // Found by a fresh-eyes trial (stop 25): on a stream purged whole, history said "no retained

@@ -195,6 +195,10 @@ describe("openSynchronizer", () => {
       // servers nats cannot dial over TCP (it would retry "not a url" forever, silently)
       { servers: "not a url", stream: "S", model: counter },
       { servers: "http://127.0.0.1:4222", stream: "S", model: counter },
+      // A new user's typos, read as host "nats" with a path: retried ENOTFOUND for ever.
+      { servers: "nats:/127.0.0.1:4222", stream: "S", model: counter },
+      { servers: "nats//127.0.0.1:4222", stream: "S", model: counter },
+      { servers: "nats://127.0.0.1:4222/path", stream: "S", model: counter },
       { servers: [server.url, server.wsUrl], stream: "S", model: counter },
       // A fresh-eyes trial: connectOptions.servers was ignored in silence (the replica opened
       // on `servers`), and so was every connect option beside a given connection.
