@@ -222,6 +222,14 @@ describe("openSynchronizer", () => {
       snapshots: false,
       waitFor: "restored",
     });
+    // An update that times out unsent there names why (a new user's quick start with no server
+    // read only "waited 30001 ms without being sent"; the refusal went to onError alone).
+    const unsent = await bare
+      .update("add", { by: 1 }, { outcomeTimeoutMs: 1_500 })
+      .catch((e: StateSyncError) => e);
+    expect(unsent).toMatchObject({ code: "UNAVAILABLE", details: { notSent: true } });
+    expect((unsent as Error).message).toMatch(/the replica is (offline|connecting): .*connect/);
+    expect((unsent as Error).cause).toBeDefined();
     await bare.close();
     await nc.close();
   });

@@ -189,7 +189,7 @@ export class Opener<S, C extends CommandMap<S>> {
     } catch (e) {
       if (this.status.closed) return;
       if (isStateSyncError(e, "UNAVAILABLE")) {
-        this.status.set("offline");
+        this.status.set("offline", e);
         if (e.details.persistent === true) this.lasting(e);
         this.failures += 1;
         this.scheduleReconnect();

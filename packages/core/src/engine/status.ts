@@ -158,9 +158,23 @@ export class StatusHub {
     }
   }
 
+  /** The last problem reported or given to `set` since the replica was last `live`. */
+  private why: StateSyncError | undefined;
+
+  /**
+   * Why the replica is not `live` (`connecting`, `offline`): the last problem reported, or the
+   * failure the opening gave `set`, since it last was; undefined while `live`. An update that
+   * times out unsent names it (before, a quick start with no server said only that it "waited
+   * 30001 ms without being sent": a new user).
+   */
+  get notLiveBecause(): StateSyncError | undefined {
+    return this.value === "live" ? undefined : this.why;
+  }
+
   /** Reports a problem that rejects no call. A listener that throws is ignored. */
   report(error: StateSyncError): void {
     if (this.value === "closed") return; // invariant 6
+    if (this.value !== "live") this.why = error;
     for (const l of [...this.errorListeners]) {
       try {
         l(error);
@@ -182,8 +196,11 @@ export class StatusHub {
     for (const l of [...this.drainedListeners]) this.call("drained", () => l());
   }
 
-  /** Moves to `status` unless the replica is stalled or closed (invariant 1). */
-  set(status: SyncStatus): void {
+  /** Moves to `status` unless the replica is stalled or closed (invariant 1); `why`: the cause. */
+  set(status: SyncStatus, why?: StateSyncError): void {
+    if (why) this.why = why;
+    else if (status !== this.value && (status === "live" || this.value === "live"))
+      this.why = undefined;
     if (this.value === status || this.value === "closed") return;
     if (this.value === "stalled" && status !== "closed") return;
     this.value = status;

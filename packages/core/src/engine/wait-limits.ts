@@ -135,10 +135,13 @@ export function unsent(status: StatusHub, update: UpdateLimits): StateSyncError 
   const now = Date.now();
   if (now < update.deadline) return undefined;
   const waitedMs = now - (update.deadline - update.outcomeTimeoutMs);
+  const why = status.notLiveBecause; // the connection's last failure, say
+  const because = why ? `; the replica is ${status.status}: ${why.message}` : "";
   return new StateSyncError(
     "UNAVAILABLE",
-    `nothing was appended: the update waited ${waitedMs} ms without being sent (for the log, or behind other writers), past its outcomeTimeoutMs (${update.outcomeTimeoutMs} ms)`,
+    `nothing was appended: the update waited ${waitedMs} ms without being sent (for the log, or behind other writers), past its outcomeTimeoutMs (${update.outcomeTimeoutMs} ms)${because}`,
     {
+      cause: why,
       details: {
         notSent: true,
         timedOut: true,
