@@ -104,6 +104,7 @@ const PENDING: StepResult = { kind: "pending" };
     return (
       this.contiguous &&
       this.firstRead === 1 &&
+      this.unanchoredThrough >= 0 &&
       this.scanning &&
       this.scan!.from === this.revision + 1
     );
@@ -111,6 +112,8 @@ const PENDING: StepResult = { kind: "pending" };
 
   /** The revision of the first entry this replay read (undefined: none yet). */
   private firstRead: number | undefined;
+  /** The last entry read without a state; -1 once one skipped a sequence (maybe the start). */
+  private unanchoredThrough = 0;
 
   /** Reading past entries, no starting point after them yet (a start moves the revision past). */
   private get scanning(): boolean {
@@ -124,6 +127,10 @@ const PENDING: StepResult = { kind: "pending" };
   step(logEntry: LogEntry, predecoded?: DecodeResult): StepResult {
     if (logEntry.revision <= this.readPosition) return { kind: "ignored" };
     this.firstRead ??= this.anchored ? 0 : logEntry.revision;
+    if (!this.anchored && this.unanchoredThrough >= 0) {
+      const next = logEntry.revision === this.unanchoredThrough + 1;
+      this.unanchoredThrough = next ? logEntry.revision : -1;
+    }
     const gap = this.contiguous && this.anchored && logEntry.revision !== this.revision + 1;
     if (logEntry.skipped && !this.collector) {
       // Used up without an entry (LogEntry.skipped): stepped over, never across a gap before it.
