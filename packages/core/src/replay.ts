@@ -92,13 +92,9 @@ const PENDING: StepResult = { kind: "pending" };
   }
 
   /**
-   * Whether this replay has no state and read every entry of a log of one state from its first
-   * (revision 1) without finding a starting point: nothing was truncated (the sequence starts at
-   * 1), so the log never had one, and no replica can hold its state to write back (a stream
-   * deleted and created again under writers, whose unconditional commands landed in the new one
-   * before any genesis: every opening failed `TRUNCATED` for good, found by a trial). The opener
-   * starts such a log again from the model's initial state (`FirstEntry.reanchor`), as it does
-   * a log whose first entries no reader can use.
+   * No state, and every entry of a log of one state read from revision 1 on, without a gap: the
+   * log never had a starting point (commands of writers of a stream deleted and created again, a
+   * trial: every opening failed `TRUNCATED` for good). The opener starts it again (`reanchor`).
    */
   get neverStarted(): boolean {
     return (
@@ -110,9 +106,8 @@ const PENDING: StepResult = { kind: "pending" };
     );
   }
 
-  /** The revision of the first entry this replay read (undefined: none yet). */
+  /** The first entry read (0: read with a state); the last read without one (-1: after a gap). */
   private firstRead: number | undefined;
-  /** The last entry read without a state; -1 once one skipped a sequence (maybe the start). */
   private unanchoredThrough = 0;
 
   /** Reading past entries, no starting point after them yet (a start moves the revision past). */

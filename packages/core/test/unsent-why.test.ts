@@ -1,4 +1,5 @@
-import { isStateSyncError, MemoryLog } from "@statesync/core";
+import { isStateSyncError, MemoryLog, StateSyncError } from "@statesync/core";
+import { StatusHub } from "../src/engine/status.js";
 import { describe, expect, it } from "vitest";
 import { open } from "./fixtures.js";
 
@@ -21,5 +22,24 @@ describe("an update that times out unsent names why the replica is not live", ()
     expect(isStateSyncError(error.cause, "UNAVAILABLE")).toBe(true);
     expect(error.message).toContain((error.cause as Error).message);
     await a.close();
+  });
+
+  // A review: any problem reported while offline was named, a failed snapshot save too.
+  it("names connection problems only, and none once the replica is live again", () => {
+    const hub = new StatusHub();
+    const refused = new StateSyncError("UNAVAILABLE", "cannot connect: ECONNREFUSED");
+    hub.set("offline", refused);
+    hub.report(
+      new StateSyncError("SNAPSHOT_FAILED", "saving the local snapshot failed: disk full"),
+    );
+    expect(hub.notLiveBecause).toBe(refused);
+    const denied = new StateSyncError("PERMISSION_DENIED", "the server denied the stream");
+    hub.report(denied);
+    expect(hub.notLiveBecause).toBe(denied);
+    hub.set("live");
+    expect(hub.notLiveBecause).toBeUndefined();
+    hub.report(new StateSyncError("UNAVAILABLE", "a read failed while live"));
+    hub.set("offline"); // the log went offline without saying why: nothing stale is named
+    expect(hub.notLiveBecause).toBeUndefined();
   });
 });

@@ -268,7 +268,7 @@ export class Opener<S, C extends CommandMap<S>> {
       return this.status.stall(error ?? connectionClosedError("the log said so"));
     if (status === "offline") {
       if (this.connected) this.reader.hold(); // until the reconnection's check (invariant 7)
-      this.status.set("offline");
+      this.status.set("offline", error);
       return;
     }
     if (!this.connected) {

@@ -2,6 +2,15 @@ import { isStateSyncError, StateSyncError } from "../errors.js";
 import type { PendingUpdate } from "../pending/pending-op.js";
 import type { SyncEvents, SyncStats, SyncStatus } from "../synchronizer-types.js";
 
+/** Codes of problems that keep a replica from the log: what `notLiveBecause` names. */
+const CONNECTION_CODES: ReadonlySet<string> = new Set([
+  "UNAVAILABLE",
+  "PERMISSION_DENIED",
+  "STREAM_CONFIG",
+  "UNSUPPORTED_SERVER",
+  "CONNECTION_CLOSED",
+]);
+
 /**
  * Status and events of one replica, derived in one place (after automerge-repo's
  * `DocumentQuery`): the other parts report (`report`, `set`, `stall`, `close`) and this part
@@ -158,12 +167,13 @@ export class StatusHub {
     }
   }
 
-  /** The last problem reported or given to `set` since the replica was last `live`. */
+  /** The last connection problem reported or given to `set` since the replica was `live`. */
   private why: StateSyncError | undefined;
 
   /**
-   * Why the replica is not `live` (`connecting`, `offline`): the last problem reported, or the
-   * failure the opening gave `set`, since it last was; undefined while `live`. An update that
+   * Why the replica is not `live` (`connecting`, `offline`): the last connection problem
+   * reported ({@link CONNECTION_CODES}: not a failed snapshot save, say, which a review saw
+   * named instead), or the failure the opening gave `set`, since it was; undefined while `live`. An update that
    * times out unsent names it (before, a quick start with no server said only that it "waited
    * 30001 ms without being sent": a new user).
    */
@@ -174,7 +184,7 @@ export class StatusHub {
   /** Reports a problem that rejects no call. A listener that throws is ignored. */
   report(error: StateSyncError): void {
     if (this.value === "closed") return; // invariant 6
-    if (this.value !== "live") this.why = error;
+    if (this.value !== "live" && CONNECTION_CODES.has(error.code)) this.why = error;
     for (const l of [...this.errorListeners]) {
       try {
         l(error);
