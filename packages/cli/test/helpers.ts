@@ -6,6 +6,7 @@ import { onTestFinished } from "vitest";
 // @ts-expect-error: a plain ES module (as operators hand models over), without declarations
 import { counter as counterModel } from "./fixtures/counter-model.mjs";
 
+import { tcp } from "../../node/test/helpers.js";
 export { useNatsServer, uniqueStream, tcp } from "../../node/test/helpers.js";
 
 /** The built CLI (`npm run build` / `tsc -b packages/cli`). */
@@ -124,4 +125,13 @@ export function startTail(args: string[]) {
     }
   }
   return { child, until, exited, out: () => ({ stdout, stderr }) };
+}
+
+/** The names of the streams on the server at `url` (to check that a command created none). */
+export async function streamNames(url: string): Promise<string[]> {
+  const nc = await tcp(url);
+  const names: string[] = [];
+  for await (const n of (await nc.jetstreamManager()).streams.names()) names.push(n);
+  await nc.close();
+  return names;
 }

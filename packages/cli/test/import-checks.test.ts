@@ -7,7 +7,7 @@ import {
   openCounter,
   runCli,
   runJson,
-  tcp,
+  streamNames,
   uniqueStream,
   useNatsServer,
 } from "./helpers.js";
@@ -23,14 +23,6 @@ describe("statesync import refuses what its entries could not hold, creating not
   const server = () => ["--server", ctx.server.url];
   let files = 0;
   const file = () => path.join(ctx.dir, `import-check-${++files}.json`);
-
-  async function streamNames(): Promise<string[]> {
-    const nc = await tcp(ctx.server.url);
-    const names: string[] = [];
-    for await (const n of (await nc.jetstreamManager()).streams.names()) names.push(n);
-    await nc.close();
-    return names;
-  }
 
   /** A backup of a counter stream, edited by `edit` (JSON text: keys as given), checksum fixed. */
   async function editedBackup(edit: (doc: Record<string, unknown>) => string): Promise<string> {
@@ -58,7 +50,7 @@ describe("statesync import refuses what its entries could not hold, creating not
       const r = await runCli(["import", backup, ...server(), "--stream", target, ...extra]);
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(/^statesync: VALIDATION: .*an object key is __proto__/);
-      expect(await streamNames()).not.toContain(target);
+      expect(await streamNames(ctx.server.url)).not.toContain(target);
     }
   });
 
@@ -72,7 +64,7 @@ describe("statesync import refuses what its entries could not hold, creating not
         expect(r.stderr).toBe(
           `statesync: VALIDATION: the backup's from (v${from}) is not below its model version (v1): from is the version the log was at before it switched up to v1\n`,
         );
-        expect(await streamNames()).not.toContain(target);
+        expect(await streamNames(ctx.server.url)).not.toContain(target);
       }
     }
   });

@@ -7,7 +7,7 @@ import { backupChecksum } from "../src/backup.js";
 // @ts-expect-error: a plain ES module (as operators hand models over), without declarations
 import { nested, tree as treeModel } from "./fixtures/tree-model.mjs";
 import { appendOlderCommand } from "../../node/test/helpers.js";
-import { runCli, runJson, tcp, uniqueStream, useNatsServer } from "./helpers.js";
+import { runCli, runJson, streamNames, uniqueStream, useNatsServer } from "./helpers.js";
 
 const TREE = fileURLToPath(new URL("./fixtures/tree-model.mjs", import.meta.url));
 const tree = treeModel as Parameters<typeof openSynchronizer<any, any>>[0]["model"];
@@ -43,13 +43,6 @@ describe("statesync and a state nested too deep", () => {
       snapshots: false,
       compaction: false,
     });
-  async function streamNames(): Promise<string[]> {
-    const nc = await tcp(ctx.server.url);
-    const names: string[] = [];
-    for await (const n of (await nc.jetstreamManager()).streams.names()) names.push(n);
-    await nc.close();
-    return names;
-  }
 
   it("compact refuses a state larger than max_payload and too deep: exit 1, the log is kept", async () => {
     const stream = await seeded(300, 1_200_000);
@@ -134,7 +127,7 @@ describe("statesync and a state nested too deep", () => {
     const h = await importing(hostile);
     expect(h.code).toBe(1);
     expect(h.stderr).toMatch(/^statesync: VALIDATION: the state in \S+ nests arrays and objects/);
-    expect(await streamNames()).not.toContain(target);
+    expect(await streamNames(ctx.server.url)).not.toContain(target);
   });
   it("state prints a state nested 20,000 levels deep, as --json and as text on one line (a fresh-eyes trial: INTERNAL RangeError)", async () => {
     const stream = await seeded(20_000);
