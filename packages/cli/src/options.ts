@@ -5,6 +5,7 @@
  */
 import { Command, Option } from "commander";
 import {
+  isTcpServerUrl,
   isValidKey,
   isValidStreamName,
   isValidSubjectPrefix,
@@ -15,20 +16,6 @@ import { z } from "zod";
 
 /** Default server when neither `--server` nor `STATESYNC_SERVER` is given. */
 export const DEFAULT_SERVER = "nats://127.0.0.1:4222";
-
-/** A URL `nats` dials over TCP: `nats://` or `tls://`, or a bare `host:port`. */
-function isTcpServer(server: string): boolean {
-  try {
-    const bare = !server.includes("://");
-    const url = new URL(bare ? `nats://${server}` : server);
-    // A bare form is host[:port] alone: "nats:/h:4222" or "nats//h:4222" parsed as host "nats"
-    // with a path, and the replica retried "getaddrinfo ENOTFOUND nats" for ever (a new user).
-    if (bare ? /[/?#\s]/.test(server) : !["", "/"].includes(url.pathname)) return false;
-    return (url.protocol === "nats:" || url.protocol === "tls:") && url.hostname !== "";
-  } catch {
-    return false;
-  }
-}
 
 const file = (flag: string) => z.string().min(1, `${flag} needs a file`).optional();
 
@@ -55,7 +42,7 @@ const commonSchema = z
     server: z
       .string()
       .min(1, "is empty: give nats:// or tls:// URLs or host:port")
-      .refine((s) => s.split(",").every((x) => isTcpServer(x.trim())), {
+      .refine((s) => s.split(",").every((x) => isTcpServerUrl(x.trim())), {
         message: "must be nats:// or tls:// URLs or host:port, comma-separated",
       }),
     stream: z

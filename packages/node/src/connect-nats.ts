@@ -124,3 +124,22 @@ function shuffled(servers: string[], options: ConnectionOptions): string[] {
   }
   return out;
 }
+
+/**
+ * Whether `server` is a URL `nats` dials over TCP: `nats://` or `tls://` with a host and no path,
+ * or a bare `host[:port]` (nats.js dials port 4222 for a bare host). A bare form with a slash
+ * (`nats:/h:4222`, `nats//h:4222`) is refused: nats.js read it as host `nats` and retried
+ * `ENOTFOUND` for ever. The check `openSynchronizer` and the CLI apply to `servers`.
+ */
+export function isTcpServerUrl(server: string): boolean {
+  try {
+    const bare = !server.includes("://");
+    const url = new URL(bare ? `nats://${server}` : server);
+    // A bare form is host[:port] alone: "nats:/h:4222" or "nats//h:4222" parsed as host "nats"
+    // with a path, and the replica retried "getaddrinfo ENOTFOUND nats" for ever (a new user).
+    if (bare ? /[/?#\s]/.test(server) : !["", "/"].includes(url.pathname)) return false;
+    return (url.protocol === "nats:" || url.protocol === "tls:") && url.hostname !== "";
+  } catch {
+    return false;
+  }
+}

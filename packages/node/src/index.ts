@@ -14,7 +14,7 @@ export { FilePendingStore } from "./file-pending-store.js";
 export { readRegularFile } from "./regular-file.js";
 export { pendingQueueFolder } from "./queue-folder.js";
 export { connectInBackground, type BackgroundConnection } from "./background-connect.js";
-export { connectNats } from "./connect-nats.js";
+export { connectNats, isTcpServerUrl } from "./connect-nats.js";
 export { connectFailureOf, tlsFailure, type TlsFailure } from "./tls-failure.js";
 export { findNatsServer, getFreePort, NatsServerNotFoundError } from "./find-nats-server.js";
 export {

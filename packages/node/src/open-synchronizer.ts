@@ -17,6 +17,7 @@ import {
 import type { ConnectionOptions, NatsConnection } from "nats";
 import { z } from "zod/v4";
 import { connectInBackground } from "./background-connect.js";
+import { isTcpServerUrl } from "./connect-nats.js";
 import { FilePendingStore } from "./file-pending-store.js";
 import { FileSnapshotStore } from "./file-snapshot-store.js";
 import { withTlsOfServers } from "./tls-servers.js";
@@ -82,23 +83,10 @@ const storeLike = (v: unknown) =>
   objectLike(v) &&
   ["load", "save", "delete"].every((m) => typeof (v as Record<string, unknown>)[m] === "function");
 
-/** A URL `nats` can dial over TCP: `nats://` or `tls://`, or a bare `host:port`. */
-function isTcpServer(server: string): boolean {
-  try {
-    const bare = !server.includes("://");
-    const url = new URL(bare ? `nats://${server}` : server);
-    // A bare form is host[:port] alone: "nats:/h:4222" or "nats//h:4222" parsed as host "nats"
-    // with a path, and the replica retried "getaddrinfo ENOTFOUND nats" for ever (a new user).
-    if (bare ? /[/?#\s]/.test(server) : !["", "/"].includes(url.pathname)) return false;
-    return (url.protocol === "nats:" || url.protocol === "tls:") && url.hostname !== "";
-  } catch {
-    return false;
-  }
-}
 const tcpServer = z
   .string()
   .min(1)
-  .refine(isTcpServer, {
+  .refine(isTcpServerUrl, {
     message:
       "servers must be nats:// or tls:// URLs or host:port (e.g. nats://127.0.0.1:4222); " +
       "for ws:// use @statesync/browser's openSynchronizer",
