@@ -13,8 +13,8 @@ import { serversText, StateSyncError } from "@statesync/core";
  * fresh-eyes trial). This check owns its sockets and always destroys them.
  *
  * Resolves with the first server (as given) that sent something, or undefined when every dial
- * failed (refused, unresolvable: nats.js then fails at once, with its own error, and leaks
- * nothing). The caller puts that server first: with a silent server in the list, nats.js
+ * failed (refused, unresolvable, or closed by the server before it said anything: nats.js then
+ * fails at once, with its own error, and leaks nothing). The caller puts that server first: with a silent server in the list, nats.js
  * would otherwise dial it first about half the time (it shuffles the list) and leak that socket
  * (a fresh-eyes trial: the process never exited, and the replica waited 20 s to connect). Rejects `UNAVAILABLE` when
  * no server spoke within `timeoutMs` (none accepted: nats.js's own dial has no deadline either;
@@ -62,7 +62,9 @@ export function serverSpeaks(
       sockets.push(socket);
       socket.once("connect", () => (accepted += 1));
       socket.once("data", () => end(undefined, server));
-      socket.once("error", () => {
+      // "close", not "error": a server that accepts and closes at once (one shutting down while
+      // a replica dials) raises no error, and was waited on for the whole `timeoutMs` (20 s).
+      socket.once("close", () => {
         failed += 1;
         if (failed === targets.length) end();
       });

@@ -1,4 +1,5 @@
-import { startNatsServer, type NatsServer } from "@statesync/node";
+import { createServer, type AddressInfo } from "node:net";
+import { startNatsServer, type NatsServer, type StateSyncError } from "@statesync/node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectInBackground } from "../src/background-connect.js";
 
@@ -33,4 +34,29 @@ describe("connectInBackground (the connection openSynchronizer owns)", () => {
       await told.cancel();
     }
   });
+});
+
+/**
+ * A server shutting down (a restart) accepts a connection and closes it before it said anything.
+ * The check that a server speaks before nats.js is given the attempt (server-preflight.ts)
+ * listened for socket errors only, and a close without an error was waited on for the whole
+ * `timeout`: a replica that dialled at that moment stayed offline 20 s. Outcome: the first
+ * failure reported is nats.js's own (the socket closed), not "sent nothing within 60000 ms".
+ */
+describe("a server that closes each connection before it says anything", () => {
+  it("fails the attempt at once and retries, instead of waiting out the connect timeout", async () => {
+    const closer = createServer((socket) => socket.destroy());
+    await new Promise<void>((resolve) => closer.listen(0, "127.0.0.1", resolve));
+    const { port } = closer.address() as AddressInfo;
+    const bg = connectInBackground({ servers: `127.0.0.1:${port}`, timeout: 60_000 });
+    try {
+      const first = await new Promise<StateSyncError>((resolve) => bg.errors(resolve));
+      expect(first.code).toBe("UNAVAILABLE");
+      expect(first.message).not.toContain("sent nothing");
+      expect(first.message).toContain(`127.0.0.1:${port}`);
+    } finally {
+      await bg.cancel();
+      await new Promise((resolve) => closer.close(resolve));
+    }
+  }, 30_000);
 });
