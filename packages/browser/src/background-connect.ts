@@ -3,7 +3,8 @@ import {
   keepConnecting,
   type BackgroundConnection,
 } from "@statesync/core";
-import { connect, type ConnectionOptions, type NatsConnection } from "nats.ws";
+import type { ConnectionOptions, NatsConnection } from "nats.ws";
+import { connectWs } from "./ws-connect.js";
 
 /**
  * Connects with `nats.ws` over WebSocket and keeps trying while no server answers (core's
@@ -13,14 +14,16 @@ import { connect, type ConnectionOptions, type NatsConnection } from "nats.ws";
  * calls it `ignoreServerUpdates`, nats.ws 1.30 names it so) and `noAsyncTraces: true` (no
  * stack trace captured per request; statesync reports its own typed errors) and `pingInterval`
  * {@link DEFAULT_PING_INTERVAL_MS} (10 s: a server that stops answering without closing the
- * connection turns the replica `offline` in 20-30 s, not nats.js's 4-6 min), unless given.
+ * connection turns the replica `offline` in 20-30 s, not nats.js's 4-6 min), unless given. An
+ * attempt whose WebSocket the server closes before it said anything fails at once
+ * ({@link connectWs}), not after nats.ws's 20 s `timeout`.
  */
 export function connectInBackground(
   options: ConnectionOptions,
 ): BackgroundConnection<NatsConnection> {
   return keepConnecting(
     () =>
-      connect({
+      connectWs({
         maxReconnectAttempts: -1,
         ignoreClusterUpdates: true,
         noAsyncTraces: true,
