@@ -1,6 +1,7 @@
-import { mkdir, readdir, rename, unlink } from "node:fs/promises";
+import { readdir, rename, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { writeFileAtomically } from "./atomic-file.js";
+import { makeDir } from "./make-dir.js";
 import { LOCK, releaseToken, takeLock } from "./queue-lock.js";
 import { readRegularFile, readRegularFileSync } from "./regular-file.js";
 import {
@@ -26,10 +27,7 @@ import {
   type PendingStore,
 } from "@statesync/core";
 
-/**
- * Names of record files, and of files named like one (`load` moves those aside when the digits
- * are no seq's, `recordName`).
- */
+/** Names of record files, and of files named like one (`load` moves aside odd ones). */
 const RECORD = /^(\d+)\.pending\.json$/;
 /** What a damaged record's file is renamed to end with: kept for inspection, never loaded. */
 const DAMAGED = ".damaged";
@@ -70,7 +68,7 @@ export class FilePendingStore implements PendingStore {
     }
     const folder = join(this.dir, pendingQueueFolder(key, owner));
     try {
-      await mkdir(folder, { recursive: true });
+      await makeDir(folder);
     } catch (cause) {
       throw failed(`cannot create ${folder}`, cause);
     }

@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
-import { mkdir, readdir, unlink } from "node:fs/promises";
+import { readdir, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { isRunning, writeFileAtomically } from "./atomic-file.js";
+import { makeDir } from "./make-dir.js";
 import { readRegularFile } from "./regular-file.js";
 import {
   checkSnapshotKey,
@@ -171,7 +172,7 @@ export class FileSnapshotStore implements SnapshotStore {
   }
 
   private async writeAtomically(path: string, text: string): Promise<void> {
-    this.dirReady ??= mkdir(this.dir, { recursive: true }).then(
+    this.dirReady ??= makeDir(this.dir).then(
       () => removeStaleTemporaries(this.dir),
       (err: unknown) => {
         this.dirReady = undefined;
