@@ -112,7 +112,7 @@ export class Snapshots<S, C extends CommandMap<S>> {
     try {
       if (!(await settledWithin(loading, STORE_WAIT_MS))) {
         loading.catch(() => undefined);
-        const why = `the snapshot store did not answer within ${STORE_WAIT_MS} ms (another tab may hold its database); opening from the log`;
+        const why = `the snapshot store did not answer within ${STORE_WAIT_MS} ms (in a browser, another tab may hold its database; in Node, a disk or file system that hangs); opening from the log`;
         return this.status.report(new StateSyncError("SNAPSHOT_FAILED", why));
       }
       record = await loading;
@@ -293,7 +293,7 @@ export class Snapshots<S, C extends CommandMap<S>> {
       this.autoSaveAfterRun = true;
       throw new StateSyncError(
         "SNAPSHOT_FAILED",
-        `the snapshot store did not answer an earlier save within ${STORE_WAIT_MS} ms and has not answered since (another tab may hold its database); not saving until it does`,
+        `the snapshot store did not answer an earlier save within ${STORE_WAIT_MS} ms and has not answered since (in a browser, another tab may hold its database; in Node, a disk or file system that hangs); not saving until it does`,
         { details: { timedOut: true, timeoutMs: STORE_WAIT_MS, skipped: true } },
       );
     }
@@ -377,7 +377,7 @@ export class Snapshots<S, C extends CommandMap<S>> {
       .then(answered);
     const error = new StateSyncError(
       "SNAPSHOT_FAILED",
-      `the snapshot store did not answer within ${waitMs} ms (another tab may hold its database); the save may still land, later saves fail at once until the store answers, then saving resumes`,
+      `the snapshot store did not answer within ${waitMs} ms (in a browser, another tab may hold its database; in Node, a disk or file system that hangs); the save may still land, later saves fail at once until the store answers, then saving resumes`,
       { details: { timedOut: true, timeoutMs: waitMs } },
     );
     this.status.report(error);
