@@ -21,7 +21,10 @@ type WsFactory = (
  * wrapping one given in `options`); when the newest closes before the attempt settled and, a
  * turn later, nats.ws has neither settled it (an `-ERR` for refused credentials rejects it
  * `PERMISSION_DENIED` first) nor dialled its next server, the attempt rejects `UNAVAILABLE`. A
- * connection the abandoned attempt still makes later is closed.
+ * connection the abandoned attempt still makes later is closed. A socket that closes before any
+ * message is also reported to nats.ws as a failed dial (its `onerror`), so its own reconnects
+ * move on at once too; one closed between `INFO` and `PONG` during a reconnect still waits
+ * (README, a known gap).
  *
  * Resolves to the connection; rejects with nats.ws's error, or that `UNAVAILABLE`
  * `StateSyncError` (`details.closedEarly: true`).
@@ -38,9 +41,17 @@ export async function connectWs(options: ConnectionOptions): Promise<NatsConnect
       : { socket: new WebSocket(url), encrypted: url.startsWith("wss://") };
     const socket = made.socket;
     latest = socket;
-    // A turn after the close: nats.ws has read what the socket delivered (an `-ERR` rejects the
-    // attempt itself) or moved on to its next server (a newer socket), and neither happened.
-    const closed = () => setTimeout(() => latest === socket && fail?.(closedEarlyError(url)), 0);
+    let spoke = false;
+    socket.addEventListener("message", () => (spoke = true), { once: true });
+    const closed = () => {
+      // Before any message: told to nats.ws as the error a failed dial raises (its `onerror`
+      // rejects a dial not yet connected), so that its own reconnects, which this function no
+      // longer watches, move on too instead of waiting out their `timeout`.
+      if (!spoke) socket.onerror?.({ type: "error", message: CLOSED_EARLY } as unknown as Event);
+      // A turn later: nats.ws has read what the socket delivered (an `-ERR` rejects the attempt
+      // itself) or moved on to its next server (a newer socket), and neither happened.
+      setTimeout(() => latest === socket && fail?.(closedEarlyError(url)), 0);
+    };
     socket.addEventListener("close", closed, { once: true });
     return made;
   };
@@ -55,10 +66,13 @@ export async function connectWs(options: ConnectionOptions): Promise<NatsConnect
   }
 }
 
+const CLOSED_EARLY =
+  "the server closed the WebSocket before the connection was made (shutting down?)";
+
 function closedEarlyError(url: string): StateSyncError {
   return new StateSyncError(
     "UNAVAILABLE",
-    `cannot connect to ${serversText(url)}: the server closed the WebSocket before the connection was made (shutting down?)`,
+    `cannot connect to ${serversText(url)}: ${CLOSED_EARLY}`,
     { details: { closedEarly: true } },
   );
 }
