@@ -60,3 +60,33 @@ describe("a server that closes each connection before it says anything", () => {
     }
   }, 30_000);
 });
+
+/**
+ * A server that is down (nothing listens: the connection is refused). The check above listens
+ * for "close"; a socket's "error" event with no listener is thrown by Node, and the refused dial
+ * crashed the whole process (`openSynchronizer` against a stopped server, or `statesync info`
+ * with a wrong port: "Unhandled 'error' event ... ECONNREFUSED") instead of reporting it and
+ * retrying. Outcome: the attempt fails UNAVAILABLE naming the server, and the process lives on.
+ */
+describe("a server that refuses the connection (nothing listens)", () => {
+  it("reports UNAVAILABLE; no socket error escapes to the process", async () => {
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+    const { port } = probe.address() as AddressInfo;
+    await new Promise((resolve) => probe.close(resolve));
+    const escaped: unknown[] = [];
+    const onUncaught = (error: unknown) => escaped.push(error);
+    process.on("uncaughtException", onUncaught);
+    const bg = connectInBackground({ servers: `127.0.0.1:${port}`, timeout: 60_000 });
+    try {
+      // The preflight's dial fails before nats.js's own, which is the error reported.
+      const first = await new Promise<StateSyncError>((resolve) => bg.errors(resolve));
+      expect(first.code).toBe("UNAVAILABLE");
+      expect(first.message).toContain(`127.0.0.1:${port}`);
+      expect(escaped).toEqual([]);
+    } finally {
+      process.off("uncaughtException", onUncaught);
+      await bg.cancel();
+    }
+  }, 30_000);
+});
