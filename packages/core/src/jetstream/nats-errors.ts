@@ -102,7 +102,12 @@ export function toStateSyncError(
   }
   const details = { natsCode: e.code, errCode };
   if (e.code !== undefined && NATS_DENIED.has(e.code)) {
-    return new StateSyncError("PERMISSION_DENIED", text, { cause: err, details });
+    // A user who may subscribe only on its own inbox prefix (docs/permissions.md) and whose
+    // connection kept the default one: the server's words alone did not say what to do.
+    const inbox = /Subscription to "_INBOX\./.test(text)
+      ? ": this user may not subscribe to the default reply inbox (_INBOX); set connectOptions.inboxPrefix (or the inboxPrefix of a connection you pass) to the prefix the server allows it (docs/permissions.md)"
+      : "";
+    return new StateSyncError("PERMISSION_DENIED", `${text}${inbox}`, { cause: err, details });
   }
   if (e.code === "MAX_PAYLOAD_EXCEEDED" || errCode === JS_ERR.MESSAGE_TOO_LARGE) {
     return new StateSyncError("PAYLOAD_TOO_LARGE", text, { cause: err, details });

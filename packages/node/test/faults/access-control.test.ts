@@ -155,6 +155,22 @@ describe("a state that owns its stream (config own-stream)", () => {
     ).toBe("PERMISSION_DENIED");
   });
 
+  // A new user's trial: the documented reader opened without `inboxPrefix` was refused with the
+  // server's words only ("Permissions Violation for Subscription to \"_INBOX.…\""), not what to do.
+  it("tells a user who may subscribe only on its own inbox prefix to set inboxPrefix", async () => {
+    const { inboxPrefix: _omitted, ...withoutInbox } = credentials("flags-reader");
+    const error = await openLedger({
+      servers: server.url,
+      stream: "FLAGS",
+      connectOptions: withoutInbox,
+    }).then(
+      () => undefined,
+      (e: unknown) => e as { code?: string; message?: string },
+    );
+    expect(error?.code).toBe("PERMISSION_DENIED");
+    expect(error?.message).toMatch(/set connectOptions\.inboxPrefix/);
+  });
+
   it("readers follow FLAGS through fan-out with the documented subscribe permission", async () => {
     // The operator (re)creates FLAGS with fan-out: its entries are republished.
     await (await operator.jetstreamManager()).streams.delete("FLAGS");
