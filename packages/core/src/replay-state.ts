@@ -11,7 +11,7 @@ import { RecentIds } from "./recent-ids.js";
 import { StateValidity } from "./command-check.js";
 import { logModelOf, migrateUp, modelOfVersion } from "./versions.js";
 import type { KeptOverReset, StepResult } from "./replay-types.js";
-import { safeParse } from "./schema-parse.js";
+import { carriedStateRefusal, safeParse } from "./schema-parse.js";
 
 export type { KeptOverReset, StepResult } from "./replay-types.js";
 
@@ -148,7 +148,7 @@ export class ReplayState<S, C extends CommandMap<S>> {
     const model = logModelOf(this.model, entry);
     if (model instanceof StateSyncError) return this.stall(model, logEntry);
     const valid = safeParse(model.state, entry.state);
-    const problem = valid.success ? findNonJson(entry.state) : "it fails the state schema";
+    const problem = valid.success ? findNonJson(entry.state) : carriedStateRefusal(valid.error);
     if (problem !== undefined) {
       const error = new StateSyncError(
         "CORRUPT_ENTRY",

@@ -12,7 +12,7 @@ import { commandForLog, logModelOf } from "./versions.js";
 
 import { withRevision, type StepResult } from "./replay-state.js";
 import { RunReplay } from "./replay-runs.js";
-import { safeParse } from "./schema-parse.js";
+import { carriedStateRefusal, safeParse } from "./schema-parse.js";
 
 export { withRevision, type StepResult } from "./replay-state.js";
 
@@ -363,8 +363,8 @@ const PENDING: StepResult = { kind: "pending" };
     const parsed = assembledState(assembly, entry.parts);
     let problem = parsed.ok ? undefined : parsed.reason;
     if (parsed.ok) {
-      const valid = safeParse(model.state, parsed.value).success;
-      problem = valid ? findNonJson(parsed.value) : "it fails the state schema";
+      const valid = safeParse(model.state, parsed.value);
+      problem = valid.success ? findNonJson(parsed.value) : carriedStateRefusal(valid.error);
     }
     if (problem !== undefined || !parsed.ok) return problem ?? "unusable";
     const state = deepFreeze(parsed.value);

@@ -25,3 +25,13 @@ export function safeParse<T>(schema: z.ZodType<T>, value: unknown): z.ZodSafePar
     return { success: false, error: error as z.ZodError<T> };
   }
 }
+
+/**
+ * Why a state a log entry carries (a snapshot or switch entry, whole or in parts) fails the
+ * model's schema: zod's reasons, and the likeliest cause when this app wrote the entry itself,
+ * a state schema changed without a new model version (a new user's trial read only "it fails the
+ * state schema", which points at a damaged log).
+ */
+export function carriedStateRefusal(error: z.ZodError): string {
+  return `it fails the state schema (${z.prettifyError(error)}); if the model's state schema changed since the entry was written, that change needs a new model version with a predecessor and migrate (docs/versions.md)`;
+}
