@@ -288,3 +288,29 @@ describe("openSynchronizer", () => {
     await rm(dir, { recursive: true, force: true });
   });
 });
+
+/**
+ * A new user's trial: `key` given for a stream a state owns, or left out for a shared stream,
+ * was refused as "stream S is unsafe for statesync: subjects [...] do not capture S.a" (or "are
+ * not exactly"), as if the stream's configuration were wrong. Outcome: the refusal says which
+ * layout the stream has and whether to open it with or without `key`.
+ */
+describe("a replica whose key does not fit the stream's layout", () => {
+  it("is told to open a state's own stream without key, and to give a shared stream's key", async () => {
+    const own = uniqueStream("OWNED");
+    const shared = uniqueStream("SHARED");
+    const where = { servers: server.url, model: counter, snapshots: false as const };
+    await (await openSynchronizer({ ...where, stream: own })).close();
+    await (await openSynchronizer({ ...where, stream: shared, key: "t1.b1" })).close();
+    const withKey = (await rejection(
+      openSynchronizer({ ...where, stream: own, key: "a" }),
+    )) as StateSyncError;
+    expect(withKey.code).toBe("STREAM_CONFIG");
+    expect(withKey.message).toContain("open it without `key`");
+    const withoutKey = (await rejection(
+      openSynchronizer({ ...where, stream: shared }),
+    )) as StateSyncError;
+    expect(withoutKey.code).toBe("STREAM_CONFIG");
+    expect(withoutKey.message).toContain("give the state's key");
+  });
+});

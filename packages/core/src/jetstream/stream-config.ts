@@ -115,14 +115,24 @@ export function streamConfigProblems(
     problems.push(`a subject transform stores messages under ${JSON.stringify(transform.dest)}`);
   }
   const subjects = config.subjects ?? [];
+  // A key given for a stream a state owns, or left out for a shared one, is the likelier cause
+  // than a stream set up wrong: said so (a new user read only "do not capture" / "not exactly").
   if (layout.shared) {
     if (!subjects.some((p) => subjectMatches(p, layout.subject))) {
-      problems.push(`subjects ${JSON.stringify(subjects)} do not capture ${layout.subject}`);
+      const own = `${layout.subject.slice(0, -(layout.key!.length + 1))}.log`;
+      const hint =
+        subjects.length === 1 && subjects[0] === own
+          ? ` (the stream holds one state, on ${own}: open it without \`key\` (the CLI's \`--key\`))`
+          : "";
+      problems.push(`subjects ${JSON.stringify(subjects)} do not capture ${layout.subject}${hint}`);
     }
   } else {
     if (subjects.length !== 1 || subjects[0] !== layout.subject) {
+      const shared = subjects.some(
+        (p) => p !== layout.subject && subjectMatches(p, layout.subject),
+      );
       problems.push(
-        `subjects ${JSON.stringify(subjects)} are not exactly ["${layout.subject}"] (a state that owns a stream needs every sequence)`,
+        `subjects ${JSON.stringify(subjects)} are not exactly ["${layout.subject}"] (a state that owns a stream needs every sequence${shared ? "; a shared stream holds one state per key: give the state's key (option `key`, the CLI's `--key`)" : ""})`,
       );
     }
     if (config.sources && config.sources.length > 0) {
