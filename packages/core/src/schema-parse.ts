@@ -33,5 +33,9 @@ export function safeParse<T>(schema: z.ZodType<T>, value: unknown): z.ZodSafePar
  * state schema", which points at a damaged log).
  */
 export function carriedStateRefusal(error: z.ZodError): string {
-  return `it fails the state schema (${z.prettifyError(error)}); if the model's state schema changed since the entry was written, that change needs a new model version with a predecessor and migrate (docs/versions.md)`;
+  // The first issues only: a hostile or large state can fail in millions of places.
+  const { issues } = error;
+  const more = issues.length > 3 ? `; and ${issues.length - 3} more issues` : "";
+  const shown = `${z.prettifyError(new z.ZodError(issues.slice(0, 3))).slice(0, 600)}${more}`;
+  return `it fails the state schema (${shown}); if the model's state schema changed since the entry was written, that change needs a new model version with a predecessor and migrate (docs/versions.md)`;
 }

@@ -36,4 +36,26 @@ describe("a snapshot entry that the model's (changed) schema refuses", () => {
     expect(error?.message).toContain("count");
     expect(error?.message).toMatch(/new model version/);
   });
+
+  it("names the first few issues only, however many the state has", async () => {
+    const log = new MemoryLog();
+    const writer = await open(log);
+    await Promise.all(
+      Array.from({ length: 500 }, (_, i) => writer.update("push", { item: `item ${i}` })),
+    );
+    await writer.compact();
+    await writer.close();
+    const shortItems = defineModel({
+      ...{ name: counterModel.name, initial: counterModel.initial },
+      state: counterModel.state.extend({ items: z.array(z.string().max(2)) }),
+      commands: counterModel.commands,
+    });
+    const error = await createSynchronizer({ log, model: shortItems, snapshots: false }).then(
+      () => undefined,
+      (e: unknown) => e as StateSyncError,
+    );
+    expect(error?.code).toBe("CORRUPT_ENTRY");
+    expect(error?.message).toContain("and 497 more issues");
+    expect(error!.message.length).toBeLessThan(2_000);
+  });
 });
