@@ -1,11 +1,10 @@
-import { z } from "zod/v4";
 import type { StoredPatch } from "./entry.js";
 import { StateChecker } from "./engine/state-check.js";
 import { withValues, type Touch } from "./engine/touch-recorder.js";
 import { MAX_STATE_DEPTH } from "./entry-limits.js";
 import { findJsonProblem, pathText, type JsonProblem } from "./json.js";
 import type { Model } from "./model.js";
-import { safeParse } from "./schema-parse.js";
+import { safeParse, schemaIssues } from "./schema-parse.js";
 
 /**
  * Paths changed since the state was last known valid, at most this many; past it, the next
@@ -130,7 +129,7 @@ export class StateValidity {
     const problem = findJsonProblem(after, MAX_STATE_DEPTH);
     if (problem?.tooDeep) return reasonOf(problem, "$");
     const parsed = safeParse(model.state, after); // a refinement that throws fails it
-    if (!parsed.success) return z.prettifyError(parsed.error);
+    if (!parsed.success) return schemaIssues(parsed.error);
     if (problem !== undefined) return reasonOf(problem, "$");
     this.reset(true);
     return undefined;

@@ -33,9 +33,16 @@ export function safeParse<T>(schema: z.ZodType<T>, value: unknown): z.ZodSafePar
  * state schema", which points at a damaged log).
  */
 export function carriedStateRefusal(error: z.ZodError): string {
-  // The first issues only: a hostile or large state can fail in millions of places.
+  return `it fails the state schema (${schemaIssues(error)}); if the model's state schema changed since the entry was written, that change needs a new model version with a predecessor and migrate (docs/versions.md)`;
+}
+
+/**
+ * zod's words for the first three issues of `error` (at most about 600 characters) and how many
+ * more there are: a state from a log entry, a command or a migration can fail in millions of
+ * places (a hostile entry, a large state), and each used to be in the message.
+ */
+export function schemaIssues(error: z.ZodError): string {
   const { issues } = error;
   const more = issues.length > 3 ? `; and ${issues.length - 3} more issues` : "";
-  const shown = `${z.prettifyError(new z.ZodError(issues.slice(0, 3))).slice(0, 600)}${more}`;
-  return `it fails the state schema (${shown}); if the model's state schema changed since the entry was written, that change needs a new model version with a predecessor and migrate (docs/versions.md)`;
+  return `${z.prettifyError(new z.ZodError(issues.slice(0, 3))).slice(0, 600)}${more}`;
 }

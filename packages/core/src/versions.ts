@@ -1,5 +1,4 @@
 import { deepFreeze } from "./freeze.js";
-import { z } from "zod/v4";
 import { StateSyncError } from "./errors.js";
 import { findNonJson } from "./json.js";
 import type {
@@ -10,7 +9,7 @@ import type {
   SwitchEntry,
 } from "./entry.js";
 import type { Model } from "./model.js";
-import { safeParse } from "./schema-parse.js";
+import { safeParse, schemaIssues } from "./schema-parse.js";
 
 /**
  * Model versions (docs/versions.md): a model and its chain of predecessors, and the migration of
@@ -72,7 +71,7 @@ export function migrateUp<S>(to: Model<S, any>, from: Model<any, any>, state: un
     const problem = findNonJson(next);
     const parsed = problem === undefined ? safeParse(step.state, next) : undefined;
     if (!parsed?.success) {
-      const why = problem ?? z.prettifyError(parsed!.error);
+      const why = problem ?? schemaIssues(parsed!.error);
       throw new StateSyncError(
         "VALIDATION",
         `migrating to ${step.name} v${step.version} gave a state that fails its schema: ${why}`,

@@ -58,4 +58,20 @@ describe("a snapshot entry that the model's (changed) schema refuses", () => {
     expect(error?.message).toContain("and 497 more issues");
     expect(error!.message.length).toBeLessThan(2_000);
   });
+
+  it("an update that breaks the state in many places is refused naming the first few", async () => {
+    const writer = await open(new MemoryLog());
+    const error = await writer
+      .update((draft) => {
+        (draft as { items: unknown[] }).items = Array.from({ length: 500 }, (_, i) => i);
+      })
+      .then(
+        () => undefined,
+        (e: unknown) => e as StateSyncError,
+      );
+    expect(error?.code).toBe("VALIDATION");
+    expect(error?.message).toContain("and 497 more issues");
+    expect(error!.message.length).toBeLessThan(2_000);
+    await writer.close();
+  });
 });

@@ -1,7 +1,7 @@
 import type { Patch } from "immer";
 import { z } from "zod/v4";
 import { StateSyncError } from "../errors.js";
-import { safeParse } from "../schema-parse.js";
+import { safeParse, schemaIssues } from "../schema-parse.js";
 
 /** The parts of a zod 4 schema's definition this module reads (`schema._zod.def`). */
 interface Def {
@@ -105,7 +105,7 @@ export class StateChecker<S> {
         if (result.success) return; // a conservative local verdict: the whole state decides
         throw new StateSyncError(
           "VALIDATION",
-          `the update would make the state invalid: ${z.prettifyError(result.error)}`,
+          `the update would make the state invalid: ${schemaIssues(result.error)}`,
           { cause: result.error },
         );
       }
