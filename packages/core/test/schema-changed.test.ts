@@ -47,7 +47,11 @@ describe("a snapshot entry that the model's (changed) schema refuses", () => {
     await writer.close();
     const shortItems = defineModel({
       ...{ name: counterModel.name, initial: counterModel.initial },
-      state: counterModel.state.extend({ items: z.array(z.string().max(2)) }),
+      state: z.object({
+        count: z.number().int(),
+        items: z.array(z.string().max(2)),
+        log: z.array(z.string()),
+      }),
       commands: counterModel.commands,
     });
     const error = await createSynchronizer({ log, model: shortItems, snapshots: false }).then(
