@@ -33,6 +33,7 @@ export {
   type SnapshotStore,
 } from "./snapshot-store.js";
 export { MemorySnapshotStore } from "./memory-snapshot-store.js";
+export { replacedSnapshotKey } from "./engine/discard-snapshot.js";
 export {
   pendingRecordSchema,
   readPendingRecord,

@@ -9,6 +9,7 @@ import { modelOfVersion } from "../versions.js";
 import type { SnapshotRecord, SnapshotStore } from "../snapshot-store.js";
 import type { SyncStats } from "../synchronizer-types.js";
 import type { Replica } from "./replica.js";
+import { discardSnapshot } from "./discard-snapshot.js";
 import { logHasStart } from "./log-changes.js";
 import { anotherLog, restoredRecordProblem } from "./restore-check.js";
 import type { StatusHub } from "./status.js";
@@ -46,7 +47,8 @@ export const STORE_WAIT_MS = 10_000;
  * 3. Nothing is saved before the replica stands on the log (identity known, anchored), and
  *    nothing once it stopped because the log switched to a newer model version than its own
  *    (`MODEL_UPGRADED`): its state is one the log has left, and the key belongs to the newer app.
- * 4. A stored snapshot is deleted only when it is damaged or the log shows it stale. One of
+ * 4. A stored snapshot is deleted only when it is damaged or the log shows it stale (then it is
+ *    kept under `<key>.replaced` first: `discardSnapshot`). One of
  *    another model or of a version this model cannot read (a newer one: this app is a rollback
  *    or a stale tab) is neither used nor deleted. Within one log, a newer version's snapshot is
  *    at a higher revision than any state an older replica reaches (it stops before the switch),
@@ -206,19 +208,13 @@ export class Snapshots<S, C extends CommandMap<S>> {
       this.replica.reset();
     }
     this.restored = undefined;
-    if (problem !== undefined) await this.discard(problem);
+    if (problem !== undefined) await this.discard(problem, record);
   }
 
-  private async discard(problem: string): Promise<void> {
-    this.status.report(
-      new StateSyncError("CORRUPT_SNAPSHOT", `discarding the local snapshot: ${problem}`),
-    );
-    const store = this.store;
-    if (!store) return;
-    // Bounded like every wait on the store (invariant 5); a failed delete changes nothing here.
-    const deleting = (async () => store.delete(this.key))();
-    deleting.catch(() => undefined);
-    await settledWithin(deleting, STORE_WAIT_MS);
+  /** See `discardSnapshot`; `kept`: a snapshot the log stopped agreeing with, kept aside. */
+  private discard(problem: string, kept?: SnapshotRecord): Promise<void> {
+    const report = (e: StateSyncError) => this.status.report(e);
+    return discardSnapshot(this.store, this.key, problem, report, STORE_WAIT_MS, kept);
   }
 
   /**

@@ -1,0 +1,51 @@
+import { describe, expect, it } from "vitest";
+import { MemoryLog, MemorySnapshotStore, replacedSnapshotKey } from "@statesync/core";
+import { open } from "./fixtures.js";
+
+/**
+ * A new user's trial: the server lost its store and the stream was created again. The replicas'
+ * local snapshots then held the last copy of the state, and each replica deleted its own when it
+ * opened ("the log was recreated"), with no way back. Outcome: the snapshot the log no longer
+ * agrees with is kept under `<key>.replaced` (the report says so) before it is discarded, and
+ * the replica goes on from the new log as before.
+ */
+describe("a local snapshot whose log lost its history", () => {
+  it("is kept aside under <key>.replaced, with its state, when the log was created again", async () => {
+    const log = new MemoryLog();
+    const store = new MemorySnapshotStore();
+    const a = await open(log, { snapshots: store });
+    await a.update("increment", { by: 5 });
+    await a.close();
+    const before = await store.load("counter");
+    expect(before?.state).toMatchObject({ count: 5 });
+
+    log.recreate();
+    const b = await open(log.handle(), { snapshots: store });
+    expect(b.state.count).toBe(0); // the new log's state
+    const report = b.errors.find((e) => e.code === "CORRUPT_SNAPSHOT");
+    expect(report?.message).toMatch(/recreated.*kept under the store key "counter\.replaced"/);
+    expect(report?.details).toMatchObject({ keptAs: "counter.replaced" });
+    const kept = await store.load(replacedSnapshotKey("counter"));
+    expect(kept).toEqual(before);
+    await b.close();
+    expect((await store.load("counter"))?.logIdentity).not.toBe(before!.logIdentity);
+  });
+
+  it("is kept aside when it is ahead of the log (a server restored from an older copy)", async () => {
+    const log = new MemoryLog();
+    const store = new MemorySnapshotStore();
+    const a = await open(log, { snapshots: store });
+    await a.update("increment", { by: 1 });
+    await a.close();
+    const saved = (await store.load("counter"))!;
+    // The same log, said to be behind the snapshot: its record claims a later revision.
+    await store.delete("counter");
+    await store.save("counter", { ...saved, revision: saved.revision + 10 });
+    const b = await open(log.handle(), { snapshots: store });
+    expect(b.errors.find((e) => e.code === "CORRUPT_SNAPSHOT")?.message).toMatch(
+      /ahead of the log.*kept under/,
+    );
+    expect((await store.load(replacedSnapshotKey("counter")))?.revision).toBe(saved.revision + 10);
+    await b.close();
+  });
+});
