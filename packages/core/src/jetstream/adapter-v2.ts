@@ -6,6 +6,7 @@
  * pending message of a named consumer with a `no_wait` pull (`js.pull(stream, name, 0)`, which
  * rejects with code `"404"` when none is pending).
  */
+import { endClosedDial } from "./closed-dial.js";
 import type { JetStreamAdapter, JetStreamApi } from "./adapter.js";
 import { apiErrorCode, JS_ERR } from "./nats-errors.js";
 import { stopAfterStop } from "./ordered-consumer-v2.js";
@@ -31,6 +32,7 @@ export function natsV2Adapter(nc: NatsV2ConnectionLike): JetStreamAdapter {
     isClosed: () => nc.isClosed(),
     flush: nc.flush?.bind(nc),
     reconnect: nc.reconnect?.bind(nc),
+    endClosedDial: () => endClosedDial(nc),
     receivedBytes: nc.stats ? () => nc.stats!().inBytes : undefined,
     subscribe: nc.subscribe?.bind(nc),
     open: async (timeoutMs, domain): Promise<JetStreamApi> => {

@@ -16,6 +16,7 @@
  * - {@link natsV3ErrorInfo} maps v3's error classes (by `name`, which v3 sets on each) to v2's
  *   codes, for `toStateSyncError`.
  */
+import { endClosedDial } from "./closed-dial.js";
 import type { JetStreamAdapter } from "./adapter.js";
 import type { NatsErrorLike, NatsStatusLike } from "./nats-types.js";
 import type { JetStreamV3Module, NatsV3ConnectionLike, NatsV3StatusLike } from "./nats-v3-types.js";
@@ -54,6 +55,7 @@ export function natsV3Adapter(
     isClosed: () => nc.isClosed(),
     flush: nc.flush?.bind(nc),
     reconnect: nc.reconnect?.bind(nc),
+    endClosedDial: () => endClosedDial(nc),
     receivedBytes: nc.stats ? () => nc.stats!().inBytes : undefined,
     subscribe: nc.subscribe?.bind(nc),
     open: async (timeoutMs, domain) => (await loadApi()).openV3Api(nc, module, timeoutMs, domain),

@@ -103,6 +103,12 @@ export interface JetStreamAdapter {
   /** Drops the connection and reconnects (nats.js `reconnect()`); absent when the client has none. */
   readonly reconnect?: (() => Promise<void>) | undefined;
   /**
+   * Ends a reconnection attempt whose socket closed during the handshake, which nats.js would
+   * wait out for its whole connect `timeout` (closed-dial.ts); true when it ended one. Absent
+   * when the client has no such attempt to end.
+   */
+  readonly endClosedDial?: (() => boolean) | undefined;
+  /**
    * A core subscription with a callback (the stream-update advisory, see `JetStreamLog`); absent
    * when the connection has none (the log then polls). Subscribing on a denied subject calls the
    * callback once with the permissions violation.

@@ -312,8 +312,12 @@ export class ConnectionGate {
       try {
         for await (const s of iterator) {
           if (this.ended) break;
-          if (s.type === "disconnect") this.set("offline");
-          else if (s.type === "reconnect") this.set("online");
+          if (s.type === "disconnect") {
+            this.set("offline");
+            // A disconnect while offline can be a reconnection attempt whose socket closed
+            // mid-handshake, which nats.js would wait on for its whole connect timeout.
+            nc.endClosedDial?.();
+          } else if (s.type === "reconnect") this.set("online");
           else if (s.type === "error" && s.permissionContext) {
             for (const l of [...this.permissionListeners]) l(s.permissionContext);
           }

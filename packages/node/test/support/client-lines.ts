@@ -26,6 +26,8 @@ export interface LineConnectOptions {
   inboxPrefix?: string;
   reconnectTimeWait?: number;
   pingInterval?: number;
+  /** How long one connection attempt may take, ms (nats.js default 20,000). */
+  timeout?: number;
   /** Reconnect attempts before nats.js closes the connection for good (default here: -1, forever). */
   maxReconnectAttempts?: number;
 }

@@ -88,7 +88,10 @@ export class TcpProxy {
       this.delivered += out.length;
       this.stallIfDue();
     });
+    const cutHandshake = this.handshakeCuts;
+    if (cutHandshake) this.handshakeCuts = undefined;
     client.on("data", (chunk: Buffer) => {
+      if (cutHandshake) return void (close(), cutHandshake());
       if (this.held) return void this.held.push(() => upstream.write(chunk));
       const match = this.armed;
       const subjects = [...chunk.toString("latin1").matchAll(/(?:^|\r\n)H?PUB (\S+) /g)].map(
@@ -204,6 +207,19 @@ export class TcpProxy {
       for (const write of held) write();
     }, at.ms);
   }
+
+  /**
+   * The next connection made is cut as soon as its client sends anything (its CONNECT, after the
+   * server's INFO reached it), before that reaches the server: a handshake cut midway. Resolves
+   * once cut.
+   */
+  cutNextHandshake(): Promise<void> {
+    return new Promise((resolve) => {
+      this.handshakeCuts = resolve;
+    });
+  }
+
+  private handshakeCuts: (() => void) | undefined;
 
   /** Cuts every open connection now. */
   cutAll(): void {
