@@ -57,7 +57,7 @@ export async function connectNats(
     const others = options.servers.filter((s) => s !== spoke);
     options = { ...options, servers: [spoke, ...shuffled(others, options)], noRandomize: true };
   }
-  const attempt = connect(options);
+  const attempt = firstConnection(options);
   const probeAfter = Math.min(PROBE_AFTER_MAX_MS, (options.timeout ?? NATS_CONNECT_TIMEOUT_MS) / 4);
   let timer: ReturnType<typeof setTimeout> | undefined;
   const refused = new Promise<never>((_, reject) => {
@@ -87,6 +87,31 @@ export async function connectNats(
     clearTimeout(timer);
     signal?.removeEventListener("abort", noProbe);
   }
+}
+
+/**
+ * nats.js's `connect` whose first connection does not wait out its `timeout` on a socket that
+ * closed during the handshake. With `reconnect` on, nats.js takes a socket that closes after the
+ * server's INFO and before its PONG (a server shutting down, a proxy cutting connections) for a
+ * lost connection, and waits for that PONG on the dead socket for its whole `timeout` (20 s by
+ * default; a fault trial: a replica opened while a proxy cut handshakes stayed `offline` 20 s).
+ * With `reconnect: false` it fails such an attempt at once (it closes, which ends the wait), and
+ * `keepConnecting` tries again. So the first connection is made without reconnecting, and
+ * reconnecting is turned on (as the caller asked) on the connection made: nats.js reads
+ * `options.reconnect` of the connection's options only when a connection is lost. A connection
+ * without that object (another nats.js) is closed and made again the usual way.
+ */
+async function firstConnection(options: ConnectionOptions): Promise<NatsConnection> {
+  const reconnect = options.reconnect ?? true;
+  if (!reconnect) return connect(options);
+  const nc = await connect({ ...options, reconnect: false });
+  const own = (nc as { options?: { reconnect?: unknown } }).options;
+  if (typeof own === "object" && own !== null && own.reconnect === false) {
+    own.reconnect = true;
+    return nc;
+  }
+  await nc.close().catch(() => undefined);
+  return connect(options);
 }
 
 /** Probes at most this many times while one fails without a TLS reason (see {@link probe}). */

@@ -63,6 +63,32 @@ describe("a reconnection cut mid-handshake", () => {
   }, 60_000);
 });
 
+describe("a first connection cut mid-handshake", () => {
+  it("is tried again at once, and the connection made reconnects after a cut", async () => {
+    const proxy = await TcpProxy.start({ host: "127.0.0.1", port: ctx.server.port });
+    const handshakeCut = proxy.cutNextHandshake();
+    const sync = await openSynchronizer({
+      servers: proxy.url,
+      stream: uniqueStream("FIRST_HANDSHAKE_CUT"),
+      model: counter,
+      snapshots: false,
+      connectOptions: SLOW,
+    });
+    try {
+      await handshakeCut;
+      await nextStatus(sync, "live");
+      await sync.update("increment", { by: 1 });
+      await cutTwice(proxy, sync); // the connection still reconnects, as nats.js does
+      await nextStatus(sync, "live");
+      await sync.update("increment", { by: 1 });
+      expect(sync.state.count).toBe(2);
+    } finally {
+      await sync.close();
+      await proxy.stop();
+    }
+  }, 60_000);
+});
+
 describe.each(CLIENT_LINES)("a reconnection cut mid-handshake, nats.js $name", (line) => {
   it("a passed-in connection reconnects at the next attempt", async () => {
     const proxy = await TcpProxy.start({ host: "127.0.0.1", port: ctx.server.port });

@@ -88,10 +88,15 @@ export class TcpProxy {
       this.delivered += out.length;
       this.stallIfDue();
     });
-    const cutHandshake = this.handshakeCuts;
-    if (cutHandshake) this.handshakeCuts = undefined;
+    let spoke = false;
     client.on("data", (chunk: Buffer) => {
-      if (cutHandshake) return void (close(), cutHandshake());
+      const cutHandshake = spoke ? undefined : this.handshakeCuts;
+      spoke = true;
+      if (cutHandshake) {
+        this.handshakeCuts = undefined;
+        close();
+        return void cutHandshake();
+      }
       if (this.held) return void this.held.push(() => upstream.write(chunk));
       const match = this.armed;
       const subjects = [...chunk.toString("latin1").matchAll(/(?:^|\r\n)H?PUB (\S+) /g)].map(
@@ -209,9 +214,9 @@ export class TcpProxy {
   }
 
   /**
-   * The next connection made is cut as soon as its client sends anything (its CONNECT, after the
-   * server's INFO reached it), before that reaches the server: a handshake cut midway. Resolves
-   * once cut.
+   * The next connection whose client starts to speak is cut as soon as it does (its CONNECT,
+   * after the server's INFO reached it), before that reaches the server: a handshake cut midway
+   * (a connection that only reads the INFO is left alone). Resolves once cut.
    */
   cutNextHandshake(): Promise<void> {
     return new Promise((resolve) => {
