@@ -27,7 +27,9 @@ const PROBE_AFTER_MAX_MS = 1_500;
  * otherwise the probe is closed or ignored and the attempt goes on. A healthy server answers
  * before the probe starts, so it costs nothing then. Best effort: on a loaded machine an attempt
  * was seen to end `TIMEOUT` (`UNAVAILABLE`, retried) without the probe reading the refusal, in
- * about one full test-suite run of two; the next attempt reads it.
+ * about one full test-suite run of two; the next attempt reads it. (The attempt itself is now made
+ * with `reconnect: false` ({@link firstConnection}), so such a close usually ends it at once too;
+ * the probe stays for the refusals it reads better.)
  *
  * `tls://` URLs require TLS ({@link withTlsOfServers}): a server that offers none is refused
  * before anything is sent to it (`UNSUPPORTED_SERVER`); a list mixing `tls://` with other URLs,
