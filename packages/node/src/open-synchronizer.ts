@@ -88,7 +88,8 @@ const tcpServer = z
   .min(1)
   .refine(isTcpServerUrl, {
     message:
-      "servers must be nats:// or tls:// URLs or host:port (e.g. nats://127.0.0.1:4222); " +
+      "servers must be nats:// or tls:// URLs or host:port (e.g. nats://127.0.0.1:4222), " +
+      "several of them as an array, not one string with commas; " +
       "for ws:// use @statesync/browser's openSynchronizer",
   });
 

@@ -214,6 +214,12 @@ describe("openSynchronizer", () => {
       const err = await rejection(openSynchronizer(options as any));
       expect(isStateSyncError(err, "VALIDATION"), String(err)).toBe(true);
     }
+    // A new user's trial: several servers in one string with commas (as the CLI takes them).
+    const commas = `${server.url},nats://127.0.0.1:1`;
+    const listed = await rejection(
+      openSynchronizer({ servers: commas, stream: "S", model: counter }),
+    );
+    expect(listed.message).toMatch(/as an array, not one string with commas/);
     // A bare host:port is accepted (this one then starts offline: nothing listens there).
     const bare = await openSynchronizer({
       servers: `127.0.0.1:${await getFreePort()}`,
