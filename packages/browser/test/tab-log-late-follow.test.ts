@@ -25,11 +25,14 @@ function watched(
   starts: number[],
   delivered: number[],
   reads: Array<[number, number]>,
-  infoGate?: Promise<void>,
+  infoGate?: Promise<void> | (() => Promise<void>),
 ): RevisionedLog {
   return new Proxy(log, {
     get(target, prop, receiver) {
-      if (prop === "info" && infoGate) return () => infoGate.then(() => target.info());
+      if (prop === "info" && infoGate) {
+        const gate = typeof infoGate === "function" ? infoGate : () => infoGate;
+        return () => gate().then(() => target.info());
+      }
       if (prop === "read") {
         return (from: number, to: number) => {
           reads.push([from, to]);
@@ -63,7 +66,11 @@ function origin(server: MemoryLog) {
    * A tab; `starts`/`delivered`: what its own log's follower did while it led; `reads`: the
    * ranges it read from its own log.
    */
-  const tab = (tabId: string, channel?: RecordingChannel, infoGate?: Promise<void>) => {
+  const tab = (
+    tabId: string,
+    channel?: RecordingChannel,
+    infoGate?: Promise<void> | (() => Promise<void>),
+  ) => {
     const starts: number[] = [];
     const delivered: number[] = [];
     const reads: Array<[number, number]> = [];
@@ -210,4 +217,25 @@ it("a tab that does not lead: a follow after it heard the entry from the leading
   await until(() => got.length > 0);
   expect(got).toEqual([3]);
   expect(b.log.leading).toBe(false);
+});
+
+it("the leading tab of an empty log follows it from its first entry (it does not ask the log's latest revision again and again)", async () => {
+  const server = new MemoryLog();
+  // info() answers in a later task, as a server does (a MemoryLog answers in a microtask: a tab
+  // asking again and again would starve the event loop, and this test could not fail).
+  let infoCalls = 0;
+  const slowInfo = () =>
+    new Promise<void>((resolve) => {
+      infoCalls += 1;
+      setTimeout(resolve, 1);
+    });
+  const { log, starts } = origin(server).tab("a", undefined, slowInfo);
+  await until(() => log.leading);
+  await until(() => starts.length > 0); // before: never, while the log was empty
+  expect(starts).toEqual([1]);
+  expect(infoCalls).toBe(1);
+  const got = follow(log, 1);
+  await append(server, 2);
+  await until(() => got.length >= 2);
+  expect(got).toEqual([1, 2]);
 });

@@ -18,9 +18,14 @@ export function forwardLeadEntries(
   let follower: LogFollower | undefined;
   void (async () => {
     let from = feed.position + 1;
-    while (from === 1 && !stopped) {
+    // Asked once it answers: an empty log's answer (latest 0) is an answer, from revision 1.
+    // Before, `from === 1` was the loop's test, so a leading tab of an empty log (a new state,
+    // its first entry not written yet) asked again at once, without end: a request per round
+    // trip to the server, and no follower until the first entry was there.
+    for (let known = from > 1; !known && !stopped;) {
       try {
         from = (await log.info()).latestRevision + 1;
+        known = true;
       } catch {
         await new Promise((r) => setTimeout(r, 1_000));
       }
