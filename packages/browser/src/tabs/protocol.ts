@@ -38,6 +38,8 @@ export const wireEntrySchema = z.object({
   revision: revision,
   data: bytes,
   messageId: z.string().optional(),
+  /** `LogEntry.skipped`: a revision the log holds no entry at (every replica steps over it). */
+  skipped: z.literal(true).optional(),
 });
 
 export const messageSchema = z.discriminatedUnion("t", [
@@ -122,8 +124,11 @@ export function leadEnded(e: unknown): unknown {
 
 /**
  * An entry as it is posted: its own copy of the bytes (a client's message may be a view of a
- * larger buffer, and a posted view copies the whole buffer).
+ * larger buffer, and a posted view copies the whole buffer), and its `skipped` flag (before, it
+ * was lost on the way: a follower tab's replica got empty bytes and reported a `CORRUPT_ENTRY`,
+ * "malformed entry", where the leading tab's reported `SKIPPED_SEQUENCE`).
  */
 export function toWire(e: LogEntry): LogEntry {
-  return { revision: e.revision, data: e.data.slice(), messageId: e.messageId };
+  const wire = { revision: e.revision, data: e.data.slice(), messageId: e.messageId };
+  return e.skipped ? { ...wire, skipped: true } : wire;
 }
