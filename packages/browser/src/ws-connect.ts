@@ -35,12 +35,14 @@ export async function connectWs(options: ConnectionOptions): Promise<NatsConnect
   const closedEarly = new Promise<never>((_, reject) => (fail = reject));
   closedEarly.catch(() => undefined);
   let latest: WebSocket | undefined;
+  let latestUrl: string | undefined;
   const wsFactory: WsFactory = async (url, opts) => {
     const made = given
       ? await given(url, opts)
       : { socket: new WebSocket(url), encrypted: url.startsWith("wss://") };
     const socket = made.socket;
     latest = socket;
+    latestUrl = url;
     let spoke = false;
     socket.addEventListener("message", () => (spoke = true), { once: true });
     const closed = () => {
@@ -60,7 +62,9 @@ export async function connectWs(options: ConnectionOptions): Promise<NatsConnect
     return await Promise.race([attempt, closedEarly]);
   } catch (err) {
     attempt.then((nc) => nc.close()).catch(() => undefined);
-    throw err;
+    // nats.ws's own rejection of a dial told so (`onerror` above) reads as this function's.
+    const told = (err as { message?: unknown } | null)?.message === CLOSED_EARLY;
+    throw told && latestUrl !== undefined ? closedEarlyError(latestUrl) : err;
   } finally {
     fail = undefined;
   }
