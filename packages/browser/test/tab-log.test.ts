@@ -252,3 +252,24 @@ it("a follower tab says offline as soon as the leading tab's connection attempt 
   b.sync.update("add", { text: "b1" }).catch(() => undefined);
   await until(() => b.sync.state.notes.length === 1);
 });
+
+/**
+ * The leading tab's follow of its log ends with an error it cannot recover from by itself (here
+ * the log was created again under it: `LOG_REPLACED`). Before, nothing passed it on: both tabs
+ * stayed `live`, followed nothing any more and never said why (found reading the code, stop 39).
+ * Outcome: every tab's replica reacts as to its own follower's failure (this one stalls).
+ */
+it("a failure of the leading tab's follower reaches every tab's replica", async () => {
+  const { server, tab } = origin();
+  const a = await tab("a");
+  await until(() => a.log.leading);
+  const b = await tab("b");
+  await until(() => b.sync.status === "live" && a.sync.status === "live");
+  const { revision } = await b.sync.update("add", { text: "before" });
+  await Promise.all([a.sync.waitFor(revision), b.sync.waitFor(revision)]);
+  server.recreate();
+  await server.appendUnconditional(new TextEncoder().encode("{}"), "poke"); // wakes followers
+  await until(() => a.sync.stallReason !== undefined && b.sync.stallReason !== undefined);
+  expect(a.sync.stallReason?.code).toBe("LOG_REPLACED");
+  expect(b.sync.stallReason?.code).toBe("LOG_REPLACED");
+});

@@ -46,6 +46,17 @@ export class EntryFeed {
     for (const s of this.subscribers) if (s.next <= this.sourceHead) s.catchUp(this.sourceHead);
   }
 
+  /**
+   * The source's follow failed for good (its `onError`): each follower's follow ends with
+   * `error` (its handler's `onError`), as a follow of the log itself would.
+   */
+  fail(error: unknown): void {
+    for (const s of [...this.subscribers]) {
+      this.subscribers.delete(s);
+      s.fail(error);
+    }
+  }
+
   /** The highest revision any follower has been given (0: none). */
   get position(): number {
     let p = 0;
@@ -84,6 +95,12 @@ class Subscriber {
     if (entry.revision < this.next) return;
     this.queue.push([entry, prev]);
     void this.drain();
+  }
+
+  fail(error: unknown): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.handler.onError?.(error);
   }
 
   /** Reads up to `revision` (what the source passed before this follower subscribed). */

@@ -42,6 +42,13 @@ export const wireEntrySchema = z.object({
   skipped: z.literal(true).optional(),
 });
 
+/** An error as it travels (see {@link errorToWire}). */
+const errorWireSchema = z.object({
+  code: z.string(),
+  message: z.string(),
+  details: z.record(z.string(), z.unknown()),
+});
+
 export const messageSchema = z.discriminatedUnion("t", [
   z.object({
     t: z.literal("beat"),
@@ -64,9 +71,7 @@ export const messageSchema = z.discriminatedUnion("t", [
     id: id,
     to: id,
     value: z.unknown().optional(),
-    error: z
-      .object({ code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()) })
-      .optional(),
+    error: errorWireSchema.optional(),
   }),
   z.object({
     t: z.literal("entry"),
@@ -74,6 +79,8 @@ export const messageSchema = z.discriminatedUnion("t", [
     entry: wireEntrySchema,
     prev: revision.optional(),
   }),
+  /** The leading tab's follow of its log failed for good: `lead-feed.ts`. */
+  z.object({ t: z.literal("fail"), from: id, error: errorWireSchema }),
 ]);
 
 /** An error as it travels in a `res` (a `StateSyncError`'s code, message and details). */

@@ -223,8 +223,6 @@ export class TabLog implements RevisionedLog {
     this.channel.close();
   }
 
-  // ---- calls
-
   private append(args: unknown[], options: AppendOptions | undefined): Promise<AppendResult> {
     const limit = (options?.timeoutMs ?? 5_000) + 1_000;
     return this.call(
@@ -289,8 +287,6 @@ export class TabLog implements RevisionedLog {
       : log.appendConditional(data, expected, messageId, options);
   }
 
-  // ---- messages
-
   private post(message: TabMessage): void {
     try {
       this.channel.postMessage(message);
@@ -320,6 +316,9 @@ export class TabLog implements RevisionedLog {
       case "entry":
         this.leadership.beat(m.from);
         if (!this.lead) this.feed.push(m.entry, m.prev);
+        return;
+      case "fail":
+        if (!this.lead) this.feed.fail(errorFromWire(m.error));
         return;
       case "res":
         if (m.to === this.tabId)
@@ -352,15 +351,14 @@ export class TabLog implements RevisionedLog {
 
   private startLeading(epoch: number): void {
     const own = this.o.leaderLog();
-    // A connection this tab made that ends for good (`closed`) ends this lead, not the tabs'
-    // log: the next lead (another tab's, or this one's once it takes the lock again) connects
-    // anew. Meanwhile the tabs say `offline`.
+    // A connection of this tab's that ends for good (`closed`) ends this lead, not the tabs' log:
+    // the next lead connects anew. Meanwhile the tabs say `offline`.
     const unwatch = own.log.watchStatus((status) => {
       if (status === "closed") this.giveUpLead();
       else this.updateStatus();
     });
-    const stopForwarding = forwardLeadEntries(own.log, this.feed, (entry, prev) =>
-      this.post({ t: "entry", from: this.tabId, entry, prev }),
+    const stopForwarding = forwardLeadEntries(own.log, this.feed, (m) =>
+      this.post({ ...m, from: this.tabId }),
     );
     this.lead = {
       own,
