@@ -34,15 +34,18 @@ export async function connectWs(options: ConnectionOptions): Promise<NatsConnect
   let fail: ((error: StateSyncError) => void) | undefined;
   const closedEarly = new Promise<never>((_, reject) => (fail = reject));
   closedEarly.catch(() => undefined);
-  let latest: WebSocket | undefined;
+  // The newest dial: taken when nats.ws asks for a socket, before a given factory answers, so
+  // that a dial in progress (a user's factory may take a while) counts as having moved on.
+  let latest: object | undefined;
   let latestUrl: string | undefined;
   const wsFactory: WsFactory = async (url, opts) => {
+    const dial = {};
+    latest = dial;
+    latestUrl = url;
     const made = given
       ? await given(url, opts)
       : { socket: new WebSocket(url), encrypted: url.startsWith("wss://") };
     const socket = made.socket;
-    latest = socket;
-    latestUrl = url;
     let spoke = false;
     socket.addEventListener("message", () => (spoke = true), { once: true });
     const closed = () => {
@@ -52,7 +55,7 @@ export async function connectWs(options: ConnectionOptions): Promise<NatsConnect
       if (!spoke) socket.onerror?.({ type: "error", message: CLOSED_EARLY } as unknown as Event);
       // A turn later: nats.ws has read what the socket delivered (an `-ERR` rejects the attempt
       // itself) or moved on to its next server (a newer socket), and neither happened.
-      setTimeout(() => latest === socket && fail?.(closedEarlyError(url)), 0);
+      setTimeout(() => latest === dial && fail?.(closedEarlyError(url)), 0);
     };
     socket.addEventListener("close", closed, { once: true });
     return made;

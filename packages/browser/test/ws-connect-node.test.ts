@@ -8,7 +8,7 @@ import {
   type Server,
   type Socket,
 } from "node:net";
-import { startNatsServer, type NatsServer } from "@statesync/node";
+import { getFreePort, startNatsServer, type NatsServer } from "@statesync/node";
 import type { StateSyncError } from "@statesync/core";
 import WebSocket from "ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -130,5 +130,23 @@ describe("a server that closes WebSockets during the handshake", () => {
       await bg.cancel();
       await proxy.close();
     }
+  }, 15_000);
+
+  /**
+   * A refused server first in the list, and a user's `wsFactory` that takes a moment (it awaits
+   * something before making the socket): the refused socket's close was taken for a server that
+   * cut the handshake, since no newer socket existed yet a turn later, and the attempt rejected
+   * `UNAVAILABLE` though nats.ws was dialling the next server, which answers. Outcome: connected.
+   */
+  it("a refused server before one that answers, with a wsFactory that takes a moment", async () => {
+    const refused = `ws://127.0.0.1:${await getFreePort()}`;
+    const wsFactory = async (url: string) => {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      return { socket: new WebSocket(url) as unknown as globalThis.WebSocket, encrypted: false };
+    };
+    const options = { servers: [refused, server.wsUrl], noRandomize: true, token: "s3cret" };
+    const nc = await connectWs({ ...options, wsFactory } as Parameters<typeof connectWs>[0]);
+    expect(nc.isClosed()).toBe(false);
+    await nc.close();
   }, 15_000);
 });
