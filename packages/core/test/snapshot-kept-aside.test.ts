@@ -48,4 +48,30 @@ describe("a local snapshot whose log lost its history", () => {
     expect((await store.load(replacedSnapshotKey("counter")))?.revision).toBe(saved.revision + 10);
     await b.close();
   });
+
+  /**
+   * Kept aside twice, both of the same log (two restores from an older copy): the store keeps
+   * a higher revision of a log over a lower one, so the second save left the first copy, and
+   * the report said the second state was kept while it was gone. Outcome: the latest is kept.
+   */
+  it("keeps the latest when an earlier copy of the same log is at a higher revision", async () => {
+    const log = new MemoryLog();
+    const store = new MemorySnapshotStore();
+    const a = await open(log, { snapshots: store });
+    await a.update("increment", { by: 1 });
+    await a.close();
+    const saved = (await store.load("counter"))!;
+    const ahead = async (by: number, count: number) => {
+      await store.delete("counter");
+      const state = { count, items: [], log: [] };
+      await store.save("counter", { ...saved, revision: saved.revision + by, state });
+      const replica = await open(log.handle(), { snapshots: store });
+      await replica.close();
+      return replica.errors.find((e) => e.code === "CORRUPT_SNAPSHOT");
+    };
+    await ahead(10, 111);
+    const report = await ahead(5, 222);
+    expect(report?.details).toMatchObject({ keptAs: "counter.replaced" });
+    expect((await store.load(replacedSnapshotKey("counter")))?.state).toMatchObject({ count: 222 });
+  });
 });

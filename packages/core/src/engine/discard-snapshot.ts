@@ -1,6 +1,10 @@
 import { settledWithin } from "../backoff.js";
 import { StateSyncError } from "../errors.js";
-import type { SnapshotRecord, SnapshotStore } from "../snapshot-store.js";
+import {
+  shouldReplaceSnapshot,
+  type SnapshotRecord,
+  type SnapshotStore,
+} from "../snapshot-store.js";
 
 /**
  * The store key under which a replica keeps the last snapshot that the log stopped agreeing
@@ -29,20 +33,8 @@ export async function discardSnapshot(
   waitMs: number,
   kept?: SnapshotRecord,
 ): Promise<void> {
-  let keptAs: string | undefined;
-  if (store && kept) {
-    const saving = (async () => store.save(replacedSnapshotKey(key), kept))();
-    saving.catch(() => undefined);
-    const saved = await settledWithin(saving, waitMs);
-    if (
-      saved &&
-      (await saving.then(
-        () => true,
-        () => false,
-      ))
-    )
-      keptAs = replacedSnapshotKey(key);
-  }
+  const keptAs =
+    store && kept && (await keep(store, key, kept, waitMs)) ? replacedSnapshotKey(key) : undefined;
   const also = keptAs === undefined ? "" : `; its state is kept under the store key "${keptAs}"`;
   report(
     new StateSyncError("CORRUPT_SNAPSHOT", `discarding the local snapshot: ${problem}${also}`, {
@@ -53,4 +45,37 @@ export async function discardSnapshot(
   const deleting = (async () => store.delete(key))();
   deleting.catch(() => undefined);
   await settledWithin(deleting, waitMs);
+}
+
+/** A store's call bounded by `waitMs`: its value, or why there is none. */
+async function answer<T>(
+  call: () => Promise<T>,
+  waitMs: number,
+): Promise<{ value: T } | "failed" | "late"> {
+  const work = (async () => ({ value: await call() }))();
+  work.catch(() => undefined);
+  if (!(await settledWithin(work, waitMs))) return "late";
+  return work.catch(() => "failed" as const);
+}
+
+/**
+ * Saves `kept` under `<key>.replaced`; true when it is there. An earlier copy of the same log at
+ * a higher revision (kept at an earlier discard: a second restore from an older copy) would make
+ * the store keep that one (`shouldReplaceSnapshot`, never a newer revision of the same log), and
+ * the report say this one was kept: it is deleted first, the latest replacing the earlier. A
+ * store that does not answer the first call is not waited on again (the discard goes on).
+ */
+async function keep(
+  store: SnapshotStore,
+  key: string,
+  kept: SnapshotRecord,
+  waitMs: number,
+): Promise<boolean> {
+  const at = replacedSnapshotKey(key);
+  const earlier = await answer(() => store.load(at), waitMs);
+  if (earlier === "late") return false;
+  if (typeof earlier === "object" && earlier.value && !shouldReplaceSnapshot(earlier.value, kept)) {
+    if (typeof (await answer(() => store.delete(at), waitMs)) !== "object") return false;
+  }
+  return typeof (await answer(() => store.save(at, kept), waitMs)) === "object";
 }
