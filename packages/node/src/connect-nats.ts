@@ -59,7 +59,7 @@ export async function connectNats(
     const others = options.servers.filter((s) => s !== spoke);
     options = { ...options, servers: [spoke, ...shuffled(others, options)], noRandomize: true };
   }
-  const attempt = firstConnection(options);
+  const attempt = firstConnection(options, timeoutMs, signal);
   const probeAfter = Math.min(PROBE_AFTER_MAX_MS, (options.timeout ?? NATS_CONNECT_TIMEOUT_MS) / 4);
   let timer: ReturnType<typeof setTimeout> | undefined;
   const refused = new Promise<never>((_, reject) => {
@@ -101,19 +101,56 @@ export async function connectNats(
  * `keepConnecting` tries again. So the first connection is made without reconnecting, and
  * reconnecting is turned on (as the caller asked) on the connection made: nats.js reads
  * `options.reconnect` of the connection's options only when a connection is lost. A connection
- * without that object (another nats.js) is closed and made again the usual way.
+ * without that object (another nats.js) is closed and made again the usual way. With several
+ * servers, nats.js's connect then ends at the first that fails after accepting instead of going
+ * on to the next: the others are tried in turn here, the next that speaks first (a list whose
+ * first server was full, its second healthy, stayed `offline` for good).
  */
-async function firstConnection(options: ConnectionOptions): Promise<NatsConnection> {
+async function firstConnection(
+  options: ConnectionOptions,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<NatsConnection> {
   const reconnect = options.reconnect ?? true;
   if (!reconnect) return connect(options);
-  const nc = await connect({ ...options, reconnect: false });
-  const own = (nc as { options?: { reconnect?: unknown } }).options;
-  if (typeof own === "object" && own !== null && own.reconnect === false) {
-    own.reconnect = true;
-    return nc;
+  const list = Array.isArray(options.servers) ? options.servers : [];
+  const failed = new Set<string>();
+  let next = options;
+  for (;;) {
+    let nc: NatsConnection;
+    try {
+      nc = await connect({ ...next, reconnect: false });
+    } catch (err) {
+      // Not reconnecting, nats.js also ends the attempt at a server that fails after accepting
+      // (one that is full, shutting down, or refuses the user), where it used to go on to the
+      // next server of the list. Then the next of the others that speaks is dialled first; the
+      // list stays whole (later reconnects use it).
+      // (With several servers `next.servers` is a list; `noRandomize`: its first was dialled.)
+      const several = list.length > 1 && next.noRandomize === true;
+      const first = several ? (next.servers as string[])[0] : undefined;
+      if (first === undefined || signal?.aborted) throw err;
+      failed.add(first);
+      const rest = list.filter((s) => !failed.has(s));
+      const spoke =
+        rest.length === 0
+          ? undefined
+          : await serverSpeaks(rest, timeoutMs, signal).catch(() => undefined);
+      if (spoke === undefined) throw err;
+      next = {
+        ...options,
+        servers: [spoke, ...list.filter((s) => s !== spoke)],
+        noRandomize: true,
+      };
+      continue;
+    }
+    const own = (nc as { options?: { reconnect?: unknown } }).options;
+    if (typeof own === "object" && own !== null && own.reconnect === false) {
+      own.reconnect = true;
+      return nc;
+    }
+    await nc.close().catch(() => undefined);
+    return connect(options);
   }
-  await nc.close().catch(() => undefined);
-  return connect(options);
 }
 
 /** Probes at most this many times while one fails without a TLS reason (see {@link probe}). */
