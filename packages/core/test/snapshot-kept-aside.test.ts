@@ -6,11 +6,11 @@ import { open } from "./fixtures.js";
  * A new user's trial: the server lost its store and the stream was created again. The replicas'
  * local snapshots then held the last copy of the state, and each replica deleted its own when it
  * opened ("the log was recreated"), with no way back. Outcome: the snapshot the log no longer
- * agrees with is kept under `<key>.replaced` (the report says so) before it is discarded, and
+ * agrees with is kept under `<key> (replaced)` (the report says so) before it is discarded, and
  * the replica goes on from the new log as before.
  */
 describe("a local snapshot whose log lost its history", () => {
-  it("is kept aside under <key>.replaced, with its state, when the log was created again", async () => {
+  it("is kept aside under <key> (replaced), with its state, when the log was created again", async () => {
     const log = new MemoryLog();
     const store = new MemorySnapshotStore();
     const a = await open(log, { snapshots: store });
@@ -23,8 +23,8 @@ describe("a local snapshot whose log lost its history", () => {
     const b = await open(log.handle(), { snapshots: store });
     expect(b.state.count).toBe(0); // the new log's state
     const report = b.errors.find((e) => e.code === "CORRUPT_SNAPSHOT");
-    expect(report?.message).toMatch(/recreated.*kept under the store key "counter\.replaced"/);
-    expect(report?.details).toMatchObject({ keptAs: "counter.replaced" });
+    expect(report?.message).toMatch(/recreated.*kept under the store key "counter \(replaced\)"/);
+    expect(report?.details).toMatchObject({ keptAs: "counter (replaced)" });
     const kept = await store.load(replacedSnapshotKey("counter"));
     expect(kept).toEqual(before);
     await b.close();
@@ -71,7 +71,7 @@ describe("a local snapshot whose log lost its history", () => {
     };
     await ahead(10, 111);
     const report = await ahead(5, 222);
-    expect(report?.details).toMatchObject({ keptAs: "counter.replaced" });
+    expect(report?.details).toMatchObject({ keptAs: "counter (replaced)" });
     expect((await store.load(replacedSnapshotKey("counter")))?.state).toMatchObject({ count: 222 });
   });
 });

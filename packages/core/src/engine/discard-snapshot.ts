@@ -8,12 +8,14 @@ import {
 
 /**
  * The store key under which a replica keeps the last snapshot that the log stopped agreeing
- * with (`<key>.replaced`): one per snapshot key, the latest replacing an earlier one of another
- * log. Read it with the store's `load` to recover its state (docs/guarantees.md, "Local
+ * with (`<key> (replaced)`): one per snapshot key, the latest replacing an earlier one. A space
+ * appears in no stream name or subject, so no key of `jetStreamSnapshotKey` is another's kept
+ * copy (with `<key>.replaced`, state `o1.replaced` of a shared stream would have been `o1`'s: a
+ * review). Read it with the store's `load` to recover its state (docs/guarantees.md, "Local
  * snapshots of a log that lost its history").
  */
 export function replacedSnapshotKey(key: string): string {
-  return `${key}.replaced`;
+  return `${key} (replaced)`;
 }
 
 /**
@@ -59,7 +61,7 @@ async function answer<T>(
 }
 
 /**
- * Saves `kept` under `<key>.replaced`; true when it is there. An earlier copy of the same log at
+ * Saves `kept` under `<key> (replaced)`; true when it is there. An earlier copy of the same log at
  * a higher revision (kept at an earlier discard: a second restore from an older copy) would make
  * the store keep that one (`shouldReplaceSnapshot`, never a newer revision of the same log), and
  * the report say this one was kept: it is deleted first, the latest replacing the earlier. A

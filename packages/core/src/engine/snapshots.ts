@@ -48,7 +48,7 @@ export const STORE_WAIT_MS = 10_000;
  *    nothing once it stopped because the log switched to a newer model version than its own
  *    (`MODEL_UPGRADED`): its state is one the log has left, and the key belongs to the newer app.
  * 4. A stored snapshot is deleted only when it is damaged or the log shows it stale (then it is
- *    kept under `<key>.replaced` first: `discardSnapshot`). One of
+ *    kept under `<key> (replaced)` first: `discardSnapshot`). One of
  *    another model or of a version this model cannot read (a newer one: this app is a rollback
  *    or a stale tab) is neither used nor deleted. Within one log, a newer version's snapshot is
  *    at a higher revision than any state an older replica reaches (it stops before the switch),
