@@ -76,6 +76,8 @@ describe("Appender (exactly-once appends) on MemoryLog", () => {
     const small = new MemoryLog({ maxEntryBytes: 10 });
     await expect(appenderOn(small).a.prepare(incCommand(1), "x")).rejects.toMatchObject({
       code: "PAYLOAD_TOO_LARGE",
+      // It names the settings and what to do (a new user read only the two sizes).
+      message: expect.stringMatching(/max_payload: make the update smaller, or raise them/),
     });
   });
 });

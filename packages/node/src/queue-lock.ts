@@ -126,7 +126,7 @@ async function takeLockAs(token: string, folder: string, key: string, owner: str
         "QUEUE_LOCKED",
         holder.pid === undefined && holder.host === undefined
           ? `the queue of ${key} for ${owner} has a lock file that names no holder (${path}: being written, or damaged); one unchanged for ${UNREADABLE_LOCK_MS / 1000} s is taken over`
-          : `the queue of ${key} for ${owner} is held by process ${String(holder.pid)} on ${String(holder.host)}`,
+          : `the queue of ${key} for ${owner} is held by process ${String(holder.pid)} on ${String(holder.host)}: give each process its own pending owner (docs/offline.md, "The lock and the owner"), or close the other one`,
         { details: { key, owner, pid: holder.pid, host: holder.host } },
       );
     }

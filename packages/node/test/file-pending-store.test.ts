@@ -71,6 +71,8 @@ describe("FilePendingStore", () => {
     const store = new FilePendingStore(dir);
     const error = await rejection(store.open("s", "worker"));
     expect(error).toMatchObject({ code: "QUEUE_LOCKED", details: { pid: child.pid } });
+    // It says what to do (a new user read only "held by process N on vm").
+    expect(error.message).toMatch(/give each process its own pending owner/);
     const other = await store.open("s", "worker-2"); // another owner: another queue
     await other.close();
     const exited = new Promise((resolve) => child.once("exit", resolve));

@@ -117,7 +117,7 @@ export class Appender {
     if (data.byteLength > limit) {
       throw new StateSyncError(
         "PAYLOAD_TOO_LARGE",
-        `${what} is ${data.byteLength} bytes; the log accepts at most ${limit}`,
+        `${what} is ${data.byteLength} bytes; the log accepts at most ${limit} (the stream's max_msg_size or the server's max_payload: make the update smaller, or raise them, docs/servers.md)`,
         { details: { bytes: data.byteLength, maxEntryBytes: limit } },
       );
     }
