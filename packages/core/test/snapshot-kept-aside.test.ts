@@ -9,15 +9,20 @@ import { open } from "./fixtures.js";
  * agrees with is kept under `<key> (replaced)` (the report says so) before it is discarded, and
  * the replica goes on from the new log as before.
  */
+/** A log, and a store holding a replica's snapshot of it after one increment `by`. */
+async function snapshotted(by: number) {
+  const log = new MemoryLog();
+  const store = new MemorySnapshotStore();
+  const a = await open(log, { snapshots: store });
+  await a.update("increment", { by });
+  await a.close();
+  return { log, store, saved: (await store.load("counter"))! };
+}
+
 describe("a local snapshot whose log lost its history", () => {
   it("is kept aside under <key> (replaced), with its state, when the log was created again", async () => {
-    const log = new MemoryLog();
-    const store = new MemorySnapshotStore();
-    const a = await open(log, { snapshots: store });
-    await a.update("increment", { by: 5 });
-    await a.close();
-    const before = await store.load("counter");
-    expect(before?.state).toMatchObject({ count: 5 });
+    const { log, store, saved: before } = await snapshotted(5);
+    expect(before.state).toMatchObject({ count: 5 });
 
     log.recreate();
     const b = await open(log.handle(), { snapshots: store });
@@ -28,16 +33,11 @@ describe("a local snapshot whose log lost its history", () => {
     const kept = await store.load(replacedSnapshotKey("counter"));
     expect(kept).toEqual(before);
     await b.close();
-    expect((await store.load("counter"))?.logIdentity).not.toBe(before!.logIdentity);
+    expect((await store.load("counter"))?.logIdentity).not.toBe(before.logIdentity);
   });
 
   it("is kept aside when it is ahead of the log (a server restored from an older copy)", async () => {
-    const log = new MemoryLog();
-    const store = new MemorySnapshotStore();
-    const a = await open(log, { snapshots: store });
-    await a.update("increment", { by: 1 });
-    await a.close();
-    const saved = (await store.load("counter"))!;
+    const { log, store, saved } = await snapshotted(1);
     // The same log, said to be behind the snapshot: its record claims a later revision.
     await store.delete("counter");
     await store.save("counter", { ...saved, revision: saved.revision + 10 });
@@ -55,12 +55,7 @@ describe("a local snapshot whose log lost its history", () => {
    * the report said the second state was kept while it was gone. Outcome: the latest is kept.
    */
   it("keeps the latest when an earlier copy of the same log is at a higher revision", async () => {
-    const log = new MemoryLog();
-    const store = new MemorySnapshotStore();
-    const a = await open(log, { snapshots: store });
-    await a.update("increment", { by: 1 });
-    await a.close();
-    const saved = (await store.load("counter"))!;
+    const { log, store, saved } = await snapshotted(1);
     const ahead = async (by: number, count: number) => {
       await store.delete("counter");
       const state = { count, items: [], log: [] };

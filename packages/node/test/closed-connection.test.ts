@@ -1,14 +1,9 @@
-import {
-  openSynchronizer,
-  startNatsServer,
-  type StateSyncError,
-  type SyncStatus,
-} from "@statesync/node";
+import { openSynchronizer, startNatsServer, type StateSyncError } from "@statesync/node";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { codeOf, uniqueStream, useNatsServer } from "./helpers.js";
+import { codeOf, nextStatus, uniqueStream, useNatsServer } from "./helpers.js";
 import { CLIENT_LINES } from "./support/client-lines.js";
 import { counter } from "./support/models.js";
 
@@ -22,20 +17,6 @@ import { counter } from "./support/models.js";
  * (a fresh-eyes trial).
  */
 const ctx = useNatsServer();
-
-function nextStatus(
-  sync: { status: SyncStatus; on(event: "status", fn: (s: SyncStatus) => void): () => void },
-  wanted: SyncStatus,
-): Promise<void> {
-  return new Promise((resolve) => {
-    if (sync.status === wanted) return resolve();
-    const off = sync.on("status", (s) => {
-      if (s !== wanted) return;
-      off();
-      resolve();
-    });
-  });
-}
 
 describe.each(CLIENT_LINES)("a connection closed for good, nats.js $name", (line) => {
   it("nc.close() on a passed-in connection stalls the replica with CONNECTION_CLOSED", async () => {

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import type { NatsConnectionLike } from "@statesync/core";
+import type { NatsConnectionLike, SyncStatus } from "@statesync/core";
 import { startNatsServer, type NatsServer } from "@statesync/node";
 import { afterAll, beforeAll } from "vitest";
 import { connect as connectTcp, type ConnectionOptions, type NatsConnection } from "nats";
@@ -108,4 +108,19 @@ export function useNatsServer(): { server: NatsServer; dir: string } {
     if (ctx.dir) await rm(ctx.dir, { recursive: true, force: true });
   });
   return ctx;
+}
+
+/** Resolves once `sync`'s status is `wanted` (at once when it is already). */
+export function nextStatus(
+  sync: { status: SyncStatus; on(event: "status", fn: (s: SyncStatus) => void): () => void },
+  wanted: SyncStatus,
+): Promise<void> {
+  return new Promise((resolve) => {
+    if (sync.status === wanted) return resolve();
+    const off = sync.on("status", (s) => {
+      if (s !== wanted) return;
+      off();
+      resolve();
+    });
+  });
 }

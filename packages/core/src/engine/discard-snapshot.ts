@@ -43,10 +43,7 @@ export async function discardSnapshot(
       ...(keptAs === undefined ? {} : { details: { keptAs } }),
     }),
   );
-  if (!store) return;
-  const deleting = (async () => store.delete(key))();
-  deleting.catch(() => undefined);
-  await settledWithin(deleting, waitMs);
+  if (store) await answer(() => store.delete(key), waitMs);
 }
 
 /** A store's call bounded by `waitMs`: its value, or why there is none. */

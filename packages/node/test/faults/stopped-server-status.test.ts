@@ -1,6 +1,6 @@
-import { openSynchronizer, type SyncStatus } from "@statesync/node";
+import { openSynchronizer } from "@statesync/node";
 import { describe, expect, it } from "vitest";
-import { uniqueStream, useNatsServer } from "../helpers.js";
+import { nextStatus, uniqueStream, useNatsServer } from "../helpers.js";
 import { counter } from "../support/models.js";
 
 /**
@@ -12,21 +12,6 @@ import { counter } from "../support/models.js";
  * answers. (Outcome, not timing: the test's timeout only bounds how long it may take.)
  */
 const ctx = useNatsServer();
-
-function nextStatus(
-  sync: { status: SyncStatus; on(event: "status", fn: (s: SyncStatus) => void): () => void },
-  wanted: SyncStatus,
-): Promise<void> {
-  return new Promise((resolve) => {
-    if (sync.status === wanted) return resolve();
-    const off = sync.on("status", (s) => {
-      if (s === wanted) {
-        off();
-        resolve();
-      }
-    });
-  });
-}
 
 describe("a server that stops answering", () => {
   it("turns a replica opened with default options offline, then live once it answers", async () => {
