@@ -109,6 +109,12 @@ export function entryRow(e: LogEntry, replay?: ReplayMark): EntryRow {
         commands: [{ name: x.name, args: x.args }],
         ...(x.mv !== undefined && { modelVersion: x.mv }),
       };
+    case "commands":
+      return {
+        ...row,
+        commands: x.commands.map((c) => ({ name: c.name, args: c.args })),
+        ...(x.mv !== undefined && { modelVersion: x.mv }),
+      };
     case "switch":
       return {
         ...row,
@@ -147,6 +153,7 @@ const MARKS = {
   stops: "stops",
   "may-stop": "may stop (replicas that check this state alone)",
   "not-replayed": "not replayed",
+  partly: "some commands no-op",
 } as const;
 
 /**
@@ -172,6 +179,7 @@ function what(row: EntryRow): string {
       return calls ? `${calls} (${patches})` : patches;
     }
     case "command":
+    case "commands":
       return row.modelVersion === undefined ? calls : `${calls} (model v${row.modelVersion})`;
     case "switch":
       return `switch ${row.model!.name} v${row.model!.from} → v${row.model!.version} (migrated state at base ${row.base})`;

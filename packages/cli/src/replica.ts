@@ -66,7 +66,8 @@ export function firstEntryProblem(
   // starting point (a stream created again under writers of the old one), and an opening
   // replica starts it again from the initial state (`Replay.neverStarted`).
   const purged =
-    ["update", "command", "intent", "part"].includes(kind) && !(contiguous && revision === 1);
+    ["update", "command", "commands", "intent", "part"].includes(kind) &&
+    !(contiguous && revision === 1);
   const opening = purged
     ? "the entries before it were purged or deleted, and no genesis, snapshot or switch entry or chunked snapshot follows: an SDK replica without a local snapshot fails TRUNCATED opening this log, until a replica that still holds the state writes it back (a compaction; docs/guarantees.md)"
     : "an SDK replica opening this log would start it again from the model's initial state";

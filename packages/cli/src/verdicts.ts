@@ -29,9 +29,11 @@ export interface ReplayMark {
    * stream's key started again from it: the state is the initial state), `stops` (the replay
    * of the model stops before it), `may-stop` (its state does not migrate to the model's version
    * and a later entry repairs it: replicas that check this state alone stop before it, the
-   * others go on) or `not-replayed` (after the entry it stops at).
+   * others go on), `not-replayed` (after the entry it stops at) or `partly` (a `commands`
+   * entry some of whose commands are no-ops, the others applied; `error` lists them).
    */
-  readonly verdict: "skipped" | "no-op" | "restarts" | "stops" | "may-stop" | "not-replayed";
+  readonly verdict:
+    "skipped" | "no-op" | "restarts" | "stops" | "may-stop" | "not-replayed" | "partly";
   /** Why (`CODE: message`, as the engine reports it). */
   readonly error: string;
 }
@@ -48,6 +50,13 @@ function reason(error: { code: string; message: string }, revision: number): str
 /** The mark of `verdict` on the entry at `revision`; undefined when it applies (or is held). */
 export function replayMark(verdict: EntryVerdict, revision: number): ReplayMark | undefined {
   switch (verdict.kind) {
+    case "applied":
+      return (
+        verdict.failures && {
+          verdict: "partly",
+          error: verdict.failures.map((e) => reason(e, revision)).join("; "),
+        }
+      );
     case "skipped":
       return { verdict: "skipped", error: reason(verdict.error, revision) };
     case "no-op":

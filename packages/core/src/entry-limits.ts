@@ -41,6 +41,15 @@ export const WRITE_FORMAT = 1;
 export const CHECKED_COMMAND_FORMAT = 3;
 
 /**
+ * The format of a `commands` entry: several unconditional commands appended together, each
+ * applied as a checked command (docs/format.md, format 4). SDKs of format 3 stop before it.
+ */
+export const COMMANDS_FORMAT = 4;
+
+/** Most commands one `commands` entry holds (readers refuse more as `CORRUPT_ENTRY`). */
+export const MAX_COMMANDS_PER_ENTRY = 1_024;
+
+/**
  * A snapshot entry lists the message ids of the last entries before it, as
  * `[messageId, revision, timestamp]`, oldest first, at most this many (by count: the timestamp is
  * the writer's and is not used). A writer whose acknowledgement was lost and whose entry was

@@ -123,6 +123,27 @@ export interface CommandEntry extends Omit<EntryBase, "v"> {
   /** The queued command's identity; written as format 2. */
   origin?: EntryOrigin | undefined;
 }
+/** One command of a {@link CommandsEntry}: its own seed, name and arguments. */
+export interface GroupedCommand {
+  seed: number;
+  name: string;
+  args: unknown;
+}
+/**
+ * Several unconditional commands in one entry (format 4, docs/format.md): commands a writer had
+ * in flight together, appended once. Every replica applies them in order, each as a checked
+ * command of its own (a format-3 `command` entry with this entry's `ts`, `client` and `mv`):
+ * one that throws or leaves a state that fails the model is a `COMMAND_FAILED` no-op, and the
+ * others apply.
+ */
+export interface CommandsEntry extends Omit<EntryBase, "v"> {
+  v: 4;
+  kind: "commands";
+  /** 2 to 1,024 commands (`MAX_COMMANDS_PER_ENTRY`), applied in this order. */
+  commands: GroupedCommand[];
+  /** The writer's model version (absent: a writer of the version before the last switch). */
+  mv?: number | undefined;
+}
 /** A no-op a writer that keeps losing races appends to go first. */
 export interface IntentEntry extends EntryBase {
   kind: "intent";
@@ -153,5 +174,6 @@ export type Entry =
   | ChunkedSnapshotEntry
   | PartEntry
   | CommandEntry
+  | CommandsEntry
   | IntentEntry
   | SwitchEntry;

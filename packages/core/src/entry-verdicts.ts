@@ -26,8 +26,11 @@ import { writerVersion } from "./versions.js";
 
 /** What the replay did with one entry. */
 export type EntryVerdict =
-  /** Applied: it changed the state, or is a starting point, an intent or a part. */
-  | { readonly kind: "applied" }
+  /**
+   * Applied: it changed the state, or is a starting point, an intent or a part. `failures`: the
+   * commands of a `commands` entry consumed without effect (`details.index`), the others applied.
+   */
+  | { readonly kind: "applied"; readonly failures?: readonly StateSyncError[] }
   /**
    * Skipped by every replica alike: malformed (`CORRUPT_ENTRY`, a conditional update on a stale
    * base among them), an older version's command after a switch (`OUTDATED_COMMAND`).
@@ -144,6 +147,7 @@ export class EntryVerdicts<S, C extends CommandMap<S>> {
       case "applied":
         if (r.error?.details.restartedAt !== undefined) return { kind: "restarts", error: r.error };
         if (r.error) return { kind: "no-op", error: r.error };
+        if (r.failures) return { kind: "applied", failures: r.failures };
         return r.duplicate ? { kind: "no-op", duplicate: true } : { kind: "applied" };
       case "skipped":
         return { kind: "skipped", error: r.error };

@@ -3,12 +3,19 @@ import { notA, StateSyncError } from "./errors.js";
 import type { Entry } from "./entry-types.js";
 import { storedJson } from "./json.js";
 import { fastEnvelope } from "./entry-fast-path.js";
-import { MAX_NESTING_DEPTH, MAX_RECENT } from "./entry-limits.js";
+import {
+  COMMANDS_FORMAT,
+  MAX_COMMANDS_PER_ENTRY,
+  MAX_NESTING_DEPTH,
+  MAX_RECENT,
+} from "./entry-limits.js";
 import { hasProtoKey, jsonNestingDepth } from "./json-scan.js";
 export { hasOwnProtoKey, hasProtoKey, jsonNestingDepth } from "./json-scan.js";
 
 export {
   CHECKED_COMMAND_FORMAT,
+  COMMANDS_FORMAT,
+  MAX_COMMANDS_PER_ENTRY,
   MAX_NESTING_DEPTH,
   MAX_RECENT,
   MAX_STATE_DEPTH,
@@ -18,7 +25,9 @@ import { MAX_ORIGINS } from "./pending/origins.js";
 
 export type {
   ChunkedSnapshotEntry,
+  GroupedCommand,
   CommandEntry,
+  CommandsEntry,
   Entry,
   EntryOrigin,
   OriginRow,
@@ -66,11 +75,16 @@ export type {
  *   than apply it unchecked. Command entries of formats 1 and 2 keep their unchecked semantics on
  *   every replica. No other kind is written or read as format 3.
  *
+ * - format 4 adds the `commands` kind only: several unconditional commands in one entry, each
+ *   applied as a checked command of its own (format 3's rule). Clients of format 3 stop before
+ *   it. No other kind is written or read as format 4.
+ *
  * docs/format.md says what each version of the SDK does with each kind. This version reads
- * formats 1 to 3 and writes format 1 for every kind format 1 has (so older clients keep reading
- * them) except `command` (format 3), and format 2 only where an older client must stop.
+ * formats 1 to 4 and writes format 1 for every kind format 1 has (so older clients keep reading
+ * them) except `command` (format 3), format 2 only where an older client must stop, and format 4
+ * for `commands` (unconditional commands in flight together).
  */
-export const FORMAT_VERSION = 3;
+export const FORMAT_VERSION = 4;
 /** Largest entry the format admits, in bytes (the log's own limit is usually lower). */
 export const MAX_ENTRY_BYTES = 64 * 1024 * 1024;
 
@@ -179,6 +193,22 @@ const entrySchema: z.ZodType<Entry> = z.union([
       /** The writer's model version (absent: a writer of the version before the last switch). */
       mv: z.number().int().nonnegative().optional(),
       origin: originSchema,
+    }),
+    z.object({
+      ...common,
+      v: z.literal(COMMANDS_FORMAT),
+      kind: z.literal("commands"),
+      commands: z
+        .array(
+          z.object({
+            seed: z.number().int().nonnegative().max(0xffffffff),
+            name: z.string().min(1).max(256),
+            args: z.unknown(),
+          }),
+        )
+        .min(2)
+        .max(MAX_COMMANDS_PER_ENTRY),
+      mv: z.number().int().nonnegative().optional(),
     }),
     z.object({ ...common, kind: z.literal("intent") }),
     z.object({
@@ -318,7 +348,9 @@ export function encodeEntry(entry: Entry): Uint8Array {
   const text = storedJson(entry, MAX_NESTING_DEPTH, "entry");
   const data = entryEncoder.encode(text);
   const checked =
-    entry.kind === "command" ? decodeEntry(data) : checkOwnEntry(entry, text, data.byteLength);
+    entry.kind === "command" || entry.kind === "commands"
+      ? decodeEntry(data)
+      : checkOwnEntry(entry, text, data.byteLength);
   if (!checked.ok) {
     throw new StateSyncError("VALIDATION", `entry cannot be stored: ${checked.error.message}`, {
       cause: checked.error,

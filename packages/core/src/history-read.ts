@@ -65,7 +65,9 @@ function historyEntry(e: LogEntry, decodeEntry: HistoryDeps["decodeEntry"]): His
       ? (x.commands ?? [])
       : x.kind === "command"
         ? [{ name: x.name, args: x.args }]
-        : [];
+        : x.kind === "commands"
+          ? x.commands.map((c) => ({ name: c.name, args: c.args }))
+          : [];
   return {
     ...base,
     kind: x.kind,
@@ -75,7 +77,7 @@ function historyEntry(e: LogEntry, decodeEntry: HistoryDeps["decodeEntry"]): His
     commands,
     clientId: x.client,
     modelVersion:
-      x.kind === "command"
+      x.kind === "command" || x.kind === "commands"
         ? x.mv
         : x.kind === "genesis" || x.kind === "snapshot" || x.kind === "switch"
           ? x.version

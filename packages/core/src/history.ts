@@ -21,18 +21,30 @@ export interface HistoryEntry {
   /** Writer's timestamp, ms since the epoch (undefined for a malformed entry). */
   readonly timestamp: number | undefined;
   /**
-   * `genesis`, `update` (conditional), `command` (unconditional), `snapshot`, `intent` (a no-op
+   * `genesis`, `update` (conditional), `command` (unconditional), `commands` (unconditional
+   * commands a writer had in flight together, in one entry: format 4), `snapshot`, `intent` (a no-op
    * a writer that kept losing races appended to go first), `switch` (the log switched to a newer
    * model version, docs/versions.md), `part` (one slice of a chunked snapshot's state, written
    * by compaction before the snapshot entry naming it; docs/format.md), or `malformed`.
    */
   readonly kind:
-    "genesis" | "update" | "command" | "snapshot" | "part" | "intent" | "switch" | "malformed";
-  /** Command name: the unconditional command, or the first command of a conditional update. */
+    | "genesis"
+    | "update"
+    | "command"
+    | "commands"
+    | "snapshot"
+    | "part"
+    | "intent"
+    | "switch"
+    | "malformed";
+  /** Command name: the unconditional command, or the first command of a conditional update or of a `commands` entry. */
   readonly command: string | undefined;
   /** Its arguments. */
   readonly args: unknown;
-  /** Every command a conditional update ran (queued local updates may share one entry). */
+  /**
+   * Every command a conditional update ran (queued local updates may share one entry), or every
+   * command of a `commands` entry.
+   */
   readonly commands: ReadonlyArray<{ readonly name: string; readonly args: unknown }>;
   /** Id of the writing client. */
   readonly clientId: string | undefined;

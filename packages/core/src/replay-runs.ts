@@ -1,4 +1,6 @@
 import { applyBatch, batchItem, type BatchItem } from "./apply.js";
+import { applyCommands, atCommand } from "./apply-commands.js";
+import type { CommandsEntry } from "./entry-types.js";
 import { decodeEntry, type DecodeResult } from "./entry.js";
 import type { LogEntry } from "./log.js";
 import type { CommandMap } from "./model.js";
@@ -119,5 +121,18 @@ export abstract class RunReplay<S, C extends CommandMap<S>> extends ReplayState<
       revision = logEntry.revision;
     }
     return run;
+  }
+
+  /** A `commands` entry (format 4): each command as a checked command entry of its own. */
+  protected stepCommands(logEntry: LogEntry, entry: CommandsEntry): StepResult {
+    const { logModel, revision } = this;
+    const stalled = (s: unknown) => this.migrationError(s, logModel, logEntry.revision);
+    const { switchedFrom, logState, validity } = this;
+    const out = applyCommands(logModel, switchedFrom, logState, entry, revision, validity, stalled);
+    if (out.kind === "stall") return this.stall(out.error, logEntry);
+    this.logState = out.state;
+    this.advance(logEntry, entry.kind, entry.ts);
+    const failures = out.failures.map(([i, e]) => atCommand(e, logEntry.revision, i));
+    return failures.length > 0 ? { kind: "applied", entry, failures } : { kind: "applied", entry };
   }
 }

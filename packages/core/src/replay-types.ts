@@ -16,6 +16,8 @@ export type StepResult =
       kind: "applied";
       entry: Entry;
       error?: StateSyncError;
+      /** A `commands` entry's commands consumed without effect (`details.index`), in order. */
+      failures?: StateSyncError[];
       replayed?: StepResult[];
       duplicate?: true;
       /** The state this replay held when a re-anchoring replaced it (see {@link KeptOverReset}). */

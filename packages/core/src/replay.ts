@@ -115,10 +115,7 @@ const PENDING: StepResult = { kind: "pending" };
     return this.scan !== undefined && !this.collector && this.revision < this.scan.through;
   }
 
-  /**
-   * Consumes one entry read from the log. `predecoded`, when given, must be `decodeEntry` of exactly
-   * `logEntry.data` (a writer passes what it decoded while preparing its own entry).
-   */
+  /** Consumes one entry read from the log; `predecoded`: `decodeEntry` of its data, if known. */
   step(logEntry: LogEntry, predecoded?: DecodeResult): StepResult {
     if (logEntry.revision <= this.readPosition) return { kind: "ignored" };
     this.firstRead ??= this.anchored ? 0 : logEntry.revision;
@@ -206,6 +203,7 @@ const PENDING: StepResult = { kind: "pending" };
         ),
       );
     }
+    if (entry.kind === "commands") return this.stepCommands(logEntry, entry);
     if (this.origins.isDuplicate(entry.origin)) {
       // A queued update re-sent after its first append landed: consumed without effect.
       this.advance(logEntry, entry.kind, entry.ts);

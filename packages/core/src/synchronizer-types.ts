@@ -60,7 +60,7 @@ export interface UpdateResult<S, R = void> {
 
 /** What a committed unconditional update resolves to. */
 export interface UnconditionalResult {
-  /** Revision of the entry. */
+  /** Revision of the entry (commands sent together share one: see `updateUnconditionally`). */
   readonly revision: number;
   /**
    * `false` when the call resolved before this replica applied the entry: its `outcomeTimeoutMs`
@@ -250,6 +250,13 @@ export interface StateSynchronizer<
    * recipe and keeps the result only if it passes the schema (docs/format.md, "Format 3"). Throws
    * `VALIDATION`, `UNKNOWN_COMMAND`, `PAYLOAD_TOO_LARGE`, `PERMISSION_DENIED`, `UNKNOWN_OUTCOME`,
    * `CLOSED`; `COMMAND_FAILED` (`details.committed`, `revision`, `reason`) for a no-op entry.
+   *
+   * Commands this replica has in flight together share appends: while 4 appends of commands
+   * travel, further calls without a `signal` wait for one of them and go together, up to 128, in
+   * call order, as one `commands` entry (docs/format.md, "Format 4"). Each is applied and
+   * checked on its own (one that fails is `COMMAND_FAILED` with `details.index`, the others
+   * apply); they share the entry's `revision`. An awaited command, or one with a `signal`, goes
+   * alone, as before.
    */
   updateUnconditionally<K extends keyof C & string>(
     command: K,

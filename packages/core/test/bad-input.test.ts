@@ -106,7 +106,7 @@ describe("hostile and malformed entries", () => {
     const log = new MemoryLog();
     const a = await open(log);
     await a.update("increment", { by: 2 });
-    const bad = log.injectRaw(JSON.stringify({ v: 4, kind: "whatever" }));
+    const bad = log.injectRaw(JSON.stringify({ v: 5, kind: "whatever" }));
     log.injectRaw(cmd("increment", { by: 100 }));
     await until(() => a.status === "stalled");
     expect(a.revision).toBe(bad - 1);

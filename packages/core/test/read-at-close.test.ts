@@ -71,7 +71,7 @@ describe("history() and stateAt() in flight at close()", () => {
   it("a stalled replica's too: CLOSED, not its stall error", async () => {
     const log = holdingLog();
     const sync = await open(log);
-    log.injectRaw(JSON.stringify({ v: 4, kind: "from-the-future" }));
+    log.injectRaw(JSON.stringify({ v: 5, kind: "from-the-future" }));
     await until(() => sync.status === "stalled");
     log.hold();
     const history = codeOf(sync.history());

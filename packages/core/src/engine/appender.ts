@@ -124,7 +124,7 @@ export class Appender {
     // A command's bytes are decoded as a reader decodes them, from `text`: the text of a
     // `JSON.stringify` is well-formed (no lone surrogates), so its UTF-8 decodes back to it.
     const decoded =
-      entry.kind === "command"
+      entry.kind === "command" || entry.kind === "commands"
         ? decodeEntryText(text, data.byteLength)
         : checkOwnEntry(entry, text, data.byteLength);
     if (!decoded.ok) {

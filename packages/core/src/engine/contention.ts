@@ -290,9 +290,8 @@ export class Contention<S, C extends CommandMap<S>> {
         else this.intents.set(entry.client, { revision, seenAt: now, firstSeenAt: now });
         continue;
       }
-      if (entry.kind !== "update" && entry.kind !== "command" && entry.kind !== "snapshot") {
-        continue;
-      }
+      const writes = entry.kind === "update" || entry.kind.startsWith("command");
+      if (!writes && entry.kind !== "snapshot") continue;
       // The writer of an intent went first: its intent is done (a compactor's is a snapshot).
       if (mine[i]) this.myIntent = undefined;
       else {

@@ -1,5 +1,6 @@
 import type { Immutable } from "immer";
 import { abortError } from "../backoff.js";
+import { CommandFailures } from "./command-failures.js";
 import type { DecodeResult, UpdateEntry } from "../entry.js";
 import { StateSyncError } from "../errors.js";
 import type { LogEntry } from "../log.js";
@@ -19,9 +20,6 @@ export interface AppliedBatch {
   /** `mine[i]`: entry i was appended by this replica. */
   readonly mine: readonly boolean[];
 }
-
-/** How many failed command entries a replica remembers for their writers (`commandFailure`). */
-const MAX_FAILED = 1_024;
 
 /**
  * The replica: the state and the revision it is at (a {@link Replay}), the callers waiting for a
@@ -43,8 +41,8 @@ export class Replica<S, C extends CommandMap<S>> {
   private readonly subscribers = new Set<(state: Immutable<S>, revision: number) => void>();
   private readonly appliedListeners: Array<(batch: AppliedBatch) => void> = [];
   private notifyScheduled = false;
-  /** The no-op errors of the last command entries that failed, by revision (`commandFailure`). */
-  private readonly failedCommands = new Map<number, StateSyncError>();
+  /** The no-op errors of the last commands that failed (`commandFailure`). */
+  private readonly failures = new CommandFailures();
 
   constructor(
     private readonly model: Model<S, C>,
@@ -238,10 +236,13 @@ export class Replica<S, C extends CommandMap<S>> {
       if (result.error) this.status.report(result.error);
     } else if (result.kind === "applied") {
       const kind = result.entry.kind;
-      if (kind === "update" || kind === "command") this.stats.entriesApplied += 1;
-      if (result.error) this.status.report(result.error);
-      if (kind === "command" && result.error?.code === "COMMAND_FAILED") {
-        this.noteFailure(result.error);
+      if (kind === "update" || kind === "command" || kind === "commands") {
+        this.stats.entriesApplied += 1;
+      }
+      for (const error of result.error ? [result.error] : (result.failures ?? [])) {
+        this.status.report(error);
+        if (kind.startsWith("command") && error.code === "COMMAND_FAILED")
+          this.failures.note(error);
       }
       for (const r of result.replayed ?? []) if (r.kind !== "stall") this.count(r);
     }
@@ -267,21 +268,16 @@ export class Replica<S, C extends CommandMap<S>> {
   }
 
   /**
-   * The `COMMAND_FAILED` error of the command entry at `revision` when this replica consumed it
-   * as a no-op (its recipe threw, or its result failed the model); undefined when it was applied,
-   * or is not among the last {@link MAX_FAILED} failures.
+   * The `COMMAND_FAILED` error of the command at `index` of the entry at `revision` (0 for a
+   * `command` entry) when this replica consumed it as a no-op; see `CommandFailures.get`.
    */
-  commandFailure(revision: number): StateSyncError | undefined {
-    return this.failedCommands.get(revision);
+  commandFailure(revision: number, index = 0): StateSyncError | undefined {
+    return this.failures.get(revision, index);
   }
 
-  private noteFailure(error: StateSyncError): void {
-    const revision = error.details.revision;
-    if (typeof revision !== "number") return;
-    if (this.failedCommands.size >= MAX_FAILED) {
-      this.failedCommands.delete(this.failedCommands.keys().next().value!);
-    }
-    this.failedCommands.set(revision, error);
+  /** Keeps the failures of commands sent from now on (see `CommandFailures.watch`). */
+  watchFailures(): () => void {
+    return this.failures.watch(this.revision);
   }
 
   private announce(batch: AppliedBatch): void {

@@ -1,6 +1,6 @@
 import type { Immutable } from "immer";
 import { entryContext } from "../apply.js";
-import { CHECKED_COMMAND_FORMAT, type CommandEntry, type EntryOrigin } from "../entry.js";
+import type { EntryOrigin } from "../entry.js";
 import { commandFailed, isStateSyncError, StateSyncError } from "../errors.js";
 import type { RevisionedLog } from "../log.js";
 import type { CommandMap } from "../model.js";
@@ -15,6 +15,14 @@ import type { Replica } from "./replica.js";
 import type { StatusHub } from "./status.js";
 import type { UnconditionalResult } from "../synchronizer-types.js";
 import { UpdateQueue } from "./update-queue.js";
+import {
+  CommandGroups,
+  commandSendParts,
+  sendCommands,
+  type CommandSendParts,
+  type CommandSent,
+  type QueuedCommand,
+} from "./command-groups.js";
 import {
   answered,
   ENDED,
@@ -91,8 +99,13 @@ export class Writer<S, C extends CommandMap<S>> {
   /** Set while a conditional batch that conflicted tries again (invariant 6). */
   private retrying: { readonly decided: Promise<void>; readonly release: () => void } | undefined;
 
+  private readonly sendParts: CommandSendParts;
+  private readonly groups: CommandGroups;
+
   constructor(private readonly p: WriterParts<S, C>) {
     this.queue = new UpdateQueue(p.status);
+    this.sendParts = commandSendParts(p);
+    this.groups = new CommandGroups(this.sendParts);
   }
 
   /**
@@ -115,7 +128,9 @@ export class Writer<S, C extends CommandMap<S>> {
   /** Rejects what is queued with `error` and waits for every append already sent. */
   async close(error: StateSyncError): Promise<void> {
     this.queue.rejectAll(error);
+    const flushed = this.groups.flush();
     await this.writing?.catch(() => undefined);
+    await flushed;
     await Promise.allSettled([...this.unconditionalInFlight]);
   }
 
@@ -327,44 +342,43 @@ export class Writer<S, C extends CommandMap<S>> {
       error = unsent(this.p.status, update);
       if (error) throw error;
     }
-    const entry: CommandEntry = {
-      // Format 3: every replica checks the command's result (docs/format.md); it carries `origin`.
-      v: CHECKED_COMMAND_FORMAT,
-      kind: "command",
-      ts: context?.timestamp ?? Date.now(),
-      seed: context?.seed ?? nextSeed(),
-      client: this.p.clientId,
-      name,
-      args,
-      mv: this.p.upgrader.version,
-      ...(origin ? { origin } : {}),
+    const call: QueuedCommand = {
+      ...{ name, args, seed: context?.seed ?? nextSeed() },
+      ...{ ts: context?.timestamp ?? Date.now(), limits: update },
     };
-    const prepared = await this.p.appender.prepare(entry, "the command");
-    const append = this.p.appender.appendUnconditional(prepared, {
-      timeoutMs: options.outcomeTimeoutMs,
-      signal: options.signal,
-      deadline: update.deadline,
-      contend: this.p.contention.contender(), // its re-sends lose no race for ever
-    });
-    this.unconditionalInFlight.add(append);
-    let revision: number;
+    // Commands in flight together share appends (`CommandGroups`), but for a caller's signal
+    // or a queued command's origin.
+    const release = this.p.replica.watchFailures(); // before its entry can be read back
     try {
-      revision = (await append).revision;
+      return await this.sendCommand(call, origin, options);
+    } finally {
+      release();
+    }
+  }
+
+  /** Sends a command (alone or with others) and tells what this replica did with it. */
+  private async sendCommand(
+    call: QueuedCommand,
+    origin: EntryOrigin | undefined,
+    options: ParsedUpdateOptions,
+  ): Promise<UnconditionalResult> {
+    const append =
+      origin === undefined && options.signal === undefined
+        ? this.groups.submit(call)
+        : sendCommands(this.sendParts, [call], origin).then((revision) => ({ revision, index: 0 }));
+    this.unconditionalInFlight.add(append);
+    let sent: CommandSent;
+    try {
+      sent = await append;
     } catch (e) {
       this.p.status.fatal(e);
       throw e;
     } finally {
       this.unconditionalInFlight.delete(append);
     }
-    // Stored. Its outcome is what every replica does with it (invariant 7).
-    if (this.p.replica.revision < revision) {
-      this.p.reader.noteStored(revision);
-      const limits = waitLimits([update], this.p.status.signal);
-      const caughtUp = within(this.p.reader.catchUp(revision), limits);
-      await caughtUp.catch(() => undefined).finally(() => limits.dispose());
-    }
+    const { revision, index } = sent; // and applied here, unless its limits ended first
     if (this.p.replica.revision < revision) return { revision, applied: false };
-    const failure = this.p.replica.commandFailure(revision);
+    const failure = this.p.replica.commandFailure(revision, index);
     if (failure) throw commandFailed(failure, revision);
     return { revision };
   }

@@ -1,0 +1,91 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { decodeEntry, defineModel, type Entry } from "@statesync/core";
+import { openSynchronizer, startNatsServer, type NatsServer } from "@statesync/node";
+import { tcp, uniqueStream } from "../helpers.js";
+import { TcpProxy } from "../support/tcp-proxy.js";
+
+/**
+ * Unconditional commands in flight together share entries (format 4, docs/format.md). A lost
+ * acknowledgement of such an entry is re-sent whole, with its message id: every command of it
+ * lands exactly once and every caller resolves committed. On a real nats-server, through a
+ * proxy that cuts the connection after the publish of a `commands` entry.
+ */
+const tally = defineModel({
+  name: "tally",
+  state: z.object({ n: z.number(), ids: z.array(z.number()) }),
+  initial: { n: 0, ids: [] as number[] },
+  commands: {
+    add: {
+      args: z.object({ id: z.number().int() }),
+      apply(d, { id }) {
+        d.n += 1;
+        d.ids.push(id);
+      },
+    },
+  },
+});
+
+let server: NatsServer;
+beforeAll(async () => {
+  server = await startNatsServer();
+});
+afterAll(async () => {
+  await server?.stop();
+});
+
+describe("commands sent together, their acknowledgement lost", () => {
+  it("are re-sent as one entry: each command stored once, every caller committed", async () => {
+    const stream = uniqueStream("GRP");
+    const proxy = await TcpProxy.start({ host: "127.0.0.1", port: server.port });
+    const open = (servers: string) =>
+      openSynchronizer({ servers, stream, model: tally, snapshots: false, compaction: false });
+    const writer = await open(proxy.url);
+    const reader = await open(server.url);
+    try {
+      // The first 4 go alone; the 6th publish on the subject carries a group.
+      let publishes = 0;
+      const cut = proxy.cutAfterPublish((s) => s === `${stream}.log` && ++publishes === 6);
+      const calls = Array.from({ length: 300 }, (_, id) =>
+        writer.updateUnconditionally("add", { id }),
+      );
+      await cut;
+      const outcomes = await Promise.allSettled(calls);
+      expect(outcomes.filter((o) => o.status === "rejected")).toEqual([]);
+      expect(proxy.cuts).toBe(1);
+      expect(writer.stats.resends).toBeGreaterThanOrEqual(1);
+      await reader.waitFor(writer.revision);
+      for (const r of [writer, reader]) {
+        expect(r.state.n).toBe(300);
+        expect([...r.state.ids].sort((a, b) => a - b)).toEqual(
+          Array.from({ length: 300 }, (_, i) => i),
+        );
+      }
+      // Stored as commands entries, each command once.
+      const entries: Entry[] = [];
+      const nc = await tcp(server.url);
+      try {
+        const jsm = await nc.jetstreamManager();
+        for (let seq = 1; seq <= writer.revision; seq++) {
+          const d = decodeEntry((await jsm.streams.getMessage(stream, { seq })).data);
+          if (d.ok) entries.push(d.entry);
+        }
+      } finally {
+        await nc.close();
+      }
+      const grouped = entries.filter((e) => e.kind === "commands");
+      expect(grouped.length).toBeGreaterThan(0);
+      const carried = entries.flatMap((e) =>
+        e.kind === "command"
+          ? [e.args]
+          : e.kind === "commands"
+            ? e.commands.map((c) => c.args)
+            : [],
+      );
+      expect(carried).toHaveLength(300);
+    } finally {
+      await Promise.all([writer.close(), reader.close()]);
+      await proxy.stop();
+    }
+  });
+});
