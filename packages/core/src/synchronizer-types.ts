@@ -66,7 +66,10 @@ export interface UnconditionalResult {
    * `false` when the call resolved before this replica applied the entry: its `outcomeTimeoutMs`
    * or `signal` ended, or the replica closed or stopped, while it waited for the entry after the
    * log stored it (the server went away right after its acknowledgement). The entry is stored at
-   * `revision` all the same; `waitFor(revision)` says when it is applied here. Absent otherwise.
+   * `revision` all the same; `waitFor(revision)` says when it is applied here. Also `false` when
+   * this replica reached a later state without applying the entry (it was behind, and another
+   * replica's compaction truncated the log before a snapshot entry past it): whether the
+   * command was a no-op is then not known here. Absent otherwise.
    */
   readonly applied?: false;
 }

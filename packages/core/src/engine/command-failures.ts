@@ -14,10 +14,26 @@ export class CommandFailures {
   private readonly failed = new Map<string, StateSyncError>();
   /** The revisions commands in flight were sent at, and how many. */
   private readonly watches = new Map<number, number>();
+  /** `[from, to]`: revisions after `from` up to `to` the replica passed over while watched. */
+  private passed: Array<[number, number]> = [];
 
   /** The error of the command at `index` of the entry at `revision`, if it failed and is kept. */
   get(revision: number, index = 0): StateSyncError | undefined {
     return this.failed.get(`${revision}/${index}`);
+  }
+
+  /**
+   * The replica went from `from` to a state at `to` without applying the entries between (a
+   * snapshot entry after a truncation): whether their commands failed is not known here.
+   * Remembered while commands in flight may ask ({@link passedOver}).
+   */
+  passOver(from: number, to: number): void {
+    if (this.watches.size > 0 && to > from) this.passed.push([from, to]);
+  }
+
+  /** Whether the replica passed over the entry at `revision` without applying it. */
+  passedOver(revision: number): boolean {
+    return this.passed.some(([from, to]) => revision > from && revision <= to);
   }
 
   /** Keeps `error` (`details.revision`, `details.index`). */
@@ -49,9 +65,11 @@ export class CommandFailures {
 
   /** Forgets the oldest failures past {@link MAX_FAILED} that no command in flight may ask for. */
   private prune(): void {
-    if (this.failed.size <= MAX_FAILED) return;
+    if (this.failed.size <= MAX_FAILED && this.passed.length === 0) return;
     let floor = Infinity; // a watched command's entry lies after its `from`
     for (const from of this.watches.keys()) floor = Math.min(floor, from);
+    if (this.passed.length > 0) this.passed = this.passed.filter(([, to]) => to > floor);
+    if (this.failed.size <= MAX_FAILED) return;
     for (const [key, error] of this.failed) {
       if (this.failed.size <= MAX_FAILED || (error.details.revision as number) > floor) return;
       this.failed.delete(key);

@@ -201,11 +201,18 @@ export class Replica<S, C extends CommandMap<S>> {
     const mine = decoded.map((d) => d !== undefined); // decoded in advance: own entries
     // An own update read back before its acknowledgement (the follower is often first) is
     // adopted with the state its recipes produced, not replayed (issue 8).
+    let before = this.revision;
     const results = this.replay.stepMany(fresh, decoded, produced);
     let stall: StateSyncError | undefined;
-    for (const result of results) {
+    for (const [i, result] of results.entries()) {
       if (result.kind === "stall") stall = result.error;
       else this.count(result);
+      if (result.kind === "applied" || result.kind === "skipped") {
+        const e = result.kind === "applied" ? result.entry : undefined;
+        // A starting point past entries never applied here (truncated before it).
+        if (e?.kind === "snapshot" || e?.kind === "switch") this.failures.passOver(before, e.base);
+        before = fresh[i]!.revision;
+      }
     }
     const consumed = stall ? results.length - 1 : results.length;
     if (consumed > 0) {
@@ -273,6 +280,14 @@ export class Replica<S, C extends CommandMap<S>> {
    */
   commandFailure(revision: number, index = 0): StateSyncError | undefined {
     return this.failures.get(revision, index);
+  }
+
+  /**
+   * Whether this replica reached a state past `revision` without applying its entry (a snapshot
+   * entry after a truncation, while a command sent from here was in flight).
+   */
+  passedOver(revision: number): boolean {
+    return this.failures.passedOver(revision);
   }
 
   /** Keeps the failures of commands sent from now on (see `CommandFailures.watch`). */

@@ -85,11 +85,10 @@ export interface WriterParts<S, C extends CommandMap<S>> {
  *    ends at its limits: its `signal`, its deadline (its call + `outcomeTimeoutMs`), `close()`
  *    (`wait-limits.ts`; the rejection says which, and that nothing was appended).
  * 6. A conditional batch that lost a race is not overtaken by this replica's own unconditional
- *    commands: those called after the conflict wait until the batch is decided (a command,
- *    woken first by the same entry, took the revision the batch was about to be based on every
- *    time: a stop 26 trial saw `RETRY_LIMIT` every 0.6 s next to the replica's command loop).
- * 7. An unconditional command resolves once applied here, or once stored when its limits end or
- *    the replica stops first (`applied: false`; before, it waited for a server gone: stop 30).
+ *    commands: those called after the conflict wait until the batch is decided (else a command
+ *    woken by the same entry took the batch's base every time: `RETRY_LIMIT`, stop 26).
+ * 7. An unconditional command resolves once applied here, or once stored when its limits end,
+ *    the replica stops or passes over its entry first (`applied: false`).
  */
 export class Writer<S, C extends CommandMap<S>> {
   private readonly queue: UpdateQueue<S>;
@@ -104,8 +103,7 @@ export class Writer<S, C extends CommandMap<S>> {
 
   constructor(private readonly p: WriterParts<S, C>) {
     this.queue = new UpdateQueue(p.status);
-    this.sendParts = commandSendParts(p);
-    this.groups = new CommandGroups(this.sendParts);
+    this.groups = new CommandGroups((this.sendParts = commandSendParts(p)));
   }
 
   /**
@@ -346,8 +344,6 @@ export class Writer<S, C extends CommandMap<S>> {
       ...{ name, args, seed: context?.seed ?? nextSeed() },
       ...{ ts: context?.timestamp ?? Date.now(), limits: update },
     };
-    // Commands in flight together share appends (`CommandGroups`), but for a caller's signal
-    // or a queued command's origin.
     const release = this.p.replica.watchFailures(); // before its entry can be read back
     try {
       return await this.sendCommand(call, origin, options);
@@ -356,12 +352,13 @@ export class Writer<S, C extends CommandMap<S>> {
     }
   }
 
-  /** Sends a command (alone or with others) and tells what this replica did with it. */
+  /** Sends a command (alone or with others); what this replica did with it. */
   private async sendCommand(
     call: QueuedCommand,
     origin: EntryOrigin | undefined,
     options: ParsedUpdateOptions,
   ): Promise<UnconditionalResult> {
+    // Commands in flight together share appends, but for a signal's or an origin's.
     const append =
       origin === undefined && options.signal === undefined
         ? this.groups.submit(call)
@@ -377,8 +374,11 @@ export class Writer<S, C extends CommandMap<S>> {
       this.unconditionalInFlight.delete(append);
     }
     const { revision, index } = sent; // and applied here, unless its limits ended first
-    if (this.p.replica.revision < revision) return { revision, applied: false };
-    const failure = this.p.replica.commandFailure(revision, index);
+    const replica = this.p.replica;
+    if (replica.revision < revision || replica.passedOver(revision)) {
+      return { revision, applied: false };
+    }
+    const failure = replica.commandFailure(revision, index);
     if (failure) throw commandFailed(failure, revision);
     return { revision };
   }
