@@ -31,6 +31,20 @@ export function findNonJson(value: unknown, maxDepth = Infinity): string | undef
   return problem && `${problem.path}: ${problem.message}`;
 }
 
+/** Why `v`, an object whose prototype is not `Object.prototype`, is no JSON value. */
+function notPlain(v: object): string {
+  const name = (v as { constructor?: { name?: unknown } }).constructor?.name;
+  const hint =
+    v instanceof Date
+      ? " (store a Date as its toISOString() or getTime())"
+      : v instanceof Map || v instanceof Set
+        ? " (store it as an array or a plain object)"
+        : "";
+  return typeof name === "string" && name !== "" && name !== "Object"
+    ? `a ${name}, not a plain object${hint}`
+    : "not a plain object";
+}
+
 /** {@link findNonJson}'s walk, with its finding as a value. */
 export function findJsonProblem(value: unknown, maxDepth = Infinity): JsonProblem | undefined {
   // A leaf (what most recorded writes are: one string, one number) needs no walk.
@@ -61,7 +75,7 @@ export function findJsonProblem(value: unknown, maxDepth = Infinity): JsonProble
     const isArray = Array.isArray(v);
     if (!isArray) {
       const proto = Object.getPrototypeOf(v);
-      if (proto !== Object.prototype && proto !== null) return bad(path, "not a plain object");
+      if (proto !== Object.prototype && proto !== null) return bad(path, notPlain(v));
     }
     // `depth` containers hold this one: with it, the value nests depth + 1 levels here.
     if (depth + 1 > maxDepth) {

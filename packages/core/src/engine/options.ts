@@ -143,9 +143,13 @@ export function parseCommand<S, C extends CommandMap<S>>(
 ): { definition: CommandDefinition<S>; args: unknown } {
   const definition = Object.hasOwn(model.commands, name) ? model.commands[name] : undefined;
   if (definition === undefined) {
-    throw new StateSyncError("UNKNOWN_COMMAND", `model ${model.name} has no command "${name}"`, {
-      details: { command: name },
-    });
+    const known = Object.keys(model.commands);
+    const list = known.length === 0 ? "it has none" : `it has ${known.slice(0, 20).join(", ")}`;
+    throw new StateSyncError(
+      "UNKNOWN_COMMAND",
+      `model ${model.name} has no command "${name}" (${list}${known.length > 20 ? ", ..." : ""})`,
+      { details: { command: name } },
+    );
   }
   const { maxDepth, entry } = CARRIERS[carrier];
   const problem = findJsonProblemWithDepth(args, maxDepth);
