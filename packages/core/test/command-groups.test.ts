@@ -154,6 +154,63 @@ describe("commands in flight together", () => {
   });
 });
 
+describe("one call's limits in a group", () => {
+  it("a call whose outcomeTimeoutMs ends while its group travels fails alone; the others are stored, once", async () => {
+    const log = new MemoryLog();
+    const a = await open(log);
+    log.setAppendDelay(300);
+    const add = (options?: { outcomeTimeoutMs: number }) =>
+      a.updateUnconditionally("add", { by: 1 }, options);
+    const travelling = Array.from({ length: 4 }, () => add());
+    // Waits ~300 ms for a travelling append, then goes with the others; ends ~150 ms into it.
+    const short = add({ outcomeTimeoutMs: 450 });
+    const others = Array.from({ length: 10 }, () => add());
+    const settled = await Promise.allSettled([...travelling, short, ...others]);
+    const outcomes = settled.map((s) =>
+      s.status === "fulfilled" ? "ok" : (s.reason as StateSyncError).code,
+    );
+    // Before: the 10 others, with 30 s limits, failed UNKNOWN_OUTCOME with the short one.
+    expect(outcomes).toEqual([...Array(4).fill("ok"), "UNKNOWN_OUTCOME", ...Array(10).fill("ok")]);
+    const grouped = settled
+      .slice(5)
+      .map((s) => (s as PromiseFulfilledResult<{ revision: number }>).value);
+    expect(new Set(grouped.map((r) => r.revision)).size).toBe(1);
+    log.setAppendDelay(0);
+    await a.fetchUpdates();
+    expect(a.state.n).toBe(15); // the short one's command landed too, in the group's entry, once
+    const commands = (await entries(log)).filter((e) => e.kind === "commands");
+    expect(commands.map((e) => e.commands.length)).toEqual([11]);
+    await a.close();
+  });
+
+  it("a call whose outcomeTimeoutMs ends before its group could be sent fails alone, not sent", async () => {
+    const log = new MemoryLog();
+    const a = await open(log);
+    log.setAppendDelay(300);
+    const add = (options?: { outcomeTimeoutMs: number }) =>
+      a.updateUnconditionally("add", { by: 1 }, options);
+    // Refused offline when their delay ends: they end (not sent) at ~350 ms; the group is sent.
+    const travelling = Array.from({ length: 4 }, () => add({ outcomeTimeoutMs: 350 }));
+    const short = add({ outcomeTimeoutMs: 450 });
+    const others = Array.from({ length: 5 }, () => add());
+    await new Promise((r) => setTimeout(r, 250));
+    log.setOffline(true); // the group finds no log until past the short one's deadline
+    setTimeout(() => log.setOffline(false), 400);
+    const settled = await Promise.allSettled([...travelling, short, ...others]);
+    const outcomes = settled.map((s) =>
+      s.status === "fulfilled" ? "ok" : (s.reason as StateSyncError).code,
+    );
+    // Before: the 5 others, with 30 s limits, failed UNAVAILABLE with the short one.
+    expect(outcomes).toEqual([...Array(5).fill("UNAVAILABLE"), ...Array(5).fill("ok")]);
+    const e = (settled[4] as PromiseRejectedResult).reason as StateSyncError;
+    expect(e.details.notSent).toBe(true);
+    log.setAppendDelay(0);
+    await a.fetchUpdates();
+    expect(a.state.n).toBe(5);
+    await a.close();
+  });
+});
+
 describe("the commands entry (format 4)", () => {
   const entry = (commands: unknown[], extra: object = {}) =>
     new TextEncoder().encode(

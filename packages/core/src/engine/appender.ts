@@ -38,6 +38,8 @@ export interface AppendLimits {
   readonly contend?: Contender | undefined;
 }
 
+type Resumed = { readonly sentAs: string; readonly after: number };
+
 /** An unconditional append's part in the contention rules (`Contention.contender`). */
 export interface Contender {
   /**
@@ -156,9 +158,12 @@ export class Appender {
     }
   }
 
-  /** Appends `prepared` at the tail. */
-  appendUnconditional(prepared: Prepared, limits: AppendLimits): Promise<LogEntry> {
-    return this.append(prepared, undefined, limits);
+  /**
+   * Appends `prepared` at the tail; `resumed`: as the re-send of an earlier send of it whose
+   * outcome is unknown (its message id, the replica's revision before it was sent).
+   */
+  appendUnconditional(prepared: Prepared, limits: AppendLimits, resumed?: Resumed) {
+    return this.append(prepared, undefined, limits, resumed?.sentAs, resumed?.after);
   }
 
   private async append(
@@ -166,10 +171,11 @@ export class Appender {
     expected: number | undefined,
     limits: AppendLimits,
     sentAs?: string,
+    sentAfter?: number,
   ): Promise<LogEntry> {
     const messageId = sentAs ?? `${this.clientId}-${this.instanceId}-${++this.counter}`;
     // An unconditional entry lands after the log's tail, which is at or after this revision.
-    const after = expected ?? this.history.revision;
+    const after = expected ?? sentAfter ?? this.history.revision;
     this.own.remember(messageId, prepared);
     try {
       let revision: number;

@@ -40,6 +40,8 @@ export interface CommandSendParts {
   modelVersion(): number;
   /** An append's part in the contention rules. */
   contender(): Contender;
+  /** The replica's revision now (an entry appended from now on lands after it). */
+  revision(): number;
   /**
    * Waits until the replica applied `revision`, within the calls' limits (the earliest deadline,
    * any signal); never rejects. Once per entry, not once per command.
@@ -67,6 +69,7 @@ export function commandSendParts(p: WriterSide): CommandSendParts {
     ...{ appender: p.appender, clientId: p.clientId, status: p.status },
     modelVersion: () => p.upgrader.version,
     contender: () => p.contention.contender(),
+    revision: () => p.replica.revision,
     applied: async (revision, calls) => {
       // Stored. Its outcome is what every replica does with it (the writer's invariant 7).
       if (p.replica.revision >= revision) return;
@@ -84,13 +87,23 @@ export function commandSendParts(p: WriterSide): CommandSendParts {
 /**
  * Appends `calls` as one entry, unconditionally, exactly once: one command as a `command` entry
  * (format 3), several as a `commands` entry (format 4). Resolves with the revision it was stored
- * at, once the replica applied it or the calls' limits ended (`CommandSendParts.applied`). The append's limits are the calls' shortest `outcomeTimeoutMs` and earliest deadline; a
- * signal is passed only for a single call (grouped calls have none: `CommandGroups`).
+ * at, once the replica applied it or the calls' limits ended (`CommandSendParts.applied`). The
+ * append's limits are the calls' shortest `outcomeTimeoutMs` and earliest deadline; a signal is
+ * passed only for a single call (grouped calls have none: `CommandGroups`).
+ *
+ * `ended` (a group's): when the append's outcome is unknown because some calls' own limits
+ * ended (`UNKNOWN_OUTCOME` at the earliest deadline), those calls are handed to it with that
+ * error and the append goes on for the others as its re-send (same bytes, same message id:
+ * stored once), within their limits. Before, one call with a short `outcomeTimeoutMs` failed
+ * every command of its group `UNKNOWN_OUTCOME`, though the entry was stored (a review: 10 of
+ * 10 callers with 30 s limits, for one of 450 ms), the fault a conditional batch had before
+ * (`WriteBatch.afterFailedAppend`).
  */
 export async function sendCommands(
   p: CommandSendParts,
   calls: readonly QueuedCommand[],
   origin?: EntryOrigin,
+  ended?: (call: QueuedCommand, error: unknown) => void,
 ): Promise<number> {
   const first = calls[0]!;
   const common = { ts: first.ts, client: p.clientId, mv: p.modelVersion() };
@@ -108,14 +121,33 @@ export async function sendCommands(
         };
   const what = calls.length === 1 ? "the command" : `${calls.length} commands together`;
   const prepared = await p.appender.prepare(entry, what);
-  const stored = await p.appender.appendUnconditional(prepared, {
-    timeoutMs: Math.min(...calls.map((c) => c.limits.outcomeTimeoutMs)),
-    signal: calls.length === 1 ? first.limits.signal : undefined,
-    deadline: Math.min(...calls.map((c) => c.limits.deadline)),
-    contend: p.contender(), // its re-sends lose no race for ever
-  });
-  await p.applied(stored.revision, calls);
-  return stored.revision;
+  const after = p.revision(); // the entry lands after it
+  let live = calls; // the calls whose limits have not ended
+  let resumed: { sentAs: string; after: number } | undefined;
+  for (;;) {
+    try {
+      const stored = await p.appender.appendUnconditional(
+        prepared,
+        {
+          timeoutMs: Math.min(...live.map((c) => c.limits.outcomeTimeoutMs)),
+          signal: calls.length === 1 ? first.limits.signal : undefined,
+          deadline: Math.min(...live.map((c) => c.limits.deadline)),
+          contend: p.contender(), // its re-sends lose no race for ever
+        },
+        resumed,
+      );
+      await p.applied(stored.revision, live);
+      return stored.revision;
+    } catch (e) {
+      const messageId = isStateSyncError(e, "UNKNOWN_OUTCOME") ? e.details.messageId : undefined;
+      if (ended === undefined || typeof messageId !== "string" || p.status.stopped) throw e;
+      const over = live.filter((c) => unsent(p.status, c.limits) !== undefined);
+      if (over.length === 0 || over.length === live.length) throw e;
+      for (const c of over) ended(c, e);
+      live = live.filter((c) => !over.includes(c));
+      resumed = { sentAs: messageId, after };
+    }
+  }
 }
 
 interface Waiting extends QueuedCommand {
@@ -180,7 +212,8 @@ export class CommandGroups {
   private async send(group: Waiting[]): Promise<void> {
     let revision: number;
     try {
-      revision = await sendCommands(this.p, group);
+      // A call whose limits ended while its entry's outcome was unknown: that outcome, alone.
+      revision = await sendCommands(this.p, group, undefined, (w, e) => (w as Waiting).reject(e));
     } catch (e) {
       const tooLarge = isStateSyncError(e, "PAYLOAD_TOO_LARGE");
       if (group.length > 1 && (tooLarge || isStateSyncError(e, "VALIDATION"))) {
@@ -188,9 +221,22 @@ export class CommandGroups {
         for (let i = 0; i < group.length; i += half) await this.send(group.slice(i, i + half));
         return;
       }
+      // Nothing was sent and some calls' limits ended (the earliest deadline was the append's):
+      // those fail as not sent, the others go on in an entry without them.
+      const notSent = isStateSyncError(e) && e.details.notSent === true;
+      const over = notSent && !this.p.status.stopped ? group.filter((w) => this.over(w)) : [];
+      if (over.length > 0 && over.length < group.length) {
+        for (const w of over) w.reject(unsent(this.p.status, w.limits));
+        await this.send(group.filter((w) => !over.includes(w)));
+        return;
+      }
       for (const w of group) w.reject(e);
       return;
     }
-    group.forEach((w, index) => w.resolve({ revision, index }));
+    group.forEach((w, index) => w.resolve({ revision, index })); // (a rejected one stays so)
+  }
+
+  private over(w: Waiting): boolean {
+    return unsent(this.p.status, w.limits) !== undefined;
   }
 }

@@ -88,4 +88,43 @@ describe("commands sent together, their acknowledgement lost", () => {
       await proxy.stop();
     }
   });
+
+  it("one call's outcomeTimeoutMs ending meanwhile fails that call only: the re-send goes on for the others", async () => {
+    const stream = uniqueStream("GRL");
+    const proxy = await TcpProxy.start({ host: "127.0.0.1", port: server.port });
+    const open = (servers: string) =>
+      openSynchronizer({ servers, stream, model: tally, snapshots: false, compaction: false });
+    const writer = await open(proxy.url);
+    const reader = await open(server.url);
+    try {
+      // 4 publishes alone, the 5th carries the group; the connection is refused for 1.5 s.
+      let publishes = 0;
+      const cut = proxy.cutAfterPublish((s) => s === `${stream}.log` && ++publishes === 5, {
+        refuseForMs: 1_500,
+      });
+      const add = (id: number, outcomeTimeoutMs?: number) =>
+        writer.updateUnconditionally("add", { id }, { outcomeTimeoutMs });
+      const calls = [
+        ...Array.from({ length: 4 }, (_, id) => add(id)),
+        add(4, 500), // ends while its group's outcome is unknown
+        ...Array.from({ length: 10 }, (_, i) => add(5 + i)),
+      ];
+      await cut;
+      const outcomes = await Promise.allSettled(calls);
+      const codes = outcomes.map((o) =>
+        o.status === "fulfilled" ? "ok" : (o.reason as { code: string }).code,
+      );
+      // Before: the 10 others, with 30 s limits, failed UNKNOWN_OUTCOME with the short one.
+      expect(codes).toEqual([...Array(4).fill("ok"), "UNKNOWN_OUTCOME", ...Array(10).fill("ok")]);
+      await reader.waitFor(writer.revision);
+      for (const r of [writer, reader]) {
+        expect([...r.state.ids].sort((a, b) => a - b)).toEqual(
+          Array.from({ length: 15 }, (_, i) => i),
+        );
+      }
+    } finally {
+      await Promise.all([writer.close(), reader.close()]);
+      await proxy.stop();
+    }
+  });
 });
