@@ -209,6 +209,21 @@ describe("one call's limits in a group", () => {
     expect(a.state.n).toBe(5);
     await a.close();
   });
+  it("a call waiting for a group fails at its own deadline, not when an append ends", async () => {
+    const log = new MemoryLog();
+    const a = await open(log);
+    log.setAppendDelay(1_500);
+    const travelling = Array.from({ length: 4 }, () => a.updateUnconditionally("add", { by: 1 }));
+    const t0 = Date.now();
+    const e = (await a
+      .updateUnconditionally("add", { by: 1 }, { outcomeTimeoutMs: 200 })
+      .catch((x: unknown) => x)) as StateSyncError;
+    expect([e.code, e.details.notSent]).toEqual(["UNAVAILABLE", true]);
+    expect(Date.now() - t0).toBeLessThan(1_000); // before: ~1,500 ms, when an append ended
+    await Promise.all(travelling);
+    expect(a.state.n).toBe(4);
+    await a.close();
+  });
 });
 
 describe("the commands entry (format 4)", () => {

@@ -172,6 +172,14 @@ interface Waiting extends QueuedCommand {
 export class CommandGroups {
   private travelling = 0;
   private waiting: Waiting[] = [];
+  /**
+   * Set at the earliest deadline of the calls waiting: one timer, not one per call. A call that
+   * waits past its deadline fails then (`UNAVAILABLE`, `notSent`), not when an append ends
+   * (before, a call with `outcomeTimeoutMs: 200` waiting behind appends to a slow log settled
+   * 1.5 s later; behind a frozen server, at the travelling calls' 30 s).
+   */
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private timerAt = Infinity;
 
   constructor(private readonly p: CommandSendParts) {}
 
@@ -180,7 +188,30 @@ export class CommandGroups {
     return new Promise<CommandSent>((resolve, reject) => {
       this.waiting.push({ ...call, resolve, reject });
       this.pump();
+      if (this.waiting.length > 0) this.expireAt(call.limits.deadline); // it waits
     });
+  }
+
+  private expireAt(deadline: number): void {
+    if (deadline >= this.timerAt) return;
+    clearTimeout(this.timer);
+    this.timerAt = deadline;
+    const ms = Math.min(2 ** 31 - 1, Math.max(0, deadline - Date.now())); // (setTimeout's most)
+    this.timer = setTimeout(() => this.expire(), ms);
+  }
+
+  /** Fails the calls that waited past their deadlines; the timer for the next one. */
+  private expire(): void {
+    this.timer = undefined;
+    this.timerAt = Infinity;
+    let next = Infinity;
+    this.waiting = this.waiting.filter((w) => {
+      const error = unsent(this.p.status, w.limits);
+      if (error) w.reject(error);
+      else next = Math.min(next, w.limits.deadline);
+      return !error;
+    });
+    if (next < Infinity) this.expireAt(next);
   }
 
   /**
@@ -190,6 +221,7 @@ export class CommandGroups {
   flush(): Promise<void> {
     const sends: Array<Promise<void>> = [];
     while (this.waiting.length > 0) sends.push(this.send(this.waiting.splice(0, MAX_GROUP)));
+    this.pump(); // (clears the timer)
     return Promise.all(sends).then(() => undefined);
   }
 
@@ -206,6 +238,10 @@ export class CommandGroups {
         this.travelling -= 1;
         this.pump();
       });
+    }
+    if (this.waiting.length === 0 && this.timer !== undefined) {
+      clearTimeout(this.timer);
+      [this.timer, this.timerAt] = [undefined, Infinity];
     }
   }
 
