@@ -30,6 +30,13 @@ const tally = defineModel({
         d.log.push(ctx.revision);
       },
     },
+    addFrom: {
+      args: z.object({ from: z.object({ value: z.number().int() }) }),
+      apply(d, { from }, ctx) {
+        d.n += from.value;
+        d.log.push(ctx.revision);
+      },
+    },
     boom: {
       args: z.object({}),
       apply() {
@@ -151,6 +158,26 @@ describe("commands in flight together", () => {
     expect(c.state.n).toBe(50);
     expect((await entries(log)).some((e) => e.kind === "commands")).toBe(true);
     await c.close();
+  });
+});
+
+describe("a call's arguments", () => {
+  it("are those at the call, though the caller changes its object while the call waits for a group", async () => {
+    const log = new MemoryLog();
+    const a = await open(log);
+    const by = { value: 0 };
+    const calls: Array<Promise<unknown>> = [];
+    for (let i = 1; i <= 12; i++) {
+      by.value = i; // one object, reused for each call
+      calls.push(a.updateUnconditionally("add", { by: by.value }));
+      calls.push(a.updateUnconditionally("addFrom", { from: by }));
+    }
+    by.value = -1_000; // would fail the schema (n below 0) had it been sent as it is now
+    await Promise.all(calls);
+    expect(a.errors).toEqual([]);
+    expect(a.state.n).toBe(2 * 78); // 1 + ... + 12, twice
+    expect((await entries(log)).some((e) => e.kind === "commands")).toBe(true);
+    await a.close();
   });
 });
 

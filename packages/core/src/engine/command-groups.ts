@@ -151,6 +151,7 @@ export async function sendCommands(
 }
 
 interface Waiting extends QueuedCommand {
+  args: unknown;
   resolve(sent: CommandSent): void;
   reject(error: unknown): void;
 }
@@ -186,9 +187,16 @@ export class CommandGroups {
   /** Sends `call` alone or with others (see the class); what it resolves with. */
   submit(call: QueuedCommand): Promise<CommandSent> {
     return new Promise<CommandSent>((resolve, reject) => {
-      this.waiting.push({ ...call, resolve, reject });
+      const w: Waiting = { ...call, resolve, reject };
+      this.waiting.push(w);
       this.pump();
-      if (this.waiting.length > 0) this.expireAt(call.limits.deadline); // it waits
+      if (this.waiting.length === 0) return; // sent now, its arguments encoded already
+      // It waits: its arguments as they are at the call (checked JSON), as a command sent at
+      // once has them. Before, the caller's object was encoded when the group was sent: a
+      // caller that reused it for its next call stored that call's arguments twice (a review:
+      // 8 of 12 calls in a loop stored the last value), or arguments its schema refuses.
+      if (call.args !== undefined) w.args = JSON.parse(JSON.stringify(call.args)) as unknown;
+      this.expireAt(call.limits.deadline);
     });
   }
 
