@@ -38,8 +38,6 @@ export interface AppendLimits {
   readonly contend?: Contender | undefined;
 }
 
-type Resumed = { readonly sentAs: string; readonly after: number };
-
 /** An unconditional append's part in the contention rules (`Contention.contender`). */
 export interface Contender {
   /**
@@ -57,10 +55,8 @@ export type ConditionalOutcome =
   | { readonly kind: "conflict"; readonly latest: number | undefined };
 
 /**
- * Appends entries exactly once (jetstream-notes, "Lost acknowledgements"; Pravega keeps log I/O
- * in its own client class, nats.js keeps header building apart from the retrying publish). It
- * owns the message ids: `<clientId>-<random per instance>-<counter>`, unique without a random
- * draw per append.
+ * Appends entries exactly once (jetstream-notes, "Lost acknowledgements"; after Pravega's log
+ * client class). It owns the message ids: `<clientId>-<random per instance>-<counter>`.
  *
  * Invariants:
  * 1. Every entry is encoded and decoded with the reader's own checks before it is sent: an entry
@@ -75,8 +71,7 @@ export type ConditionalOutcome =
  *    take their turn like conditional writers (`contend`), or others could win every race.
  * 3. The caller learns `UNKNOWN_OUTCOME` only when an attempt may have been stored; when nothing
  *    was ever sent the original error (or `ABORTED`) tells it that nothing was appended.
- * 4. While an entry travels, the replica knows it as its own (see `OwnEntries`); it is forgotten
- *    when the append fails.
+ * 4. While an entry travels, the replica knows it as its own (`OwnEntries`) until it fails.
  */
 export class Appender {
   private counter = 0;
@@ -102,15 +97,14 @@ export class Appender {
     this.maxBytes = info.maxEntryBytes;
   }
 
-  /** The log's entry size limit, bytes (learnt from `info()`; Infinity while unknown). */
+  /** The log's entry size limit, bytes (from `info()`; Infinity while unknown). */
   limit(): Promise<number> {
     return this.maxBytes !== undefined ? Promise.resolve(this.maxBytes) : this.maxEntryBytes();
   }
 
   /**
-   * Encodes `entry` and checks its size and format (invariant 1). `what` names it in errors.
-   * A command entry is decoded as a reader decodes it, from its text (its arguments are the
-   * caller's object); any other is checked as built (see `checkOwnEntry`).
+   * Encodes `entry` and checks its size and format (invariant 1; `what` names it in errors): a
+   * command entry decoded from its text, any other checked as built (see `checkOwnEntry`).
    */
   async prepare(entry: Entry, what: string): Promise<Prepared> {
     const text = storedJson(entry, MAX_NESTING_DEPTH, what);
@@ -123,8 +117,7 @@ export class Appender {
         { details: { bytes: data.byteLength, maxEntryBytes: limit } },
       );
     }
-    // A command's bytes are decoded as a reader decodes them, from `text`: the text of a
-    // `JSON.stringify` is well-formed (no lone surrogates), so its UTF-8 decodes back to it.
+    // A command's bytes are decoded as a reader decodes them, from `text` (well-formed UTF-16).
     const decoded =
       entry.kind === "command" || entry.kind === "commands"
         ? decodeEntryText(text, data.byteLength)
@@ -162,7 +155,11 @@ export class Appender {
    * Appends `prepared` at the tail; `resumed`: as the re-send of an earlier send of it whose
    * outcome is unknown (its message id, the replica's revision before it was sent).
    */
-  appendUnconditional(prepared: Prepared, limits: AppendLimits, resumed?: Resumed) {
+  appendUnconditional(
+    prepared: Prepared,
+    limits: AppendLimits,
+    resumed?: { readonly sentAs: string; readonly after: number },
+  ) {
     return this.append(prepared, undefined, limits, resumed?.sentAs, resumed?.after);
   }
 
@@ -190,9 +187,8 @@ export class Appender {
       return { revision, data: prepared.data, messageId };
     } catch (e) {
       this.own.forget(messageId);
-      // The log refused the size: its limit shrank since it was learnt (a stream edited under
-      // the replica). Learnt again before the next entry is prepared (a trial: every later
-      // compaction prepared against the old limit and failed the same way).
+      // The log's limit shrank since it was learnt (a stream edited under the replica): learnt
+      // again before the next entry is prepared (else every later compaction failed alike).
       if (isStateSyncError(e, "PAYLOAD_TOO_LARGE")) this.maxBytes = undefined;
       this.status.writeFailed(e);
       throw e;
