@@ -61,6 +61,14 @@ export interface CreateSynchronizerOptions<S, C extends CommandMap<S>> {
    */
   contention?: "retry" | "turns";
   /**
+   * Whether unconditional commands in flight together share appends (default `true`): while 4
+   * appends of commands travel, further ones go together in one `commands` entry (format 4,
+   * docs/format.md). `false` sends each alone, as a format-3 `command` entry: for a rolling
+   * upgrade while replicas of an SDK before format 4 still read the log (they stop before a
+   * `commands` entry).
+   */
+  groupCommands?: boolean;
+  /**
    * When a replica of a newer model version switches a log at an older version
    * (docs/versions.md): `"on-open"` (default) once it has caught up after opening, whatever
    * `waitFor` says (offline at open: when it reaches the log), and before it first appends;

@@ -98,6 +98,25 @@ describe("commands in flight together", () => {
     await b.close();
   });
 
+  it("groupCommands: false sends each alone, as a format-3 command entry (rolling upgrades)", async () => {
+    const log = new MemoryLog();
+    const a = await createSynchronizer({
+      log: log.handle(),
+      model: tally,
+      snapshots: false,
+      compaction: false,
+      groupCommands: false,
+    });
+    await Promise.all(Array.from({ length: 100 }, () => a.updateUnconditionally("add", { by: 1 })));
+    const kinds = new Set((await entries(log)).map((e) => `${e.kind}/${e.v}`));
+    expect(kinds).toEqual(new Set(["genesis/1", "command/3"]));
+    expect(a.state.n).toBe(100);
+    await a.close();
+    await expect(
+      createSynchronizer({ log: log.handle(), model: tally, groupCommands: "no" as never }),
+    ).rejects.toMatchObject({ code: "VALIDATION" });
+  });
+
   it("an awaited command goes alone, as a format-3 command entry", async () => {
     const log = new MemoryLog();
     const a = await open(log);

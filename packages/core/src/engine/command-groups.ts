@@ -182,7 +182,11 @@ export class CommandGroups {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private timerAt = Infinity;
 
-  constructor(private readonly p: CommandSendParts) {}
+  /** `maxTravelling`: Infinity sends every command at once, alone (`groupCommands: false`). */
+  constructor(
+    private readonly p: CommandSendParts,
+    private readonly maxTravelling = MAX_TRAVELLING,
+  ) {}
 
   /** Sends `call` alone or with others (see the class); what it resolves with. */
   submit(call: QueuedCommand): Promise<CommandSent> {
@@ -234,7 +238,7 @@ export class CommandGroups {
   }
 
   private pump(): void {
-    while (this.travelling < MAX_TRAVELLING && this.waiting.length > 0) {
+    while (this.travelling < this.maxTravelling && this.waiting.length > 0) {
       const group = this.waiting.splice(0, MAX_GROUP).filter((w) => {
         const error = unsent(this.p.status, w.limits); // it waited past its limits, or stopped
         if (error) w.reject(error);

@@ -49,6 +49,7 @@ export const optionsSchema = z.strictObject({
   live: z.boolean().optional(),
   waitFor: z.enum(["synced", "restored"]).optional(),
   contention: z.enum(["retry", "turns"]).optional(),
+  groupCommands: z.boolean().optional(),
   upgrade: z.enum(["on-open", "manual"]).optional(),
   compaction: z
     .union([

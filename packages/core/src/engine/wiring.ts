@@ -108,6 +108,7 @@ export function wireParts<S, C extends CommandMap<S>>(
     recipes,
     upgrader,
     status,
+    groupCommands: options.groupCommands ?? true,
   });
   const logIdentities = {
     known: () => snapshots.logIdentity,

@@ -66,6 +66,8 @@ export interface WriterParts<S, C extends CommandMap<S>> {
   readonly recipes: RecipeRunner<S, C>;
   readonly upgrader: Upgrader<S, C>;
   readonly status: StatusHub;
+  /** Whether commands in flight together share appends (the `groupCommands` option). */
+  readonly groupCommands: boolean;
 }
 
 /**
@@ -78,12 +80,10 @@ export interface WriterParts<S, C extends CommandMap<S>> {
  * 2. A recipe runs on the replica's state at revision r and its entry is appended only if the
  *    log is still at r; a conflict catches up and runs it again. A recipe that changes nothing
  *    is checked against the log's latest revision instead (Pravega skips this check).
- * 3. A committed update resolves with the state right after its entry (what its recipes
- *    produced), whatever the replica consumed meanwhile.
- * 4. `close()` rejects what is queued and waits for the appends already sent.
- * 5. Every wait before an update is sent (in the queue, for the log, behind other writers)
- *    ends at its limits: its `signal`, its deadline (its call + `outcomeTimeoutMs`), `close()`
- *    (`wait-limits.ts`; the rejection says which, and that nothing was appended).
+ * 3. A committed update resolves with the state right after its entry (what its recipes made).
+ * 4. `close()` rejects the queued updates, sends the waiting commands, waits for every append.
+ * 5. Every wait before an update is sent (queue, log, other writers) ends at its limits: its
+ *    `signal`, its call + `outcomeTimeoutMs`, `close()` (`wait-limits.ts`; nothing appended).
  * 6. A conditional batch that lost a race is not overtaken by this replica's own unconditional
  *    commands: those called after the conflict wait until the batch is decided (else a command
  *    woken by the same entry took the batch's base every time: `RETRY_LIMIT`, stop 26).
@@ -97,13 +97,13 @@ export class Writer<S, C extends CommandMap<S>> {
   private readonly unconditionalInFlight = new Set<Promise<unknown>>();
   /** Set while a conditional batch that conflicted tries again (invariant 6). */
   private retrying: { readonly decided: Promise<void>; readonly release: () => void } | undefined;
-
   private readonly sendParts: CommandSendParts;
   private readonly groups: CommandGroups;
 
   constructor(private readonly p: WriterParts<S, C>) {
     this.queue = new UpdateQueue(p.status);
-    this.groups = new CommandGroups((this.sendParts = commandSendParts(p)));
+    this.sendParts = commandSendParts(p);
+    this.groups = new CommandGroups(this.sendParts, p.groupCommands ? undefined : Infinity);
   }
 
   /**
