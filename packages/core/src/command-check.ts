@@ -1,4 +1,6 @@
+import type { z } from "zod/v4";
 import type { StoredPatch } from "./entry.js";
+import { StateSyncError } from "./errors.js";
 import { StateChecker } from "./engine/state-check.js";
 import { withValues, type Touch } from "./engine/touch-recorder.js";
 import { MAX_STATE_DEPTH } from "./entry-limits.js";
@@ -115,7 +117,12 @@ export class StateValidity {
         }
         try {
           checkerOf(model).check(after, after, valued);
-        } catch {
+        } catch (e) {
+          // A write that looked invalid made the checker parse the whole state: its issues are
+          // the reason (before, the whole state was parsed again for them: twice the cost of a
+          // refused command on a large state, every replica).
+          const issues = (e instanceof StateSyncError ? e.cause : undefined) as z.ZodError;
+          if (Array.isArray(issues?.issues)) return schemaIssues(issues); // (any zod copy's)
           return this.whole(model, after); // the reason, from the whole state
         }
         this.dirty = [];
