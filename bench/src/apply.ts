@@ -57,6 +57,7 @@ export const apply: Benchmark = {
         live: false,
         snapshots: false,
         compaction: false,
+        groupCommands: false, // an entry per command: the backlog is counted in entries
       });
       if (kind === "update") {
         for (let i = 0; i < backlog; i++) {

@@ -126,28 +126,29 @@ export class StateChecker<S> {
     for (let i = 0; i < path.length - 1; i++) {
       const def = container(schema);
       const next = def && child(def, path[i]!);
-      if (!next) return exactly(schema, value, path.slice(0, i));
+      if (!next) return exactly(schema, value, () => path.slice(0, i));
       schema = next;
       value = (value as Record<string | number, unknown>)[path[i]!];
     }
     const def = container(schema);
     const key = path[path.length - 1]!;
-    const at = path.slice(0, -1);
-    if (!def) return exactly(schema, value, at);
+    if (!def) return exactly(schema, value, () => path.slice(0, -1));
     if (patch.op === "remove") {
       // A record whose key schema lists its values (an enum, literals) needs every one of them
       // (zod 4's `z.record`; not `z.partialRecord`): removing a key is checked with the record.
-      if (def.type === "record") return !exhaustive(def) || exactly(schema, value, at);
+      if (def.type === "record") {
+        return !exhaustive(def) || exactly(schema, value, () => path.slice(0, -1));
+      }
       if (def.type !== "object") return true;
       const removed = child(def, key);
-      return removed === undefined || exactly(removed, undefined, path);
+      return removed === undefined || exactly(removed, undefined, () => path);
     }
     const target = child(def, key);
     if (target === undefined) {
       // A plain object's undeclared key passes; a record key its key schema refuses does not.
       return def.type === "object" && def.catchall === undefined;
     }
-    return passes(target, patch.value) || exactly(target, patch.value, path);
+    return passes(target, patch.value) || exactly(target, patch.value, () => path);
   }
 }
 
@@ -157,14 +158,12 @@ interface Failure {
   readonly at: ReadonlyArray<string | number>;
 }
 
-/** `true` when `value` passes `schema`, else the failure, its issues under `at`. */
-function exactly(
-  schema: z.ZodType,
-  value: unknown,
-  at: ReadonlyArray<PropertyKey>,
-): true | Failure {
+type Path = ReadonlyArray<string | number>;
+
+/** `true` when `value` passes `schema`, else the failure, its issues under `at()`. */
+function exactly(schema: z.ZodType, value: unknown, at: () => Path): true | Failure {
   const result = safeParse(schema, value);
-  return result.success ? true : { error: result.error, at: at as ReadonlyArray<string | number> };
+  return result.success ? true : { error: result.error, at: at() };
 }
 
 /** The `VALIDATION` error of a state that fails its schema (`failure.at` prefixes each issue). */
