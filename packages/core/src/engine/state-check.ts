@@ -40,9 +40,10 @@ function container(schema: z.ZodType): Def | undefined {
 function child(def: Def, key: string | number): z.ZodType | undefined {
   if (def.type === "array") return typeof key === "number" ? def.element : undefined;
   if (def.type === "record") {
-    if (typeof key !== "string" || !def.keyType || !safeParse(def.keyType, key).success)
-      return undefined;
-    return def.valueType;
+    if (typeof key !== "string" || !def.keyType) return undefined;
+    const k = safeParse(def.keyType, key);
+    // zod 4 leaves out a member whose key its key schema turns into `__proto__`, unparsed.
+    return k.success && k.data !== "__proto__" ? def.valueType : undefined;
   }
   const k = String(key);
   if (def.shape && Object.hasOwn(def.shape, k)) return def.shape[k];
@@ -140,16 +141,41 @@ export class StateChecker<S> {
         return !exhaustive(def) || exactly(schema, value, () => path.slice(0, -1));
       }
       if (def.type !== "object") return true;
-      const removed = child(def, key);
-      return removed === undefined || exactly(removed, undefined, () => path);
+      // A catchall parses only the undeclared keys there are: removing one is no change to check.
+      if (!def.shape || !Object.hasOwn(def.shape, String(key))) return true;
+      return absent(def.shape[String(key)]!, () => path);
     }
     const target = child(def, key);
     if (target === undefined) {
       // A plain object's undeclared key passes; a record key its key schema refuses does not.
       return def.type === "object" && def.catchall === undefined;
     }
+    // A strict object's undeclared key: the object's own parse says why (an unrecognized key
+    // of the object, not a value at the key that fails `z.never()`).
+    if (target === def.catchall && defOf(target).type === "never")
+      return exactly(schema, value, () => path.slice(0, -1));
     return passes(target, patch.value) || exactly(target, patch.value, () => path);
   }
+}
+
+/**
+ * Whether an object may lack a declared key whose schema is `schema` (the key at `path`): `true`,
+ * the failure, or `false` (the whole object decides). An absent key is not the value `undefined`
+ * to zod 4's object parse, which reads the schema's `optin`/`optout` for it, differently by
+ * version: zod 4.6 does not parse an absent optional key and zod 3.25's "zod/v4" drops its
+ * issues, so `z.string().optional().refine(...)` passes absent whatever it makes of `undefined`;
+ * and zod 4.6 fails a key not optional-in when absent even where its schema takes `undefined`
+ * (`z.unknown()`, `z.any()`, a union with `z.undefined()`), which 3.25 lets pass. Past those,
+ * a schema that takes `undefined` passes absent, and one that does not fails absent unless
+ * optional-out.
+ */
+function absent(schema: z.ZodType, path: () => Path): boolean | Failure {
+  const { optin, optout } = (schema as unknown as { _zod: { optin?: string; optout?: string } })
+    ._zod;
+  if (optin === "optional" && optout === "optional") return true;
+  const verdict = exactly(schema, undefined, path);
+  if (verdict === true) return optin !== undefined || false;
+  return optout === "optional" ? false : verdict;
 }
 
 /** Where a state fails its schema for sure: the issues, and the path they are relative to. */
