@@ -8,8 +8,8 @@ import { createSynchronizer, defineModel, MemoryLog, stateHash } from "@statesyn
  * state before was valid, or whole. Found in review: the check along the writes refused for
  * sure, with no whole parse, results the whole schema takes, in each case a key absent
  * that the check took for `undefined`: a catchall key removed (the catchall parses only the keys
- * there are), and an optional key with a refinement removed (zod does not parse an absent
- * optional key).
+ * there are), an optional key with a refinement removed (zod does not parse an absent optional
+ * key), and a key deleted then written again with its object (the removal was still read as one).
  */
 const model = defineModel({
   name: "absent-keys",
@@ -45,6 +45,13 @@ const model = defineModel({
         delete d.note;
       },
     },
+    rebox: {
+      args: z.object({}),
+      apply(d) {
+        delete (d.box as { v?: number }).v;
+        d.box = { v: 1 };
+      },
+    },
   },
 });
 
@@ -69,7 +76,8 @@ describe("a checked command whose result lacks a key", () => {
     await live.updateUnconditionally("bump", {}); // the state is known valid from here
     await live.updateUnconditionally("tag", {});
     expect(await live.updateUnconditionally("untag", {})).not.toHaveProperty("applied");
-    expect(live.state).toEqual({ n: 1, box: { v: 0 } });
+    expect(await live.updateUnconditionally("rebox", {})).not.toHaveProperty("applied");
+    expect(live.state).toEqual({ n: 1, box: { v: 1 } });
     expect(live.failed).toEqual([]);
     const late = await open(log);
     expect(late.revision).toBe(live.revision);

@@ -1,8 +1,9 @@
 import fc from "fast-check";
-import { enablePatches, freeze, produceWithPatches, type Patch } from "immer";
+import { current, enablePatches, freeze, produce, produceWithPatches, type Patch } from "immer";
 import { describe, expect, it } from "vitest";
 import { z } from "zod/v4";
 import { StateChecker } from "../src/engine/state-check.js";
+import { TouchRecorder, withValues } from "../src/engine/touch-recorder.js";
 
 enablePatches();
 
@@ -242,7 +243,9 @@ function refusal(
 
 /**
  * Runs random ops on `initial` and compares the checker's verdict with `schema.safeParse` of the
- * whole state; a refusal's issues must be the whole parse's (same codes, same paths).
+ * whole state; a refusal's issues must be the whole parse's (same codes, same paths). Twice: on
+ * Immer's patches (a conditional update), and on the places a `TouchRecorder` saw written, read
+ * back by `withValues` (a checked command, a recipe of a batch).
  */
 export function checkAgainstWhole(schema: z.ZodType<unknown>, start: unknown, numRuns: number) {
   const initial = freeze(start, true);
@@ -264,6 +267,13 @@ export function checkAgainstWhole(schema: z.ZodType<unknown>, start: unknown, nu
         for (const o of ops) apply(d, o);
       });
       if (patches.length > 0) compare(after, patches);
+      produce(initial, (d) => {
+        const recorder = new TouchRecorder();
+        const view = recorder.wrap(d);
+        for (const o of ops) apply(view, o);
+        const touches = recorder.take();
+        if (touches.length > 0) compare(current(d), withValues(d, touches));
+      });
     }),
     { numRuns },
   );

@@ -307,7 +307,7 @@ export function freezeWritten(value: unknown): boolean {
 /**
  * The touches of one recipe as patches the checker reads: the last touch of a path wins, its
  * value read from the draft; a path whose container is gone was removed with it (that removal is
- * a touch of its own) and a key no longer there counts as removed. An array has no removed index
+ * a touch of its own) and a key is removed when it is no longer there. An array has no removed index
  * below its length: there the value is read, a hole as `undefined` (which no schema of a JSON
  * value takes, and the JSON check refuses), and an array that grew past what was written to it
  * (`holes`) gives its first hole, if one is left, the same way.
@@ -356,7 +356,8 @@ function withValue(root: unknown, t: Touch, out: Patch[]): Patch[] {
   const k = path[path.length - 1]!;
   if (Array.isArray(node) && typeof k === "number" && k < node.length) {
     out.push({ op: "replace", path: [...path], value: node[k] });
-  } else if (t.op === "remove" || !Object.hasOwn(node, k)) {
+  } else if (!Object.hasOwn(node, k)) {
+    // (Not the touch's op: a key removed, then written again with its container, is there.)
     out.push({ op: "remove", path: [...path] });
   } else out.push({ op: "replace", path: [...path], value: node[k] });
   return out;
