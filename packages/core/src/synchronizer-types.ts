@@ -68,7 +68,8 @@ export interface UnconditionalResult {
    * log stored it (the server went away right after its acknowledgement). The entry is stored at
    * `revision` all the same; `waitFor(revision)` says when it is applied here. Also `false` when
    * this replica reached a later state without applying the entry (it was behind, and another
-   * replica's compaction truncated the log before a snapshot entry past it): whether the
+   * replica's compaction truncated the log before a snapshot entry past it, or an operator
+   * purged a shared stream's key, which started again from a genesis entry): whether the
    * command was a no-op is then not known here. Absent otherwise.
    */
   readonly applied?: false;

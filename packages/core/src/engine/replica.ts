@@ -209,8 +209,10 @@ export class Replica<S, C extends CommandMap<S>> {
       else this.count(result);
       if (result.kind === "applied" || result.kind === "skipped") {
         const e = result.kind === "applied" ? result.entry : undefined;
-        // A starting point past entries never applied here (truncated before it).
+        // A starting point past entries never applied here (truncated before it); or the key
+        // started again from a genesis entry (the shared layout: its entries were purged).
         if (e?.kind === "snapshot" || e?.kind === "switch") this.failures.passOver(before, e.base);
+        if (e?.kind === "genesis") this.failures.passOver(before, fresh[i]!.revision - 1);
         before = fresh[i]!.revision;
       }
     }
