@@ -22,7 +22,12 @@ it("a commands entry whose every command throws parses each argument a bounded n
     },
   });
   const log = new MemoryLog();
-  const options = { model, snapshots: false, compaction: false, onError: () => undefined };
+  const options = {
+    model,
+    snapshots: false as const,
+    compaction: false as const,
+    onError: () => undefined,
+  };
   const writer = await createSynchronizer({ log: log.handle(), ...options });
   await writer.close();
   const n = 1_024;

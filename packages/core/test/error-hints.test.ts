@@ -29,11 +29,11 @@ describe("error hints", () => {
       [new Map(), /a Map, not a plain object \(store it as an array or a plain object\)/],
       [new (class Point {})(), /a Point, not a plain object/],
     ] as const) {
-      const refused = await sync
+      const refused = (await sync
         .update((d) => {
           d.items.push(value);
         })
-        .catch(codeAndMessage);
+        .catch(codeAndMessage)) as string[];
       expect(refused[0]).toBe("VALIDATION");
       expect(refused[1]).toMatch(says);
     }
