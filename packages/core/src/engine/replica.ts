@@ -204,7 +204,8 @@ export class Replica<S, C extends CommandMap<S>> {
     let before = this.revision;
     const results = this.replay.stepMany(fresh, decoded, produced);
     let stall: StateSyncError | undefined;
-    for (const [i, result] of results.entries()) {
+    for (let i = 0; i < results.length; i++) {
+      const result = results[i]!;
       if (result.kind === "stall") stall = result.error;
       else this.count(result);
       if (result.kind === "applied" || result.kind === "skipped") {
