@@ -120,11 +120,20 @@ export function applyCommands<S>(
   return { kind: "applied", state: current, failures };
 }
 
-/** `error` of the command at `index` of the entry at `revision` (`details.revision`, `.index`). */
-export function atCommand(error: StateSyncError, revision: number, index: number): StateSyncError {
+/**
+ * `error` of the command at `index` (from 0) of the `count` commands of the entry at `revision`
+ * (`details.revision`, `.index`). The message counts from 1, as a reader does: "command 7 of 36"
+ * is `details.index` 6 (before, it read "command 6 of the entry" for the seventh).
+ */
+export function atCommand(
+  error: StateSyncError,
+  revision: number,
+  index: number,
+  count: number,
+): StateSyncError {
   return new StateSyncError(
     error.code,
-    `${error.message} (command ${index} of the entry at revision ${revision})`,
+    `${error.message} (command ${index + 1} of ${count} in the entry at revision ${revision})`,
     { cause: error.cause ?? error, details: { ...error.details, revision, index } },
   );
 }

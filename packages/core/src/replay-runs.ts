@@ -132,7 +132,9 @@ export abstract class RunReplay<S, C extends CommandMap<S>> extends ReplayState<
     if (out.kind === "stall") return this.stall(out.error, logEntry);
     this.logState = out.state;
     this.advance(logEntry, entry.kind, entry.ts);
-    const failures = out.failures.map(([i, e]) => atCommand(e, logEntry.revision, i));
+    const failures = out.failures.map(([i, e]) =>
+      atCommand(e, logEntry.revision, i, entry.commands.length),
+    );
     return failures.length > 0 ? { kind: "applied", entry, failures } : { kind: "applied", entry };
   }
 }

@@ -323,6 +323,11 @@ describe("the commands entry (format 4)", () => {
       ["COMMAND_FAILED", 1],
       ["COMMAND_FAILED", 2],
     ]);
+    // The message counts from 1 (details.index from 0): the second of four is "command 2 of 4".
+    expect(failures.map((e) => e.message.match(/\(command .*\)$/)?.[0])).toEqual([
+      `(command 2 of 4 in the entry at revision ${revision})`,
+      `(command 3 of 4 in the entry at revision ${revision})`,
+    ]);
     // The verdict tools list: applied, with the commands that were no-ops.
     const verdicts = new EntryVerdicts(tally, true);
     // A command the model does not know stops the replica before the entry, as alone.
