@@ -84,7 +84,13 @@ export async function connectNats(
         () => undefined,
       )
       .catch(() => undefined);
-    throw connectFailureOf(err, options.servers);
+    // The attempt (made without reconnecting) ended at once on a reset during a TLS connection:
+    // the server's alert may have been discarded unread (see `probe`), which the probe reads.
+    // Before, such an attempt won the race against the probe and a refused client certificate
+    // read `UNAVAILABLE: read ECONNRESET` (retried for ever) instead of `PERMISSION_DENIED`.
+    const reset = options.tls && tlsFailure(err) === undefined && resetIn(err);
+    const read = reset && signal?.aborted !== true ? await probe(options, signal) : undefined;
+    throw connectFailureOf(read ?? err, options.servers);
   } finally {
     clearTimeout(timer);
     signal?.removeEventListener("abort", noProbe);
@@ -151,6 +157,20 @@ async function firstConnection(
     await nc.close().catch(() => undefined);
     return connect(options);
   }
+}
+
+/** Whether `err` or an error it wraps is a reset connection (`ECONNRESET`, `EPIPE`). */
+function resetIn(err: unknown): boolean {
+  for (let e = err, i = 0; typeof e === "object" && e !== null && i < 4; i++) {
+    const { code, chainedError, cause } = e as {
+      code?: unknown;
+      chainedError?: unknown;
+      cause?: unknown;
+    };
+    if (code === "ECONNRESET" || code === "EPIPE") return true;
+    e = chainedError ?? cause;
+  }
+  return false;
 }
 
 /** Probes at most this many times while one fails without a TLS reason (see {@link probe}). */
