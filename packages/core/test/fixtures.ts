@@ -8,6 +8,22 @@ import {
   type StateSyncError,
 } from "@statesync/core";
 
+/** A counter whose `bump` throws for even `n` (unconditional commands that fail for some calls). */
+export const riskyModel = defineModel({
+  name: "risky",
+  state: z.object({ count: z.number().int() }),
+  initial: { count: 0 },
+  commands: {
+    bump: {
+      args: z.object({ n: z.number().int() }),
+      apply(d, { n }) {
+        if (n % 2 === 0) throw new Error(`n=${n} refused`);
+        d.count += 1;
+      },
+    },
+  },
+});
+
 /** A counter plus a list: enough to exercise patches, commands and unconditional updates. */
 export const counterModel = defineModel({
   name: "counter",

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
-import { createSynchronizer, defineModel, MemoryLog, type StateSyncError } from "@statesync/core";
+import { createSynchronizer, MemoryLog, type StateSyncError } from "@statesync/core";
+import { riskyModel as model } from "./fixtures.js";
 
 /**
  * An unconditional command whose recipe throws for some arguments fails that call alone, with
@@ -9,20 +9,6 @@ import { createSynchronizer, defineModel, MemoryLog, type StateSyncError } from 
  * back (and forgotten their failures) before their acknowledgements came, and 3,976 calls resolved
  * `{ revision }` as if applied, though every replica skipped them (a new user's trial).
  */
-const model = defineModel({
-  name: "risky",
-  state: z.object({ count: z.number().int() }),
-  initial: { count: 0 },
-  commands: {
-    bump: {
-      args: z.object({ n: z.number().int() }),
-      apply(d, { n }) {
-        if (n % 2 === 0) throw new Error(`n=${n} refused`);
-        d.count += 1;
-      },
-    },
-  },
-});
 
 describe("unconditional commands failing with many in flight", () => {
   // With a signal each call goes alone (commands without one share entries: at most 512

@@ -1,12 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
-import {
-  createSynchronizer,
-  defineModel,
-  MemoryLog,
-  type LogEntry,
-  type StateSyncError,
-} from "@statesync/core";
+import { createSynchronizer, MemoryLog, type LogEntry, type StateSyncError } from "@statesync/core";
+import { riskyModel as model } from "./fixtures.js";
 
 /**
  * An unconditional command's caller learns what its replica did with the entry. A replica that
@@ -15,20 +9,6 @@ import {
  * failed: it answers `applied: false`, not success (a new user's trial: two calls whose recipe
  * threw resolved `{ revision }` after such a jump).
  */
-const model = defineModel({
-  name: "risky",
-  state: z.object({ count: z.number().int() }),
-  initial: { count: 0 },
-  commands: {
-    bump: {
-      args: z.object({ n: z.number().int() }),
-      apply(d, { n }) {
-        if (n % 2 === 0) throw new Error(`n=${n} refused`);
-        d.count += 1;
-      },
-    },
-  },
-});
 
 /** A handle whose reads wait until {@link open} is called (a replica that fell behind). */
 class GatedLog extends MemoryLog {

@@ -1,7 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { decodeEntry, defineModel, type Entry } from "@statesync/core";
-import { openSynchronizer, startNatsServer, type NatsServer } from "@statesync/node";
+import {
+  openSynchronizer,
+  startNatsServer,
+  type NatsServer,
+  type SynchronizerOf,
+} from "@statesync/node";
 import { tcp, uniqueStream } from "../helpers.js";
 import { TcpProxy } from "../support/tcp-proxy.js";
 
@@ -34,15 +39,36 @@ afterAll(async () => {
   await server?.stop();
 });
 
+/**
+ * Runs `body` with a writer connected through a proxy (which can cut its connection) and a
+ * reader connected directly, both replicas of a new stream; closes them and the proxy after.
+ */
+async function behindProxy(
+  prefix: string,
+  body: (p: {
+    stream: string;
+    proxy: TcpProxy;
+    writer: SynchronizerOf<typeof tally>;
+    reader: SynchronizerOf<typeof tally>;
+  }) => Promise<void>,
+): Promise<void> {
+  const stream = uniqueStream(prefix);
+  const proxy = await TcpProxy.start({ host: "127.0.0.1", port: server.port });
+  const open = (servers: string) =>
+    openSynchronizer({ servers, stream, model: tally, snapshots: false, compaction: false });
+  const writer = await open(proxy.url);
+  const reader = await open(server.url);
+  try {
+    await body({ stream, proxy, writer, reader });
+  } finally {
+    await Promise.all([writer.close(), reader.close()]);
+    await proxy.stop();
+  }
+}
+
 describe("commands sent together, their acknowledgement lost", () => {
-  it("are re-sent as one entry: each command stored once, every caller committed", async () => {
-    const stream = uniqueStream("GRP");
-    const proxy = await TcpProxy.start({ host: "127.0.0.1", port: server.port });
-    const open = (servers: string) =>
-      openSynchronizer({ servers, stream, model: tally, snapshots: false, compaction: false });
-    const writer = await open(proxy.url);
-    const reader = await open(server.url);
-    try {
+  it("are re-sent as one entry: each command stored once, every caller committed", () =>
+    behindProxy("GRP", async ({ stream, proxy, writer, reader }) => {
       // The first 4 go alone; the 6th publish on the subject carries a group.
       let publishes = 0;
       const cut = proxy.cutAfterPublish((s) => s === `${stream}.log` && ++publishes === 6);
@@ -83,20 +109,10 @@ describe("commands sent together, their acknowledgement lost", () => {
             : [],
       );
       expect(carried).toHaveLength(300);
-    } finally {
-      await Promise.all([writer.close(), reader.close()]);
-      await proxy.stop();
-    }
-  });
+    }));
 
-  it("one call's outcomeTimeoutMs ending meanwhile fails that call only: the re-send goes on for the others", async () => {
-    const stream = uniqueStream("GRL");
-    const proxy = await TcpProxy.start({ host: "127.0.0.1", port: server.port });
-    const open = (servers: string) =>
-      openSynchronizer({ servers, stream, model: tally, snapshots: false, compaction: false });
-    const writer = await open(proxy.url);
-    const reader = await open(server.url);
-    try {
+  it("one call's outcomeTimeoutMs ending meanwhile fails that call only: the re-send goes on for the others", () =>
+    behindProxy("GRL", async ({ stream, proxy, writer, reader }) => {
       // 4 publishes alone, the 5th carries the group; the connection is refused for 1.5 s.
       let publishes = 0;
       const cut = proxy.cutAfterPublish((s) => s === `${stream}.log` && ++publishes === 5, {
@@ -122,9 +138,5 @@ describe("commands sent together, their acknowledgement lost", () => {
           Array.from({ length: 15 }, (_, i) => i),
         );
       }
-    } finally {
-      await Promise.all([writer.close(), reader.close()]);
-      await proxy.stop();
-    }
-  });
+    }));
 });
