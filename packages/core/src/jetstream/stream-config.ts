@@ -202,7 +202,8 @@ export function assertStreamConfig(
  * exist, creates it with {@link createdStreamConfig} (with `republish` when given) if `create`,
  * else throws `STREAM_CONFIG`.
  * Two clients creating it at once both succeed (an identical add is idempotent; a differing one,
- * 10058, re-reads and checks what the other created).
+ * 10058, re-reads and checks what the other created, and so does one that raced the other's
+ * create into a "subjects overlap", 10065).
  *
  * Throws `STREAM_CONFIG`, `PERMISSION_DENIED`, `UNAVAILABLE`.
  */
@@ -240,7 +241,14 @@ export async function ensureStream(
           { cause: addErr, details: { stream: layout.stream, replicas } },
         );
       }
-      const errCode = apiErrorCode(addErr);
+      let errCode = apiErrorCode(addErr);
+      // Two identical creates at once: nats-server checks the name, then (unlocked) the subjects,
+      // so the later one may see the earlier one's subjects before its name and answer "subjects
+      // overlap" (10065) instead of succeeding (seen under load: 3 replicas opening one new
+      // stream). A stream of our name there now is the other create's: checked like 10058.
+      if (errCode === JS_ERR.SUBJECT_OVERLAP && (await streamExists(jsm, layout.stream))) {
+        errCode = JS_ERR.STREAM_NAME_IN_USE;
+      }
       if (errCode !== undefined && LASTING_CREATE_REFUSALS.has(errCode)) {
         const overlap =
           errCode === JS_ERR.SUBJECT_OVERLAP
@@ -273,4 +281,14 @@ export async function ensureStream(
   }
   assertStreamConfig(info, layout, { readOnly });
   return info;
+}
+
+/** Whether `stream` exists now (false when its info cannot be read: the first error stands). */
+async function streamExists(jsm: Pick<JetStreamApi, "streams">, stream: string): Promise<boolean> {
+  try {
+    await jsm.streams.info(stream);
+    return true;
+  } catch {
+    return false;
+  }
 }

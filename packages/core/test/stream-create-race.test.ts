@@ -1,0 +1,63 @@
+import { describe, expect, it } from "vitest";
+import type { JetStreamApi } from "../src/jetstream/adapter.js";
+import { resolveLayout } from "../src/jetstream/layout.js";
+import type { StreamInfoLike } from "../src/jetstream/nats-types.js";
+import { createdStreamConfig, ensureStream } from "../src/jetstream/stream-config.js";
+
+/**
+ * Found under load (a fault test, 3 replicas opening one new stream at once): one replica failed
+ * `STREAM_CONFIG` "subjects overlap with an existing stream". nats-server checks a create's name
+ * and then, unlocked, its subjects: the later of two identical creates can see the earlier one's
+ * subjects before its name, and answers 10065 instead of succeeding. Here a fake server answers
+ * the create that way while the stream is there: the replica opens it, as after 10058.
+ */
+const apiError = (err_code: number, description: string) =>
+  Object.assign(new Error(description), { api_error: { code: 400, err_code, description } });
+
+function fakeStreams(options: { existsAfterCreate: boolean }): Pick<JetStreamApi, "streams"> {
+  const layout = resolveLayout("RACE");
+  let created = false;
+  const info = (): StreamInfoLike =>
+    ({
+      config: createdStreamConfig(layout, 1),
+      state: { messages: 0, bytes: 0, first_seq: 0, last_seq: 0 },
+      created: "2026-12-07T00:00:00Z",
+    }) as unknown as StreamInfoLike;
+  return {
+    streams: {
+      info: async () => {
+        if (created && options.existsAfterCreate) return info();
+        throw apiError(10059, "stream not found");
+      },
+      add: async () => {
+        created = true; // the other replica's create, which won the race
+        throw apiError(10065, "subjects overlap with an existing stream");
+      },
+    } as unknown as JetStreamApi["streams"],
+  };
+}
+
+describe("two replicas creating one stream at once", () => {
+  it("a create answered 'subjects overlap' while the stream of that name exists opens it", async () => {
+    const info = await ensureStream(
+      fakeStreams({ existsAfterCreate: true }),
+      resolveLayout("RACE"),
+      true,
+      1,
+    );
+    expect(info.config.name).toBe("RACE");
+  });
+
+  it("a real overlap (no stream of that name) is still STREAM_CONFIG, naming the cause", async () => {
+    const opening = ensureStream(
+      fakeStreams({ existsAfterCreate: false }),
+      resolveLayout("RACE"),
+      true,
+      1,
+    );
+    await expect(opening).rejects.toMatchObject({
+      code: "STREAM_CONFIG",
+      message: expect.stringContaining("another stream already holds a subject"),
+    });
+  });
+});
