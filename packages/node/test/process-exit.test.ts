@@ -3,6 +3,7 @@ import { createServer, type Socket } from "node:net";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { uniqueStream, useNatsServer } from "./helpers.js";
+import { TcpProxy } from "./support/tcp-proxy.js";
 
 const PROGRAM = fileURLToPath(new URL("./support/open-update-close.mjs", import.meta.url));
 const REFUSED = fileURLToPath(new URL("./support/refused-synced-close.mjs", import.meta.url));
@@ -82,6 +83,25 @@ describe("a program that opens, updates and closes a replica exits by itself", (
       expect(await run(REFUSED, ctx.server.url)).toEqual({ status: 0, stderr: "" });
     }
   }, 90_000);
+
+  // Its follower's consumer creation cut (the connection lost right after the request, its
+  // answer never comes): close() no longer waits for it (faults/cut-consumer-create.test.ts),
+  // and nothing it left behind keeps the process alive either, though requests time out only
+  // after 60 s.
+  it("exits with status 0 when its follower's consumer creation was cut", async () => {
+    const proxy = await TcpProxy.start({ host: "127.0.0.1", port: ctx.server.port });
+    try {
+      const cut = proxy.cutAfterPublish(
+        (s) => s.startsWith("$JS.API.CONSUMER.CREATE.") && s.includes(".ssf_"),
+      );
+      const args = [proxy.url, uniqueStream("EXIT"), "60000"];
+      const { status, stderr } = await spawnProgram(PROGRAM, args);
+      await cut;
+      expect(status, stderr).toBe(0);
+    } finally {
+      await proxy.stop();
+    }
+  }, 60_000);
 });
 
 /**

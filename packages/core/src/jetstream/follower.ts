@@ -122,18 +122,14 @@ export class JetStreamFollower implements LogFollower {
     this.release();
     // nats.js cannot cancel a consumer creation: one in flight must settle before the owner may
     // close the connection, or nats.js retries it on a timer for minutes and the process does not
-    // exit. It settles within a request timeout on a live connection (and is then stopped).
-    const creating = this.creating;
-    if (creating) {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([
-        creating.then(
-          () => undefined,
-          () => undefined,
-        ),
-        new Promise((r) => (timer = setTimeout(r, this.source.timeoutMs))),
-      ]);
-      clearTimeout(timer);
+    // exit. It settles within a request timeout on a live connection (and is then stopped). Not
+    // once the connection was lost after it was sent: its answer cannot come, nats.js fails it
+    // only at its timeout (close() took the whole requestTimeoutMs, 60 s in a CI run), and
+    // closing the connection fails it at once (the follower gave up on it at the cut).
+    const { creating, creatingSince: since } = this;
+    if (creating && !this.source.gate.lostSince(since)) {
+      const settled = cutShort(this.source.gate, creating, "consumer create");
+      await withDeadline(settled, this.source.timeoutMs, "consumer create").catch(() => undefined);
     }
     // Deleted before the connection goes; not waited for while the connection is down: the
     // delete cannot reach the server then, and close() took 2 s more for nothing (a fresh-eyes
@@ -143,8 +139,11 @@ export class JetStreamFollower implements LogFollower {
 
   /** The client's consumer creation or `consume()` in flight, if any. */
   private creating: Promise<unknown> | undefined;
+  /** The gate's `disconnects` when {@link creating} was sent. */
+  private creatingSince = 0;
   private track<T>(p: Promise<T>): Promise<T> {
     this.creating = p;
+    this.creatingSince = this.source.gate.disconnects;
     const clear = () => {
       if (this.creating === p) this.creating = undefined;
     };

@@ -1,5 +1,6 @@
 // A whole program as a user writes it: open a live replica without snapshots, update, close.
-// It must exit by itself (a process kept alive by a leftover timer never ends).
+// It must exit by itself (a process kept alive by a leftover timer never ends). Arguments: the
+// server's URL, the stream, and optionally requestTimeoutMs.
 import process from "node:process";
 import { z } from "zod/v4";
 import { defineModel, openSynchronizer } from "@statesync/node";
@@ -15,6 +16,7 @@ const sync = await openSynchronizer({
   stream: process.argv[3],
   model,
   snapshots: false,
+  ...(process.argv[4] ? { requestTimeoutMs: Number(process.argv[4]) } : {}),
 });
 await sync.update("inc", {});
 await sync.close();
