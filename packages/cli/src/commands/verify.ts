@@ -10,35 +10,23 @@
  * ({@link VerifyResult}: skipped entries are not a divergence, every replica skips them alike).
  */
 import type { Command } from "commander";
-import {
-  decodeEntry,
-  firstRetainedEntry,
-  isStateSyncError,
-  safeParse,
-  StateSyncError,
-  type JetStreamLog,
-  type LogInfo,
-} from "@statesync/node";
+import { isStateSyncError, safeParse, StateSyncError, type JetStreamLog } from "@statesync/node";
 import { z } from "zod";
 import { action } from "../action.js";
 import { loadModel, type AnyModel } from "../model-file.js";
 import { addCommonOptions, parseCommon, parseWith } from "../options.js";
-import { block, printJson, printLines, shortJson } from "../output.js";
-import { firstEntryProblem, withReplica, type AnyReplica } from "../replica.js";
-import { SERVER_GONE } from "../server-gone.js";
+import { block, printJson, printLines } from "../output.js";
+import { withReplica, type AnyReplica } from "../replica.js";
 import { withLog, withSession } from "../session.js";
-import { snapshotAtModel } from "../snapshot-state.js";
-import { firstDifference } from "../verify-diff.js";
 import { invalidSince } from "../invalid-since.js";
-import { readWhole } from "../whole-read.js";
+import {
+  checkStartingPoints,
+  NOT_A_DIVERGENCE,
+  type Divergence,
+} from "../verify-starting-points.js";
 import { MODEL_OPTION } from "./state.js";
 
-/** One way the log fails verification. */
-export interface Divergence {
-  revision: number;
-  code: string;
-  problem: string;
-}
+export type { Divergence };
 
 /**
  * What verification found, worst first: the replay stops (`stops`); a snapshot or switch entry
@@ -105,96 +93,9 @@ const verifySchema = z.object({
   model: z.string({ error: "PATH is required (a .js/.mjs module exporting the model)" }),
 });
 
-/** Failures to reach or read the log: they say nothing of its entries. */
-const NOT_A_DIVERGENCE = new Set([
-  ...SERVER_GONE,
-  "PERMISSION_DENIED",
-  "STREAM_CONFIG",
-  "UNSUPPORTED_SERVER",
-  "CLOSED",
-  "ABORTED",
-  "LOG_REPLACED",
-]);
-
 function revisionOf(e: StateSyncError, fallback: number): number {
   const r = e.details.revision;
   return typeof r === "number" ? r : fallback;
-}
-
-/**
- * Compares each one-message snapshot entry after the first retained one with the replay at its
- * base (chunked ones are not assembled here), and each switch entry with the replay at its base
- * as the model migrates it: the replica's state at the switch (the carried state, migrated on
- * when the model is newer still) against its state at the base (the older version's replay,
- * migrated by the model's chain). Both through the engine, so the check is the replicas' own.
- * Every comparison is at the model's version, which the replay is at: a snapshot entry of an
- * older version has its state migrated up first, as a replica standing on it holds it
- * (`snapshotAtModel`; before, a v1 entry against a v2 replay read DIVERGES).
- */
-async function checkStartingPoints(
-  log: JetStreamLog,
-  info: LogInfo,
-  replica: AnyReplica,
-  model: AnyModel,
-  found: Divergence[],
-): Promise<{ snapshots: number; switches: number }> {
-  const checked = { snapshots: 0, switches: 0 };
-  // First retained entries that cannot start a replay (a purge undone in part): the replay starts
-  // at the first starting point after them, which nothing before it can be checked against
-  // (before, verify said DIVERGES: "revision 501 is before the retained history").
-  const first = await firstRetainedEntry(log, info.firstRevision);
-  let startAhead = !!first && !!firstEntryProblem(first.revision, decodeEntry(first.data));
-  for await (const e of readWhole(log, info.firstRevision + 1, replica.revision)) {
-    const d = decodeEntry(e.data);
-    if (!d.ok) continue;
-    const entry = d.entry;
-    if (startAhead && firstEntryProblem(e.revision, d) === undefined) {
-      startAhead = false; // the replay's starting point
-      continue;
-    }
-    // A chunked snapshot's parts are checked (sha256, schema) by the replica that loads them.
-    const snapshot = entry.kind === "snapshot" && !("parts" in entry);
-    if (!snapshot && entry.kind !== "switch") continue;
-    let replayed: unknown;
-    let stored: unknown;
-    let migratedFrom: number | undefined; // a snapshot entry of an older version
-    try {
-      replayed = await replica.stateAt(entry.base);
-      if (entry.kind === "switch") stored = await replica.stateAt(e.revision);
-      else {
-        // At the replay's version, --model's (a v1 entry read DIVERGES against a v2 replay).
-        const at = snapshotAtModel(model, entry);
-        stored = at.state;
-        if (at.version !== model.version) migratedFrom = at.version;
-      }
-    } catch (err) {
-      // A server gone during these replays says nothing of the entry (it used to count as a divergence).
-      if (!isStateSyncError(err) || NOT_A_DIVERGENCE.has(err.code)) throw err;
-      found.push({ revision: e.revision, code: err.code, problem: err.message });
-      continue;
-    }
-    const what = snapshot ? "snapshot entry" : "switch entry";
-    if (snapshot) checked.snapshots += 1;
-    else checked.switches += 1;
-    const diff = firstDifference(replayed, stored);
-    if (diff) {
-      const replay = snapshot
-        ? `the state replayed at its base ${entry.base}`
-        : `the state replayed at its base ${entry.base}, migrated`;
-      found.push({
-        revision: e.revision,
-        code: "CORRUPT_ENTRY",
-        problem: `the ${what} differs from ${replay}: at ${diff.path} the replay has ${shortJson(diff.a, 60) || "nothing"}, the ${storedName(snapshot, migratedFrom, model)} ${shortJson(diff.b, 60) || "nothing"}`,
-      });
-    }
-  }
-  return checked;
-}
-
-/** How a divergence names the stored side: "the snapshot (migrated to v2)" for an older one. */
-function storedName(snapshot: boolean, migratedFrom: number | undefined, model: AnyModel): string {
-  if (!snapshot) return "switch entry";
-  return migratedFrom === undefined ? "snapshot" : `snapshot (migrated to v${model.version})`;
 }
 
 /** Replays and checks the log (see the module header). */
