@@ -1,6 +1,7 @@
 /**
  * `statesync verify --model PATH`: replays the retained log with the engine and checks that
- * every entry applies (none is skipped as malformed, no command fails, the replay does not stop)
+ * every entry applies (none is skipped as malformed, no command fails unless `--allow-refused`
+ * lets commands that refused pass, the replay does not stop)
  * and that every snapshot entry after the first retained one holds the state the replay reaches
  * at its base (both at the model's version: an older entry's state migrated up), and every
  * switch entry the state the model's migrate makes of it; finally that
@@ -73,6 +74,14 @@ export interface VerifyReport {
   /** How many entries every replica skips or makes a no-op of (the `skips` result counts them). */
   skipped: number;
   /**
+   * Commands every replica refused alike (`COMMAND_FAILED`: the command's recipe threw, or the
+   * state a checked command made fails the schema; each command of a `commands` entry counts),
+   * counted whether or not they were allowed. Without `--allow-refused` each is a problem (its
+   * entry counts among `skipped`); with it, none is: an app whose commands refuse by throwing
+   * (an unconditional command that finds the seat taken) writes them as it should.
+   */
+  refused: number;
+  /**
    * Why the replayed state fails the model's schema, or null when it passes (or the replay
    * stopped first). Set whatever the `result`: a log that also skips or diverges is reported by
    * its worst finding, and this says the state is invalid too.
@@ -91,7 +100,14 @@ export const MAX_PROBLEMS = 1_000;
 
 const verifySchema = z.object({
   model: z.string({ error: "PATH is required (a .js/.mjs module exporting the model)" }),
+  allowRefused: z.boolean().optional(),
 });
+
+/** What {@link verifyLog} lets pass. */
+export interface VerifyOptions {
+  /** Commands every replica refused alike (`COMMAND_FAILED`) are no problem (see `refused`). */
+  allowRefused?: boolean;
+}
 
 function revisionOf(e: StateSyncError, fallback: number): number {
   const r = e.details.revision;
@@ -99,7 +115,11 @@ function revisionOf(e: StateSyncError, fallback: number): number {
 }
 
 /** Replays and checks the log (see the module header). */
-export async function verifyLog(log: JetStreamLog, open: OpenReplica): Promise<VerifyReport> {
+export async function verifyLog(
+  log: JetStreamLog,
+  open: OpenReplica,
+  options: VerifyOptions = {},
+): Promise<VerifyReport> {
   const info = await log.info();
   const found: Divergence[] = [];
   const report: VerifyReport = {
@@ -114,6 +134,7 @@ export async function verifyLog(log: JetStreamLog, open: OpenReplica): Promise<V
     divergences: 0,
     problems: [],
     skipped: 0,
+    refused: 0,
     invalidState: null,
     invalidSince: null,
   };
@@ -127,6 +148,10 @@ export async function verifyLog(log: JetStreamLog, open: OpenReplica): Promise<V
     // The stream's configuration (a warning such as deny_delete off) is no divergence of the log,
     // nor a sequence the server used up, which holds no entry (docs/servers.md).
     if (e.code === "STREAM_CONFIG" || e.code === "SKIPPED_SEQUENCE") return;
+    if (e.code === "COMMAND_FAILED") {
+      report.refused += 1;
+      if (options.allowRefused) return;
+    }
     const skip = { revision: revisionOf(e, 0), code: e.code, problem: e.message };
     (e.details.restartedAt === undefined ? skipped : restarts).add(skip);
     found.push(skip);
@@ -231,6 +256,14 @@ function worstText(report: VerifyReport): string {
   }
 }
 
+/** The `refused commands` line: how many, and whether they count (`--allow-refused`). */
+function refusedText(report: VerifyReport, allowed: boolean): string {
+  const n = `${report.refused} (every replica alike)`;
+  return allowed
+    ? `${n}, allowed (--allow-refused)`
+    : `${n}, among the skips (--allow-refused lets them pass)`;
+}
+
 /** Opens the replica for {@link verifyLog} and hands it over with its model. */
 type OpenReplica = (
   use: (replica: AnyReplica | undefined, model: AnyModel) => Promise<void>,
@@ -243,16 +276,22 @@ export function registerVerify(program: Command): void {
     program
       .command("verify")
       .description("replay the retained log; check every entry applies and every snapshot entry")
-      .option(...MODEL_OPTION),
+      .option(...MODEL_OPTION)
+      .option(
+        "--allow-refused",
+        "commands every replica refused alike (COMMAND_FAILED: the recipe threw) are no problem",
+      ),
   ).action(
     action(async (raw: Record<string, unknown>) => {
       const o = parseCommon(raw);
-      const args = parseWith(verifySchema, { model: raw.model });
+      const args = parseWith(verifySchema, { model: raw.model, allowRefused: raw.allowRefused });
       const model = await loadModel(args.model);
       const report = await withSession(o, (s) =>
         withLog(s, (log) =>
-          verifyLog(log, (use, onError) =>
-            withReplica(log, model, (replica) => use(replica, model), onError),
+          verifyLog(
+            log,
+            (use, onError) => withReplica(log, model, (replica) => use(replica, model), onError),
+            { allowRefused: args.allowRefused === true },
           ),
         ),
       );
@@ -271,6 +310,14 @@ export function registerVerify(program: Command): void {
             ],
             ...(report.invalidState !== null
               ? [["state", report.invalidState] as [string, string]]
+              : []),
+            ...(report.refused > 0
+              ? [
+                  ["refused commands", refusedText(report, args.allowRefused === true)] as [
+                    string,
+                    string,
+                  ],
+                ]
               : []),
             ["snapshot entries", `${report.snapshotsChecked} checked against the replay`],
             ...(report.switchesChecked > 0

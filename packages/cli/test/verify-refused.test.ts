@@ -1,0 +1,110 @@
+import { encodeEntry, JetStreamLog, type Entry } from "@statesync/node";
+import { describe, expect, it } from "vitest";
+import { MODEL, openCounter, runCli, target, tcp, uniqueStream, useNatsServer } from "./helpers.js";
+
+/**
+ * `verify` on a log whose commands every replica refused alike (`COMMAND_FAILED`: the recipe
+ * threw). Before, such a log always failed verification (`SKIPS`, exit 1), so an app whose
+ * unconditional commands refuse by throwing (the documented way) could never pass it; with
+ * format 4, one refused command of a `commands` entry also read as its whole entry skipped.
+ * `--allow-refused` lets them pass; they are counted either way (`refused`).
+ */
+describe("verify and commands every replica refused", () => {
+  const ctx = useNatsServer();
+  const common = { ts: 1_700_000_000_000, client: "raw" } as const;
+  const command = (name: string, args: unknown): Entry =>
+    ({ ...common, v: 3, kind: "command", mv: 1, seed: 1, name, args }) as Entry;
+  const commands = (...calls: Array<[string, unknown]>): Entry =>
+    ({
+      ...common,
+      v: 4,
+      kind: "commands",
+      mv: 1,
+      commands: calls.map(([name, args], i) => ({ seed: i + 1, name, args })),
+    }) as unknown as Entry;
+
+  /** A counter log at revision 2 (genesis, increment by 2), then `extra` raw entries. */
+  async function seeded(extra: Array<Entry | string>): Promise<string> {
+    const stream = uniqueStream("REFUSED");
+    const a = await openCounter(ctx.server.url, stream);
+    await a.update("increment", { by: 2 });
+    await a.close();
+    const nc = await tcp(ctx.server.url);
+    const log = new JetStreamLog({ connection: nc, stream });
+    for (const [i, e] of extra.entries()) {
+      const data = typeof e === "string" ? new TextEncoder().encode(e) : encodeEntry(e);
+      await log.appendUnconditional(data, `raw-${i}`);
+    }
+    await log.close();
+    await nc.close();
+    return stream;
+  }
+
+  const refusals = () => [
+    command("boom", {}), // 3: refused
+    commands(["note", { text: "kept" }], ["boom", {}], ["increment", { by: 1 }]), // 4: one refused
+    command("note", { text: "after" }), // 5
+  ];
+  const verify = (stream: string, ...more: string[]) =>
+    runCli(["verify", ...target(ctx.server.url, stream, "--model", MODEL), ...more]);
+
+  it("without --allow-refused: each refused command is a problem, as documented (exit 1)", async () => {
+    const stream = await seeded(refusals());
+    const text = await verify(stream);
+    expect(text.code).toBe(1);
+    expect(text.stdout).toMatch(/^result +SKIPS 2 entries \(every replica alike\)$/m);
+    expect(text.stdout).toMatch(/^refused commands +2 \(every replica alike\), among the skips/m);
+    expect(text.stderr).toMatch(/^statesync: COMMAND_FAILED: revision 3: .*boom refuses/);
+    const json = await verify(stream, "--json");
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      ok: false,
+      result: "skips",
+      refused: 2,
+      skipped: 2,
+      divergences: 2,
+    });
+  });
+
+  it("with --allow-refused: they pass, counted, and the rest of the log is still checked", async () => {
+    const stream = await seeded(refusals());
+    const text = await verify(stream, "--allow-refused");
+    expect(text.stderr).toBe("");
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(/^result +ok$/m);
+    expect(text.stdout).toMatch(/^refused commands +2 \(every replica alike\), allowed/m);
+    const json = await verify(stream, "--allow-refused", "--json");
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      ok: true,
+      result: "ok",
+      revision: 5,
+      refused: 2,
+      skipped: 0,
+      divergences: 0,
+      problems: [],
+    });
+    // The state the replay reached: the refused commands changed nothing, the others applied.
+    const state = await runCli([
+      "state",
+      ...target(ctx.server.url, stream, "--model", MODEL, "--json"),
+    ]);
+    expect(JSON.parse(state.stdout)).toMatchObject({
+      state: { count: 3, notes: ["kept", "after"] },
+    });
+  });
+
+  it("--allow-refused lets only refusals pass: a malformed entry and bad arguments still fail", async () => {
+    const stream = await seeded([
+      ...refusals(),
+      "{not json", // 6
+      command("increment", { by: "x" }), // 7: its arguments fail the schema
+    ]);
+    const r = await verify(stream, "--allow-refused", "--json");
+    expect(r.code).toBe(1);
+    const report = JSON.parse(r.stdout) as { problems: Array<{ revision: number; code: string }> };
+    expect(report).toMatchObject({ ok: false, result: "skips", refused: 2, skipped: 2 });
+    expect(report.problems.map((p) => [p.revision, p.code])).toEqual([
+      [6, "CORRUPT_ENTRY"],
+      [7, "VALIDATION"],
+    ]);
+  });
+});
