@@ -44,7 +44,9 @@ function reason(error: { code: string; message: string }, revision: number): str
   const message = error.message.endsWith(suffix)
     ? error.message.slice(0, -suffix.length)
     : error.message;
-  return `${error.code}: ${message}`;
+  // One line: zod's messages break before the path ("expected number\n  → at by"), which the
+  // table printed as a literal \u000a (a trial, stop 40).
+  return `${error.code}: ${message.replace(/\s*\n\s*/g, " ")}`;
 }
 
 /** The mark of `verdict` on the entry at `revision`; undefined when it applies (or is held). */
