@@ -249,13 +249,17 @@ export class Replica<S, C extends CommandMap<S>> {
       if (kind === "update" || kind === "command" || kind === "commands") {
         this.stats.entriesApplied += 1;
       }
-      for (const error of result.error ? [result.error] : (result.failures ?? [])) {
-        this.status.report(error);
-        if (kind.startsWith("command") && error.code === "COMMAND_FAILED")
-          this.failures.note(error);
-      }
-      for (const r of result.replayed ?? []) if (r.kind !== "stall") this.count(r);
+      // (No array per entry: this runs for every entry of a catch-up.)
+      if (result.error) this.noted(result.error, kind);
+      else if (result.failures) for (const error of result.failures) this.noted(error, kind);
+      if (result.replayed) for (const r of result.replayed) if (r.kind !== "stall") this.count(r);
     }
+  }
+
+  /** Reports an entry's no-op error and keeps a command's failure for its caller. */
+  private noted(error: StateSyncError, kind: string): void {
+    this.status.report(error);
+    if (kind.startsWith("command") && error.code === "COMMAND_FAILED") this.failures.note(error);
   }
 
   /**
