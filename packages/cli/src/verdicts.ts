@@ -52,13 +52,15 @@ function reason(error: { code: string; message: string }, revision: number): str
 /** The mark of `verdict` on the entry at `revision`; undefined when it applies (or is held). */
 export function replayMark(verdict: EntryVerdict, revision: number): ReplayMark | undefined {
   switch (verdict.kind) {
-    case "applied":
-      return (
-        verdict.failures && {
-          verdict: "partly",
-          error: verdict.failures.map((e) => reason(e, revision)).join("; "),
-        }
-      );
+    case "applied": {
+      const failures = verdict.failures;
+      if (!failures) return undefined;
+      // Every command of the entry failed: consumed without effect, as a one-command entry's
+      // failure is (a trial: "some commands no-op" for 2 of 2).
+      const all = failures.length === failures[0]!.details.commands;
+      const error = failures.map((e) => reason(e, revision)).join("; ");
+      return { verdict: all ? "no-op" : "partly", error };
+    }
     case "skipped":
       return { verdict: "skipped", error: reason(verdict.error, revision) };
     case "no-op":

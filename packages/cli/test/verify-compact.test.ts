@@ -94,6 +94,7 @@ describe("statesync verify and compact", () => {
       divergences: 0,
       problems: [],
       skipped: 0,
+      partly: 0,
       refused: 0,
       invalidState: null,
       invalidSince: null,

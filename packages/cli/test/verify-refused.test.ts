@@ -1,6 +1,15 @@
 import { encodeEntry, JetStreamLog, type Entry } from "@statesync/node";
 import { describe, expect, it } from "vitest";
-import { MODEL, openCounter, runCli, target, tcp, uniqueStream, useNatsServer } from "./helpers.js";
+import {
+  counter,
+  MODEL,
+  openCounter,
+  runCli,
+  target,
+  tcp,
+  uniqueStream,
+  useNatsServer,
+} from "./helpers.js";
 
 /**
  * `verify` on a log whose commands every replica refused alike (`COMMAND_FAILED`: the recipe
@@ -52,15 +61,19 @@ describe("verify and commands every replica refused", () => {
     const stream = await seeded(refusals());
     const text = await verify(stream);
     expect(text.code).toBe(1);
-    expect(text.stdout).toMatch(/^result +SKIPS 2 entries \(every replica alike\)$/m);
+    // Entry 3 is a no-op whole; entry 4 applied two of its three commands (a trial: it was
+    // counted as skipped whole).
+    expect(text.stdout).toMatch(/^result +SKIPS 1 entry and part of 1 \(every replica alike\)$/m);
     expect(text.stdout).toMatch(/^refused commands +2 \(every replica alike\), among the skips/m);
     expect(text.stderr).toMatch(/^statesync: COMMAND_FAILED: revision 3: .*boom refuses/);
+    expect(text.stderr).not.toMatch(/entry at revision 3/); // the revision once
     const json = await verify(stream, "--json");
     expect(JSON.parse(json.stdout)).toMatchObject({
       ok: false,
       result: "skips",
       refused: 2,
-      skipped: 2,
+      skipped: 1,
+      partly: 1,
       divergences: 2,
     });
   });
@@ -101,10 +114,46 @@ describe("verify and commands every replica refused", () => {
     const r = await verify(stream, "--allow-refused", "--json");
     expect(r.code).toBe(1);
     const report = JSON.parse(r.stdout) as { problems: Array<{ revision: number; code: string }> };
-    expect(report).toMatchObject({ ok: false, result: "skips", refused: 2, skipped: 2 });
+    expect(report).toMatchObject({ ok: false, result: "skips", refused: 2, skipped: 2, partly: 0 });
     expect(report.problems.map((p) => [p.revision, p.code])).toEqual([
       [6, "CORRUPT_ENTRY"],
       [7, "VALIDATION"],
     ]);
+  });
+
+  it("a commands entry all of whose commands were refused is a no-op whole, in history and verify", async () => {
+    const stream = await seeded([commands(["boom", {}], ["boom", {}])]); // 3
+    const history = await runCli(["history", ...target(ctx.server.url, stream, "--model", MODEL)]);
+    const row = history.stdout.split("\n").find((l) => l.startsWith("3 ")) ?? "";
+    expect(row).toMatch(
+      /\[no-op: COMMAND_FAILED: .*command 1 of 2.*; COMMAND_FAILED: .*command 2 of 2/,
+    );
+    const r = await verify(stream, "--json");
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      result: "skips",
+      skipped: 1,
+      partly: 0,
+      refused: 2,
+    });
+  });
+
+  it("a log that diverges names the divergence on stderr, not an earlier refused command", async () => {
+    const stream = await seeded([
+      command("boom", {}), // 3: refused
+      {
+        ...common,
+        v: 1,
+        kind: "snapshot",
+        base: 3,
+        model: counter.name,
+        version: counter.version,
+        initialHash: counter.initialHash,
+        state: { count: 99, notes: [] },
+      } as unknown as Entry, // 4: not the state the replay reaches (count 2)
+    ]);
+    const r = await verify(stream);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/^result +DIVERGES$/m);
+    expect(r.stderr).toMatch(/^statesync: CORRUPT_ENTRY: revision 4: the snapshot entry differs/);
   });
 });

@@ -102,6 +102,7 @@ describe("statesync verify across model versions", () => {
       divergences: 0,
       problems: [],
       skipped: 0,
+      partly: 0,
       refused: 0,
       invalidState: null,
       invalidSince: null,

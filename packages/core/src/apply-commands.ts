@@ -134,6 +134,10 @@ export function atCommand(
   return new StateSyncError(
     error.code,
     `${error.message} (command ${index + 1} of ${count} in the entry at revision ${revision})`,
-    { cause: error.cause ?? error, details: { ...error.details, revision, index } },
+    // `commands`: how many the entry holds (a reader tells a wholly refused entry from one in part).
+    {
+      cause: error.cause ?? error,
+      details: { ...error.details, revision, index, commands: count },
+    },
   );
 }

@@ -71,8 +71,16 @@ export interface VerifyReport {
    * state (at most {@link MAX_PROBLEMS}; `divergences` counts them all).
    */
   problems: Divergence[];
-  /** How many entries every replica skips or makes a no-op of (the `skips` result counts them). */
+  /**
+   * How many entries every replica skips or makes a no-op of whole (the `skips` result counts
+   * them; a `commands` entry every command of which failed is one).
+   */
   skipped: number;
+  /**
+   * How many `commands` entries every replica applies in part: some of their commands are
+   * no-ops, the others applied (the `skips` result counts them apart; before, as skipped whole).
+   */
+  partly: number;
   /**
    * Commands every replica refused alike (`COMMAND_FAILED`: the command's recipe threw, or the
    * state a checked command made fails the schema; each command of a `commands` entry counts),
@@ -134,6 +142,7 @@ export async function verifyLog(
     divergences: 0,
     problems: [],
     skipped: 0,
+    partly: 0,
     refused: 0,
     invalidState: null,
     invalidSince: null,
@@ -144,15 +153,26 @@ export async function verifyLog(
   // counted among the skips: a trial, stop 36).
   const restarts = new Set<Divergence>();
   let invalid: Divergence | undefined;
+  // Of each `commands` entry with failures: how many of its commands failed, of how many.
+  const inPart = new Map<number, { failed: number; of: number }>();
   const onError = (e: StateSyncError) => {
     // The stream's configuration (a warning such as deny_delete off) is no divergence of the log,
     // nor a sequence the server used up, which holds no entry (docs/servers.md).
     if (e.code === "STREAM_CONFIG" || e.code === "SKIPPED_SEQUENCE") return;
+    const revision = revisionOf(e, 0);
+    const of = e.details.commands;
+    if (typeof of === "number") {
+      const counted = inPart.get(revision) ?? { failed: 0, of };
+      counted.failed += 1;
+      inPart.set(revision, counted);
+    }
     if (e.code === "COMMAND_FAILED") {
       report.refused += 1;
       if (options.allowRefused) return;
     }
-    const skip = { revision: revisionOf(e, 0), code: e.code, problem: e.message };
+    // (The line names the revision: not twice.)
+    const problem = e.message.replace(` (entry at revision ${revision})`, "");
+    const skip = { revision, code: e.code, problem };
     (e.details.restartedAt === undefined ? skipped : restarts).add(skip);
     found.push(skip);
   };
@@ -197,14 +217,16 @@ export async function verifyLog(
   }
   found.sort((a, b) => a.revision - b.revision);
   report.ok = found.length === 0;
-  report.divergence =
-    (report.stoppedAt === null ? undefined : found.find((f) => f.revision === report.stoppedAt)) ??
-    found[0] ??
-    null;
   report.divergences = found.length;
   report.problems = found.slice(0, MAX_PROBLEMS);
   const skips = [...skipped].filter((f) => f.revision !== report.stoppedAt); // not the stop itself
-  report.skipped = new Set(skips.map((f) => f.revision)).size;
+  const partly = (r: number) => {
+    const counted = inPart.get(r);
+    return counted !== undefined && counted.failed < counted.of;
+  };
+  const revisions = new Set(skips.map((f) => f.revision));
+  report.partly = [...revisions].filter(partly).length;
+  report.skipped = revisions.size - report.partly;
   report.invalidState = invalid?.problem ?? null;
   const other = found.filter((f) => !skipped.has(f) && !restarts.has(f) && f !== invalid);
   report.result =
@@ -214,11 +236,22 @@ export async function verifyLog(
         ? "diverges"
         : restarts.size > 0
           ? "restarts"
-          : report.skipped > 0
+          : revisions.size > 0
             ? "skips"
             : invalid
               ? "invalid-state"
               : "ok";
+  // The first problem of the worst kind found, which the result names (a trial: a log that
+  // diverged named an earlier refused command on stderr, and a script read COMMAND_FAILED).
+  const worst: Record<VerifyResult, (f: Divergence) => boolean> = {
+    stops: (f) => f.revision === report.stoppedAt,
+    diverges: (f) => other.includes(f),
+    restarts: (f) => restarts.has(f),
+    skips: (f) => skipped.has(f),
+    "invalid-state": (f) => f === invalid,
+    ok: () => false,
+  };
+  report.divergence = found.find(worst[report.result]) ?? found[0] ?? null;
   return report;
 }
 
@@ -248,8 +281,11 @@ function worstText(report: VerifyReport): string {
     case "restarts":
       return "RESTARTS: a genesis entry after the state's entries makes it the initial state again (every replica alike)";
     case "skips": {
-      const n = report.skipped;
-      return `SKIPS ${n} entr${n === 1 ? "y" : "ies"} (every replica alike)`;
+      const entries = (n: number) => `${n} entr${n === 1 ? "y" : "ies"}`;
+      const { skipped: n, partly: p } = report;
+      const what =
+        p === 0 ? entries(n) : n === 0 ? `part of ${entries(p)}` : `${entries(n)} and part of ${p}`;
+      return `SKIPS ${what} (every replica alike)`;
     }
     case "invalid-state":
       return "INVALID STATE";
@@ -275,11 +311,13 @@ export function registerVerify(program: Command): void {
   addCommonOptions(
     program
       .command("verify")
-      .description("replay the retained log; check every entry applies and every snapshot entry")
+      .description(
+        "replay the retained log; check every entry applies and every snapshot entry matches it",
+      )
       .option(...MODEL_OPTION)
       .option(
         "--allow-refused",
-        "commands every replica refused alike (COMMAND_FAILED: the recipe threw) are no problem",
+        "commands every replica refused alike (COMMAND_FAILED: the recipe threw, or the state it made fails the schema) are no problem",
       ),
   ).action(
     action(async (raw: Record<string, unknown>) => {
