@@ -168,17 +168,21 @@ export class ConnectionGate {
     if (this.closedError) return Promise.reject(this.closedError);
     if (this.ended) return Promise.reject(error);
     return new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        unwatch();
-        reject(error);
-      }, timeoutMs);
-      const unwatch = this.watchStatus((status, closed) => {
-        if (status === "offline") return;
+      // `close()` ends this wait too (`waits`): its timer kept a closed replica's process alive
+      // for the whole `timeoutMs` (a range read cut while the replica caught up; a trial).
+      const end = (why: StateSyncError | undefined): void => {
         clearTimeout(timer);
         unwatch();
-        if (status === "online") resolve();
-        else reject(closed ?? error);
+        this.waits.delete(closedByGate);
+        if (why === undefined) resolve();
+        else reject(why);
+      };
+      const closedByGate = () => end(error);
+      const timer = setTimeout(() => end(error), timeoutMs);
+      const unwatch = this.watchStatus((status, closed) => {
+        if (status !== "offline") end(status === "online" ? undefined : (closed ?? error));
       });
+      this.waits.add(closedByGate);
     });
   }
 
