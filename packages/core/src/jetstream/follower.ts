@@ -133,8 +133,13 @@ export class JetStreamFollower implements LogFollower {
     }
     // Deleted before the connection goes; not waited for while the connection is down: the
     // delete cannot reach the server then, and close() took 2 s more for nothing (a fresh-eyes
-    // trial). The server drops the consumer once idle (`inactive_threshold`).
-    if (this.source.gate.status === "online") await this.disposals.settled(RELEASE_WAIT_MS);
+    // trial). The server drops the consumer once idle (`inactive_threshold`). Nor once the
+    // connection is lost during the wait (close() took the whole 2 s: a trial, cut after the
+    // delete was sent).
+    if (this.source.gate.status === "online") {
+      const settled = this.disposals.settled(RELEASE_WAIT_MS);
+      await cutShort(this.source.gate, settled, "consumer delete").catch(() => undefined);
+    }
   }
 
   /** The client's consumer creation or `consume()` in flight, if any. */
