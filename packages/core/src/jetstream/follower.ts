@@ -52,7 +52,7 @@ const RECHECK = new Set(["ordered_consumer_recreated", "stream_not_found", "cons
 const FOLLOW_BATCH = 256;
 /** Pull expiry; idle heartbeats come every half of it, a lost consumer shows after two missed. */
 const FOLLOW_EXPIRES_MS = 10_000;
-/** How long `stop()` waits for the server to delete the consumer, ms. */
+/** How long `stop()` waits for the server to create, then to delete, the consumer, ms. */
 const RELEASE_WAIT_MS = 2_000;
 
 /**
@@ -120,31 +120,27 @@ export class JetStreamFollower implements LogFollower {
     if (this.stopped) return;
     this.stopped = true;
     this.release();
-    // nats.js cannot cancel a consumer creation: one in flight must settle before the owner may
-    // close the connection, or nats.js retries it on a timer for minutes and the process does not
-    // exit. It settles within a request timeout on a live connection (and is then stopped). Not
-    // once the connection was lost after it was sent: its answer cannot come, nats.js fails it
-    // only at its timeout (close() took the whole requestTimeoutMs, 60 s in a CI run), and
-    // closing the connection fails it at once (the follower gave up on it at the cut).
+    // nats.js cannot cancel a consumer creation: one in flight settles before the owner closes
+    // the connection (else nats.js retried it on a timer for minutes and the process did not exit),
+    // on a connection that answers: not once that connection was lost (its answer cannot come;
+    // closing the connection fails it at once: close() took the whole requestTimeoutMs, 60 s in a
+    // CI run), and not for longer than a delete (a frozen server held close() as long: trials).
     const { creating, creatingSince: since } = this;
     if (creating && !this.source.gate.lostSince(since)) {
       const settled = cutShort(this.source.gate, creating, "consumer create");
-      await withDeadline(settled, this.source.timeoutMs, "consumer create").catch(() => undefined);
+      await withDeadline(settled, RELEASE_WAIT_MS, "consumer create").catch(() => undefined);
     }
-    // Deleted before the connection goes; not waited for while the connection is down: the
-    // delete cannot reach the server then, and close() took 2 s more for nothing (a fresh-eyes
-    // trial). The server drops the consumer once idle (`inactive_threshold`). Nor once the
-    // connection is lost during the wait (close() took the whole 2 s: a trial, cut after the
-    // delete was sent).
+    // Deleted before the connection goes; not waited for while it is down or once it is lost
+    // (the answer cannot come; close() took 2 s more for nothing: trials). The server drops the
+    // consumer once idle (`inactive_threshold`).
     if (this.source.gate.status === "online") {
       const settled = this.disposals.settled(RELEASE_WAIT_MS);
       await cutShort(this.source.gate, settled, "consumer delete").catch(() => undefined);
     }
   }
 
-  /** The client's consumer creation or `consume()` in flight, if any. */
+  /** The client's consumer creation or `consume()` in flight, if any, and the gate's `disconnects` then. */
   private creating: Promise<unknown> | undefined;
-  /** The gate's `disconnects` when {@link creating} was sent. */
   private creatingSince = 0;
   private track<T>(p: Promise<T>): Promise<T> {
     this.creating = p;
