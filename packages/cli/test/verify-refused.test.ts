@@ -119,6 +119,12 @@ describe("verify and commands every replica refused", () => {
       [6, "CORRUPT_ENTRY"],
       [7, "VALIDATION"],
     ]);
+    // The reason says which argument and why, on one line (a trial: only the command's name).
+    const why =
+      /arguments of command "increment" fail its schema: ✖ Invalid input: expected number, received string → at by/;
+    expect(report.problems[1]).toMatchObject({ problem: expect.stringMatching(why) });
+    const history = await runCli(["history", ...target(ctx.server.url, stream, "--model", MODEL)]);
+    expect(history.stdout.split("\n").find((l) => l.startsWith("7 "))).toMatch(why);
   });
 
   it("a commands entry all of whose commands were refused is a no-op whole, in history and verify", async () => {

@@ -13,7 +13,7 @@ import { deepFreeze } from "./freeze.js";
 import type { CommandMap, Model, UpdateContext } from "./model.js";
 import { mulberry32, pendingSeed } from "./prng.js";
 import { inRecipes, isThenableRefusal, refuseThenable } from "./synchronous.js";
-import { safeParse } from "./schema-parse.js";
+import { safeParse, schemaIssues } from "./schema-parse.js";
 
 enablePatches();
 
@@ -117,7 +117,8 @@ function applyCommand<S, C extends CommandMap<S>>(
       kind: "noop",
       error: new StateSyncError(
         "VALIDATION",
-        `arguments of command "${entry.name}" fail its schema`,
+        // What fails, for the operator reading it in the log's history (a trial: only the name).
+        `arguments of command "${entry.name}" fail its schema: ${schemaIssues(args.error)}`,
         {
           cause: args.error,
           details: { command: entry.name },

@@ -170,8 +170,10 @@ export async function verifyLog(
       report.refused += 1;
       if (options.allowRefused) return;
     }
-    // (The line names the revision: not twice.)
-    const problem = e.message.replace(` (entry at revision ${revision})`, "");
+    // One line, naming the revision once (zod breaks its text before the path).
+    const problem = e.message
+      .replace(` (entry at revision ${revision})`, "")
+      .replace(/\s*\n\s*/g, " ");
     const skip = { revision, code: e.code, problem };
     (e.details.restartedAt === undefined ? skipped : restarts).add(skip);
     found.push(skip);
