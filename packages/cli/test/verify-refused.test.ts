@@ -162,4 +162,20 @@ describe("verify and commands every replica refused", () => {
     expect(r.stdout).toMatch(/^result +DIVERGES$/m);
     expect(r.stderr).toMatch(/^statesync: CORRUPT_ENTRY: revision 4: the snapshot entry differs/);
   });
+
+  // A trial: a mistyped --key on a shared stream verified "ok", replayed "nothing (the log
+  // retains no entry)", as a purged log would: a health check went green on a typo.
+  it("a shared stream's key never written says so, and asks whether --key is right", async () => {
+    const stream = uniqueStream("KEYS");
+    const a = await openCounter(ctx.server.url, stream, { key: "hall1" });
+    await a.update("increment", { by: 1 });
+    await a.close();
+    const r = await runCli([
+      "verify",
+      ...target(ctx.server.url, stream, "--key", "hall3", "--model", MODEL),
+    ]);
+    expect(r.stdout).toMatch(
+      /^replayed +nothing \(nothing was ever appended under key hall3: is --key right\?\)$/m,
+    );
+  });
 });

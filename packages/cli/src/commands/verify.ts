@@ -294,6 +294,17 @@ function worstText(report: VerifyReport): string {
   }
 }
 
+/**
+ * The `replayed` line of a log that retains no entry: purged whole, or never written, which for a
+ * shared stream's key is most likely a mistyped `--key` (a trial: a health check went green).
+ */
+function nothingText(report: VerifyReport, key: string | undefined): string {
+  if (report.stoppedAt !== null || report.revision > 0) return "nothing (the log retains no entry)";
+  return key === undefined
+    ? "nothing (nothing was ever appended to the stream)"
+    : `nothing (nothing was ever appended under key ${key}: is --key right?)`;
+}
+
 /** The `refused commands` line: how many, and whether they count (`--allow-refused`). */
 function refusedText(report: VerifyReport, allowed: boolean): string {
   const n = `${report.refused} (every replica alike)`;
@@ -343,7 +354,7 @@ export function registerVerify(program: Command): void {
             [
               "replayed",
               report.firstRevision === 0
-                ? "nothing (the log retains no entry)"
+                ? nothingText(report, o.key)
                 : report.revision < report.firstRevision
                   ? `nothing (the replay stops at the first retained revision, ${report.firstRevision})`
                   : `revisions ${report.firstRevision} to ${report.revision}`,
