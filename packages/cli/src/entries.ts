@@ -220,8 +220,8 @@ export function entryTable(rows: readonly EntryRow[]): string[] {
   return table(ENTRY_HEADER, rows.map(entryCells));
 }
 
-/** Fixed column widths for `tail`, which cannot know later rows. */
-export const TAIL_WIDTHS = [8, 24, 8, 24, 36, 7];
+/** Fixed column widths for `tail`, which cannot know later rows (KIND: `malformed`, 9). */
+export const TAIL_WIDTHS = [8, 24, 9, 24, 36, 7];
 
 /** One `tail` line. */
 export function tailLine(cells: readonly string[]): string {

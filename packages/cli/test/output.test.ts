@@ -1,5 +1,6 @@
 import { StateSyncError } from "@statesync/node";
 import { describe, expect, it } from "vitest";
+import { tailLine } from "../src/entries.js";
 import { errorLine, isoTime, table } from "../src/output.js";
 import { visible } from "../src/visible.js";
 
@@ -65,6 +66,20 @@ describe("the CLI's output", () => {
     const text = visible(JSON.stringify(value));
     expect(text).not.toMatch(/[\u007f-\u009f\u202e\u2028]/);
     expect(JSON.parse(text)).toEqual(value);
+  });
+
+  // A trial: `tail`'s KIND column was 8 wide, and a `malformed` row's later columns shifted.
+  it("aligns tail's columns for every kind, malformed included", () => {
+    const time = "2026-12-07T14:00:00.000Z";
+    const rows = ["genesis", "commands", "snapshot", "malformed", "used-up"].map((kind, i) =>
+      tailLine([String(i + 1), time, kind, "writer", `writer-${i}`, "120", "what"]),
+    );
+    const columns = (line: string) => [
+      line.indexOf("writer"),
+      line.indexOf("120"),
+      line.indexOf("what"),
+    ];
+    for (const row of rows) expect(columns(row)).toEqual(columns(rows[0]!));
   });
 
   it("aligns table columns as printed", () => {
