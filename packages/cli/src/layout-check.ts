@@ -37,7 +37,11 @@ export function keyOnOwnStream(own: JetStreamLayout, key: string): string {
   return `stream ${own.stream} holds one state (own layout, subject ${own.subject}), not one state per key: --key ${key} does not apply; run the command without --key`;
 }
 
-/** Throws `STREAM_CONFIG` when `--key` is given for a stream of one state (see above). */
+/**
+ * Throws `STREAM_CONFIG` when `--key` is given for a stream of one state (see above), or none
+ * for a shared stream: `stream S is unsafe for statesync: subjects ["S.>"] are not exactly
+ * ["S.log"]` sent operators looking for a broken stream (a trial); the message says to pass one.
+ */
 export function assertKeyFits(
   subjects: readonly string[] | undefined,
   layout: JetStreamLayout,
@@ -48,4 +52,35 @@ export function assertKeyFits(
       details: { stream: own.stream, layout: "own" },
     });
   }
+  // (A stream that also captures the state's own subject is an own stream with more subjects.)
+  const shared = subjects?.includes(layout.subject) ? [] : sharedWithoutKey(subjects, layout, "");
+  if (shared.length > 0) {
+    throw new StateSyncError("STREAM_CONFIG", `stream ${layout.stream}: ${shared[0]}`, {
+      details: { stream: layout.stream, layout: "shared" },
+    });
+  }
+}
+
+/**
+ * Read without `--key`, a shared stream (subjects `<prefix>.>`, one state per key) looks like an
+ * own stream with unsafe subjects, and `info` printed its counts as the subject's, which holds
+ * nothing (a fresh-eyes trial): say what to pass instead (`info` warns, with `counts`; the other
+ * commands refuse, {@link assertKeyFits}). Any subject ending in `.>` is taken
+ * so: a shared stream with its own subject prefix does not start with the stream name.
+ */
+export function sharedWithoutKey(
+  subjects: readonly string[] | undefined,
+  layout: JetStreamLayout,
+  counts = "; the revision, entries and bytes shown are the whole stream's",
+): string[] {
+  if (layout.shared) return [];
+  const own = `${layout.subject.slice(0, -".log".length)}.>`;
+  const wild = (subjects ?? []).filter((p) => p.endsWith(".>"));
+  if (wild.length === 0) return [];
+  const prefix = wild.includes(own)
+    ? ""
+    : " (and --subject-prefix: its subjects do not start with the stream name)";
+  return [
+    `the stream's subjects (${wild.join(", ")}) are those of a shared stream, which holds one state per key: read one with --key <key>${prefix}${counts}`,
+  ];
 }

@@ -208,6 +208,15 @@ describe("statesync info and history", () => {
     );
     // With a key, no such warning.
     expect((await runJson(["info", ...where(stream, "--key", "k1")])).warnings).toEqual([]);
+    // The other commands refuse, saying to pass --key (a trial: they said the stream was
+    // "unsafe for statesync", subjects not exactly S.log, of a healthy shared stream).
+    for (const command of ["history", "state", "verify"]) {
+      const r = await runCli([command, ...where(stream, "--model", MODEL)]);
+      expect(r.code).toBe(1);
+      expect(r.stderr.trim()).toBe(
+        `statesync: STREAM_CONFIG: stream ${stream}: the stream's subjects (${stream}.>) are those of a shared stream, which holds one state per key: read one with --key <key>`,
+      );
+    }
     // A shared stream whose subjects do not start with its name: --subject-prefix named too.
     const other = uniqueStream("SHAREDPFX");
     const prefix = `pfx.${other}`;

@@ -16,7 +16,7 @@ import {
 } from "@statesync/node";
 import { action } from "../action.js";
 import { ChainCheck, type ChainEvent } from "../chain.js";
-import { keyOnOwnStream, ownStreamOf } from "../layout-check.js";
+import { keyOnOwnStream, ownStreamOf, sharedWithoutKey } from "../layout-check.js";
 import { addCommonOptions, parseCommon } from "../options.js";
 import { block, printJson, printLines } from "../output.js";
 import { streamInfo, withLog, withSession, type Session } from "../session.js";
@@ -162,25 +162,6 @@ export async function readInfo(s: Session): Promise<InfoReport> {
   }
   report.warnings = [...emptied(report), ...sharedWithoutKey(si.config.subjects, s.layout)];
   return report;
-}
-
-/**
- * Read without `--key`, a shared stream (subjects `<prefix>.>`, one state per key) looks like an
- * own stream with unsafe subjects, and its counts were printed as the subject's, which holds
- * nothing (a fresh-eyes trial): say what to pass instead. Any subject ending in `.>` is taken
- * so: a shared stream with its own subject prefix does not start with the stream name.
- */
-function sharedWithoutKey(subjects: string[] | undefined, layout: Session["layout"]): string[] {
-  if (layout.shared) return [];
-  const own = `${layout.subject.slice(0, -".log".length)}.>`;
-  const wild = (subjects ?? []).filter((p) => p.endsWith(".>"));
-  if (wild.length === 0) return [];
-  const prefix = wild.includes(own)
-    ? ""
-    : " (and --subject-prefix: its subjects do not start with the stream name)";
-  return [
-    `the stream's subjects (${wild.join(", ")}) are those of a shared stream, which holds one state per key: read one with --key <key>${prefix}; the revision, entries and bytes shown are the whole stream's`,
-  ];
 }
 
 /** A `label  what N: CODE: problem` line, when there is an event. */
