@@ -283,12 +283,17 @@ export async function ensureStream(
   return info;
 }
 
-/** Whether `stream` exists now (false when its info cannot be read: the first error stands). */
+/**
+ * Whether `stream` exists now: false when the server says it does not (the overlap stands);
+ * throws what else its info fails with (a timeout under the load the race comes with says
+ * nothing of an overlap: it was reported as a lasting STREAM_CONFIG, which is not retried).
+ */
 async function streamExists(jsm: Pick<JetStreamApi, "streams">, stream: string): Promise<boolean> {
   try {
     await jsm.streams.info(stream);
     return true;
-  } catch {
-    return false;
+  } catch (err) {
+    if (apiErrorCode(err) === JS_ERR.STREAM_NOT_FOUND) return false;
+    throw toStateSyncError(err, `stream info ${stream}`);
   }
 }
