@@ -41,9 +41,10 @@ export interface ReplayMark {
 /** The engine's error text without the revision it appends (the row names the revision). */
 function reason(error: { code: string; message: string }, revision: number): string {
   const suffix = ` (entry at revision ${revision})`;
+  // A command of a `commands` entry: "(command 2 of 3 in the entry at revision 7)".
   const message = error.message.endsWith(suffix)
     ? error.message.slice(0, -suffix.length)
-    : error.message;
+    : error.message.replace(` in the entry at revision ${revision})`, ")");
   // One line: zod's messages break before the path ("expected number\n  → at by"), which the
   // table printed as a literal \u000a (a trial, stop 40).
   return `${error.code}: ${message.replace(/\s*\n\s*/g, " ")}`;

@@ -170,9 +170,11 @@ export async function verifyLog(
       report.refused += 1;
       if (options.allowRefused) return;
     }
-    // One line, naming the revision once (zod breaks its text before the path).
+    // One line, naming the revision once (zod breaks its text before the path); a command of a
+    // `commands` entry keeps its place, "(command 2 of 3)".
     const problem = e.message
       .replace(` (entry at revision ${revision})`, "")
+      .replace(` in the entry at revision ${revision})`, ")")
       .replace(/\s*\n\s*/g, " ");
     const skip = { revision, code: e.code, problem };
     (e.details.restartedAt === undefined ? skipped : restarts).add(skip);
