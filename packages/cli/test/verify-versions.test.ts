@@ -156,6 +156,11 @@ describe("statesync verify across model versions", () => {
         ),
       },
     ]);
+    // The line on stderr names that divergence, on one line (zod breaks its text before the
+    // path, which printed as a literal \u000a).
+    const text = await runCli(["verify", ...where(stream, "--model", MODEL_V2)]);
+    expect(text.stderr).toMatch(/^statesync: VALIDATION: revision 4: the snapshot entry's state/);
+    expect(text.stderr.trim()).not.toContain("\\u000a");
   });
 
   it("passes a switch whose base migrates though an earlier state did not; state --at answers from the switch", async () => {
