@@ -34,8 +34,13 @@ export interface ReplayMark {
    */
   readonly verdict:
     "skipped" | "no-op" | "restarts" | "stops" | "may-stop" | "not-replayed" | "partly";
-  /** Why (`CODE: message`, as the engine reports it). */
+  /** Why (`CODE: message`, as the engine reports it; a `commands` entry's reasons joined by `; `). */
   readonly error: string;
+  /**
+   * A `commands` entry's failed commands, each with its place (from 0, as `details.index`) and
+   * reason: what a script reads instead of splitting `error` (a trial).
+   */
+  readonly failed?: ReadonlyArray<{ readonly index: number; readonly error: string }>;
 }
 
 /** The engine's error text without the revision it appends (the row names the revision). */
@@ -59,8 +64,12 @@ export function replayMark(verdict: EntryVerdict, revision: number): ReplayMark 
       // Every command of the entry failed: consumed without effect, as a one-command entry's
       // failure is (a trial: "some commands no-op" for 2 of 2).
       const all = failures.length === failures[0]!.details.commands;
-      const error = failures.map((e) => reason(e, revision)).join("; ");
-      return { verdict: all ? "no-op" : "partly", error };
+      const failed = failures.map((e) => ({
+        index: Number(e.details.index),
+        error: reason(e, revision),
+      }));
+      const error = failed.map((f) => f.error).join("; ");
+      return { verdict: all ? "no-op" : "partly", error, failed };
     }
     case "skipped":
       return { verdict: "skipped", error: reason(verdict.error, revision) };

@@ -141,6 +141,24 @@ describe("verify and commands every replica refused", () => {
       partly: 0,
       refused: 2,
     });
+    // --json gives each failed command with its place, for scripts (a trial: one joined string).
+    const json = await runCli([
+      "history",
+      ...target(ctx.server.url, stream, "--model", MODEL, "--json"),
+    ]);
+    const entry = (JSON.parse(json.stdout) as Array<{ revision: number; replay?: unknown }>).find(
+      (e) => e.revision === 3,
+    );
+    expect(entry?.replay).toMatchObject({
+      verdict: "no-op",
+      failed: [
+        {
+          index: 0,
+          error: expect.stringMatching(/^COMMAND_FAILED: .*boom refuses.*\(command 1 of 2\)$/),
+        },
+        { index: 1, error: expect.stringMatching(/^COMMAND_FAILED: .*\(command 2 of 2\)$/) },
+      ],
+    });
   });
 
   it("a log that diverges names the divergence on stderr, not an earlier refused command", async () => {
