@@ -26,6 +26,7 @@ import {
   type Divergence,
 } from "../verify-starting-points.js";
 import { MODEL_OPTION } from "./state.js";
+import { nothingText, refusedText, resultText } from "../verify-text.js";
 
 export type { Divergence };
 
@@ -257,62 +258,6 @@ export async function verifyLog(
   };
   report.divergence = found.find(worst[report.result]) ?? found[0] ?? null;
   return report;
-}
-
-/**
- * The `result` line: what the report's `result` means, in words, and an invalid state after a
- * worse finding (a fresh-eyes trial: a log that skipped entries and left a state failing the
- * schema led with the skips alone; the invalid state showed only in `--json`).
- */
-function resultText(report: VerifyReport): string {
-  const worst = worstText(report);
-  return report.invalidState !== null && report.result !== "invalid-state"
-    ? `${worst}; INVALID STATE`
-    : worst;
-}
-
-function worstText(report: VerifyReport): string {
-  switch (report.result) {
-    case "ok":
-      return "ok";
-    case "stops":
-      // A stream purged whole retains nothing: there is no revision to name (a trial: "at 0").
-      return report.stoppedAt === 0
-        ? "STOPS: the log retains no entry"
-        : `STOPS at revision ${report.stoppedAt}`;
-    case "diverges":
-      return "DIVERGES";
-    case "restarts":
-      return "RESTARTS: a genesis entry after the state's entries makes it the initial state again (every replica alike)";
-    case "skips": {
-      const entries = (n: number) => `${n} entr${n === 1 ? "y" : "ies"}`;
-      const { skipped: n, partly: p } = report;
-      const what =
-        p === 0 ? entries(n) : n === 0 ? `part of ${entries(p)}` : `${entries(n)} and part of ${p}`;
-      return `SKIPS ${what} (every replica alike)`;
-    }
-    case "invalid-state":
-      return "INVALID STATE";
-  }
-}
-
-/**
- * The `replayed` line of a log that retains no entry: purged whole, or never written, which for a
- * shared stream's key is most likely a mistyped `--key` (a trial: a health check went green).
- */
-function nothingText(report: VerifyReport, key: string | undefined): string {
-  if (report.stoppedAt !== null || report.revision > 0) return "nothing (the log retains no entry)";
-  return key === undefined
-    ? "nothing (nothing was ever appended to the stream)"
-    : `nothing (nothing was ever appended under key ${key}: is --key right?)`;
-}
-
-/** The `refused commands` line: how many, and whether they count (`--allow-refused`). */
-function refusedText(report: VerifyReport, allowed: boolean): string {
-  const n = `${report.refused} (every replica alike)`;
-  return allowed
-    ? `${n}, allowed (--allow-refused)`
-    : `${n}, among the skips (--allow-refused lets them pass)`;
 }
 
 /** Opens the replica for {@link verifyLog} and hands it over with its model. */

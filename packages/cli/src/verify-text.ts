@@ -1,0 +1,66 @@
+/** The words of `statesync verify`'s text output (commands/verify.ts). */
+import type { VerifyReport } from "./commands/verify.js";
+
+/**
+ * The `result` line: what the report's `result` means, in words, then the skips and an invalid
+ * state found beside a worse finding (fresh-eyes trials: a log that skipped entries and left a
+ * state failing the schema led with the skips alone, and one that diverged or stopped did not
+ * say it also skipped entries; both showed only in `--json`).
+ */
+export function resultText(report: VerifyReport): string {
+  const parts = [worstText(report)];
+  const skips = report.skipped + report.partly > 0;
+  if (skips && report.result !== "skips") parts.push(skipsText(report));
+  if (report.invalidState !== null && report.result !== "invalid-state") {
+    parts.push("INVALID STATE");
+  }
+  return parts.join("; ");
+}
+
+/** `SKIPS 2 entries and part of 1 (every replica alike)`. */
+function skipsText(report: VerifyReport): string {
+  const entries = (n: number) => `${n} entr${n === 1 ? "y" : "ies"}`;
+  const { skipped: n, partly: p } = report;
+  const what =
+    p === 0 ? entries(n) : n === 0 ? `part of ${entries(p)}` : `${entries(n)} and part of ${p}`;
+  return `SKIPS ${what} (every replica alike)`;
+}
+
+function worstText(report: VerifyReport): string {
+  switch (report.result) {
+    case "ok":
+      return "ok";
+    case "stops":
+      // A stream purged whole retains nothing: there is no revision to name (a trial: "at 0").
+      return report.stoppedAt === 0
+        ? "STOPS: the log retains no entry"
+        : `STOPS at revision ${report.stoppedAt}`;
+    case "diverges":
+      return "DIVERGES";
+    case "restarts":
+      return "RESTARTS: a genesis entry after the state's entries makes it the initial state again (every replica alike)";
+    case "skips":
+      return skipsText(report);
+    case "invalid-state":
+      return "INVALID STATE";
+  }
+}
+
+/**
+ * The `replayed` line of a log that retains no entry: purged whole, or never written, which for a
+ * shared stream's key is most likely a mistyped `--key` (a trial: a health check went green).
+ */
+export function nothingText(report: VerifyReport, key: string | undefined): string {
+  if (report.stoppedAt !== null || report.revision > 0) return "nothing (the log retains no entry)";
+  return key === undefined
+    ? "nothing (nothing was ever appended to the stream)"
+    : `nothing (nothing was ever appended under key ${key}: is --key right?)`;
+}
+
+/** The `refused commands` line: how many, and whether they count (`--allow-refused`). */
+export function refusedText(report: VerifyReport, allowed: boolean): string {
+  const n = `${report.refused} (every replica alike)`;
+  return allowed
+    ? `${n}, allowed (--allow-refused)`
+    : `${n}, among the skips (--allow-refused lets them pass)`;
+}
