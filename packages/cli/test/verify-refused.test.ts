@@ -16,7 +16,9 @@ import {
  * threw). Before, such a log always failed verification (`SKIPS`, exit 1), so an app whose
  * unconditional commands refuse by throwing (the documented way) could never pass it; with
  * format 4, one refused command of a `commands` entry also read as its whole entry skipped.
- * `--allow-refused` lets them pass; they are counted either way (`refused`).
+ * `--allow-refused` lets them pass; they are counted either way (`refused`). Also what a review
+ * added: an entry failing `VALIDATION` and `COMMAND_FAILED` together, one in part before a stop,
+ * and the revision named once for a command of a `commands` entry.
  */
 describe("verify and commands every replica refused", () => {
   const ctx = useNatsServer();
@@ -196,5 +198,48 @@ describe("verify and commands every replica refused", () => {
     expect(r.stdout).toMatch(
       /^replayed +nothing \(nothing was ever appended under key hall3: is --key right\?\)$/m,
     );
+  });
+
+  // From a review: a commands entry failing in several ways, and one in part before a stop.
+  it("VALIDATION, COMMAND_FAILED and an applied command: part of 1 entry, either way", async () => {
+    const stream = await seeded([
+      commands(["increment", { by: "x" }], ["boom", {}], ["increment", { by: 1 }]), // 3
+    ]);
+    for (const more of [[], ["--allow-refused"]]) {
+      const r = await verify(stream, ...more);
+      expect(r.code).toBe(1);
+      expect(r.stdout).toMatch(/^result +SKIPS part of 1 entry \(every replica alike\)$/m);
+      expect(r.stderr).toMatch(/^statesync: VALIDATION: revision 3: arguments of command/);
+      expect(r.stderr).not.toMatch(/entry at revision 3/); // the revision once
+      const json = JSON.parse((await verify(stream, "--json", ...more)).stdout) as unknown;
+      expect(json).toMatchObject({ result: "skips", skipped: 0, partly: 1, refused: 1 });
+    }
+    const history = await runCli(["history", ...target(ctx.server.url, stream, "--model", MODEL)]);
+    const row = history.stdout.split("\n").find((l) => l.startsWith("3 ")) ?? "";
+    expect(row).toMatch(
+      /\[some commands no-op: VALIDATION: .*\(command 1 of 3\); COMMAND_FAILED: .*\(command 2 of 3\)\]/,
+    );
+  });
+
+  it("VALIDATION and COMMAND_FAILED only: the entry is a no-op whole, either way", async () => {
+    const stream = await seeded([commands(["increment", { by: "x" }], ["boom", {}])]); // 3
+    for (const more of [[], ["--allow-refused"]]) {
+      const json = JSON.parse((await verify(stream, "--json", ...more)).stdout) as unknown;
+      expect(json).toMatchObject({ result: "skips", skipped: 1, partly: 0, refused: 1 });
+    }
+  });
+
+  it("an entry applied in part, then a stop: the stop is named", async () => {
+    const stream = await seeded([
+      commands(["boom", {}], ["increment", { by: 1 }]), // 3: in part
+      command("nope", {}), // 4: unknown, every replica stops
+    ]);
+    const r = await verify(stream);
+    expect(r.stdout).toMatch(
+      /^result +STOPS at revision 4; SKIPS part of 1 entry \(every replica alike\)$/m,
+    );
+    expect(r.stderr).toMatch(/^statesync: UNKNOWN_COMMAND: revision 4: /);
+    const json = JSON.parse((await verify(stream, "--json")).stdout) as unknown;
+    expect(json).toMatchObject({ result: "stops", stoppedAt: 4, partly: 1, refused: 1 });
   });
 });
