@@ -85,7 +85,7 @@ describe("a program that opens, updates and closes a replica exits by itself", (
   }, 90_000);
 
   // Its follower's consumer creation cut (the connection lost right after the request, its
-  // answer never comes): close() no longer waits for it (faults/cut-consumer-create.test.ts),
+  // answer never comes): close() no longer waits for it (faults/follower-stop.test.ts),
   // and nothing it left behind keeps the process alive either, though requests time out only
   // after 60 s.
   it("exits with status 0 when its follower's consumer creation was cut", async () => {
