@@ -1,12 +1,18 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { openSynchronizer, type StateSynchronizer } from "@statesync/node";
+import {
+  encodeEntry,
+  JetStreamLog,
+  openSynchronizer,
+  type Entry,
+  type StateSynchronizer,
+} from "@statesync/node";
 import type { ConnectionOptions } from "nats";
 import { onTestFinished } from "vitest";
 // @ts-expect-error: a plain ES module (as operators hand models over), without declarations
 import { counter as counterModel } from "./fixtures/counter-model.mjs";
 
-import { tcp } from "../../node/test/helpers.js";
+import { tcp, uniqueStream } from "../../node/test/helpers.js";
 export { useNatsServer, uniqueStream, tcp } from "../../node/test/helpers.js";
 
 /** The built CLI (`npm run build` / `tsc -b packages/cli`). */
@@ -134,4 +140,35 @@ export async function streamNames(url: string): Promise<string[]> {
   for await (const n of (await nc.jetstreamManager()).streams.names()) names.push(n);
   await nc.close();
   return names;
+}
+
+/**
+ * A new counter stream (`prefix` names it) at revision 2 (genesis, then increment by 2), then
+ * `extra` appended raw, as another writer would: an entry encoded, text or bytes as they are,
+ * under message ids `<idPrefix>-0`, `<idPrefix>-1`, ... Returns the stream's name.
+ */
+export async function seededCounter(
+  url: string,
+  prefix: string,
+  extra: ReadonlyArray<Entry | string | Uint8Array> = [],
+  idPrefix = "raw",
+): Promise<string> {
+  const stream = uniqueStream(prefix);
+  const a = await openCounter(url, stream);
+  await a.update("increment", { by: 2 });
+  await a.close();
+  const nc = await tcp(url);
+  const log = new JetStreamLog({ connection: nc, stream });
+  for (const [i, e] of extra.entries()) {
+    const data =
+      typeof e === "string"
+        ? new TextEncoder().encode(e)
+        : e instanceof Uint8Array
+          ? e
+          : encodeEntry(e);
+    await log.appendUnconditional(data, `${idPrefix}-${i}`);
+  }
+  await log.close();
+  await nc.close();
+  return stream;
 }

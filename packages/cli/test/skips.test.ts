@@ -2,13 +2,12 @@ import { encodeEntry, JetStreamLog, type Entry } from "@statesync/node";
 import { describe, expect, it } from "vitest";
 import {
   MODEL,
-  openCounter,
   runCli,
+  seededCounter,
   runJson,
   startTail,
   target,
   tcp,
-  uniqueStream,
   useNatsServer,
 } from "./helpers.js";
 
@@ -24,22 +23,7 @@ describe("entries every replica skips, in history and tail", () => {
   const command = (name: string, args: unknown): Entry =>
     ({ ...common, kind: "command", seed: 1, name, args }) as Entry;
 
-  /** A counter log at revision 2 (genesis, increment by 2), then `extra` raw entries. */
-  async function seeded(extra: Array<Entry | string>): Promise<string> {
-    const stream = uniqueStream("SKIPS");
-    const a = await openCounter(ctx.server.url, stream);
-    await a.update("increment", { by: 2 });
-    await a.close();
-    const nc = await tcp(ctx.server.url);
-    const log = new JetStreamLog({ connection: nc, stream });
-    for (const [i, e] of extra.entries()) {
-      const data = typeof e === "string" ? new TextEncoder().encode(e) : encodeEntry(e);
-      await log.appendUnconditional(data, `raw-${i}`);
-    }
-    await log.close();
-    await nc.close();
-    return stream;
-  }
+  const seeded = (extra: Array<Entry | string>) => seededCounter(ctx.server.url, "SKIPS", extra);
 
   const hostile = () =>
     seeded([

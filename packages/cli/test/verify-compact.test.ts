@@ -1,10 +1,11 @@
-import { encodeEntry, JetStreamLog, type Entry } from "@statesync/node";
+import { JetStreamLog, type Entry } from "@statesync/node";
 import { describe, expect, it } from "vitest";
 import {
   counter,
   MODEL,
   openCounter,
   runCli,
+  seededCounter,
   runJson,
   target,
   tcp,
@@ -18,22 +19,8 @@ describe("statesync verify and compact", () => {
   const where = (stream: string, ...more: string[]) =>
     target(ctx.server.url, stream, "--model", MODEL, ...more);
 
-  /** A log at revision 2 (genesis, increment by 2), plus `extra` raw entries appended after. */
-  async function seeded(extra: Array<Entry | Uint8Array> = []): Promise<string> {
-    const stream = uniqueStream("VERIFY");
-    const a = await openCounter(ctx.server.url, stream);
-    await a.update("increment", { by: 2 });
-    await a.close();
-    const nc = await tcp(ctx.server.url);
-    const log = new JetStreamLog({ connection: nc, stream });
-    for (const [i, e] of extra.entries()) {
-      const data = e instanceof Uint8Array ? e : encodeEntry(e);
-      await log.appendUnconditional(data, `test-${i}`);
-    }
-    await log.close();
-    await nc.close();
-    return stream;
-  }
+  const seeded = (extra: Array<Entry | Uint8Array> = []) =>
+    seededCounter(ctx.server.url, "VERIFY", extra, "test");
   const common = { v: 1, ts: 1_700_000_000_000, client: "test" } as const;
   const snapshot = (base: number, state: unknown): Entry => ({
     ...common,

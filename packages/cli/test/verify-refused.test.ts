@@ -1,12 +1,12 @@
-import { encodeEntry, JetStreamLog, type Entry } from "@statesync/node";
+import type { Entry } from "@statesync/node";
 import { describe, expect, it } from "vitest";
 import {
   counter,
   MODEL,
   openCounter,
   runCli,
+  seededCounter,
   target,
-  tcp,
   uniqueStream,
   useNatsServer,
 } from "./helpers.js";
@@ -34,22 +34,7 @@ describe("verify and commands every replica refused", () => {
       commands: calls.map(([name, args], i) => ({ seed: i + 1, name, args })),
     }) as unknown as Entry;
 
-  /** A counter log at revision 2 (genesis, increment by 2), then `extra` raw entries. */
-  async function seeded(extra: Array<Entry | string>): Promise<string> {
-    const stream = uniqueStream("REFUSED");
-    const a = await openCounter(ctx.server.url, stream);
-    await a.update("increment", { by: 2 });
-    await a.close();
-    const nc = await tcp(ctx.server.url);
-    const log = new JetStreamLog({ connection: nc, stream });
-    for (const [i, e] of extra.entries()) {
-      const data = typeof e === "string" ? new TextEncoder().encode(e) : encodeEntry(e);
-      await log.appendUnconditional(data, `raw-${i}`);
-    }
-    await log.close();
-    await nc.close();
-    return stream;
-  }
+  const seeded = (extra: Array<Entry | string>) => seededCounter(ctx.server.url, "REFUSED", extra);
 
   const refusals = () => [
     command("boom", {}), // 3: refused

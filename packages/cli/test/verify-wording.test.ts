@@ -1,6 +1,14 @@
 import { encodeEntry, JetStreamLog, type Entry } from "@statesync/node";
 import { describe, expect, it } from "vitest";
-import { MODEL, openCounter, runCli, target, tcp, uniqueStream, useNatsServer } from "./helpers.js";
+import {
+  MODEL,
+  runCli,
+  seededCounter,
+  target,
+  tcp,
+  uniqueStream,
+  useNatsServer,
+} from "./helpers.js";
 
 /**
  * Regression tests (fresh-eyes trial) of `verify`'s wording: "replayed revisions 1 to 1" when
@@ -13,22 +21,7 @@ describe("statesync verify says what happened", () => {
   const command = (name: string, args: unknown): Entry =>
     ({ ...common, kind: "command", seed: 1, name, args }) as Entry;
 
-  /** A counter log at revision 2 (genesis, increment by 2), then `extra` raw entries. */
-  async function seeded(extra: Array<Entry | string>): Promise<string> {
-    const stream = uniqueStream("SKIPS");
-    const a = await openCounter(ctx.server.url, stream);
-    await a.update("increment", { by: 2 });
-    await a.close();
-    const nc = await tcp(ctx.server.url);
-    const log = new JetStreamLog({ connection: nc, stream });
-    for (const [i, e] of extra.entries()) {
-      const data = typeof e === "string" ? new TextEncoder().encode(e) : encodeEntry(e);
-      await log.appendUnconditional(data, `raw-${i}`);
-    }
-    await log.close();
-    await nc.close();
-    return stream;
-  }
+  const seeded = (extra: Array<Entry | string>) => seededCounter(ctx.server.url, "SKIPS", extra);
 
   it("verify says nothing was replayed when the replay stops at the first revision", async () => {
     const stream = uniqueStream("SKIPS");
