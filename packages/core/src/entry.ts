@@ -150,99 +150,118 @@ const chunkedSnapshotSchema = z.object({
   origins: originsSchema,
 });
 
+const kindSchema = z.discriminatedUnion("kind", [
+  z.object({
+    ...common,
+    kind: z.literal("genesis"),
+    model: z.string().min(1),
+    version: z.number().int().nonnegative(),
+    initialHash: z.string().regex(/^[0-9a-f]{64}$/),
+  }),
+  z.object({
+    ...common,
+    kind: z.literal("update"),
+    base: z.number().int().nonnegative(),
+    seed: z.number().int().nonnegative().max(0xffffffff),
+    patches: z.array(patchSchema),
+    commands: z.array(commandCallSchema).optional(),
+    origin: originSchema,
+  }),
+  z.object({
+    ...common,
+    kind: z.literal("snapshot"),
+    base: z.number().int().nonnegative(),
+    model: z.string().min(1),
+    version: z.number().int().nonnegative(),
+    initialHash: z.string().regex(/^[0-9a-f]{64}$/),
+    state: z.unknown(),
+    recent: recentSchema,
+    /** The version the log was at before its last switch (so commands without `mv` after it are read alike). */
+    from: z.number().int().nonnegative().optional(),
+    origins: originsSchema,
+  }),
+  z.object({
+    ...common,
+    /** 3: checked where it is applied (`CHECKED_COMMAND_FORMAT`); 1 and 2: unchecked. */
+    v: z.union([z.literal(1), z.literal(2), z.literal(3)]),
+    kind: z.literal("command"),
+    seed: z.number().int().nonnegative().max(0xffffffff),
+    name: z.string().min(1).max(256),
+    args: z.unknown(),
+    /** The writer's model version (absent: a writer of the version before the last switch). */
+    mv: z.number().int().nonnegative().optional(),
+    origin: originSchema,
+  }),
+  z.object({
+    ...common,
+    v: z.literal(COMMANDS_FORMAT),
+    kind: z.literal("commands"),
+    commands: z
+      .array(
+        z.object({
+          seed: z.number().int().nonnegative().max(0xffffffff),
+          name: z.string().min(1).max(256),
+          args: z.unknown(),
+        }),
+      )
+      .min(2)
+      .max(MAX_COMMANDS_PER_ENTRY),
+    mv: z.number().int().nonnegative().optional(),
+  }),
+  z.object({ ...common, kind: z.literal("intent") }),
+  z.object({
+    ...common,
+    v: z.literal(2),
+    kind: z.literal("switch"),
+    /** The revision the switch is based on (written conditionally on it). */
+    base: z.number().int().nonnegative(),
+    model: z.string().min(1),
+    /** The model version the log was at. */
+    from: z.number().int().nonnegative(),
+    /** The model version from this entry on, and its initial state's hash. */
+    version: z.number().int().nonnegative(),
+    initialHash: z.string().regex(/^[0-9a-f]{64}$/),
+    /** The state at `base` migrated to `version`. */
+    state: z.unknown(),
+    recent: recentSchema,
+    origins: originsSchema,
+  }),
+  z.object({
+    ...common,
+    kind: z.literal("part"),
+    id: idSchema,
+    index: z
+      .number()
+      .int()
+      .nonnegative()
+      .max(MAX_PARTS - 1),
+    base: z.number().int().nonnegative(),
+    data: z.string(),
+    recent: recentSchema,
+  }),
+]);
+
 const entrySchema: z.ZodType<Entry> = z.union([
   chunkedSnapshotSchema as z.ZodType<Entry>,
-  z.discriminatedUnion("kind", [
-    z.object({
-      ...common,
-      kind: z.literal("genesis"),
-      model: z.string().min(1),
-      version: z.number().int().nonnegative(),
-      initialHash: z.string().regex(/^[0-9a-f]{64}$/),
-    }),
-    z.object({
-      ...common,
-      kind: z.literal("update"),
-      base: z.number().int().nonnegative(),
-      seed: z.number().int().nonnegative().max(0xffffffff),
-      patches: z.array(patchSchema),
-      commands: z.array(commandCallSchema).optional(),
-      origin: originSchema,
-    }),
-    z.object({
-      ...common,
-      kind: z.literal("snapshot"),
-      base: z.number().int().nonnegative(),
-      model: z.string().min(1),
-      version: z.number().int().nonnegative(),
-      initialHash: z.string().regex(/^[0-9a-f]{64}$/),
-      state: z.unknown(),
-      recent: recentSchema,
-      /** The version the log was at before its last switch (so commands without `mv` after it are read alike). */
-      from: z.number().int().nonnegative().optional(),
-      origins: originsSchema,
-    }),
-    z.object({
-      ...common,
-      /** 3: checked where it is applied (`CHECKED_COMMAND_FORMAT`); 1 and 2: unchecked. */
-      v: z.union([z.literal(1), z.literal(2), z.literal(3)]),
-      kind: z.literal("command"),
-      seed: z.number().int().nonnegative().max(0xffffffff),
-      name: z.string().min(1).max(256),
-      args: z.unknown(),
-      /** The writer's model version (absent: a writer of the version before the last switch). */
-      mv: z.number().int().nonnegative().optional(),
-      origin: originSchema,
-    }),
-    z.object({
-      ...common,
-      v: z.literal(COMMANDS_FORMAT),
-      kind: z.literal("commands"),
-      commands: z
-        .array(
-          z.object({
-            seed: z.number().int().nonnegative().max(0xffffffff),
-            name: z.string().min(1).max(256),
-            args: z.unknown(),
-          }),
-        )
-        .min(2)
-        .max(MAX_COMMANDS_PER_ENTRY),
-      mv: z.number().int().nonnegative().optional(),
-    }),
-    z.object({ ...common, kind: z.literal("intent") }),
-    z.object({
-      ...common,
-      v: z.literal(2),
-      kind: z.literal("switch"),
-      /** The revision the switch is based on (written conditionally on it). */
-      base: z.number().int().nonnegative(),
-      model: z.string().min(1),
-      /** The model version the log was at. */
-      from: z.number().int().nonnegative(),
-      /** The model version from this entry on, and its initial state's hash. */
-      version: z.number().int().nonnegative(),
-      initialHash: z.string().regex(/^[0-9a-f]{64}$/),
-      /** The state at `base` migrated to `version`. */
-      state: z.unknown(),
-      recent: recentSchema,
-      origins: originsSchema,
-    }),
-    z.object({
-      ...common,
-      kind: z.literal("part"),
-      id: idSchema,
-      index: z
-        .number()
-        .int()
-        .nonnegative()
-        .max(MAX_PARTS - 1),
-      base: z.number().int().nonnegative(),
-      data: z.string(),
-      recent: recentSchema,
-    }),
-  ]),
+  kindSchema as z.ZodType<Entry>,
 ]);
+
+/**
+ * Why `raw` fails {@link entrySchema}, in one line: zod's first issues, with paths, in the branch
+ * its `kind` and `parts` select (the union alone says "Invalid input", naming nothing).
+ */
+function envelopeProblem(raw: object): string {
+  const branch = "parts" in raw ? chunkedSnapshotSchema : kindSchema;
+  const parsed = branch.safeParse(raw);
+  if (parsed.success) return "invalid envelope";
+  const issues = parsed.error.issues;
+  const words = issues.slice(0, 3).map((issue) => {
+    const at = issue.path.length > 0 ? ` at ${issue.path.map(String).join(".")}` : "";
+    return `${issue.message.replace(/\s+/g, " ")}${at}`;
+  });
+  const more = issues.length > 3 ? `; and ${issues.length - 3} more issues` : "";
+  return `${words.join("; ")}${more}`.slice(0, 600);
+}
 
 /** Outcome of {@link decodeEntry}: an entry, or why not (CORRUPT_ENTRY / UNSUPPORTED_FORMAT). */
 export type DecodeResult = { ok: true; entry: Entry } | { ok: false; error: StateSyncError };
@@ -372,8 +391,7 @@ export function checkEnvelope(raw: object, fast = true): DecodeResult {
   let entry: Entry | undefined = fast ? fastEnvelope(raw as Record<string, unknown>) : undefined;
   if (entry === undefined) {
     const parsed = entrySchema.safeParse(raw);
-    if (!parsed.success)
-      return corrupt(parsed.error.issues[0]?.message ?? "invalid envelope", parsed.error);
+    if (!parsed.success) return corrupt(envelopeProblem(raw), parsed.error);
     entry = parsed.data;
   }
   if (forbiddenPath(entry))
