@@ -156,6 +156,11 @@ const MARKS = {
   partly: "some commands no-op",
 } as const;
 
+/** A replay mark in words, as the WHAT column brackets it: `skipped: CORRUPT_ENTRY: …`. */
+export function markText(mark: ReplayMark): string {
+  return `${MARKS[mark.verdict]}: ${mark.error}`;
+}
+
 /**
  * The WHAT column: {@link what}, after the replay's mark in brackets when it does not apply the
  * entry (`[skipped: VALIDATION: …] increment {"by":1e+308}`); a malformed entry's own reason
@@ -165,7 +170,7 @@ export function describe(row: EntryRow): string {
   const text = what(row);
   const r = row.replay;
   if (r === undefined || (row.kind === "malformed" && r.verdict === "skipped")) return text;
-  return `[${MARKS[r.verdict]}: ${r.error}]${text === "" ? "" : ` ${text}`}`;
+  return `[${markText(r)}]${text === "" ? "" : ` ${text}`}`;
 }
 
 /** What an entry does: commands and their arguments, patches, model, or why it is malformed. */

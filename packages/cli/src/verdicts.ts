@@ -114,8 +114,16 @@ export interface Replayer {
 }
 
 /**
+ * An earlier entry's mark, known later: an entry held while a chunked snapshot's parts were
+ * read (listed then without a mark) that the replay skipped or made a no-op of once the
+ * snapshot entry at `by` loaded. Before, such an entry stayed listed as if it applied (stop 41).
+ */
+export type Remark = (revision: number, mark: ReplayMark, by: number) => void;
+
+/**
  * A replay of `model` having fed the retained entries of `log` up to `through` (`onEntry` sees
- * each of them with its mark): it marks the entries after.
+ * each of them with its mark): it marks the entries after. `remark` hears of the marks of
+ * entries given before, found when a chunked snapshot entry loads (see {@link Remark}).
  */
 export async function replayerOf(
   log: JetStreamLog,
@@ -123,9 +131,19 @@ export async function replayerOf(
   firstRevision: number,
   through: number,
   onEntry?: (entry: LogEntry, mark: ReplayMark | undefined) => void,
+  remark?: Remark,
 ): Promise<Replayer> {
   const verdicts = new EntryVerdicts(model, log.contiguous);
-  const mark: Marker = (entry) => replayMark(verdicts.next(entry), entry.revision);
+  const mark: Marker = (entry) => {
+    const verdict = verdicts.next(entry);
+    if (verdict.kind === "applied" && verdict.replayed && remark) {
+      for (const { revision, verdict: held } of verdict.replayed) {
+        const m = replayMark(held, revision);
+        if (m) remark(revision, m, entry.revision);
+      }
+    }
+    return replayMark(verdict, entry.revision);
+  };
   if (firstRevision > 0 && through >= firstRevision) {
     for await (const e of readWhole(log, firstRevision, through)) {
       const m = mark(e); // fed to the replay whether or not anyone listens

@@ -29,8 +29,17 @@ export type EntryVerdict =
   /**
    * Applied: it changed the state, or is a starting point, an intent or a part. `failures`: the
    * commands of a `commands` entry consumed without effect (`details.index`), the others applied.
+   * `replayed`: a chunked snapshot entry loaded from its parts, the verdicts on the entries held
+   * since its part 0 (each `held` when given), replayed onto its state.
    */
-  | { readonly kind: "applied"; readonly failures?: readonly StateSyncError[] }
+  | {
+      readonly kind: "applied";
+      readonly failures?: readonly StateSyncError[];
+      readonly replayed?: ReadonlyArray<{
+        readonly revision: number;
+        readonly verdict: EntryVerdict;
+      }>;
+    }
   /**
    * Skipped by every replica alike: malformed (`CORRUPT_ENTRY`, a conditional update on a stale
    * base among them), an older version's command after a switch (`OUTDATED_COMMAND`).
@@ -145,6 +154,13 @@ export class EntryVerdicts<S, C extends CommandMap<S>> {
   private verdictOf(r: StepResult, revision: number): EntryVerdict {
     switch (r.kind) {
       case "applied":
+        if (r.replayed) {
+          const replayed = r.replayed.map((s) => ({
+            revision: s.revision,
+            verdict: this.verdictOf(s.result, s.revision),
+          }));
+          return { kind: "applied", replayed };
+        }
         if (r.error?.details.restartedAt !== undefined) return { kind: "restarts", error: r.error };
         if (r.error) return { kind: "no-op", error: r.error };
         if (r.failures) return { kind: "applied", failures: r.failures };

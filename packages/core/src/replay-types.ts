@@ -18,7 +18,7 @@ export type StepResult =
       error?: StateSyncError;
       /** A `commands` entry's commands consumed without effect (`details.index`), in order. */
       failures?: StateSyncError[];
-      replayed?: StepResult[];
+      replayed?: ReplayedStep[];
       duplicate?: true;
       /** The state this replay held when a re-anchoring replaced it (see {@link KeptOverReset}). */
       kept?: KeptOverReset;
@@ -33,6 +33,12 @@ export type StepResult =
   | { kind: "skipped"; error: StateSyncError }
   /** Not consumed: the replica must stop before it. */
   | { kind: "stall"; error: StateSyncError };
+
+/** What replaying one held entry did, when a chunked snapshot loaded: its revision and result. */
+export interface ReplayedStep {
+  readonly revision: number;
+  readonly result: StepResult;
+}
 
 /**
  * What a replay held when a snapshot entry of the model's initial state, based on its own

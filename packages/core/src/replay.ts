@@ -11,6 +11,7 @@ import type { CommandMap } from "./model.js";
 import { commandForLog, logModelOf } from "./versions.js";
 
 import { withRevision, type StepResult } from "./replay-state.js";
+import type { ReplayedStep } from "./replay-types.js";
 import { RunReplay } from "./replay-runs.js";
 import { carriedStateRefusal, safeParse } from "./schema-parse.js";
 
@@ -377,13 +378,13 @@ const PENDING: StepResult = { kind: "pending" };
     this.origins = new Origins(entry.origins);
     this.revision = assembly.base;
     this.messageId = undefined;
-    const replayed: StepResult[] = [];
+    const replayed: ReplayedStep[] = [];
     const outer = this.reloading;
     this.reloading = c;
     try {
       for (const p of c.pendingAfter(assembly.start - 1)) {
         const r = this.step(p.entry, p.decoded);
-        replayed.push(r);
+        replayed.push({ revision: p.entry.revision, result: r });
         if (r.kind === "stall") return r;
       }
     } finally {

@@ -63,9 +63,20 @@ export function registerHistory(program: Command): void {
             for await (const e of readWhole(log, from, to)) out.push(entryRow(e));
           } else {
             // Replayed from the first retained entry: the verdict on an entry depends on all before.
-            const replayer = await replayerOf(log, model, info.firstRevision, to, (e, mark) => {
-              if (e.revision >= from) out.push(entryRow(e, mark));
-            });
+            const at = new Map<number, number>(); // revision -> index in out
+            const replayer = await replayerOf(
+              log,
+              model,
+              info.firstRevision,
+              to,
+              (e, mark) => {
+                if (e.revision >= from) at.set(e.revision, out.push(entryRow(e, mark)) - 1);
+              },
+              (revision, replay) => {
+                const i = at.get(revision);
+                if (i !== undefined) out[i] = { ...out[i]!, replay };
+              },
+            );
             // A state failing to migrate: repaired later (`may stop`) or stopping every replica.
             return settleRows(out, await replayer.settle(log, to, info.latestRevision));
           }

@@ -13,14 +13,14 @@ import type { JetStreamLog, LogEntry } from "@statesync/node";
 import type { Command } from "commander";
 import { z } from "zod";
 import { action } from "../action.js";
-import { ENTRY_HEADER, entryCells, entryRow, tailLine } from "../entries.js";
+import { ENTRY_HEADER, entryCells, entryRow, markText, tailLine } from "../entries.js";
 import { loadModel } from "../model-file.js";
 import { addCommonOptions, parseCommon, entryRevisionSchema, parseWith } from "../options.js";
 import { printJson, printLines, printNotice } from "../output.js";
 import { removedFromWarning, warnTruncated } from "../retained.js";
 import { withLog, withSession } from "../session.js";
 import { WentBackGuard } from "../tail-guard.js";
-import { replayerOf, type Marker } from "../verdicts.js";
+import { replayerOf, type Marker, type Remark } from "../verdicts.js";
 import { MODEL_OPTION } from "./state.js";
 
 const tailSchema = z.object({ from: entryRevisionSchema.optional(), model: z.string().optional() });
@@ -113,8 +113,16 @@ export function registerTail(program: Command): void {
               // With --model the replay reads every entry before the first printed: up to the
               // latest now, and those after it (a --from past the latest) as they are followed.
               const through = Math.min(first - 1, info.latestRevision);
+              // An entry printed while a chunked snapshot's parts were read: its mark, once known.
+              const remark: Remark = (revision, replay, by) => {
+                if (revision < first) return;
+                printNotice(
+                  `statesync: revision ${revision}, printed above, once the chunked snapshot at revision ${by} loaded: [${markText(replay)}]`,
+                );
+              };
               const mark: Marker | undefined =
-                model && (await replayerOf(log, model, info.firstRevision, through)).mark;
+                model &&
+                (await replayerOf(log, model, info.firstRevision, through, undefined, remark)).mark;
               // What ended the follow, as it was thrown (printed with its own code, or INTERNAL).
               let failed: (e: { error: unknown }) => void = () => undefined;
               const failure = new Promise<{ error: unknown }>((resolve) => (failed = resolve));

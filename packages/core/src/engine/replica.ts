@@ -252,7 +252,8 @@ export class Replica<S, C extends CommandMap<S>> {
       // (No array per entry: this runs for every entry of a catch-up.)
       if (result.error) this.noted(result.error, kind);
       else if (result.failures) for (const error of result.failures) this.noted(error, kind);
-      if (result.replayed) for (const r of result.replayed) if (r.kind !== "stall") this.count(r);
+      if (result.replayed)
+        for (const r of result.replayed) if (r.result.kind !== "stall") this.count(r.result);
     }
   }
 
