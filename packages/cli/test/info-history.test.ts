@@ -206,6 +206,10 @@ describe("statesync info and history", () => {
     expect(text.stdout).toMatch(
       /^warning\s+.*read one with --key <key>; the revision, entries and bytes shown/m,
     );
+    // Its configuration is checked as a shared stream's: it was "UNSAFE" beside that warning
+    // (subjects not exactly S.log), of a healthy shared stream.
+    expect(text.stdout).toMatch(/^configuration\s+safe \(no limit drops history\)$/m);
+    expect(info).toMatchObject({ configSafe: true, configProblems: [] });
     // With a key, no such warning.
     expect((await runJson(["info", ...where(stream, "--key", "k1")])).warnings).toEqual([]);
     // The other commands refuse, saying to pass --key (a trial: they said the stream was

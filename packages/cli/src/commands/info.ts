@@ -9,6 +9,7 @@
 import type { Command } from "commander";
 import {
   decodeEntry,
+  resolveLayout,
   streamConfigProblems,
   streamConfigWarnings,
   type JetStreamLog,
@@ -119,9 +120,15 @@ export async function readInfo(s: Session): Promise<InfoReport> {
   const si = await streamInfo(s);
   // --key on a stream of one state: its layout is reported as the stream's, with the problem.
   const own = ownStreamOf(si.config.subjects, s.layout);
+  // A shared stream read without --key (warned below) is checked as a shared stream: it read
+  // "UNSAFE: subjects are not exactly S.log" beside the warning (a trial).
+  const asShared = sharedWithoutKey(si.config.subjects, s.layout).length > 0;
+  const checked = asShared
+    ? resolveLayout(s.layout.stream, "key", s.layout.subject.slice(0, -".log".length))
+    : s.layout;
   const problems =
     own === undefined
-      ? streamConfigProblems(si.config as StreamConfigLike, s.layout)
+      ? streamConfigProblems(si.config as StreamConfigLike, checked)
       : [keyOnOwnStream(own, s.layout.key!)];
   const report: InfoReport = {
     stream: s.layout.stream,
@@ -141,7 +148,7 @@ export async function readInfo(s: Session): Promise<InfoReport> {
     configProblems: problems,
     configWarnings: [
       ...streamConfigWarnings(si.config as StreamConfigLike),
-      ...foreignSubjects(si.state, s.layout),
+      ...foreignSubjects(si.state, checked),
     ],
     warnings: [],
   };
