@@ -1,7 +1,14 @@
 import { expect, test, waitForConvergence } from "@statesync/playwright";
 import { boardModel, boardStream, pageCommand } from "../support/board.js";
 import { cutWebSockets } from "../support/network.js";
-import { allLive, cardIds, openTab, settleStarted, startCards } from "../support/tabs.js";
+import {
+  allLive,
+  cardIds,
+  openTab,
+  settleStarted,
+  startCards,
+  startCommand,
+} from "../support/tabs.js";
 
 // The offline queue in the browser (docs/offline.md): edits made without a connection show at
 // once, survive a reload, and are committed in order, exactly once, when the connection returns.
@@ -273,5 +280,56 @@ test("a tab reopened offline after every tab closed shows the edits of all their
     .toEqual(["x0", "x1", "y0", "y1"]);
   await waitForConvergence([again.page, node]);
   await expect(again.page.getByTestId("pending-other-tabs")).toHaveCount(0);
+  await profile.close();
+});
+
+// Found by an adversarial trial: the leading tab's drain showed a closed tab's offline edits in
+// every tab; the app then cleared the queues (a logout), and the drain's next rounds found the
+// slot empty and said nothing: the cleared edits showed as "not sent yet" for as long as the tab
+// stayed open, online too (never committed: only the view was wrong).
+test("a closed tab's offline edits, shown by the leading tab, then its queue cleared (a logout): they leave the view and never commit", async ({
+  natsServer,
+  openNodeSynchronizer,
+  newContext,
+}) => {
+  test.setTimeout(90_000);
+  const profile = await newContext();
+  const network = await cutWebSockets(profile);
+  const leader = await openTab(profile, natsServer);
+  await allLive([leader]);
+  const doomed = await openTab(profile, natsServer);
+  await allLive([doomed]);
+  await pageCommand(leader.page, "addCard", { id: "x", listId: "todo", title: "x" });
+  network.cut();
+  await expect(doomed.page.getByTestId("status")).toHaveText("offline");
+  for (const id of ["d0", "d1"])
+    await startCommand(doomed.page, "addCard", { id, listId: "todo", title: id });
+  await expect(doomed.page.getByTestId("pending")).toHaveText(/saved on this device/);
+  await doomed.page.close();
+  await expect(leader.page.getByTestId("card")).toHaveCount(3);
+  await leader.page.waitForTimeout(11_000); // the leader's drain has read and shown the slot
+  // The app clears every queue (docs/offline.md: a user logs out): this tab's own, and the slot
+  // the closed tab left, as IndexedDbPendingStore's clear() removes its records.
+  await leader.page.evaluate(async () => {
+    const { sync } = (globalThis as any).__statesync__.default;
+    await sync.clearPending();
+    const db = await new Promise<IDBDatabase>((resolve, reject) => {
+      const open = indexedDB.open("statesync-pending");
+      open.onsuccess = () => resolve(open.result);
+      open.onerror = () => reject(open.error);
+    });
+    const tx = db.transaction("records", "readwrite");
+    tx.objectStore("records").clear(); // every slot's records (the slots' rows are kept)
+    await new Promise((r) => (tx.oncomplete = r));
+    db.close();
+  });
+  // The next round of the drain finds the slot empty.
+  await expect(leader.page.getByTestId("card")).toHaveCount(1, { timeout: 25_000 });
+  await expect(leader.page.getByTestId("pending-other-tabs")).toHaveCount(0);
+  network.restore();
+  await allLive([leader]);
+  const node = await openNodeSynchronizer({ stream: boardStream(), model: boardModel });
+  await waitForConvergence([leader.page, node]);
+  expect(cardIds(node.state)).toEqual(["x"]);
   await profile.close();
 });

@@ -270,6 +270,7 @@ export async function openSynchronizer<S, C extends CommandMap<S>>(
             channel: name,
             order: tabOrder,
             identity: async () => (await tab.log.info()).identity,
+            revision: () => sync.revision,
             open: (p) =>
               createSynchronizer<S, C>({
                 ...quiet,

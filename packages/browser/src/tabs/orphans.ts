@@ -49,6 +49,12 @@ export interface OrphanDrainOptions {
    * tab showed them, and held the tabs' pushes, until its drain's replica set them aside).
    */
   identity?(): Promise<string>;
+  /**
+   * This tab's confirmed revision (default 0): a slot's updates withdrawn because the slot was
+   * found empty leave the other tabs' views once they reach it (committed ones are in their
+   * confirmed state by then).
+   */
+  revision?(): number;
   /** Opens a replica that holds the queue `pending` (on the tab's shared log, saving nothing). */
   open(pending: PendingQueueSetup): Promise<StateSynchronizer<any, any>>;
 }
@@ -73,6 +79,14 @@ export function drainOrphanedSlots(o: OrphanDrainOptions): () => void {
   const current = new Set<StateSynchronizer<any, any>>();
   /** Slots whose records were all set aside for another log, by the seqs they held. */
   const setAside = new Map<string, string>();
+  /**
+   * Slots whose updates a tab may show: reported by this drain, or held by a tab (which reports
+   * what it leaves behind when it closes). Found free and empty, such a slot is withdrawn once:
+   * its updates were pushed, or cleared by the app (a logout), and no one else will say so
+   * (before, an adversarial trial: cleared edits of a closed tab showed as "not sent yet" in
+   * every tab for as long as it stayed open).
+   */
+  const mayShow = new Set<string>();
   const report = reporter(o.channel);
   const online = () => o.online?.() ?? true;
   /** Pushes one slot's loaded queue through a replica of its own; resolves once it is done. */
@@ -144,17 +158,24 @@ export function drainOrphanedSlots(o: OrphanDrainOptions): () => void {
         try {
           queue = await o.store.open(o.key, owner);
         } catch (e) {
-          if (isStateSyncError(e, "QUEUE_LOCKED")) continue;
-          break;
+          if (!isStateSyncError(e, "QUEUE_LOCKED")) break;
+          mayShow.add(owner);
+          continue;
         }
         const loaded = await queue.load();
         const damaged = (loaded.damaged?.length ?? 0) > 0;
+        const empty = loaded.records.length === 0 && !damaged;
+        if (empty && queue.durable && !stopped && mayShow.delete(owner)) {
+          // Still holding the slot: a tab taking it next reports after this.
+          report.show(owner, [], queue.origin, o.revision?.() ?? 0);
+        }
         const seqs = loaded.records.map((r) => r.seq).join(",");
         const same = !damaged && setAside.get(owner) === seqs;
-        if ((loaded.records.length === 0 && !damaged) || same || stopped || !queue.durable) {
+        if (empty || same || stopped || !queue.durable) {
           await queue.close();
           continue;
         }
+        mayShow.add(owner);
         report.show(owner, loaded.records.filter(ours), queue.origin);
         if (!online()) {
           await queue.close(); // shown; pushed in a round once the server is back
