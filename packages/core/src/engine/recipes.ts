@@ -1,4 +1,4 @@
-import { current, isDraft, type Patch } from "immer";
+import type { Patch } from "immer";
 import { immer } from "../apply.js";
 import { freezeAlong, freezeWalk } from "../freeze.js";
 import type { StoredPatch } from "../entry.js";
@@ -7,6 +7,7 @@ import { MAX_PATCH_VALUE_DEPTH, MAX_STATE_DEPTH } from "../entry-limits.js";
 import { findJsonProblemWithDepth, pathText } from "../json.js";
 import { inRecipes, refuseThenable } from "../synchronous.js";
 import type { CommandMap, Model, UpdateContext } from "../model.js";
+import { detachResult } from "./recipe-result.js";
 import { StateChecker } from "./state-check.js";
 import {
   freezeWritten,
@@ -148,8 +149,7 @@ export class RecipeRunner<S, C extends CommandMap<S>> {
         const view = recorder.wrap(draft);
         for (let i = 0; i < ops.length; i++) {
           try {
-            let result = recorder.unwrap(runIn(ops[i]!, view, ctx));
-            if (isDraft(result)) result = current(result);
+            const result = detachResult(runIn(ops[i]!, view, ctx), recorder);
             refuseThenable(result);
             recorder.refuseHoles(draft, holes);
             const touches = recorder.take();
@@ -204,11 +204,11 @@ export class RecipeRunner<S, C extends CommandMap<S>> {
       let result: unknown;
       // statesync's Immer, frozen here (only the new containers: freeze.ts).
       const [unfrozen, p] = immer.produceWithPatches(next, (draft) => {
-        result = recorder.unwrap(runIn(op, recorder.wrap(draft), ctx));
+        result = runIn(op, recorder.wrap(draft), ctx);
         returned = true;
         recorder.refuseHoles(draft, holes);
-        // A returned draft would be a revoked proxy once produce returns: hand back a copy.
-        if (isDraft(result)) result = current(result);
+        // Drafts in it would be revoked proxies once produce returns: hand back copies.
+        result = detachResult(result, recorder);
         refuseThenable(result);
       });
       const touches = recorder.take();
