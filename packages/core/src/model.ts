@@ -222,7 +222,16 @@ const definitionShape = z.strictObject({
   initial: z.unknown(),
   initialHash: z.unknown().optional(),
   commands: z
-    .record(z.string(), z.strictObject({ args: z.unknown(), apply: z.unknown() }))
+    .record(
+      z.string(),
+      z.strictObject({
+        // "expected nonoptional, received undefined" named nothing a user could act on (a trial)
+        args: z.unknown().refine((a) => a !== undefined, {
+          error: "a command needs an args schema: z.object({}) for none",
+        }),
+        apply: z.unknown(),
+      }),
+    )
     .optional(),
 });
 

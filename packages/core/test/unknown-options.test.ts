@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
+import { z } from "zod/v4";
 import {
   createSynchronizer,
+  defineModel,
   MemoryLog,
   MemoryPendingStore,
   pendingQueue,
@@ -69,5 +71,35 @@ describe("createSynchronizer options", () => {
     });
     expect(sync.status).not.toBe("closed");
     await sync.close();
+  });
+});
+
+/** What a wrong value says (a new user's trial read zod's bare "Invalid input" and "nonoptional"). */
+describe("option and model messages name what is expected", () => {
+  it("compaction: true says what compaction takes", async () => {
+    const error = (await createSynchronizer({
+      log: new MemoryLog(),
+      model: counterModel,
+      compaction: true,
+    } as never).catch((e: unknown) => e)) as StateSyncError;
+    expect(error.code).toBe("VALIDATION");
+    expect(error.message).toMatch(/expected false or \{ everyEntries\?, everyBytes\?, jitter\? \}/);
+  });
+
+  it("a command without args says it needs a schema", () => {
+    let error: StateSyncError | undefined;
+    try {
+      defineModel({
+        name: "no-args",
+        state: z.object({ n: z.number() }),
+        initial: { n: 0 },
+        commands: { inc: { apply: (d: { n: number }) => void (d.n += 1) } } as never,
+      });
+    } catch (e) {
+      error = e as StateSyncError;
+    }
+    expect(error?.code).toBe("VALIDATION");
+    expect(error?.message).toMatch(/a command needs an args schema: z\.object\(\{\}\) for none/);
+    expect(error?.message).toMatch(/commands\.inc\.args/);
   });
 });

@@ -87,10 +87,17 @@ const tcpServer = z
   .string()
   .min(1)
   .refine(isTcpServerUrl, {
-    message:
-      "servers must be nats:// or tls:// URLs or host:port (e.g. nats://127.0.0.1:4222), " +
-      "several of them as an array, not one string with commas; " +
-      "for ws:// use @statesync/browser's openSynchronizer",
+    // What was given, and the hint that fits it (a trial's `http://…` read "not one string with
+    // commas").
+    error: (issue) => {
+      const given = String(issue.input);
+      const hint = given.includes(",")
+        ? "; several servers go in an array, not one string with commas"
+        : /^wss?:/i.test(given)
+          ? "; for ws:// use @statesync/browser's openSynchronizer"
+          : "";
+      return `servers must be nats:// or tls:// URLs or host:port (e.g. nats://127.0.0.1:4222), not ${JSON.stringify(given.slice(0, 200))}${hint}`;
+    },
   });
 
 /** `pending` of Node's openSynchronizer: `{ owner, store? }` only (a typo is an error). */

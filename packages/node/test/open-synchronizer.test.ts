@@ -219,7 +219,18 @@ describe("openSynchronizer", () => {
     const listed = await rejection(
       openSynchronizer({ servers: commas, stream: "S", model: counter }),
     );
-    expect(listed.message).toMatch(/as an array, not one string with commas/);
+    expect(listed.message).toMatch(/in an array, not one string with commas/);
+    // Each mistake gets its own hint, and the value given (a trial: `http://…` read "not one
+    // string with commas").
+    const http = await rejection(
+      openSynchronizer({ servers: "http://127.0.0.1:4222", stream: "S", model: counter }),
+    );
+    expect(http.message).toMatch(/not "http:\/\/127\.0\.0\.1:4222"$/m);
+    expect(http.message).not.toMatch(/commas|ws:\/\//);
+    const ws = await rejection(
+      openSynchronizer({ servers: "ws://127.0.0.1:8080", stream: "S", model: counter }),
+    );
+    expect(ws.message).toMatch(/for ws:\/\/ use @statesync\/browser's openSynchronizer/);
     // A bare host:port is accepted (this one then starts offline: nothing listens there).
     const bare = await openSynchronizer({
       servers: `127.0.0.1:${await getFreePort()}`,

@@ -52,14 +52,18 @@ export const optionsSchema = z.strictObject({
   groupCommands: z.boolean().optional(),
   upgrade: z.enum(["on-open", "manual"]).optional(),
   compaction: z
-    .union([
-      z.literal(false),
-      z.strictObject({
-        everyEntries: z.number().int().positive().optional(),
-        everyBytes: z.number().int().positive().optional(),
-        jitter: z.number().min(0).max(10).optional(),
-      }),
-    ])
+    .union(
+      [
+        z.literal(false),
+        z.strictObject({
+          everyEntries: z.number().int().positive().optional(),
+          everyBytes: z.number().int().positive().optional(),
+          jitter: z.number().min(0).max(10).optional(),
+        }),
+      ],
+      // zod's own word for a union is "Invalid input" (a trial gave `compaction: true`)
+      { error: "expected false or { everyEntries?, everyBytes?, jitter? }" },
+    )
     .optional(),
   ownsLog: z.boolean().optional(),
   pending: z
