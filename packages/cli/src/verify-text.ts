@@ -64,3 +64,12 @@ export function refusedText(report: VerifyReport, allowed: boolean): string {
     ? `${n}, allowed (--allow-refused)`
     : `${n}, among the skips (--allow-refused lets them pass)`;
 }
+
+/**
+ * The `not checked` line: starting points whose base a compaction or purge removed while verify
+ * ran (the log it started on had it: no problem of the log; the next run checks the log as it is).
+ */
+export function notCheckedText(report: VerifyReport): string {
+  const n = report.notChecked;
+  return `${n} snapshot or switch entr${n === 1 ? "y" : "ies"}: the history at ${n === 1 ? "its" : "their"} base was removed while verify ran (a compaction or a purge); run verify again to check the log as it is now`;
+}

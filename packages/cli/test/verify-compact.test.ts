@@ -77,6 +77,7 @@ describe("statesync verify and compact", () => {
       firstRevision: 1,
       snapshotsChecked: 1,
       switchesChecked: 0,
+      notChecked: 0,
       divergence: null,
       divergences: 0,
       problems: [],

@@ -98,6 +98,7 @@ describe("statesync verify across model versions", () => {
       firstRevision: 1,
       snapshotsChecked: 1,
       switchesChecked: 1,
+      notChecked: 0,
       divergence: null,
       divergences: 0,
       problems: [],

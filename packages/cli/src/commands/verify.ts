@@ -26,7 +26,7 @@ import {
   type Divergence,
 } from "../verify-starting-points.js";
 import { MODEL_OPTION } from "./state.js";
-import { nothingText, refusedText, resultText } from "../verify-text.js";
+import { notCheckedText, nothingText, refusedText, resultText } from "../verify-text.js";
 
 export type { Divergence };
 
@@ -61,6 +61,11 @@ export interface VerifyReport {
   snapshotsChecked: number;
   /** Switch entries compared with the model's migration of the replay. */
   switchesChecked: number;
+  /**
+   * Snapshot and switch entries not compared: the history at their base (retained when verify
+   * started) was removed while it ran, by a compaction or a purge. No problem of the log.
+   */
+  notChecked: number;
   /**
    * The stop when the replay stopped (it halts every replica), else the first divergence by
    * revision; null when ok. `divergences` counts all that were found.
@@ -139,6 +144,7 @@ export async function verifyLog(
     firstRevision: info.firstRevision,
     snapshotsChecked: 0,
     switchesChecked: 0,
+    notChecked: 0,
     divergence: null,
     divergences: 0,
     problems: [],
@@ -188,6 +194,7 @@ export async function verifyLog(
       const checked = await checkStartingPoints(log, info, replica, model, found);
       report.snapshotsChecked = checked.snapshots;
       report.switchesChecked = checked.switches;
+      report.notChecked = checked.notChecked;
       const valid = safeParse(model.state, replica.state); // a refinement that throws fails it
       if (!valid.success) {
         const issue = valid.error.issues[0];
@@ -326,6 +333,7 @@ export function registerVerify(program: Command): void {
                   ] as [string, string],
                 ]
               : []),
+            ...(report.notChecked > 0 ? [["not checked", notCheckedText(report)] as const] : []),
           ]),
         );
       }
