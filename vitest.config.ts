@@ -55,7 +55,7 @@ export default defineConfig({
               "info-history",
               "tail",
               "verify-compact",
-              "verify-compacted-meanwhile",
+              "compacted-meanwhile",
             ].map((name) => `packages/cli/test/${name}.test.ts`),
           ],
           exclude: ["**/*.browser.test.{ts,tsx}", "**/node_modules/**"],

@@ -4,7 +4,14 @@
  * Prints the state pretty-printed; `--json`: `{ revision, state }` on one line.
  */
 import type { Command } from "commander";
-import { nestedDeeperThan, rebuildStateAt, safeParse, StateSyncError } from "@statesync/node";
+import {
+  isStateSyncError,
+  nestedDeeperThan,
+  rebuildStateAt,
+  safeParse,
+  StateSyncError,
+  type JetStreamLog,
+} from "@statesync/node";
 import { z } from "zod";
 import { action } from "../action.js";
 import { loadModel, type AnyModel } from "../model-file.js";
@@ -42,22 +49,44 @@ export async function readState(
     // A revision: replayed up to it only, so what lies after it (an entry this model cannot read,
     // a switch to a newer version) does not stand in the way (found by a fresh-eyes trial).
     if (at === 0) return { revision: 0, state: model.initial };
-    if (at !== undefined) {
-      const info = await log.info();
-      if (at > info.latestRevision) {
-        throw new StateSyncError(
-          "VALIDATION",
-          `--at ${at} is past the latest revision (${info.latestRevision})`,
-        );
-      }
-      if (info.firstRevision > 0 && info.firstRevision <= at) await checkFirstEntry(log, info);
-      return { revision: at, state: await rebuildStateAt(log, model, at) };
-    }
+    if (at !== undefined) return { revision: at, state: await stateAtRetained(log, model, at) };
     return withReplica(log, model, async (replica) => {
       if (replica === undefined) return { revision: 0, state: model.initial };
       return { revision: replica.revision, state: replica.state };
     });
   });
+}
+
+/**
+ * The state at revision `at` (above 0) of `log`, replayed up to it: `readState`'s `--at`. A
+ * revision retained when the read started that a compaction or purge removed before the replay
+ * got there is `TRUNCATED` saying so: the log lacks nothing, the command came too late (before, it
+ * read as a revision before the retained history, as if `--at` had named one).
+ */
+export async function stateAtRetained(
+  log: JetStreamLog,
+  model: AnyModel,
+  at: number,
+): Promise<unknown> {
+  const info = await log.info();
+  if (at > info.latestRevision) {
+    throw new StateSyncError(
+      "VALIDATION",
+      `--at ${at} is past the latest revision (${info.latestRevision})`,
+    );
+  }
+  if (info.firstRevision > 0 && info.firstRevision <= at) await checkFirstEntry(log, info);
+  try {
+    return await rebuildStateAt(log, model, at);
+  } catch (err) {
+    const now = isStateSyncError(err) && err.code === "TRUNCATED" ? err.details.firstRevision : 0;
+    if (info.firstRevision === 0 || at < info.firstRevision || !(Number(now) > at)) throw err;
+    throw new StateSyncError(
+      "TRUNCATED",
+      `revision ${at} was removed while the command ran (a compaction or a purge; the first retained revision is now ${String(now)}): its state is no longer in the log; run the command again with a retained revision`,
+      { details: { revision: at, firstRevision: now }, cause: err },
+    );
+  }
 }
 
 /** Why `state` fails `model`'s schema (the first issue and where), or undefined when it passes. */

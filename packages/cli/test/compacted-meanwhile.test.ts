@@ -1,5 +1,6 @@
 import { JetStreamLog, type Entry } from "@statesync/node";
 import { describe, expect, it, onTestFinished } from "vitest";
+import { stateAtRetained } from "../src/commands/state.js";
 import { verifyLog } from "../src/commands/verify.js";
 import type { AnyModel } from "../src/model-file.js";
 import { withReplica } from "../src/replica.js";
@@ -24,7 +25,7 @@ import {
  * same compaction had removed that base. Here the truncation happens deterministically between
  * the replay and the starting-point check (the replica is handed over once caught up).
  */
-describe("statesync verify while the log is compacted", () => {
+describe("statesync verify and state --at while the log is compacted", () => {
   const ctx = useNatsServer();
   const model = counter as unknown as AnyModel;
   const common = { v: 1, ts: 1_700_000_000_000, client: "test" } as const;
@@ -151,5 +152,38 @@ describe("statesync verify while the log is compacted", () => {
       ...target(ctx.server.url, stream, "--model", MODEL, "--json"),
     ]);
     expect(JSON.parse(json.stdout)).toMatchObject({ result: "diverges", notChecked: 0 });
+  });
+
+  it("state --at a revision a compaction removed meanwhile says so, not that it was never retained", async () => {
+    const stream = await seededCounter(ctx.server.url, "VMEAN", [
+      note("a"), // 3
+      snapshot(3, { count: 2, notes: ["a"] }), // 4
+      note("b"), // 5
+    ]);
+    const log = await logOf(stream);
+    const other = await logOf(stream);
+    // The compaction's truncation lands right after the command read the log's bounds.
+    const info = log.info.bind(log);
+    let once = true;
+    log.info = async () => {
+      const read = await info();
+      if (once) {
+        once = false;
+        await other.truncateBefore(4);
+      }
+      return read;
+    };
+    await expect(stateAtRetained(log, model, 3)).rejects.toMatchObject({
+      code: "TRUNCATED",
+      message:
+        "revision 3 was removed while the command ran (a compaction or a purge; the first retained revision is now 4): its state is no longer in the log; run the command again with a retained revision",
+      details: { revision: 3, firstRevision: 4 },
+    });
+    // Before the retained history when it started: as before.
+    await expect(stateAtRetained(log, model, 2)).rejects.toMatchObject({
+      code: "TRUNCATED",
+      message: "revision 2 is before the retained history (the first retained revision is 4)",
+    });
+    expect(await stateAtRetained(log, model, 5)).toEqual({ count: 2, notes: ["a", "b"] });
   });
 });
