@@ -133,7 +133,11 @@ describe("an unconditional update re-sent while other writers keep appending", (
     running = false;
     await loop;
     expect(result).toBeTypeOf("number");
-    expect(resends).toBeGreaterThanOrEqual(2); // it lost a race to its own replica first
+    // Its own replica's updates begun after it wait for it (the writer's invariant 8), so it loses
+    // at most one race, to an update already in flight (before: it lost them until it announced
+    // itself with an intent).
+    expect(resends).toBeGreaterThanOrEqual(1);
+    expect(resends).toBeLessThanOrEqual(2);
     const commands = (await entries(log)).filter((e) => e.kind === "command");
     expect(commands).toHaveLength(1);
     await victim.synced();

@@ -1,7 +1,7 @@
 import type { Immutable } from "immer";
 import { entryContext } from "../apply.js";
 import type { EntryOrigin } from "../entry.js";
-import { commandFailed, isStateSyncError, StateSyncError } from "../errors.js";
+import { isStateSyncError, StateSyncError } from "../errors.js";
 import type { RevisionedLog } from "../log.js";
 import type { CommandMap } from "../model.js";
 import type { Appender } from "./appender.js";
@@ -15,24 +15,8 @@ import type { Replica } from "./replica.js";
 import type { StatusHub } from "./status.js";
 import type { UnconditionalResult } from "../synchronizer-types.js";
 import { UpdateQueue } from "./update-queue.js";
-import {
-  CommandGroups,
-  commandSendParts,
-  sendCommands,
-  type CommandSendParts,
-  type CommandSent,
-  type QueuedCommand,
-} from "./command-groups.js";
-import {
-  answered,
-  ENDED,
-  limitsFromNow,
-  unsent,
-  waitEnded,
-  waitLimits,
-  within,
-} from "./wait-limits.js";
-import type { UpdateLimits } from "./wait-limits.js";
+import { UnconditionalWriter } from "./unconditional-writer.js";
+import { answered, ENDED, waitEnded, within } from "./wait-limits.js";
 import { Batch, updateEntry, type QueuedUpdate } from "./write-batch.js";
 import { nextSeed } from "../prng.js";
 
@@ -89,21 +73,20 @@ export interface WriterParts<S, C extends CommandMap<S>> {
  *    woken by the same entry took the batch's base every time: `RETRY_LIMIT`, stop 26).
  * 7. An unconditional command resolves once applied here, or once stored when its limits end,
  *    the replica stops or passes over its entry first (`applied: false`).
+ * 8. A conditional attempt waits for this replica's commands already submitted (not those held
+ *    by 6): appended before them, it conflicted with them every time (a new user's trial).
  */
 export class Writer<S, C extends CommandMap<S>> {
   private readonly queue: UpdateQueue<S>;
   private writing: Promise<void> | undefined;
   private paused = false;
-  private readonly unconditionalInFlight = new Set<Promise<unknown>>();
   /** Set while a conditional batch that conflicted tries again (invariant 6). */
   private retrying: { readonly decided: Promise<void>; readonly release: () => void } | undefined;
-  private readonly sendParts: CommandSendParts;
-  private readonly groups: CommandGroups;
+  private readonly commands: UnconditionalWriter<S, C>;
 
   constructor(private readonly p: WriterParts<S, C>) {
     this.queue = new UpdateQueue(p.status);
-    this.sendParts = commandSendParts(p);
-    this.groups = new CommandGroups(this.sendParts, p.groupCommands ? undefined : Infinity);
+    this.commands = new UnconditionalWriter(p, () => this.retrying?.decided);
   }
 
   /**
@@ -126,10 +109,10 @@ export class Writer<S, C extends CommandMap<S>> {
   /** Rejects what is queued with `error` and waits for every append already sent. */
   async close(error: StateSyncError): Promise<void> {
     this.queue.rejectAll(error);
-    const flushed = this.groups.flush();
+    const flushed = this.commands.flush();
     await this.writing?.catch(() => undefined);
     await flushed;
-    await Promise.allSettled([...this.unconditionalInFlight]);
+    await this.commands.settled();
   }
 
   private kick(): void {
@@ -239,12 +222,28 @@ export class Writer<S, C extends CommandMap<S>> {
   }
 
   /**
+   * Waits until this replica's commands already submitted are applied here (or failed): stored
+   * before the batch, they would make its append conflict (invariant 8). False when the batch's
+   * limits ended the wait.
+   */
+  private async afterOwnCommands(batch: Batch<S>): Promise<boolean> {
+    const limits = batch.limits(this.p.status.signal);
+    const sent = Promise.allSettled([...this.commands.inFlight]);
+    return within(sent, limits)
+      .then((r) => r !== ENDED)
+      .finally(() => limits.dispose());
+  }
+
+  /**
    * One round: the waits before sending, then `run`; what `Batch.setAside` took out is refused
    * when the round stood on the log's tail, and runs again otherwise.
    */
   private async attempt(batch: Batch<S>): Promise<Attempt<S>> {
     const waits = !this.p.opener.standsOnLog || this.p.replica.legacy || this.p.contention.mayWait;
     if (waits && !(await this.beforeSending(batch))) return { kind: "interrupted" };
+    if (this.commands.inFlight.size > 0 && !(await this.afterOwnCommands(batch))) {
+      return { kind: "interrupted" };
+    }
     try {
       const outcome = await this.run(batch);
       batch.settleAside(["committed", "unchanged", "none"].includes(outcome.kind));
@@ -315,86 +314,16 @@ export class Writer<S, C extends CommandMap<S>> {
   }
 
   /**
-   * Appends a command at the tail (see `StateSynchronizer.updateUnconditionally`). `context`: the
-   * entry's `ts` and `seed` (a pending command's, fixed when it was queued); drawn now without.
+   * Appends a command at the tail (see `StateSynchronizer.updateUnconditionally`), behind this
+   * replica's conditional batch that lost a race (invariant 6): `UnconditionalWriter`.
    */
-  async unconditional(
+  unconditional(
     name: string,
     args: unknown,
     options: ParsedUpdateOptions,
     origin?: EntryOrigin,
     context?: { readonly timestamp: number; readonly seed: number },
   ): Promise<UnconditionalResult> {
-    const update = limitsFromNow(options);
-    let error = unsent(this.p.status, update);
-    if (error) throw error;
-    if (this.retrying) {
-      // Behind this replica's conditional batch that lost a race (invariant 6).
-      const limits = waitLimits([update], this.p.status.signal);
-      await within(this.retrying.decided, limits).finally(() => limits.dispose());
-      error = unsent(this.p.status, update);
-      if (error) throw error;
-    }
-    if (!this.p.opener.standsOnLog || this.p.replica.legacy || this.p.contention.mayWait) {
-      await this.beforeUnconditional(update);
-      error = unsent(this.p.status, update);
-      if (error) throw error;
-    }
-    const call: QueuedCommand = {
-      ...{ name, args, seed: context?.seed ?? nextSeed() },
-      ...{ ts: context?.timestamp ?? Date.now(), limits: update },
-    };
-    const release = this.p.replica.watchFailures(); // before its entry can be read back
-    try {
-      return await this.sendCommand(call, origin, options);
-    } finally {
-      release();
-    }
-  }
-
-  /** Sends a command (alone or with others); what this replica did with it. */
-  private async sendCommand(
-    call: QueuedCommand,
-    origin: EntryOrigin | undefined,
-    options: ParsedUpdateOptions,
-  ): Promise<UnconditionalResult> {
-    // Commands in flight together share appends, but for a signal's or an origin's.
-    const append =
-      origin === undefined && options.signal === undefined
-        ? this.groups.submit(call)
-        : sendCommands(this.sendParts, [call], origin).then((revision) => ({ revision, index: 0 }));
-    this.unconditionalInFlight.add(append);
-    let sent: CommandSent;
-    try {
-      sent = await append;
-    } catch (e) {
-      this.p.status.fatal(e);
-      throw e;
-    } finally {
-      this.unconditionalInFlight.delete(append);
-    }
-    const { revision, index } = sent; // and applied here, unless its limits ended first
-    const replica = this.p.replica;
-    if (replica.revision < revision || replica.passedOver(revision)) {
-      return { revision, applied: false };
-    }
-    const failure = replica.commandFailure(revision, index);
-    if (failure) throw commandFailed(failure, revision);
-    return { revision };
-  }
-
-  /** An unconditional command's waits before it is sent (see `beforeSending`). */
-  private async beforeUnconditional(update: UpdateLimits): Promise<void> {
-    const limits = waitLimits([update], this.p.status.signal);
-    try {
-      if (!this.p.opener.standsOnLog) await this.p.opener.anchor(limits.deadline, limits.signal);
-      const upgraded = !this.p.replica.legacy || (await within(this.p.upgrader.ensure(), limits));
-      if (upgraded === ENDED) return;
-      if (this.p.contention.mayWait) await this.p.contention.deferToIntents({ heldMs: 0 }, limits);
-    } catch (e) {
-      if (!waitEnded(e, limits)) throw e; // else the caller says what ended the wait
-    } finally {
-      limits.dispose();
-    }
+    return this.commands.unconditional(name, args, options, origin, context);
   }
 }
