@@ -1,5 +1,6 @@
 import { isStateSyncError, StateSyncError } from "../errors.js";
 import type { StatusHub } from "./status.js";
+import { ENDED, within } from "./wait-limits.js";
 
 /** What an append's failures say (appender invariant 3): the errors `Appender` rejects with. */
 
@@ -108,3 +109,28 @@ export function storedElsewhere(
   status.stall(error);
   return error;
 }
+
+/**
+ * A look-up of an earlier send, ended by the caller's `signal` too: `UNAVAILABLE` (the outcome
+ * stays unknown) once it aborts. Before, an abort during a re-send waited for the look-up's
+ * request timeout, 5 s against a frozen server (a fresh-eyes trial). The update's deadline
+ * ends it too (`UNAVAILABLE`, and the loop answers `UNKNOWN_OUTCOME`): look-ups that scanned a
+ * loaded log again and again, cut short by compactions, settled an update 102.7 s into its
+ * 30 s `outcomeTimeoutMs` (a trial, stop 28).
+ */
+export async function lookupBounded<T>(
+  work: Promise<T>,
+  deadline: number,
+  signal?: AbortSignal,
+): Promise<T> {
+  // (Not `close()`: it waits for the appends already sent, look-ups included.)
+  const result = await within(work, { deadline, signal: signal ?? NEVER });
+  if (result !== ENDED) return result;
+  const by = signal?.aborted ? "its signal" : "the update's outcomeTimeoutMs";
+  throw new StateSyncError("UNAVAILABLE", `the look-up of an earlier send was cut short by ${by}`, {
+    details: { lookupCut: true },
+  });
+}
+
+/** A signal that never aborts. */
+const NEVER = new AbortController().signal;

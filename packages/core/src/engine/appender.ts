@@ -9,7 +9,9 @@ import type { SyncStats } from "../synchronizer-types.js";
 import type { OwnEntries, OwnEntry } from "./own-entries.js";
 import { OwnLookup, type OwnHistory } from "./own-lookup.js";
 import type { StatusHub } from "./status.js";
+import { heldByAnother, idTaken, MAX_TAKEN_IDS } from "./taken-id.js";
 import {
+  lookupBounded,
   endedWhy,
   outcomeUnknown,
   storedElsewhere,
@@ -169,16 +171,21 @@ export class Appender {
     limits: AppendLimits,
     sentAs?: string,
     sentAfter?: number,
+    taken = 0, // message ids found taken by another writer's entries so far (taken-id.ts)
   ): Promise<LogEntry> {
     const messageId = sentAs ?? `${this.clientId}-${this.instanceId}-${++this.counter}`;
     // An unconditional entry lands after the log's tail, which is at or after this revision.
     const after = expected ?? sentAfter ?? this.history.revision;
     this.own.remember(messageId, prepared);
+    let lost: StateSyncError | undefined; // not stored under `messageId`, nor ever will be
     try {
       let revision: number;
       try {
-        const sent = sentAs !== undefined;
-        revision = await this.exactlyOnce(prepared.data, expected, after, messageId, limits, sent);
+        const ack = { fresh: false, sent: sentAs !== undefined };
+        revision = await this.exactlyOnce(prepared.data, expected, after, messageId, limits, ack);
+        // Named by its id alone (a duplicate, a look-up): ours only with our bytes.
+        if (!ack.fresh && (await heldByAnother(this.log, revision, prepared.data)))
+          throw (lost = idTaken(messageId, revision, expected, taken));
       } finally {
         limits.contend?.done(); // (not promise.finally: two promises more per append)
       }
@@ -187,6 +194,9 @@ export class Appender {
       return { revision, data: prepared.data, messageId };
     } catch (e) {
       this.own.forget(messageId);
+      if (lost && expected === undefined && taken < MAX_TAKEN_IDS) {
+        return this.append(prepared, undefined, limits, undefined, after, taken + 1);
+      }
       // The log's limit shrank since it was learnt (a stream edited under the replica): learnt
       // again before the next entry is prepared (else every later compaction failed alike).
       if (isStateSyncError(e, "PAYLOAD_TOO_LARGE")) this.maxBytes = undefined;
@@ -201,12 +211,12 @@ export class Appender {
     after: number,
     messageId: string,
     { timeoutMs, signal, deadline: until, contend }: AppendLimits,
-    sentBefore = false,
+    ack: { fresh: boolean; readonly sent: boolean },
   ): Promise<number> {
     // The update's wait started before this append when it waited for the log or other writers.
     const started = Math.min(Date.now(), (until ?? Infinity) - timeoutMs);
     const deadline = Math.min(Date.now() + timeoutMs, until ?? Infinity);
-    let maybeStored = sentBefore; // false while every attempt is known not to have been sent
+    let maybeStored = ack.sent; // false while every attempt is known not to have been sent
     let condition = expected; // the revision the next send is conditional on
     let checked = after; // unconditional: the first send may lie after this revision
     let sends = 0;
@@ -217,7 +227,7 @@ export class Appender {
         if (maybeStored && expected === undefined) {
           if (conflicts > 0 && contend) await this.contending(contend, conflicts, deadline, signal);
           // Invariant 2: look before re-sending, and re-send only on the tail that was checked.
-          const seen = await this.bounded(
+          const seen = await lookupBounded(
             this.lookup.locate(messageId, checked, "range"),
             deadline,
             signal,
@@ -241,12 +251,12 @@ export class Appender {
         // up there too). A duplicate is the first send, perhaps read back already.
         if (expected === undefined && !result.duplicate && result.revision <= after) {
           elsewhere = result.revision;
-        } else return result.revision;
+        } else return ((ack.fresh = !result.duplicate), result.revision);
       } catch (e) {
         let failure: unknown = e;
         if (isStateSyncError(e, "CONFLICT") && maybeStored && expected !== undefined) {
           try {
-            const seen = await this.bounded(
+            const seen = await lookupBounded(
               this.lookup.locate(messageId, expected, "next"),
               deadline,
               signal,
@@ -316,26 +326,6 @@ export class Appender {
   }
 
   /**
-   * A look-up of an earlier send, ended by the caller's `signal` too: `UNAVAILABLE` (the outcome
-   * stays unknown) once it aborts. Before, an abort during a re-send waited for the look-up's
-   * request timeout, 5 s against a frozen server (a fresh-eyes trial). The update's deadline
-   * ends it too (`UNAVAILABLE`, and the loop answers `UNKNOWN_OUTCOME`): look-ups that scanned a
-   * loaded log again and again, cut short by compactions, settled an update 102.7 s into its
-   * 30 s `outcomeTimeoutMs` (a trial, stop 28).
-   */
-  private async bounded<T>(work: Promise<T>, deadline: number, signal?: AbortSignal): Promise<T> {
-    // (Not `close()`: it waits for the appends already sent, look-ups included.)
-    const result = await within(work, { deadline, signal: signal ?? NEVER });
-    if (result !== ENDED) return result;
-    const by = signal?.aborted ? "its signal" : "the update's outcomeTimeoutMs";
-    throw new StateSyncError(
-      "UNAVAILABLE",
-      `the look-up of an earlier send was cut short by ${by}`,
-      { details: { lookupCut: true } },
-    );
-  }
-
-  /**
    * The writer's turn before a re-send after `conflicts` lost races so far: other writers kept
    * appending between its look-up and its re-send (a trial, stop 28: about 40 appends a second in
    * one process made every such update fail `UNKNOWN_OUTCOME`, none stored). Like a conditional
@@ -395,6 +385,3 @@ export class Appender {
     return this.maxBytes!;
   }
 }
-
-/** A signal that never aborts. */
-const NEVER = new AbortController().signal;

@@ -1,0 +1,55 @@
+import { AppendConflictError, StateSyncError } from "../errors.js";
+import type { RevisionedLog } from "../log.js";
+
+/**
+ * Whether the entry the log holds at `revision` is not `data`: the message id an append was sent
+ * under answered a revision (a duplicate acknowledgement, or a look-up by id) whose entry holds
+ * other bytes. Message ids are predictable (`<client>-<instance>-<n>`, shown by `history()`), so
+ * another program that may publish on the subject can store its own entry under the id this
+ * replica sends next: the server then drops this replica's append as a duplicate and acknowledges
+ * the other entry's revision (a hostile-input trial: the update resolved as committed, lost, and
+ * the writer adopted its own state at that revision while every other replica held the other
+ * entry's). The bytes settle it, as `OwnEntries.take` does. False when the entry is not retained
+ * (truncated since: nothing tells then) or the log cannot be read now (as before: trusted).
+ */
+export async function heldByAnother(
+  log: RevisionedLog,
+  revision: number,
+  data: Uint8Array,
+): Promise<boolean> {
+  let stored;
+  try {
+    stored = await log.entryAt(revision);
+  } catch {
+    return false;
+  }
+  if (stored === undefined) return false;
+  const held = stored.data;
+  if (held.length !== data.length) return true;
+  for (let i = 0; i < held.length; i++) if (held[i] !== data[i]) return true;
+  return false;
+}
+
+/** Message ids an unconditional append finds taken, one after the other, before it gives up. */
+export const MAX_TAKEN_IDS = 8;
+
+/**
+ * The error of an append whose message id names another entry (at `revision`): nothing of it is
+ * stored. A conditional one lost its race to that entry (`CONFLICT`: its recipe runs again, under
+ * a new id); an unconditional one is sent again under a new id, and past {@link MAX_TAKEN_IDS}
+ * ids taken fails `UNAVAILABLE` (`notSent`: nothing appended).
+ */
+export function idTaken(
+  messageId: string,
+  revision: number,
+  expected: number | undefined,
+  taken: number,
+): StateSyncError {
+  if (expected !== undefined) return new AppendConflictError(expected, revision);
+  return new StateSyncError(
+    "UNAVAILABLE",
+    `nothing was appended: ${taken + 1} message ids in a row (the last ${JSON.stringify(messageId)}) ` +
+      `were taken by entries another program published under them (revision ${revision}): grant publish on the subject only to the state's writers`,
+    { details: { notSent: true, messageId, takenBy: revision } },
+  );
+}
