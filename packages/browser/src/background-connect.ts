@@ -16,10 +16,13 @@ import { connectWs } from "./ws-connect.js";
  * {@link DEFAULT_PING_INTERVAL_MS} (10 s: a server that stops answering without closing the
  * connection turns the replica `offline` in 20-30 s, not nats.js's 4-6 min), unless given. An
  * attempt whose WebSocket the server closes before it said anything fails at once
- * ({@link connectWs}), not after nats.ws's 20 s `timeout`.
+ * ({@link connectWs}), not after nats.ws's 20 s `timeout`. `settings.silentMs`: see core's
+ * `keepConnecting` (an attempt with no answer for that long is reported; `openSynchronizer`
+ * gives its `requestTimeoutMs`).
  */
 export function connectInBackground(
   options: ConnectionOptions,
+  settings: { silentMs?: number } = {},
 ): BackgroundConnection<NatsConnection> {
   return keepConnecting(
     () =>
@@ -33,6 +36,7 @@ export function connectInBackground(
       }),
     {
       target: options.servers,
+      silentMs: settings.silentMs,
       wake: (retry) => {
         globalThis.addEventListener?.("online", retry);
         return () => globalThis.removeEventListener?.("online", retry);

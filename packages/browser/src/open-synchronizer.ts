@@ -296,7 +296,10 @@ export async function openSynchronizer<S, C extends CommandMap<S>>(
       throw err;
     }
   } else {
-    const owned = servers === undefined ? undefined : connectInBackground(connect);
+    const owned =
+      servers === undefined
+        ? undefined
+        : connectInBackground(connect, { silentMs: rest.requestTimeoutMs });
     sync = await openJetStreamSynchronizer<S, C>({
       ...rest,
       snapshotEvery: rest.snapshotEvery ?? (saveAfterApply ? 0 : undefined),
@@ -306,6 +309,7 @@ export async function openSynchronizer<S, C extends CommandMap<S>>(
       snapshotKey,
       pending: queue,
       connectionErrors: owned ? (report) => owned.errors(report) : undefined,
+      whyNotConnected: owned && (() => owned.whyNotConnected()),
       closeConnection: async () => {
         await release();
         await owned?.cancel().catch(() => undefined);

@@ -1,4 +1,4 @@
-import { connectFailure } from "./connect-failure.js";
+import { connectFailure, serversText } from "./connect-failure.js";
 import { StateSyncError } from "./errors.js";
 
 /**
@@ -20,11 +20,23 @@ export interface BackgroundConnection<N> {
   cancel(): Promise<void>;
   /**
    * Calls `listener` with each failed attempt's error, as an `UNAVAILABLE` error naming the cause
-   * (an attempt failing like the one before is not repeated), starting with the last one so far.
+   * (an attempt failing like the one before is not repeated; a first attempt still without an
+   * answer after `silentMs` too), starting with the last one so far.
    * Nothing after the connection is made. Returns an unsubscribe function.
    */
   errors(listener: (error: StateSyncError) => void): () => void;
+  /**
+   * Why there is no connection (yet): the attempt in flight when none failed before it, or when
+   * it has had no answer for `silentMs` (a frozen server), as `UNAVAILABLE` "no answer within N
+   * ms" (`details.noAnswer`); else the last failed attempt's error. Undefined once connected or
+   * cancelled. A wait for the connection that gives up names it (`JetStreamLog`'s
+   * `whyNotConnected`), rather than only the time it waited.
+   */
+  whyNotConnected(): StateSyncError | undefined;
 }
+
+/** How long an attempt may go without an answer before it is reported, ms (see `silentMs`). */
+const SILENT_MS = 5_000;
 
 /**
  * Calls `connect` until it resolves, passing a signal aborted by `cancel()` (jetstream-notes: nats.js `connect()` rejects when no server
@@ -41,6 +53,14 @@ export function keepConnecting<N extends { close(): Promise<void>; isClosed(): b
     wake?: (retry: () => void) => () => void;
     /** What is being connected to, for error messages: the server URL(s). */
     target?: string | readonly string[];
+    /**
+     * How long the first attempt may go without an answer (a server that accepts the
+     * connection and sends nothing: frozen, overloaded, not NATS) before it is reported as
+     * `UNAVAILABLE` "no answer within N ms", while it goes on: give the `requestTimeoutMs` after
+     * which an opening gives up waiting (default 5000). Before, nothing was reported until the
+     * attempt's connect timeout (20 s), while a refused one was at once.
+     */
+    silentMs?: number;
   } = {},
 ): BackgroundConnection<N> {
   let cancelled = false;
@@ -57,12 +77,36 @@ export function keepConnecting<N extends { close(): Promise<void>; isClosed(): b
     lastError = error;
     for (const l of [...listeners]) l(lastError);
   };
+  const silentMs = options.silentMs ?? SILENT_MS;
+  /** When the attempt in flight started (ms since the epoch), and its report's timer. */
+  let started: number | undefined;
+  let silence: ReturnType<typeof setTimeout> | undefined;
+  const noAnswer = (ms: number) =>
+    new StateSyncError(
+      "UNAVAILABLE",
+      `cannot connect to ${serversText(options.target)}: no answer within ${ms} ms (a server ` +
+        "that is frozen or overloaded, not a NATS server, or a network that drops the packets; " +
+        "still trying)",
+      { details: { noAnswer: true } },
+    );
+  const attemptEnded = () => {
+    clearTimeout(silence);
+    started = silence = undefined;
+  };
 
   const connection = (async () => {
     for (let attempt = 0; ; attempt++) {
       if (cancelled) throw cancelledError();
       try {
-        const nc = await connect(aborter.signal);
+        started = Date.now();
+        // Only while no attempt failed: after that, the failures themselves are reported.
+        if (!lastError) silence = setTimeout(() => failed(noAnswer(silentMs)), silentMs);
+        let nc: N;
+        try {
+          nc = await connect(aborter.signal);
+        } finally {
+          attemptEnded();
+        }
         if (cancelled) {
           await nc.close().catch(() => undefined);
           throw cancelledError();
@@ -97,8 +141,15 @@ export function keepConnecting<N extends { close(): Promise<void>; isClosed(): b
       if (lastError) listener(lastError);
       return () => listeners.delete(listener);
     },
+    whyNotConnected() {
+      if (made || cancelled) return undefined;
+      const inFlight = started === undefined ? undefined : Date.now() - started;
+      if (inFlight !== undefined && (!lastError || inFlight >= silentMs)) return noAnswer(inFlight);
+      return lastError;
+    },
     async cancel() {
       cancelled = true;
+      attemptEnded();
       aborter.abort();
       wake?.();
       if (made && !made.isClosed()) await made.close();

@@ -1,3 +1,4 @@
+import type { StateSyncError } from "./errors.js";
 import { JetStreamLog, type FanoutOptions } from "./jetstream/jetstream-log.js";
 import { resolveLayout } from "./jetstream/layout.js";
 import type { NatsConnectionLike } from "./jetstream/nats-types.js";
@@ -21,6 +22,11 @@ export interface OpenJetStreamOptions<S, C extends CommandMap<S>> extends Omit<
    * connection the replica owns; without it the connection is left open.
    */
   closeConnection?: () => Promise<void>;
+  /**
+   * Why a pending `connection` is not made yet (see `JetStreamLogOptions.whyNotConnected`):
+   * runtime packages give their background connection's.
+   */
+  whyNotConnected?: () => StateSyncError | undefined;
   /** Stream name (see `JetStreamLogOptions.stream`). */
   stream: string;
   /** Key in a shared stream (see `JetStreamLogOptions.key`); without it the state owns `stream`. */
@@ -80,6 +86,7 @@ export async function openJetStreamSynchronizer<S, C extends CommandMap<S>>(
     const {
       connection,
       closeConnection: _release,
+      whyNotConnected,
       stream,
       key,
       subjectPrefix,
@@ -92,6 +99,7 @@ export async function openJetStreamSynchronizer<S, C extends CommandMap<S>>(
     } = options;
     log = new JetStreamLog({
       connection,
+      whyNotConnected,
       stream,
       key,
       subjectPrefix,

@@ -14,11 +14,15 @@ import { connectNats } from "./connect-nats.js";
  * per request (an `Error` for the request's context and one for its timeout), a large share of
  * a publish's client CPU; statesync reports its own typed errors, so the traces add nothing.
  *
+ * `settings.silentMs`: see core's `keepConnecting` (an attempt with no answer for that long is
+ * reported; `openSynchronizer` gives its `requestTimeoutMs`).
+ *
  * Not `waitOnFirstConnect: true`: that also retries forever, but inside `connect()`, so nothing
  * can stop it before a server answers (and its timers keep the process alive).
  */
 export function connectInBackground(
   options: ConnectionOptions,
+  settings: { silentMs?: number } = {},
 ): BackgroundConnection<NatsConnection> {
   return keepConnecting(
     (signal) =>
@@ -32,7 +36,7 @@ export function connectInBackground(
         },
         signal,
       ),
-    { target: options.servers },
+    { target: options.servers, silentMs: settings.silentMs },
   );
 }
 

@@ -205,7 +205,10 @@ export async function openSynchronizer<S, C extends CommandMap<S>>(
           servers,
         });
   if (snapshots === undefined) await checkSnapshotDir(snapshotDir ?? defaultSnapshotDir());
-  const owned = connect === undefined ? undefined : connectInBackground(connect);
+  const owned =
+    connect === undefined
+      ? undefined
+      : connectInBackground(connect, { silentMs: rest.requestTimeoutMs });
   // A given v3 connection is bound now (a missing @nats-io/jetstream throws here), a promise
   // of one when it resolves.
   const given =
@@ -219,6 +222,7 @@ export async function openSynchronizer<S, C extends CommandMap<S>>(
     connection: owned ? owned.connection : given!,
     closeConnection: owned ? () => owned.cancel() : undefined,
     connectionErrors: owned ? (report) => owned.errors(report) : undefined,
+    whyNotConnected: owned && (() => owned.whyNotConnected()),
     snapshots:
       snapshots === undefined
         ? new FileSnapshotStore(snapshotDir ?? defaultSnapshotDir())

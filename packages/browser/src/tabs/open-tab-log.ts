@@ -48,12 +48,16 @@ export function openTabLog(
     contiguous: layout.key === undefined,
     ...support,
     leaderLog() {
-      const owned = connectInBackground(connectOptions);
+      const owned = connectInBackground(connectOptions, { silentMs: layout.requestTimeoutMs });
       const unwatch = owned.errors((e) => {
         report?.(e);
         log.noteLeadFailure(e);
       });
-      const own = new JetStreamLog({ ...layout, connection: owned.connection });
+      const own = new JetStreamLog({
+        ...layout,
+        connection: owned.connection,
+        whyNotConnected: () => owned.whyNotConnected(),
+      });
       return {
         log: own,
         async close() {

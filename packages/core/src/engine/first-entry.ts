@@ -101,3 +101,29 @@ export function notStartedYet(latest: number): StateSyncError {
     `the log holds no entry to start from up to revision ${latest}, and entries of other writers kept landing before the one that starts it again: opening again`,
   );
 }
+
+/**
+ * `UNAVAILABLE` of a wait for the replica to stand on the log (`Opener.anchor`) that gave up:
+ * nothing was appended, after waiting since `started` (ms since the epoch). It names `lasting` (a
+ * problem that lasts until the setup changes, its `details` kept), else why the replica is not
+ * live (`status.notLiveBecause`: the connection's last failure, say), as its `cause` too.
+ * Before, `fetchUpdates()` with the connection refused said only that the first entry "could not
+ * be written or read yet" (a new user's trial).
+ */
+export function notOnLogYet(
+  started: number,
+  replica: { readonly anchored: boolean },
+  lasting: StateSyncError | undefined,
+  status: { readonly notLiveBecause: StateSyncError | undefined },
+): StateSyncError {
+  const reason = lasting ?? status.notLiveBecause;
+  const waitedMs = Date.now() - started;
+  const what = replica.anchored
+    ? "the restored snapshot could not be checked against the log yet"
+    : "the log's first entry could not be written or read yet";
+  return new StateSyncError(
+    "UNAVAILABLE",
+    `${what}; nothing was appended (waited ${waitedMs} ms)${reason ? `: ${reason.message}` : ""}`,
+    { cause: reason, details: { ...lasting?.details, waitedMs } },
+  );
+}

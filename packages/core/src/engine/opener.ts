@@ -4,7 +4,7 @@ import type { LogConnectionStatus, RevisionedLog } from "../log.js";
 import type { CommandMap, Model } from "../model.js";
 import type { Appender } from "./appender.js";
 import type { ConfigWatch } from "./config-watch.js";
-import { FirstEntry, notStartedYet } from "./first-entry.js";
+import { FirstEntry, notOnLogYet, notStartedYet } from "./first-entry.js";
 import { logBehindError, writeBackAfterPurge } from "./log-changes.js";
 import { checkAfterReconnect } from "./reconnect-check.js";
 import type { Reader } from "./reader.js";
@@ -314,6 +314,7 @@ export class Opener<S, C extends CommandMap<S>> {
     // An opening in flight may take the log's request timeout: `until` and `signal` end the
     // wait for it too (the opening goes on).
     const limits = { deadline: until ?? Infinity, signal: signal ?? this.status.signal };
+    const started = Date.now();
     for (let first = true; !this.standsOnLog; first = false) {
       const over = until === undefined || Date.now() >= until || signal?.aborted === true;
       if (!first && (over || this.lastingProblem || this.status.closed)) break;
@@ -326,11 +327,7 @@ export class Opener<S, C extends CommandMap<S>> {
     }
     if (!this.standsOnLog) {
       // A lasting problem (no JetStream in the account or domain) says why and what to change.
-      const error = new StateSyncError(
-        "UNAVAILABLE",
-        `${this.replica.anchored ? "the restored snapshot could not be checked against the log yet" : "the log's first entry could not be written or read yet"}; nothing was appended${this.lastingProblem ? `: ${this.lastingProblem.message}` : ""}`,
-        { details: { ...this.lastingProblem?.details } },
-      );
+      const error = notOnLogYet(started, this.replica, this.lastingProblem, this.status);
       this.status.cannotWrite(error); // until a (re)connection stands on the log
       throw error;
     }

@@ -12,6 +12,17 @@ const CONNECTION_CODES: ReadonlySet<string> = new Set([
 ]);
 
 /**
+ * The reason `error` gives for not being on the log: for a wait that gave up on a connection not
+ * made yet (`details.notConnected`, `ConnectionGate`) the connection's own failure, its `cause`
+ * (refused, no answer...), when it has one. An update that waited 30 s then names that, not the
+ * opening's "not connected to NATS within 5000 ms" (a new user's trial).
+ */
+function reasonOf(error: StateSyncError): StateSyncError {
+  const cause = error.details.notConnected === true ? error.cause : undefined;
+  return cause instanceof StateSyncError ? cause : error;
+}
+
+/**
  * Status and events of one replica, derived in one place (after automerge-repo's
  * `DocumentQuery`): the other parts report (`report`, `set`, `stall`, `close`) and this part
  * decides what users see.
@@ -184,7 +195,7 @@ export class StatusHub {
   /** Reports a problem that rejects no call. A listener that throws is ignored. */
   report(error: StateSyncError): void {
     if (this.value === "closed") return; // invariant 6
-    if (this.value !== "live" && CONNECTION_CODES.has(error.code)) this.why = error;
+    if (this.value !== "live" && CONNECTION_CODES.has(error.code)) this.why = reasonOf(error);
     for (const l of [...this.errorListeners]) {
       try {
         l(error);
@@ -208,7 +219,7 @@ export class StatusHub {
 
   /** Moves to `status` unless the replica is stalled or closed (invariant 1); `why`: the cause. */
   set(status: SyncStatus, why?: StateSyncError): void {
-    if (why) this.why = why;
+    if (why) this.why = reasonOf(why);
     else if (status !== this.value && (status === "live" || this.value === "live"))
       this.why = undefined;
     if (this.value === status || this.value === "closed") return;

@@ -49,7 +49,15 @@ export class ConnectionGate {
   /** How much a pull of this log may ask for (pull-budget.ts). */
   readonly pulls = new PullBudget(() => this.nc?.info?.max_payload);
 
-  constructor(connection: JetStreamAdapter | Promise<JetStreamAdapter>) {
+  /**
+   * @param whyNotConnected why a pending connection is not made yet (a runtime package's
+   * background connection: its last failure, or an attempt with no answer), for the error of a
+   * wait that gives up on it.
+   */
+  constructor(
+    connection: JetStreamAdapter | Promise<JetStreamAdapter>,
+    private readonly whyNotConnected?: () => StateSyncError | undefined,
+  ) {
     this.pending = Promise.resolve(connection);
     this.pending.then(
       (nc) => {
@@ -115,15 +123,7 @@ export class ConnectionGate {
     const timeout = new Promise<never>((_, reject) => {
       end = reject;
       this.waits.add(reject);
-      timer = setTimeout(
-        () =>
-          reject(
-            new StateSyncError("UNAVAILABLE", `not connected to NATS within ${timeoutMs} ms`, {
-              details: { timeoutMs, notSent: true },
-            }),
-          ),
-        timeoutMs,
-      );
+      timer = setTimeout(() => reject(this.notConnected(timeoutMs)), timeoutMs);
     });
     try {
       return await Promise.race([this.pending, timeout]);
@@ -133,6 +133,25 @@ export class ConnectionGate {
       clearTimeout(timer);
       if (end) this.waits.delete(end);
     }
+  }
+
+  /**
+   * `UNAVAILABLE` of a wait that gave up after `timeoutMs`: it names that wait, and why there is
+   * no connection, when the background connection says ({@link whyNotConnected}: refused, a name
+   * that does not resolve, TLS, no answer), as its `cause` too, with its `details`
+   * (`notConnected`: `StatusHub` names the cause as the replica's reason). Before, it said
+   * "not connected to NATS within 5000 ms" alone, and an update that waited 30 s quoted it
+   * (a new user's trial; issue 12 in the browser).
+   */
+  private notConnected(timeoutMs: number): StateSyncError {
+    const why = this.whyNotConnected?.();
+    // A promise of a connection alone (nats.js `waitOnFirstConnect`) tells nothing of why.
+    const unknown = "the connection given has not resolved yet (its client tells no reason)";
+    return new StateSyncError(
+      "UNAVAILABLE",
+      `not connected to NATS within ${timeoutMs} ms: ${why?.message ?? unknown}`,
+      { cause: why, details: { ...why?.details, timeoutMs, notSent: true, notConnected: true } },
+    );
   }
 
   /** The connection once there is one (never rejects when there is none: stays pending). */

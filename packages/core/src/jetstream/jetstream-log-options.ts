@@ -3,6 +3,7 @@
  * option is `VALIDATION`).
  */
 import { z } from "zod/v4";
+import type { StateSyncError } from "../errors.js";
 import { fanoutSchema, type FanoutOptions } from "./fanout-options.js";
 import type { NatsConnectionLike } from "./nats-types.js";
 import type { JetStreamV3Module } from "./nats-v3-types.js";
@@ -19,6 +20,13 @@ export interface JetStreamLogOptions {
    * `JetStreamAdapter` (`natsV3Adapter(nc, { jetstream, jetstreamManager })`).
    */
   connection: NatsConnectionLike | Promise<NatsConnectionLike>;
+  /**
+   * Why a pending `connection` is not made yet, for the error of a call that gave up waiting
+   * for it (`UNAVAILABLE` "not connected to NATS within N ms: <why>", the why as `cause`): the
+   * `whyNotConnected` of a background connection (`keepConnecting`, the runtime packages'
+   * `connectInBackground`). Without it such an error says only how long it waited.
+   */
+  whyNotConnected?: () => StateSyncError | undefined;
   /**
    * `@nats-io/jetstream`'s `jetstream` and `jetstreamManager` functions (the module itself:
    * `await import("@nats-io/jetstream")`, or `{ jetstream, jetstreamManager }` imported from it),
@@ -92,6 +100,9 @@ export const jetStreamLogOptionsSchema = z.object({
         typeof (v as JetStreamV3Module).jetstreamManager === "function",
       "jetstream must be @nats-io/jetstream's module or { jetstream, jetstreamManager }",
     )
+    .optional(),
+  whyNotConnected: z
+    .custom<() => StateSyncError | undefined>((v) => typeof v === "function", "a function")
     .optional(),
   stream: z.string(),
   key: z.string().optional(),

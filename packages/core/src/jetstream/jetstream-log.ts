@@ -126,7 +126,7 @@ export class JetStreamLog implements RevisionedLog {
     this.contiguous = !this.layout.shared;
     this.ids = messageIdCodec(this.layout.shared, this.subject);
     this.timeoutMs = o.requestTimeoutMs ?? 5_000;
-    this.gate = new ConnectionGate(adaptedConnection(o.connection, o.jetstream));
+    this.gate = new ConnectionGate(adaptedConnection(o.connection, o.jetstream), o.whyNotConnected);
     this.fanout = fanoutOptions(o.fanout, this.layout);
     this.readOnly = o.readOnly ?? false;
     this.opener = new StreamOpener({
