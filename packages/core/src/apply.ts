@@ -241,8 +241,9 @@ export type BatchOutcome<S> =
    */
   | { kind: "applied"; state: S; preferredRun: number | undefined }
   /**
-   * The entry at `at` threw, or (a checked command) left a state that fails the model: nothing
-   * was applied. The entries before it can be applied as a batch, and it on its own.
+   * The entry at `at` threw, or (a checked command) left a state that fails the model, or is a
+   * command after an update that made an array plain (`applyCheckedPatches`): nothing was
+   * applied. The entries before it can be applied as a batch, and it on its own.
    */
   | { kind: "failed"; at: number }
   /** Applying in one draft failed otherwise: nothing was applied, apply them one by one. */
@@ -294,6 +295,7 @@ export function applyBatch<S, C extends CommandMap<S>>(
   const v = validity.fork();
   let recorder: TouchRecorder | undefined;
   let at = 0;
+  let plain = false; // an update made an array of the draft plain (`applyCheckedPatches`)
   const t0 = performance.now();
   let t1 = t0;
   let t2 = t0;
@@ -305,9 +307,11 @@ export function applyBatch<S, C extends CommandMap<S>>(
         const item = items[at]!;
         const e = item.entry;
         if (e.kind === "update") {
-          applyCheckedPatches(immer, draft as object, e.patches as Patch[]);
+          if (applyCheckedPatches(immer, draft as object, e.patches as Patch[])) plain = true;
           v.notePatches(e.patches);
         } else {
+          // A recipe sees each array as the draft it gets alone, never one an update made plain.
+          if (plain) throw FAILED;
           const ctx = entryContext(before, e.ts, e.seed, e.client);
           recorder ??= new TouchRecorder();
           const args = (item as { args: unknown }).args;

@@ -46,15 +46,24 @@ function elementProblem(length: number, patch: Patch): string | undefined {
  * {@link arrayPatchProblem} against the state the patches before it left. Throws an `Error` naming
  * the first patch refused (nothing of the caller's draft is kept then: the caller's `produce`
  * throws too). An `add` or `remove` that moves elements of a draft array first makes the array
- * plain ({@link undraftArray}).
+ * plain ({@link undraftArray}). Returns whether it made one plain: a recipe must not run on that
+ * draft afterwards, as a plain array is not the draft a recipe gets one entry at a time (`delete`
+ * leaves a hole where a draft writes `undefined`; `Object.defineProperty` works where a draft
+ * throws), so replicas batching differently would end in different states.
  */
-export function applyCheckedPatches(immer: Immer, draft: object, patches: readonly Patch[]): void {
+export function applyCheckedPatches(
+  immer: Immer,
+  draft: object,
+  patches: readonly Patch[],
+): boolean {
+  let plain = false;
   for (const patch of patches) {
     const problem = arrayPatchProblem(draft, patch);
     if (problem !== undefined) throw new Error(problem);
-    if (patch.op !== "replace") undraftArray(draft, patch.path);
+    if (patch.op !== "replace" && undraftArray(draft, patch.path)) plain = true;
     immer.applyPatches(draft, [patch]);
   }
+  return plain;
 }
 
 /**
@@ -65,21 +74,22 @@ export function applyCheckedPatches(immer: Immer, draft: object, patches: readon
  * of 2,000 inserts at the front of a 10,000-element array took every replica 50 s (a
  * hostile-input trial; Immer's own patches add and remove at the end only). The elements of a
  * state that is itself an array are spliced as they are (its draft cannot be replaced from
- * inside).
+ * inside). Returns whether it did.
  */
-function undraftArray(root: object, path: Patch["path"]): void {
-  if (path.length < 2) return;
+function undraftArray(root: object, path: Patch["path"]): boolean {
+  if (path.length < 2) return false;
   let container: unknown = root;
   for (let i = 0; i < path.length - 2; i++) {
-    if (typeof container !== "object" || container === null) return; // Immer refuses it
+    if (typeof container !== "object" || container === null) return false; // Immer refuses it
     container = (container as Record<string | number, unknown>)[path[i]!];
   }
-  if (typeof container !== "object" || container === null) return;
+  if (typeof container !== "object" || container === null) return false;
   const key = path[path.length - 2]!;
   const array = (container as Record<string | number, unknown>)[key];
-  if (!Array.isArray(array) || !isDraft(array)) return;
+  if (!Array.isArray(array) || !isDraft(array)) return false;
   const last = path[path.length - 1];
   const index = last === "-" ? array.length : indexOf(last);
-  if (index === undefined || index >= array.length - 1) return; // at the end: nothing moves
+  if (index === undefined || index >= array.length - 1) return false; // at the end: nothing moves
   (container as Record<string | number, unknown>)[key] = array.slice();
+  return true;
 }
