@@ -198,6 +198,14 @@ export interface RevisionedLog {
   entryAt(revision: number): Promise<LogEntry | undefined>;
 
   /**
+   * True when the log holds an entry of another state at exactly `revision` (JetStream: a shared
+   * stream's message on another subject), false when it holds none there or cannot tell. What
+   * `entryAt`'s undefined leaves open: an append answered with that revision is then surely not
+   * this state's. Optional.
+   */
+  otherStateAt?(revision: number): Promise<boolean>;
+
+  /**
    * The revision of the entry with `messageId` among the first `scan` entries of this state after
    * `afterRevision` (default 1: the entry right after), or undefined. Used to resolve an append
    * whose acknowledgement was lost once the server no longer deduplicates it.

@@ -184,8 +184,8 @@ export class Appender {
         const ack = { fresh: false, sent: sentAs !== undefined };
         revision = await this.exactlyOnce(prepared.data, expected, after, messageId, limits, ack);
         // Named by its id alone (a duplicate, a look-up): ours only with our bytes.
-        if (!ack.fresh && (await heldByAnother(this.log, revision, prepared.data)))
-          throw (lost = idTaken(messageId, revision, expected, taken));
+        const by = ack.fresh ? false : await heldByAnother(this.log, revision, prepared.data);
+        if (by) throw (lost = idTaken(messageId, revision, expected, taken, by));
       } finally {
         limits.contend?.done(); // (not promise.finally: two promises more per append)
       }

@@ -352,6 +352,11 @@ export class JetStreamLog implements RevisionedLog {
     return this.reader.entryAt(revision);
   }
 
+  /** See {@link RevisionedLog.otherStateAt}: a shared stream's message on another subject. */
+  otherStateAt(revision: number): Promise<boolean> {
+    return this.layout.shared ? this.reader.otherStateAt(revision) : Promise.resolve(false);
+  }
+
   /** See {@link LogReader.findByMessageId}. */
   findByMessageId(messageId: string, afterRevision: number, scan = 1): Promise<number | undefined> {
     return this.reader.findByMessageId(messageId, afterRevision, scan);

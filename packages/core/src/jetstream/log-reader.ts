@@ -190,6 +190,18 @@ export class LogReader {
     }
   }
 
+  /** See `RevisionedLog.otherStateAt` (errors mapped). */
+  async otherStateAt(revision: number): Promise<boolean> {
+    checkRevision(revision, "revision");
+    const s = await this.o.opener.ready();
+    if (!Number.isInteger(revision) || revision < 1) return false;
+    try {
+      return await this.o.points.otherAt(s, revision);
+    } catch (err) {
+      throw this.o.opener.failure(err, "otherStateAt");
+    }
+  }
+
   /** Whether the stream holds an entry of this state at exactly `seq` (errors mapped). */
   async entryExists(seq: number, what: string): Promise<boolean> {
     const s = await this.o.opener.ready();

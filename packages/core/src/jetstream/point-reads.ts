@@ -90,6 +90,17 @@ export class PointReader {
     return m.subject === this.subject ? m : undefined;
   }
 
+  /**
+   * True when the stream holds a message of another subject at exactly `seq` (a direct get by
+   * sequence reads any subject); false when it holds this subject's or none, or when reads go
+   * through consumers (filtered to this subject: they cannot tell).
+   */
+  async otherAt(t: PointReadTarget, seq: number): Promise<boolean> {
+    if (this.usesConsumers(t)) return false;
+    const m = await this.direct(t, { seq });
+    return m !== undefined && m.subject !== this.subject;
+  }
+
   private async read(
     t: PointReadTarget,
     query: { last_by_subj: string } | { seq: number; next_by_subj: string },

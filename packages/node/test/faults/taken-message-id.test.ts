@@ -33,14 +33,21 @@ afterAll(async () => {
 type Counter = StateSynchronizer<{ count: number; seen: string[] }, any>;
 
 /** Publishes `increment(by)` raw under each of the next `n` message ids `writer` will use. */
-async function squatNextIds(stream: string, writer: Counter, n: number, by = 100): Promise<void> {
+async function squatNextIds(
+  stream: string,
+  writer: Counter,
+  n: number,
+  by = 100,
+  subject = `${stream}.log`,
+  idPrefix = "", // a shared stream's ids are `<subject>:<id>`
+): Promise<void> {
   const last = (await writer.history()).at(-1)!.messageId!;
   const [, prefix, seq] = /^(.*)-(\d+)$/.exec(last)!;
   for (let i = 1; i <= n; i++) {
     const h = headers();
-    h.set("Nats-Msg-Id", `${prefix}-${Number(seq) + i}`);
+    h.set("Nats-Msg-Id", `${idPrefix}${prefix}-${Number(seq) + i}`);
     const forged = { v: 1, ts: 1, client: "other", kind: "command", seed: 1, name: "increment" };
-    await nc.jetstream().publish(`${stream}.log`, JSON.stringify({ ...forged, args: { by } }), {
+    await nc.jetstream().publish(subject, JSON.stringify({ ...forged, args: { by } }), {
       headers: h,
     });
   }
@@ -98,4 +105,30 @@ describe("an entry another program stored under the message id a writer sends ne
     expect(stateHash(writer.state)).toBe(stateHash(late.state));
     await Promise.all([writer.close(), late.close()]);
   });
+
+  // JetStream drops a duplicate message id stream-wide: in a shared stream, an entry published
+  // under the id on another key's subject (a tenant that may publish there) took the writer's
+  // append, and the point read of that revision, which keeps only this key's subject, found
+  // nothing there and trusted the acknowledgement.
+  for (const kind of ["conditional", "unconditional"] as const) {
+    it(`a shared stream: an id taken on another key's subject does not pass (${kind})`, async () => {
+      const stream = uniqueStream("TAKENK");
+      const where = { servers: server.url, stream, model: counter, snapshots: false as const };
+      const opts = { ...where, compaction: false as const };
+      const writer = (await openSynchronizer({ ...opts, key: "k1", live: false })) as Counter;
+      await writer.update("increment", { by: 1 });
+      await squatNextIds(stream, writer, 1, 100, `${stream}.k2`, `${stream}.k1:`);
+      const { revision } =
+        kind === "conditional"
+          ? await writer.update("increment", { by: 1 })
+          : await writer.updateUnconditionally("increment", { by: 1 });
+      const late = (await openSynchronizer({ ...opts, key: "k1" })) as Counter;
+      const entry = (await late.history({ from: revision, to: revision }))[0];
+      expect(entry?.clientId).toBe(writer.clientId);
+      expect(late.state.count).toBe(2);
+      expect(writer.revision).toBe(late.revision);
+      expect(stateHash(writer.state)).toBe(stateHash(late.state));
+      await Promise.all([writer.close(), late.close()]);
+    });
+  }
 });
