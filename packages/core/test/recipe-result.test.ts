@@ -57,4 +57,24 @@ describe("an update's result holding drafts", () => {
     expect((await sync.update(() => cyclic)).result).toBe(cyclic);
     await sync.close();
   });
+
+  // Its drafts are copied once the recipe's holes are refused: a copy of an array whose length
+  // was set to 1e8 walks every index (26 s), where the refusal is at once (`refuseHoles`).
+  it("in a batch: a recipe leaving holes is refused before what it returned is copied", async () => {
+    const sync = await createSynchronizer({ log: new MemoryLog(), model });
+    const started = Date.now();
+    // The first goes alone; the two queued behind it share a batch.
+    const [, a, b] = await Promise.allSettled([
+      sync.update((d) => void (d.counter += 1)),
+      sync.update((d) => void (d.counter += 1)),
+      sync.update((d) => {
+        d.items.length = 1e8;
+        return { all: d.items };
+      }),
+    ]);
+    expect(a.status).toBe("fulfilled");
+    expect(b.status === "rejected" && (b.reason as { code: string }).code).toBe("VALIDATION");
+    expect(Date.now() - started).toBeLessThan(5_000);
+    await sync.close();
+  }, 60_000);
 });

@@ -149,9 +149,12 @@ export class RecipeRunner<S, C extends CommandMap<S>> {
         const view = recorder.wrap(draft);
         for (let i = 0; i < ops.length; i++) {
           try {
-            const result = detachResult(runIn(ops[i]!, view, ctx), recorder);
-            refuseThenable(result);
+            const returned = runIn(ops[i]!, view, ctx);
+            // Before its drafts are copied: a copy of an array left with a length of 1e8 walks
+            // every index (26 s), its refusal is at once.
             recorder.refuseHoles(draft, holes);
+            const result = detachResult(returned, recorder);
+            refuseThenable(result);
             const touches = recorder.take();
             for (const t of touches) writes.push(t.path);
             if (touches.length > 0) {
