@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { enablePatches, freeze, Immer, isDraft, type Patch } from "immer";
 import { describe, expect, it } from "vitest";
+import { immer as statesyncImmer } from "../src/apply.js";
 import { applyCheckedPatches, arrayPatchProblem } from "../src/array-patches.js";
 
 enablePatches();
@@ -65,6 +66,29 @@ describe("array patches that move elements", () => {
         },
       ),
       { numRuns: 2_000 },
+    );
+  });
+
+  it("give the same with statesync's own Immer (autoFreeze off), across several entries (property)", () => {
+    fc.assert(
+      fc.property(
+        fc.array(element, { maxLength: 8 }),
+        fc.array(fc.array(listPatch, { maxLength: 12 }), { maxLength: 4 }),
+        (list, entries) => {
+          const state = freeze({ list, other: 0 }, true);
+          const reference = outcome(() =>
+            entries.reduce((s, patches) => oneByOne(s, patches), state as object),
+          );
+          const batched = outcome(() =>
+            statesyncImmer.produce(state, (d) => {
+              for (const patches of entries) applyCheckedPatches(statesyncImmer, d, patches);
+            }),
+          );
+          if ("error" in reference) expect(batched).toHaveProperty("error");
+          else expect(batched).toEqual(reference);
+        },
+      ),
+      { numRuns: 1_000 },
     );
   });
 
