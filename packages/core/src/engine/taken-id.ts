@@ -3,10 +3,9 @@ import type { RevisionedLog } from "../log.js";
 
 /**
  * Whose entry the log holds at `revision`, when not `data`: `"entry"` (this state's, other bytes),
- * `"state"` (another state's: `revision` is not this state's latest then), else false. The
- * message id an append was sent
- * under answered a revision (a duplicate acknowledgement, or a look-up by id) whose entry holds
- * other bytes. Message ids are predictable (`<client>-<instance>-<n>`, shown by `history()`), so
+ * `"state"` (another state's: `revision` is not this state's latest then), else false. Asked when
+ * the message id an append was sent under answered a revision (a duplicate acknowledgement, or a
+ * look-up by id). Message ids are predictable (`<client>-<instance>-<n>`, shown by `history()`), so
  * another program that may publish on the subject can store its own entry under the id this
  * replica sends next: the server then drops this replica's append as a duplicate and acknowledges
  * the other entry's revision (a hostile-input trial: the update resolved as committed, lost, and
