@@ -1,7 +1,8 @@
 import { encodeEntry, JetStreamLog, type Entry } from "@statesync/node";
 import { describe, expect, it } from "vitest";
 import {
-  counter,
+  counterCommand,
+  counterSnapshot,
   MODEL,
   openCounter,
   runCli,
@@ -22,23 +23,8 @@ describe("statesync compact after a purge undone in part", () => {
   const ctx = useNatsServer();
   const where = (stream: string, ...more: string[]) =>
     target(ctx.server.url, stream, "--model", MODEL, ...more);
-  const common = { v: 1, ts: 1_700_000_000_000, client: "test" } as const;
-  const note = (text: string): Entry => ({
-    ...common,
-    kind: "command",
-    seed: 1,
-    name: "note",
-    args: { text },
-  });
-  const snapshot = (base: number, state: unknown): Entry => ({
-    ...common,
-    kind: "snapshot",
-    base,
-    model: counter.name,
-    version: counter.version,
-    initialHash: counter.initialHash,
-    state,
-  });
+  const note = (text: string) => counterCommand("note", { text });
+  const snapshot = counterSnapshot;
 
   /**
    * genesis (1), increment by 2 (2), then `extra` (from 3), then the log truncated before

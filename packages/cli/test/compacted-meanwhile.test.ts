@@ -1,4 +1,4 @@
-import { JetStreamLog, type Entry } from "@statesync/node";
+import { JetStreamLog } from "@statesync/node";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { stateAtRetained } from "../src/commands/state.js";
 import { verifyLog } from "../src/commands/verify.js";
@@ -7,6 +7,8 @@ import { withReplica } from "../src/replica.js";
 import { notCheckedText } from "../src/verify-text.js";
 import {
   counter,
+  counterCommand,
+  counterSnapshot,
   MODEL,
   openCounter,
   runCli,
@@ -28,23 +30,8 @@ import {
 describe("statesync verify and state --at while the log is compacted", () => {
   const ctx = useNatsServer();
   const model = counter as unknown as AnyModel;
-  const common = { v: 1, ts: 1_700_000_000_000, client: "test" } as const;
-  const snapshot = (base: number, state: unknown): Entry => ({
-    ...common,
-    kind: "snapshot",
-    base,
-    model: counter.name,
-    version: counter.version,
-    initialHash: counter.initialHash,
-    state,
-  });
-  const note = (text: string): Entry => ({
-    ...common,
-    kind: "command",
-    seed: 1,
-    name: "note",
-    args: { text },
-  });
+  const snapshot = counterSnapshot;
+  const note = (text: string) => counterCommand("note", { text });
 
   async function logOf(stream: string): Promise<JetStreamLog> {
     const nc = await tcp(ctx.server.url);

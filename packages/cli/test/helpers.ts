@@ -172,3 +172,17 @@ export async function seededCounter(
   await nc.close();
   return stream;
 }
+
+/** What a raw entry of the tests' own writer carries (format 1, client `test`). */
+const rawCommon = { v: 1, ts: 1_700_000_000_000, client: "test" } as const;
+
+/** A one-message snapshot entry of the counter model holding `state`, based on `base`. */
+export function counterSnapshot(base: number, state: unknown): Entry {
+  const { name, version, initialHash } = counter;
+  return { ...rawCommon, kind: "snapshot", base, model: name, version, initialHash, state };
+}
+
+/** An unconditional command entry of the counter model (format 1: unchecked). */
+export function counterCommand(name: string, args: unknown): Entry {
+  return { ...rawCommon, kind: "command", seed: 1, name, args };
+}

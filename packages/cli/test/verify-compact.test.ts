@@ -1,7 +1,8 @@
 import { JetStreamLog, type Entry } from "@statesync/node";
 import { describe, expect, it } from "vitest";
 import {
-  counter,
+  counterCommand,
+  counterSnapshot,
   MODEL,
   openCounter,
   runCli,
@@ -21,23 +22,9 @@ describe("statesync verify and compact", () => {
 
   const seeded = (extra: Array<Entry | Uint8Array> = []) =>
     seededCounter(ctx.server.url, "VERIFY", extra, "test");
+  const snapshot = counterSnapshot;
   const common = { v: 1, ts: 1_700_000_000_000, client: "test" } as const;
-  const snapshot = (base: number, state: unknown): Entry => ({
-    ...common,
-    kind: "snapshot",
-    base,
-    model: counter.name,
-    version: counter.version,
-    initialHash: counter.initialHash,
-    state,
-  });
-  const command = (name: string, args: unknown): Entry => ({
-    ...common,
-    kind: "command",
-    seed: 1,
-    name,
-    args,
-  });
+  const command = counterCommand;
 
   it("passes a log that starts with entries before its snapshot entry (a purge undone in part)", async () => {
     // A trial (stop 36): after nats-server 2.10 was killed right after a compaction, the log

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { defineModel } from "@statesync/core";
 import { Replay } from "../src/replay.js";
+import { genesisEntryOf } from "./engine-fixtures.js";
 
 /**
  * A patch entry that moves elements makes the array plain inside the shared draft of a batch
@@ -44,15 +45,7 @@ const enc = (o: unknown) => new TextEncoder().encode(JSON.stringify(o));
 const env = { ts: 1_700_000_000_000, client: "c" };
 
 function log(bodies: Array<(revision: number) => object>) {
-  const genesis = {
-    ...env,
-    v: 1,
-    kind: "genesis",
-    model: model.name,
-    version: model.version,
-    initialHash: model.initialHash,
-  };
-  const out = [{ revision: 1, data: enc(genesis), messageId: "g" }];
+  const out = [genesisEntryOf(model)];
   bodies.forEach((body, i) => {
     const revision = i + 2;
     out.push({
