@@ -43,6 +43,7 @@ export {
   isValidKey,
   isValidStreamName,
   isValidSubjectPrefix,
+  layoutIdentityPrefix,
   resolveLayout,
   subjectMatches,
   type JetStreamLayout,

@@ -32,7 +32,7 @@ import { JetStreamAppender } from "./appender.js";
 import { watchStreamUpdates } from "./config-advisory.js";
 import { ConnectionGate } from "./connection-gate.js";
 import { LiveFollower, type LiveVia } from "./live-follower.js";
-import { resolveLayout, type JetStreamLayout } from "./layout.js";
+import { layoutIdentityPrefix, resolveLayout, type JetStreamLayout } from "./layout.js";
 import { LogReader } from "./log-reader.js";
 import { PointReader } from "./point-reads.js";
 import { boundedRead } from "./fanout-gaps.js";
@@ -122,7 +122,7 @@ export class JetStreamLog implements RevisionedLog {
     this.stream = this.layout.stream;
     this.key = this.layout.key;
     this.subject = this.layout.subject;
-    this.identityPrefix = `jetstream:${this.stream}:${this.subject}`;
+    this.identityPrefix = layoutIdentityPrefix(this.layout);
     this.contiguous = !this.layout.shared;
     this.ids = messageIdCodec(this.layout.shared, this.subject);
     this.timeoutMs = o.requestTimeoutMs ?? 5_000;

@@ -115,6 +115,15 @@ export function resolveLayout(
 }
 
 /**
+ * `RevisionedLog.identityPrefix` of the `JetStreamLog` at `layout`: `jetstream:<stream>:<subject>`
+ * (the part of its `info().identity` before the last `@`). A log that wraps a `JetStreamLog` it
+ * makes later (the tabs' log) gives the same prefix from the start.
+ */
+export function layoutIdentityPrefix(layout: Pick<JetStreamLayout, "stream" | "subject">): string {
+  return `jetstream:${layout.stream}:${layout.subject}`;
+}
+
+/**
  * True when the NATS subject `pattern` matches `subject`, as nats-server matches a stream's
  * subjects: both are split on `.`; `*` matches exactly one token, `>` (last) one or more
  * trailing tokens, any other token only itself. Neither argument is validated (a malformed
