@@ -1,5 +1,7 @@
 import {
   JetStreamLog,
+  layoutIdentityPrefix,
+  resolveLayout,
   StateSyncError,
   type JetStreamLogOptions,
   type SnapshotStore,
@@ -35,6 +37,7 @@ export function tabSupport(): { locks: LockManagerLike; tokens: TokenStore } | u
  * over its own `nats.ws` connection (made in the background); the connection's failed attempts
  * go to `report` (see `connectionErrors`), so a refused WebSocket makes the replica `offline` at
  * once in the leading tab too; a follower tab's `report` hears them through the leader's beats.
+ * Throws `VALIDATION` for an invalid stream, key or subject prefix (`resolveLayout`).
  */
 export function openTabLog(
   name: string,
@@ -46,6 +49,9 @@ export function openTabLog(
   const log = new TabLog({
     name,
     contiguous: layout.key === undefined,
+    identityPrefix: layoutIdentityPrefix(
+      resolveLayout(layout.stream, layout.key, layout.subjectPrefix),
+    ),
     ...support,
     leaderLog() {
       const owned = connectInBackground(connectOptions, { silentMs: layout.requestTimeoutMs });

@@ -17,17 +17,38 @@ import { z } from "zod/v4";
  * - `req` / `res`: a follower's call of the log (`op`, `args`) and the leader's answer;
  * - `entry`: an entry the leader's log delivered, with the revision of the one it delivered
  *   before (`prev`, absent for the first), so a follower sees a gap and reads it;
- * - `bye`: the leader stepped down (closed, or fenced by a newer epoch).
+ * - `bye`: the leader stepped down (closed, or fenced by a newer epoch);
+ * - `config`: the leader's log says its configuration may have changed
+ *   (`RevisionedLog.watchConfig`); a beat's `unwatched` says why the leader's log sends no such
+ *   notices, and its `warnings` are the ones the leader's log gave (`RevisionedLog.watchWarnings`).
  */
 export type TabMessage = z.infer<typeof messageSchema>;
 
 /** The log calls a follower sends the leader (`RevisionedLog` methods; `append` both kinds). */
-export type Op = "info" | "append" | "read" | "entryAt" | "findByMessageId" | "truncateBefore";
+export type Op = z.infer<typeof opSchema>;
+
+/**
+ * Every call a follower may send: the methods of `RevisionedLog` that ask the log (`append` both
+ * kinds). `otherStateAt` is optional there: a leader whose log lacks it answers `false`, as the
+ * engine takes a log without it.
+ */
+const opSchema = z.enum([
+  "info",
+  "append",
+  "read",
+  "entryAt",
+  "otherStateAt",
+  "findByMessageId",
+  "truncateBefore",
+]);
 
 /** How often the leader beats, ms. */
 export const BEAT_MS = 500;
 /** A leader not heard of for this long is taken to be gone (closed, crashed or frozen), ms. */
 export const DEAD_MS = 2_500;
+
+/** Most warnings a beat carries (a log gives a few, each once). */
+export const MAX_WARNINGS = 16;
 
 const id = z.string().min(1).max(64);
 const revision = z.number().int().nonnegative();
@@ -43,7 +64,7 @@ export const wireEntrySchema = z.object({
 });
 
 /** An error as it travels (see {@link errorToWire}). */
-const errorWireSchema = z.object({
+export const errorWireSchema = z.object({
   code: z.string(),
   message: z.string(),
   details: z.record(z.string(), z.unknown()),
@@ -56,6 +77,10 @@ export const messageSchema = z.discriminatedUnion("t", [
     epoch: revision,
     online: z.boolean(),
     failed: z.string().max(2048).optional(),
+    /** Why the leader's log sends no configuration notices (absent: it does). */
+    unwatched: z.string().max(2048).optional(),
+    /** The warnings the leader's log gave during this lead. */
+    warnings: z.array(errorWireSchema).max(MAX_WARNINGS).optional(),
   }),
   z.object({ t: z.literal("bye"), from: id, epoch: revision }),
   z.object({
@@ -63,7 +88,7 @@ export const messageSchema = z.discriminatedUnion("t", [
     id: id,
     from: id,
     to: id,
-    op: z.enum(["info", "append", "read", "entryAt", "findByMessageId", "truncateBefore"]),
+    op: opSchema,
     args: z.array(z.unknown()).max(8),
   }),
   z.object({
@@ -81,7 +106,13 @@ export const messageSchema = z.discriminatedUnion("t", [
   }),
   /** The leading tab's follow of its log failed for good: `lead-feed.ts`. */
   z.object({ t: z.literal("fail"), from: id, error: errorWireSchema }),
+  z.object({ t: z.literal("config"), from: id }),
 ]);
+
+/** `otherStateAt`'s arguments as a `req` carries them. */
+export const otherStateAtArgs = z.tuple([revision.min(1)]);
+/** `otherStateAt`'s answer as a `res` carries it. */
+export const otherStateAtAnswer = z.boolean();
 
 /** An error as it travels in a `res` (a `StateSyncError`'s code, message and details). */
 export function errorToWire(err: unknown): {

@@ -1,6 +1,7 @@
 import {
   StateSyncError,
   type AppendResult,
+  type LogConfigWatcher,
   type LogConnectionStatus,
   type LogEntry,
   type LogFollowHandler,
@@ -12,7 +13,10 @@ import { PendingCalls } from "./calls.js";
 import { EntryFeed } from "./feed.js";
 import { LeadFailures } from "./lead-failures.js";
 import { forwardLeadEntries } from "./lead-feed.js";
-import { Leadership, type LockManagerLike, type TokenStore } from "./leadership.js";
+import { LeadNotices } from "./lead-notices.js";
+import { Leadership } from "./leadership.js";
+import { READ_PAGE, runOp } from "./run-op.js";
+import type { LeaderLog, TabLogOptions } from "./tab-log-options.js";
 import {
   BEAT_MS,
   errorFromWire,
@@ -20,37 +24,15 @@ import {
   leadEnded,
   messageSchema,
   notSent,
-  toWire,
+  otherStateAtAnswer,
   type Op,
   type TabMessage,
 } from "./protocol.js";
 
-/** The log a leading tab runs on (a `JetStreamLog` over its own connection), and its release. */
-export interface LeaderLog {
-  readonly log: RevisionedLog;
-  close(): Promise<void>;
-}
-
-/** Options of {@link TabLog}. */
-export interface TabLogOptions {
-  /** One name per origin and state: the channel's, the lock's and the token's. */
-  readonly name: string;
-  /** Whether the state owns its stream (`RevisionedLog.contiguous`). */
-  readonly contiguous: boolean;
-  /** Makes the log this tab uses while it leads (called each time it takes the lead). */
-  leaderLog(): LeaderLog;
-  readonly locks: LockManagerLike;
-  readonly tokens: TokenStore;
-  /** Default: `new BroadcastChannel(name)`. */
-  readonly channel?: BroadcastChannel;
-  /** This tab's id (default: random). */
-  readonly tabId?: string;
-}
+export type { LeaderLog, TabLogOptions } from "./tab-log-options.js";
 
 type AppendOptions = Parameters<RevisionedLog["appendConditional"]>[3];
 
-/** Entries per `read` answer. */
-const READ_PAGE = 256;
 /** How long a follower waits for the leader's answer to anything but an append, ms. */
 const CALL_MS = 10_000;
 
@@ -67,9 +49,16 @@ const CALL_MS = 10_000;
  * Fencing: a leader checks that it still holds the token right before every append it sends (its
  * own or a follower's); a leader that was frozen and thaws finds a newer epoch and steps down
  * without sending anything.
+ *
+ * The optional members of `RevisionedLog` pass through too (`identityPrefix` from the options,
+ * `otherStateAt` as a call, `watchConfig` and `watchWarnings` as the leader's notices: see
+ * `LeadNotices`); `tab-log-optional-node.test.ts` checks every one of them against a real
+ * `JetStreamLog`, and fails for an optional member added to `RevisionedLog` but not here.
  */
 export class TabLog implements RevisionedLog {
   readonly contiguous: boolean;
+  /** Given by the options only: without, no own property (as a log without the member). */
+  declare readonly identityPrefix?: string;
   readonly tabId: string;
   private readonly channel: BroadcastChannel;
   private readonly leadership: Leadership;
@@ -80,12 +69,15 @@ export class TabLog implements RevisionedLog {
   private leaderOnline = new Map<string, boolean>();
   /** The leading tab's failed connection attempts, told through the beats. */
   private readonly failures = new LeadFailures();
+  /** The leader's configuration notices and warnings. */
+  private readonly notices = new LeadNotices();
   private lead: { own: LeaderLog; stop: () => void } | undefined;
   private closed = false;
   private readonly timer: ReturnType<typeof setInterval>;
 
   constructor(private readonly o: TabLogOptions) {
     this.contiguous = o.contiguous;
+    if (o.identityPrefix !== undefined) this.identityPrefix = o.identityPrefix;
     this.tabId = o.tabId ?? Math.random().toString(36).slice(2, 12);
     this.calls = new PendingCalls(this.tabId);
     this.channel = o.channel ?? new BroadcastChannel(o.name);
@@ -153,6 +145,16 @@ export class TabLog implements RevisionedLog {
     return () => void this.statusListeners.delete(listener);
   }
 
+  /** See `RevisionedLog.watchConfig`: the leading tab's log's notices (`LeadNotices`). */
+  watchConfig(watcher: LogConfigWatcher): () => void {
+    return this.notices.watchConfig(watcher);
+  }
+
+  /** See `RevisionedLog.watchWarnings`: the leading tab's log's warnings (`LeadNotices`). */
+  watchWarnings(listener: (warning: StateSyncError) => void): () => void {
+    return this.notices.watchWarnings(listener);
+  }
+
   info(): Promise<LogInfo> {
     return this.call("info", []) as Promise<LogInfo>;
   }
@@ -198,6 +200,16 @@ export class TabLog implements RevisionedLog {
 
   entryAt(revision: number): Promise<LogEntry | undefined> {
     return this.call("entryAt", [revision]) as Promise<LogEntry | undefined>;
+  }
+
+  /**
+   * See `RevisionedLog.otherStateAt`: asks the leading tab's log (`false` when it has no such
+   * method). A malformed answer: `VALIDATION`.
+   */
+  async otherStateAt(revision: number): Promise<boolean> {
+    const answer = otherStateAtAnswer.safeParse(await this.call("otherStateAt", [revision]));
+    if (answer.success) return answer.data;
+    throw new StateSyncError("VALIDATION", "the leading tab answered otherStateAt malformed");
   }
 
   findByMessageId(messageId: string, after: number, scan?: number): Promise<number | undefined> {
@@ -256,35 +268,9 @@ export class TabLog implements RevisionedLog {
 
   /** Runs `op` on `log` (this tab's own, while it leads), for this tab or for another's call. */
   private run(log: RevisionedLog, op: Op, a: unknown[], signal?: AbortSignal): Promise<unknown> {
-    return this.runOn(log, op, a, signal).catch((e: unknown) => {
+    return runOp(log, op, a, () => this.leadership.stillLeads(), signal).catch((e: unknown) => {
       throw leadEnded(e);
     });
-  }
-
-  private async runOn(
-    log: RevisionedLog,
-    op: Op,
-    a: unknown[],
-    signal?: AbortSignal,
-  ): Promise<unknown> {
-    if (op === "read") {
-      const page: LogEntry[] = [];
-      for await (const e of log.read(a[0] as number, a[1] as number)) {
-        if (page.push(toWire(e)) === READ_PAGE) break;
-      }
-      return page;
-    }
-    if (op !== "append") return (log[op] as (...args: unknown[]) => Promise<unknown>).apply(log, a);
-    const [data, expected, messageId, timeoutMs] = a as [Uint8Array, number | null, string, number];
-    if (!(data instanceof Uint8Array) || typeof messageId !== "string") {
-      throw new StateSyncError("VALIDATION", "a malformed append request");
-    }
-    // The fencing: a leader sends nothing once its token is gone (a thawed old leader).
-    if (!this.leadership.stillLeads()) throw notSent("this tab no longer leads");
-    const options = { timeoutMs, signal };
-    return expected === null
-      ? log.appendUnconditional(data, messageId, options)
-      : log.appendConditional(data, expected, messageId, options);
   }
 
   private post(message: TabMessage): void {
@@ -304,7 +290,10 @@ export class TabLog implements RevisionedLog {
       case "beat":
         this.leadership.beat(m.from);
         this.leaderOnline.set(m.from, m.online);
-        if (!this.lead) this.failures.heard(m.online, m.failed);
+        if (!this.lead) {
+          this.failures.heard(m.online, m.failed);
+          this.notices.heardBeat(m.from, m);
+        }
         if (this.lead && m.epoch > this.leadership.epoch) this.leadership.stillLeads();
         this.updateStatus();
         return;
@@ -319,6 +308,9 @@ export class TabLog implements RevisionedLog {
         return;
       case "fail":
         if (!this.lead) this.feed.fail(errorFromWire(m.error));
+        return;
+      case "config":
+        if (!this.lead) this.notices.changed();
         return;
       case "res":
         if (m.to === this.tabId)
@@ -343,7 +335,8 @@ export class TabLog implements RevisionedLog {
     if (this.lead && this.leadership.stillLeads()) {
       const online = this.lead.own.log.status === "online";
       const failed = this.failures.forBeat(online);
-      this.post({ t: "beat", from: this.tabId, epoch: this.leadership.epoch, online, failed });
+      const epoch = this.leadership.epoch;
+      this.post({ t: "beat", from: this.tabId, epoch, online, failed, ...this.notices.forBeat() });
     }
     this.updateStatus();
     this.calls.abandonUnless((tabId) => this.leadership.alive(tabId));
@@ -360,11 +353,15 @@ export class TabLog implements RevisionedLog {
     const stopForwarding = forwardLeadEntries(own.log, this.feed, (m) =>
       this.post({ ...m, from: this.tabId }),
     );
+    const stopNotices = this.notices.lead(own.log, () =>
+      this.post({ t: "config", from: this.tabId }),
+    );
     this.lead = {
       own,
       stop: () => {
         unwatch();
         stopForwarding();
+        stopNotices();
       },
     };
     this.post({ t: "beat", from: this.tabId, epoch, online: own.log.status === "online" });
