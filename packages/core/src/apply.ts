@@ -1,5 +1,5 @@
 import { enablePatches, Immer, type Patch } from "immer";
-import { applyCheckedPatches } from "./array-patches.js";
+import { applyCheckedPatches, producePatched } from "./array-patches.js";
 import { StateValidity } from "./command-check.js";
 import { freezeWritten, TouchRecorder, type Touch } from "./engine/touch-recorder.js";
 import {
@@ -68,13 +68,7 @@ function applyUpdate<S>(state: S, entry: UpdateEntry, validity: StateValidity): 
         break;
       }
     }
-    const next = (
-      patches.length === 0
-        ? base
-        : immer.produce(base, (draft) => {
-            applyCheckedPatches(immer, draft, patches);
-          })
-    ) as S;
+    const next = (patches.length === 0 ? base : producePatched(immer, base, patches)) as S;
     validity.notePatches(entry.patches);
     return { kind: "applied", state: deepFreeze(next) };
   } catch (cause) {
@@ -242,8 +236,10 @@ export type BatchOutcome<S> =
   | { kind: "applied"; state: S; preferredRun: number | undefined }
   /**
    * The entry at `at` threw, or (a checked command) left a state that fails the model, or is a
-   * command after an update that made an array plain (`applyCheckedPatches`): nothing was
-   * applied. The entries before it can be applied as a batch, and it on its own.
+   * command after an update that made an array plain (`applyCheckedPatches`), or an update that
+   * moves elements of a state that is itself an array (`RootArrayMoves`: the shared draft cannot
+   * make it plain; alone, `producePatched` holds it in an object that can): nothing was applied.
+   * The entries before it can be applied as a batch, and it on its own.
    */
   | { kind: "failed"; at: number }
   /** Applying in one draft failed otherwise: nothing was applied, apply them one by one. */

@@ -46,10 +46,14 @@ function elementProblem(length: number, patch: Patch): string | undefined {
  * {@link arrayPatchProblem} against the state the patches before it left. Throws an `Error` naming
  * the first patch refused (nothing of the caller's draft is kept then: the caller's `produce`
  * throws too). An `add` or `remove` that moves elements of a draft array first makes the array
- * plain ({@link undraftArray}). Returns whether it made one plain: a recipe must not run on that
+ * plain (see {@link movedArray}). Returns whether it made one plain: a recipe must not run on that
  * draft afterwards, as a plain array is not the draft a recipe gets one entry at a time (`delete`
  * leaves a hole where a draft writes `undefined`; `Object.defineProperty` works where a draft
  * throws), so replicas batching differently would end in different states.
+ *
+ * The draft of a state that is itself an array cannot be made plain from inside (nothing holds
+ * it): a patch that would move its elements throws {@link RootArrayMoves} instead, before
+ * changing anything, and the caller applies the patches with {@link producePatched}.
  */
 export function applyCheckedPatches(
   immer: Immer,
@@ -60,36 +64,105 @@ export function applyCheckedPatches(
   for (const patch of patches) {
     const problem = arrayPatchProblem(draft, patch);
     if (problem !== undefined) throw new Error(problem);
-    if (patch.op !== "replace" && undraftArray(draft, patch.path)) plain = true;
+    const moved = patch.op === "replace" ? undefined : movedArray(draft, patch.path);
+    if (moved !== undefined) {
+      if (moved.container === undefined) throw new RootArrayMoves();
+      moved.container[moved.key] = moved.array.slice();
+      plain = true;
+    }
     immer.applyPatches(draft, [patch]);
   }
   return plain;
 }
 
 /**
- * Before an `add` or `remove` at `path` that moves elements of an array that is an Immer draft:
- * replaces the array in its container with a plain array of the same elements (drafts stay
- * drafts, as Immer's `sort` moves them), so this and later splices of it in the same draft are
- * native. A splice of a draft goes through its proxy for every element it moves: a hostile entry
- * of 2,000 inserts at the front of a 10,000-element array took every replica 50 s (a
- * hostile-input trial; Immer's own patches add and remove at the end only). The elements of a
- * state that is itself an array are spliced as they are (its draft cannot be replaced from
- * inside). Returns whether it did.
+ * Thrown by {@link applyCheckedPatches} before a patch that would move elements of a draft that
+ * is the root of its state (an array): its moves would go through Immer's proxy.
  */
-function undraftArray(root: object, path: Patch["path"]): boolean {
-  if (path.length < 2) return false;
-  let container: unknown = root;
-  for (let i = 0; i < path.length - 2; i++) {
-    if (typeof container !== "object" || container === null) return false; // Immer refuses it
-    container = (container as Record<string | number, unknown>)[path[i]!];
+export class RootArrayMoves extends Error {
+  constructor() {
+    super("a patch moves elements of a state that is itself an array: apply it held");
   }
-  if (typeof container !== "object" || container === null) return false;
-  const key = path[path.length - 2]!;
-  const array = (container as Record<string | number, unknown>)[key];
-  if (!Array.isArray(array) || !isDraft(array)) return false;
+}
+
+/** The key under which {@link producePatched} holds a state that is itself an array. */
+const HELD = "state";
+
+/**
+ * The state `patches` give `base`, applied in a draft of `immer` as {@link applyCheckedPatches}
+ * applies them (the same state or `Error`, as Immer's `applyPatches` one patch at a time gives,
+ * with the same containers shared and frozen). A state that is itself an array is drafted held
+ * in an object (`{ state: base }`), so that it too is made plain before a patch moves its
+ * elements: through Immer's proxy, a hostile entry of 2,000 inserts at the front of a
+ * 10,000-element root array held every replica's CPU for minutes.
+ */
+export function producePatched<T>(immer: Immer, base: T, patches: readonly Patch[]): T {
+  if (!Array.isArray(base)) {
+    return immer.produce(
+      base,
+      (draft) => void applyCheckedPatches(immer, draft as object, patches),
+    );
+  }
+  const held = immer.produce({ [HELD]: base as unknown[] }, (holder) => {
+    for (const patch of patches) {
+      // Immer's `applyPatches` leaves a draft as it is for a `replace` of the root (`[]`).
+      if (patch.op === "replace" && patch.path.length === 0) continue;
+      const problem = arrayPatchProblem(holder[HELD], patch);
+      if (problem !== undefined) throw new Error(problem);
+      const path = heldPath(patch.path);
+      const moved = patch.op === "replace" ? undefined : movedArray(holder, path);
+      if (moved?.container !== undefined) moved.container[moved.key] = moved.array.slice();
+      immer.applyPatches(holder, [{ ...patch, path }]);
+    }
+  });
+  return held[HELD] as T;
+}
+
+/**
+ * `path` (of a state) as a path in {@link producePatched}'s holder. Immer applies an `add` or
+ * `remove` at the root itself (`[]`) at the key `undefined` of the root (an array splices it at
+ * 0), so that is the key here too. Its `join` (Immer's error names a path it cannot resolve by
+ * it) gives the text of `path`.
+ */
+function heldPath(path: Patch["path"]): Patch["path"] {
+  const held: Patch["path"] = path.length === 0 ? [HELD, undefined as never] : [HELD, ...path];
+  Object.defineProperty(held, "join", { value: (separator?: string) => path.join(separator) });
+  return held;
+}
+
+/**
+ * The draft array whose elements an `add` or `remove` at `path` in `root` moves, and where it is
+ * held (`container` and `key`; no container when it is `root` itself); undefined when the patch
+ * moves no element of a draft array (the array is plain already, or the patch is at its end or
+ * refused). A splice of a draft goes through its proxy for every element it moves: a hostile entry
+ * of 2,000 inserts at the front of a 10,000-element array took every replica 50 s (a
+ * hostile-input trial; Immer's own patches add and remove at the end only). Made plain (a copy of
+ * its elements, drafts staying drafts, as Immer's `sort` moves them), this and later splices of
+ * it in the same draft are native.
+ */
+function movedArray(
+  root: object,
+  path: Patch["path"],
+):
+  | {
+      array: unknown[];
+      container: Record<string | number, unknown> | undefined;
+      key: string | number;
+    }
+  | undefined {
+  let container: unknown = undefined;
+  let array: unknown = root;
+  let key: string | number = "";
+  for (let i = 0; i < path.length - 1; i++) {
+    if (typeof array !== "object" || array === null) return undefined; // Immer refuses it
+    container = array;
+    key = path[i]!;
+    array = (array as Record<string | number, unknown>)[key];
+  }
+  if (!Array.isArray(array) || !isDraft(array)) return undefined;
+  // Immer splices an `add` or `remove` at the root itself (`[]`) at `undefined`, that is at 0.
   const last = path[path.length - 1];
-  const index = last === "-" ? array.length : indexOf(last);
-  if (index === undefined || index >= array.length - 1) return false; // at the end: nothing moves
-  (container as Record<string | number, unknown>)[key] = array.slice();
-  return true;
+  const index = last === "-" ? array.length : last === undefined ? 0 : indexOf(last);
+  if (index === undefined || index >= array.length - 1) return undefined; // at the end: none moves
+  return { array, container: container as Record<string | number, unknown> | undefined, key };
 }

@@ -2,21 +2,46 @@ import fc from "fast-check";
 import { enablePatches, freeze, Immer, isDraft, type Patch } from "immer";
 import { describe, expect, it } from "vitest";
 import { immer as statesyncImmer } from "../src/apply.js";
-import { applyCheckedPatches, arrayPatchProblem } from "../src/array-patches.js";
+import { applyCheckedPatches, arrayPatchProblem, producePatched } from "../src/array-patches.js";
 
 enablePatches();
 const immer = new Immer();
 immer.setAutoFreeze(true);
 
 /** The patches applied by Immer one by one, as before (the reference). */
-function oneByOne(state: object, patches: readonly Patch[]): object {
-  return immer.produce(state, (draft) => {
+function oneByOne<T extends object>(state: T, patches: readonly Patch[], im = immer): T {
+  return im.produce(state, (draft) => {
     for (const patch of patches) {
       const problem = arrayPatchProblem(draft, patch);
       if (problem !== undefined) throw new Error(problem);
-      immer.applyPatches(draft, [patch]);
+      im.applyPatches(draft, [patch]);
     }
   });
+}
+
+/**
+ * What `produce` of a fresh copy of `state` (frozen or not) gives: the state or the error, and
+ * each container of the result in order, whether it is frozen and which container of the copy
+ * it is (-1: a new one). Structural sharing and freezing are part of the outcome.
+ */
+function produced(state: unknown, frozen: boolean, f: (base: object) => object) {
+  const base = JSON.parse(JSON.stringify(state)) as object;
+  if (frozen) freeze(base, true);
+  const order = new Map<object, number>();
+  const walk = (v: unknown, visit: (o: object) => void): void => {
+    if (typeof v !== "object" || v === null) return;
+    visit(v);
+    for (const k of Object.keys(v)) walk((v as Record<string, unknown>)[k], visit);
+  };
+  walk(base, (o) => order.set(o, order.size));
+  try {
+    const next = f(base);
+    const containers: Array<[boolean, number]> = [];
+    walk(next, (o) => containers.push([Object.isFrozen(o), order.get(o) ?? -1]));
+    return { state: JSON.parse(JSON.stringify(next)) as unknown, containers };
+  } catch (e) {
+    return { error: String(e) };
+  }
 }
 
 const outcome = (f: () => object) => {
@@ -43,6 +68,26 @@ const listPatch = fc.oneof(
   }),
   fc.record({ op: fc.constant("add"), path: fc.constant(["other"]), value: fc.nat(9) }),
 ) as fc.Arbitrary<Patch>;
+/** Patches of a state that is itself a list, including Immer's at the root itself (`[]`). */
+const rootPatch = fc.oneof(
+  fc.record({ op: fc.constant("add"), path: key.map((k) => [k]), value: element }),
+  fc.record({ op: fc.constant("remove"), path: key.map((k) => [k]) }),
+  fc.record({ op: fc.constantFrom("add", "replace"), path: fc.constant([]), value: element }),
+  fc.record({ op: fc.constant("remove"), path: fc.constant([]) }),
+  fc.record({
+    op: fc.constant("replace"),
+    path: fc.nat(8).map((i) => [i, "id"]),
+    value: fc.nat(99),
+  }),
+  // moves in an element's own array, under a root made plain or not
+  fc.record({
+    op: fc.constantFrom("add", "remove"),
+    path: fc.tuple(fc.nat(8), fc.nat(2)).map(([i, k]) => [i, "tags", k]),
+    value: fc.string({ maxLength: 2 }),
+  }),
+) as fc.Arbitrary<Patch>;
+/** An Immer that freezes what it produces, and one that does not (as statesync's own). */
+const immerFreezing = (autoFreeze: boolean) => (autoFreeze ? immer : statesyncImmer);
 
 /**
  * `applyCheckedPatches` makes an array plain (its elements still drafts) before an `add` or
@@ -90,6 +135,73 @@ describe("array patches that move elements", () => {
       ),
       { numRuns: 1_000 },
     );
+  });
+
+  it("give the state (or the error), sharing and freezing one by one gives, with autoFreeze on and off (property)", () => {
+    fc.assert(
+      fc.property(
+        fc.array(element, { maxLength: 8 }),
+        fc.array(listPatch, { maxLength: 24 }),
+        fc.boolean(),
+        fc.boolean(),
+        (list, patches, autoFreeze, frozen) => {
+          const im = immerFreezing(autoFreeze);
+          const state = { list, other: 0 };
+          const reference = produced(state, frozen, (b) => oneByOne(b, patches, im));
+          const ours = produced(state, frozen, (b) => producePatched(im, b, patches));
+          expect(ours).toEqual(reference);
+        },
+      ),
+      { numRuns: 1_000 },
+    );
+  });
+
+  it("of a state that is itself an array give what one by one gives: state or error, sharing, freezing (property)", () => {
+    fc.assert(
+      fc.property(
+        fc.array(element, { maxLength: 8 }),
+        fc.array(rootPatch, { maxLength: 24 }),
+        fc.boolean(),
+        fc.boolean(),
+        (list, patches, autoFreeze, frozen) => {
+          const im = immerFreezing(autoFreeze);
+          const reference = produced(list, frozen, (b) => oneByOne(b, patches, im));
+          const ours = produced(list, frozen, (b) => producePatched(im, b, patches));
+          expect(ours).toEqual(reference);
+        },
+      ),
+      { numRuns: 3_000 },
+    );
+  });
+
+  it("of a state that is itself an array: applyCheckedPatches refuses a move of its draft before changing it", () => {
+    const state = freeze(
+      [
+        { id: 1, tags: [] },
+        { id: 2, tags: [] },
+      ],
+      true,
+    );
+    const patches: Patch[] = [{ op: "add", path: [0], value: { id: 0, tags: [] } }];
+    const splice = Array.prototype.splice;
+    let splices = 0;
+    Array.prototype.splice = function (this: unknown[], ...args: unknown[]) {
+      splices += 1;
+      return (splice as (...a: unknown[]) => unknown[]).apply(this, args);
+    };
+    try {
+      expect(() =>
+        immer.produce(state, (d) => void applyCheckedPatches(immer, d, patches)),
+      ).toThrow(/itself an array/);
+    } finally {
+      Array.prototype.splice = splice;
+    }
+    expect(splices).toBe(0);
+    // at the end nothing moves: applied in the draft
+    const next = immer.produce(state, (d) => {
+      applyCheckedPatches(immer, d, [{ op: "add", path: [2], value: { id: 3, tags: [] } }]);
+    });
+    expect(next.map((e) => e.id)).toEqual([1, 2, 3]);
   });
 
   it("keeps the elements it did not change, and the state before as it was", () => {
