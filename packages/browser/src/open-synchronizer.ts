@@ -125,7 +125,11 @@ const fn = z.custom<unknown>((v) => typeof v === "function", "must be a function
 
 const optionsSchema = z
   .object({
-    servers: z.union([wsUrl, z.array(wsUrl).min(1)]).optional(),
+    servers: z
+      .union([wsUrl, z.array(wsUrl).min(1)], {
+        error: "servers must be a ws:// or wss:// URL, or an array of them",
+      })
+      .optional(),
     connection: z.custom<unknown>(objectLike, "connection must be a nats.ws connection").optional(),
     jetstream: z
       .custom<unknown>(objectLike, "jetstream must be { jetstream, jetstreamManager }")

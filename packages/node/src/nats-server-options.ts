@@ -11,20 +11,26 @@ const optionsSchema = z
     port: port.optional(),
     wsPort: port.optional(),
     jetstream: z
-      .union([
-        z.literal(false),
-        z.strictObject({
-          maxMemoryStore: bytes.optional(),
-          maxFileStore: bytes.optional(),
-          domain: z
-            .string()
-            .regex(/^[A-Za-z0-9_-]{1,64}$/)
-            .optional(),
-        }),
-      ])
+      .union(
+        [
+          z.literal(false),
+          z.strictObject({
+            maxMemoryStore: bytes.optional(),
+            maxFileStore: bytes.optional(),
+            domain: z
+              .string()
+              .regex(/^[A-Za-z0-9_-]{1,64}$/)
+              .optional(),
+          }),
+        ],
+        { error: "jetstream must be false or { maxMemoryStore?, maxFileStore?, domain? }" },
+      )
       .optional(),
     extraConfig: z
-      .union([z.string(), z.custom<() => string>((v) => typeof v === "function")])
+      .union([z.string(), z.custom<() => string>((v) => typeof v === "function")], {
+        error:
+          "extraConfig must be a string of nats-server configuration, or a function returning one",
+      })
       .optional(),
     serverName: z.string().min(1).max(256).optional(),
     keepStore: z.boolean().optional(),

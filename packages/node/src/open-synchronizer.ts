@@ -111,9 +111,13 @@ const pendingSchema = z.strictObject({
     .optional(),
 });
 
-const optionsSchema = z
+export const openOptionsSchema = z
   .object({
-    servers: z.union([tcpServer, z.array(tcpServer).min(1)]).optional(),
+    servers: z
+      .union([tcpServer, z.array(tcpServer).min(1)], {
+        error: "servers must be a nats:// or tls:// URL or host:port, or an array of them",
+      })
+      .optional(),
     connection: z.custom<unknown>(objectLike, "connection must be a nats connection").optional(),
     jetstream: z
       .custom<unknown>(objectLike, "jetstream must be @nats-io/jetstream's module")
@@ -121,7 +125,11 @@ const optionsSchema = z
     connectOptions: z.custom<unknown>(objectLike, "connectOptions must be an object").optional(),
     stream: z.string(),
     snapshots: z
-      .union([z.literal(false), z.custom<unknown>(storeLike, "snapshots must be a SnapshotStore")])
+      .union([z.literal(false), z.custom<unknown>(storeLike)], {
+        // `snapshots: true` is what a new user wrote for "on", which is the default.
+        error:
+          "snapshots must be a SnapshotStore, or false for none; leave it out for files in snapshotDir",
+      })
       .optional(),
     snapshotDir: z.string().min(1).optional(),
   })
@@ -164,7 +172,7 @@ export function defaultSnapshotDir(): string {
 export async function openSynchronizer<S, C extends CommandMap<S>>(
   options: OpenSynchronizerOptions<S, C>,
 ): Promise<StateSynchronizer<S, C>> {
-  const parsed = optionsSchema.safeParse(options);
+  const parsed = openOptionsSchema.safeParse(options);
   if (!parsed.success) {
     throw new StateSyncError(
       "VALIDATION",

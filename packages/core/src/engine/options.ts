@@ -14,7 +14,12 @@ export const DEFAULT_MAX_ATTEMPTS = 64;
 /** Default time an append whose outcome is unknown is re-sent, ms. */
 export const DEFAULT_OUTCOME_TIMEOUT_MS = 30_000;
 
-const fn = z.custom<(...args: never[]) => unknown>((v) => typeof v === "function");
+// Every union and z.custom here carries its own message: zod's default for them is a bare
+// "Invalid input", which names neither what the option accepts nor what to write.
+const fn = z.custom<(...args: never[]) => unknown>(
+  (v) => typeof v === "function",
+  "expected a function",
+);
 
 /** zod schema of `createSynchronizer`'s options (the functions and ports checked by shape). */
 export const optionsSchema = z.strictObject({
@@ -28,14 +33,17 @@ export const optionsSchema = z.strictObject({
     "model must come from defineModel()",
   ),
   snapshots: z
-    .union([
-      z.literal(false),
-      z.custom<SnapshotStore>(
-        (v) =>
-          typeof v === "object" && v !== null && typeof (v as SnapshotStore).load === "function",
-        "snapshots must be a SnapshotStore or false",
-      ),
-    ])
+    .union(
+      [
+        z.literal(false),
+        z.custom<SnapshotStore>(
+          (v) =>
+            typeof v === "object" && v !== null && typeof (v as SnapshotStore).load === "function",
+          "snapshots must be a SnapshotStore or false",
+        ),
+      ],
+      { error: "snapshots must be a SnapshotStore, or false for none" },
+    )
     .optional(),
   snapshotKey: z.string().min(1).optional(),
   snapshotEvery: z.number().int().nonnegative().optional(),
@@ -86,7 +94,12 @@ export const optionsSchema = z.strictObject({
 const updateOptionsSchema = z
   .strictObject({
     maxAttempts: z.number().int().positive().optional(),
-    signal: z.custom<AbortSignal>((v) => v === undefined || v instanceof AbortSignal).optional(),
+    signal: z
+      .custom<AbortSignal>(
+        (v) => v === undefined || v instanceof AbortSignal,
+        "signal must be an AbortSignal",
+      )
+      .optional(),
     outcomeTimeoutMs: z.number().positive().optional(),
   })
   .optional();

@@ -22,15 +22,20 @@ export interface FanoutOptions {
 
 /** zod schema of the option. */
 export const fanoutSchema = z
-  .union([
-    z.boolean(),
-    z.strictObject({
-      prefix: z.string().optional(),
-      enable: z.boolean().optional(),
-      tailCheckMs: z.number().int().min(100).max(3_600_000).optional(),
-      reconnectJitterMs: z.number().int().min(0).max(600_000).optional(),
-    }),
-  ])
+  .union(
+    [
+      z.boolean(),
+      z.strictObject({
+        prefix: z.string().optional(),
+        enable: z.boolean().optional(),
+        tailCheckMs: z.number().int().min(100).max(3_600_000).optional(),
+        reconnectJitterMs: z.number().int().min(0).max(600_000).optional(),
+      }),
+    ],
+    {
+      error: "fanout must be true, false or { prefix?, enable?, tailCheckMs?, reconnectJitterMs? }",
+    },
+  )
   .optional();
 
 /** The fan-out options with defaults, or undefined when off; `VALIDATION` for a bad prefix. */
