@@ -213,7 +213,8 @@ function shuffled(servers: string[], options: ConnectionOptions): string[] {
  * Whether `server` is a URL `nats` dials over TCP: `nats://` or `tls://` with a host and no path,
  * or a bare `host[:port]` (nats.js dials port 4222 for a bare host). A bare form with a slash
  * (`nats:/h:4222`, `nats//h:4222`) is refused: nats.js read it as host `nats` and retried
- * `ENOTFOUND` for ever. The check `openSynchronizer` and the CLI apply to `servers`.
+ * `ENOTFOUND` for ever, and so is a host no DNS name or IP address can be (`n1,n2`, `h!`). The
+ * check `openSynchronizer` and the CLI apply to `servers`.
  */
 export function isTcpServerUrl(server: string): boolean {
   try {
@@ -222,7 +223,11 @@ export function isTcpServerUrl(server: string): boolean {
     // A bare form is host[:port] alone: "nats:/h:4222" or "nats//h:4222" parsed as host "nats"
     // with a path, and the replica retried "getaddrinfo ENOTFOUND nats" for ever (a new user).
     if (bare ? /[/?#\s]/.test(server) : !["", "/"].includes(url.pathname)) return false;
-    return (url.protocol === "nats:" || url.protocol === "tls:") && url.hostname !== "";
+    // nats: and tls: are no special schemes to URL, which takes any host there: "n1,n2" (hosts
+    // joined by commas without ports, a new user's trial) was one host retried ENOTFOUND for ever.
+    const host =
+      /^[A-Za-z0-9_.-]+$/.test(url.hostname) || /^\[[0-9A-Fa-f:.]+\]$/.test(url.hostname);
+    return (url.protocol === "nats:" || url.protocol === "tls:") && host;
   } catch {
     return false;
   }

@@ -199,6 +199,12 @@ describe("openSynchronizer", () => {
       { servers: "nats:/127.0.0.1:4222", stream: "S", model: counter },
       { servers: "nats//127.0.0.1:4222", stream: "S", model: counter },
       { servers: "nats://127.0.0.1:4222/path", stream: "S", model: counter },
+      // A new user's trial: hosts joined by commas without ports passed for one host named
+      // "n1,n2", and the replica retried ENOTFOUND for ever; so did other characters no host has.
+      { servers: "127.0.0.1,127.0.0.2", stream: "S", model: counter },
+      { servers: "nats://n1,n2:4222", stream: "S", model: counter },
+      { servers: ["nats://n1;n2:4222"], stream: "S", model: counter },
+      { servers: "nats://n1!:4222", stream: "S", model: counter },
       { servers: [server.url, server.wsUrl], stream: "S", model: counter },
       // A fresh-eyes trial: connectOptions.servers was ignored in silence (the replica opened
       // on `servers`), and so was every connect option beside a given connection.
@@ -220,6 +226,10 @@ describe("openSynchronizer", () => {
       openSynchronizer({ servers: commas, stream: "S", model: counter }),
     );
     expect(listed.message).toMatch(/in an array, not one string with commas/);
+    const hosts = await rejection(
+      openSynchronizer({ servers: "127.0.0.1,127.0.0.2", stream: "S", model: counter }),
+    );
+    expect(hosts.message).toMatch(/in an array, not one string with commas/);
     // Each mistake gets its own hint, and the value given (a trial: `http://…` read "not one
     // string with commas").
     const http = await rejection(
