@@ -113,13 +113,27 @@ const wsUrl = z.string().superRefine((url, ctx) => {
       code: "custom",
       message: `${tcp}:// is a TCP URL, which a browser cannot dial: use wss:// (TLS, enforced by the WebSocket) or ws://`,
     });
-  } else if (!/^wss?:\/\/[^/\s]+/i.test(url)) {
+  } else if (!/^wss?:\/\/[^/\s]+/i.test(url) || !plausibleHost(url)) {
     ctx.addIssue({
       code: "custom",
-      message: "servers must be ws:// or wss:// URLs (e.g. ws://127.0.0.1:8080)",
+      message: `servers must be ws:// or wss:// URLs (e.g. ws://127.0.0.1:8080)${
+        url.includes(",") ? "; several servers go in an array, not one string with commas" : ""
+      }`,
     });
   }
 });
+/**
+ * Whether the URL's host can be a DNS name or an IP address: URL takes any host with a comma, so
+ * `ws://n1,n2:8080` (hosts joined by commas, a new user's trial) was dialled as one host for ever.
+ */
+function plausibleHost(url: string): boolean {
+  try {
+    const host = new URL(url).hostname;
+    return /^[A-Za-z0-9_.-]+$/.test(host) || /^\[[0-9A-Fa-f:.]+\]$/.test(host);
+  } catch {
+    return false;
+  }
+}
 const objectLike = (v: unknown) => typeof v === "object" && v !== null;
 const fn = z.custom<unknown>((v) => typeof v === "function", "must be a function");
 

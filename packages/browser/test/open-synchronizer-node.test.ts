@@ -159,6 +159,20 @@ it("refuses tls:// and nats:// servers (VALIDATION), pointing at wss://", async 
   }
 });
 
+// A new user's trial (Node package, same check here): hosts joined by commas passed as one host
+// named "n1,n2", retried for ever; and `servers: 7` read zod's bare "Invalid input".
+it("refuses a host no name or address can be, and says what servers takes (VALIDATION)", async () => {
+  for (const servers of ["ws://n1,n2:8080", ["wss://n1!:8443"], "ws://127.0.0.1,127.0.0.2", 7]) {
+    const err = await openSynchronizer({ servers, stream: stream(), model: counter } as never).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(isStateSyncError(err, "VALIDATION"), String(err)).toBe(true);
+    expect(String((err as Error).message)).toMatch(/servers must be (a )?ws:\/\/ or wss:\/\//);
+    expect(String((err as Error).message)).not.toMatch(/Invalid input(?!:)/);
+  }
+});
+
 // A fresh-eyes trial (Node package, same options here): connectOptions.servers was ignored in
 // silence, and so were connect options beside a given connection.
 it("refuses connectOptions.servers, and connectOptions beside a connection (VALIDATION)", async () => {
