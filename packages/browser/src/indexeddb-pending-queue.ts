@@ -127,8 +127,13 @@ export class IdbQueue implements PendingQueue {
   }
 
   /**
-   * The stored records, the damaged ones (deleted in the same transaction, their seqs kept in
-   * the queue's row so `nextSeq` never goes back), and the highest seq ever used.
+   * The stored records, the damaged ones (deleted, their seqs kept in the queue's row so
+   * `nextSeq` never goes back), and the highest seq ever used. Read in a read-only transaction,
+   * which runs beside other tabs' reads of these stores (a write transaction waits for every
+   * transaction over them started before it: behind another tab's load, held by its busy main
+   * thread, a reloaded tab's queue of 2,000 records passed the 5 s wait and ran in memory, a
+   * browser trial). The damaged records, if any, are deleted afterwards in a write transaction
+   * (the queue's lock keeps other writers of its records out in between).
    */
   private async loadStored(): Promise<{
     records: PendingRecord[];
@@ -137,34 +142,47 @@ export class IdbQueue implements PendingQueue {
   }> {
     const records: PendingRecord[] = [];
     const damaged: DamagedPendingRecord[] = [];
-    const high = await inTransaction(
+    let high = 0;
+    try {
+      const [rows, queue] = await inTransaction(
+        () => this.db!.transaction([RECORDS, QUEUES], "readonly"),
+        (tx) =>
+          Promise.all([
+            tx.objectStore(RECORDS).getAll(this.range()) as Promise<RecordRow[]>,
+            tx.objectStore(QUEUES).get([this.key, this.owner]) as Promise<QueueRow | undefined>,
+          ]),
+      );
+      // Not a seq (edited storage: the open sets such a row back, `queueRow`): not counted.
+      high = seqOr0(queue?.highSeq);
+      for (const row of rows) {
+        // A key that is no seq (above 2^52, 0, a fraction: edited storage) is damaged and not
+        // counted: no seq would be left after it (as the Node store's file names).
+        if (isPendingSeq(row.seq)) high = Math.max(high, row.seq);
+        const read = readPendingRecord(row.record, row.seq);
+        if ("record" in read) records.push(read.record);
+        else damaged.push({ seq: row.seq, reason: read.reason, content: contentOf(row.record) });
+      }
+      if (damaged.length > 0) await this.deleteDamaged(damaged, high);
+    } catch (e) {
+      throw isStateSyncError(e) ? e : failed("load the pending records", e);
+    }
+    return { records, damaged, high };
+  }
+
+  /** Deletes the damaged records `damaged` in one transaction, and keeps `high` in the row. */
+  private async deleteDamaged(damaged: readonly DamagedPendingRecord[], high: number) {
+    await inTransaction(
       () => this.db!.transaction([RECORDS, QUEUES], "readwrite"),
       async (tx) => {
-        const rows = (await tx.objectStore(RECORDS).getAll(this.range())) as RecordRow[];
+        const records = tx.objectStore(RECORDS);
+        const deletes = damaged.map((d) => records.delete([this.key, this.owner, d.seq]));
         const queue = (await tx.objectStore(QUEUES).get([this.key, this.owner])) as QueueRow;
-        // Not a seq (edited storage: the open sets such a row back, `queueRow`): not counted.
-        let high = seqOr0(queue?.highSeq);
-        for (const row of rows) {
-          // A key that is no seq (above 2^52, 0, a fraction: edited storage) is damaged and not
-          // counted: no seq would be left after it (as the Node store's file names).
-          if (isPendingSeq(row.seq)) high = Math.max(high, row.seq);
-          const read = readPendingRecord(row.record, row.seq);
-          if ("record" in read) {
-            records.push(read.record);
-            continue;
-          }
-          damaged.push({ seq: row.seq, reason: read.reason, content: contentOf(row.record) });
-          await tx.objectStore(RECORDS).delete([this.key, this.owner, row.seq]);
-        }
-        if (damaged.length > 0 && queue && high > queue.highSeq) {
+        await Promise.all(deletes);
+        if (queue && high > queue.highSeq) {
           await tx.objectStore(QUEUES).put({ ...queue, highSeq: high });
         }
-        return high;
       },
-    ).catch((e: unknown) => {
-      throw isStateSyncError(e) ? e : failed("load the pending records", e);
-    });
-    return { records, damaged, high };
+    );
   }
 
   async put(record: PendingRecord): Promise<void> {

@@ -273,6 +273,25 @@ async function queueRow(
   key: string,
   owner: string,
 ): Promise<{ row: QueueRow; damage?: StateSyncError }> {
+  // Read first, in a read-only transaction: it runs beside other tabs' reads of these stores,
+  // where a write transaction waits for every one started before it (a reloaded tab's open passed
+  // the 5 s wait behind another tab's load, held by that tab's busy main thread: a browser
+  // trial). Written only when there is no row or it is damaged (the queue's lock is held, so no
+  // other open writes it in between).
+  const read = await inTransaction(
+    () => db.transaction(QUEUES, "readonly"),
+    (tx) => tx.store.get([key, owner]) as Promise<QueueRow | undefined>,
+  );
+  if (read && (read.highSeq === 0 || isPendingSeq(read.highSeq))) return { row: read };
+  return writeQueueRow(db, key, owner);
+}
+
+/** {@link queueRow}'s write: the row created, or its `highSeq` repaired. */
+async function writeQueueRow(
+  db: IDBPDatabase,
+  key: string,
+  owner: string,
+): Promise<{ row: QueueRow; damage?: StateSyncError }> {
   return inTransaction(
     () => db.transaction([QUEUES, RECORDS], "readwrite"),
     async (tx) => {
