@@ -1,4 +1,5 @@
 import { openDB, type DBSchema, type IDBPDatabase, type OpenDBCallbacks } from "idb";
+import { afterFreeTime } from "./free-time-wait.js";
 
 /** What {@link inTransaction} needs of an `idb` transaction. */
 interface Transaction {
@@ -93,19 +94,20 @@ export function openDatabase<DB extends DBSchema | unknown = unknown>(
       upgrade?.(db, oldVersion, newVersion, transaction, event);
     },
   });
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  let cancel: (() => void) | undefined;
   const late = new Promise<never>((_, reject) => {
-    // Clamped: a delay above setTimeout's bound would fire at once and fail every open.
+    // Clamped: a delay above setTimeout's bound would fire at once and fail every open. Counted
+    // in this thread's free time (`afterFreeTime`): a page busy meanwhile is not the open's delay.
     const delay = Math.min(Math.max(waitMs, 0), MAX_TIMEOUT_MS);
-    timer = setTimeout(() => reject(new DatabaseOpenTimeoutError(name, delay)), delay);
+    cancel = afterFreeTime(delay, () => reject(new DatabaseOpenTimeoutError(name, delay)));
   });
   return Promise.race([opened, late]).then(
     (db) => {
-      clearTimeout(timer);
+      cancel?.();
       return db;
     },
     (err: unknown) => {
-      clearTimeout(timer);
+      cancel?.();
       void opened.then((db) => db.close()).catch(() => undefined); // a late open: closed
       throw err;
     },

@@ -12,6 +12,7 @@ import {
   type PendingRecord,
 } from "@statesync/core";
 import type { IDBPDatabase } from "idb";
+import { afterFreeTime } from "./free-time-wait.js";
 import { IDB_OPEN_WAIT_MS, inTransaction } from "./idb-transaction.js";
 
 // The IndexedDB side of one open pending queue (IndexedDbPendingStore opens it): its records,
@@ -323,17 +324,21 @@ function failed(what: string, cause: unknown): StateSyncError {
   });
 }
 
-/** `work`, or `QUEUE_FAILED` (`details.timedOut`) when it has not settled in `OPEN_WAIT_MS`. */
+/**
+ * `work`, or `QUEUE_FAILED` (`details.timedOut`) when it has not settled in `OPEN_WAIT_MS` of
+ * this thread's free time (`afterFreeTime`: time the page's own long tasks held it is not
+ * counted, as no answer could arrive then).
+ */
 export function answerWithin<T>(work: Promise<T>, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  let cancel: (() => void) | undefined;
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
+    cancel = afterFreeTime(OPEN_WAIT_MS, () => {
       const why = `IndexedDB did not answer within ${OPEN_WAIT_MS} ms to ${what} (another tab may hold the database)`;
       reject(new StateSyncError("QUEUE_FAILED", why, { details: { timedOut: true } }));
-    }, OPEN_WAIT_MS);
+    });
   });
   work.catch(() => undefined);
-  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+  return Promise.race([work, late]).finally(() => cancel?.());
 }
 
 /** `value` if it is a seq (`isPendingSeq`), else 0. */

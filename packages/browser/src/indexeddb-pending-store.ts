@@ -53,7 +53,8 @@ type Locks = LockManagerLike & {
  * (`onWarning`) and keeps the queue in memory: `durable` turns false. Each wait on IndexedDB
  * while opening is bounded by `OPEN_WAIT_MS` (5 s) on its own: the database's open (which
  * Chromium can leave unanswered for 25-120 s, e.g. queued behind a `deleteDatabase` that an old
- * connection does not give way to), the queue's row, and its first load (so up to 15 s in all). An open given up on warns (`QUEUE_FAILED`,
+ * connection does not give way to), the queue's row, and its first load (so up to 15 s in all),
+ * each in this thread's free time (`afterFreeTime`: a page's own long task is not counted). An open given up on warns (`QUEUE_FAILED`,
  * `details.timedOut`) and that queue runs in memory; its connection, if it opens later, is
  * closed at once (not kept), and the next `open` opens the database again. Passes
  * `runPendingStoreConformance` in Chromium (test/indexeddb-pending-store.browser.test.ts).
