@@ -1,5 +1,6 @@
 import type { IDBPDatabase } from "idb";
 import { IDB_OPEN_WAIT_MS, openDatabase } from "./idb-transaction.js";
+import { afterFreeTime } from "./free-time-wait.js";
 
 /** Name of the object store that holds snapshots (out-of-line string keys). */
 export const SNAPSHOT_STORE = "snapshots";
@@ -81,15 +82,17 @@ export class SnapshotDatabase {
   }
 
   private openAt(version: number | undefined): Promise<IDBPDatabase> {
-    let timer: ReturnType<typeof setTimeout> | undefined;
+    let cancelWait: (() => void) | undefined;
     let db: IDBPDatabase | undefined;
     let onBlocked: () => void = () => undefined;
     const blocked = new Promise<never>((_, reject) => {
       onBlocked = () => {
-        timer ??= setTimeout(() => {
+        // Counted in this tab's free time: an unblocking answered during its own long task is
+        // not a block (the same as the open's own wait, `openDatabase`).
+        cancelWait ??= afterFreeTime(this.blockedTimeoutMs, () => {
           const ms = this.blockedTimeoutMs;
           reject(new DatabaseBlockedError(`IndexedDB "${this.name}" stayed blocked for ${ms} ms`));
-        }, this.blockedTimeoutMs);
+        });
       };
     });
     const forget = () => {
@@ -115,11 +118,11 @@ export class SnapshotDatabase {
     }).then((value) => (db = value));
     return Promise.race([opened, blocked]).then(
       (result) => {
-        clearTimeout(timer);
+        cancelWait?.();
         return result;
       },
       (err: unknown) => {
-        clearTimeout(timer);
+        cancelWait?.();
         // A connection that opens after we gave up on it must not stay open and block others.
         void opened.then((late) => late.close()).catch(() => undefined);
         throw err;

@@ -1,4 +1,5 @@
 import { StateSyncError } from "@statesync/core";
+import { afterFreeTime } from "../free-time-wait.js";
 
 interface Call {
   /** The tab asked. */
@@ -33,7 +34,7 @@ export class PendingCalls {
     const id = `${this.tabId}-${++this.counter}`;
     return new Promise((resolve, reject) => {
       const done = () => {
-        clearTimeout(timer);
+        cancelWait();
         signal?.removeEventListener("abort", abort);
         this.calls.delete(id);
       };
@@ -45,7 +46,11 @@ export class PendingCalls {
           }),
         );
       };
-      const timer = setTimeout(() => fail(`did not answer within ${timeoutMs} ms`), timeoutMs);
+      // Counted in this tab's free time (`afterFreeTime`): an answer that arrived while this
+      // tab's own long task ran (re-applying a queue) is not late, whichever task runs first.
+      const cancelWait = afterFreeTime(timeoutMs, () =>
+        fail(`did not answer within ${timeoutMs} ms`),
+      );
       const abort = () => fail("was not waited for (aborted)");
       signal?.addEventListener("abort", abort);
       this.calls.set(id, {
