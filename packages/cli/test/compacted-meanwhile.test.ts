@@ -1,8 +1,10 @@
-import { JetStreamLog } from "@statesync/node";
+import { fileURLToPath } from "node:url";
+import { JetStreamLog, openSynchronizer } from "@statesync/node";
 import { describe, expect, it, onTestFinished } from "vitest";
-import { stateAtRetained } from "../src/commands/state.js";
+import { readBackupSource } from "../src/commands/export.js";
+import { readStateOf, stateAtRetained } from "../src/commands/state.js";
 import { verifyLog } from "../src/commands/verify.js";
-import type { AnyModel } from "../src/model-file.js";
+import { loadModel, type AnyModel } from "../src/model-file.js";
 import { withReplica } from "../src/replica.js";
 import { notCheckedText } from "../src/verify-text.js";
 import {
@@ -15,8 +17,11 @@ import {
   seededCounter,
   target,
   tcp,
+  uniqueStream,
   useNatsServer,
 } from "./helpers.js";
+
+const MODEL_V2 = fileURLToPath(new URL("./fixtures/counter-v2.mjs", import.meta.url));
 
 /**
  * History removed while `verify` runs (a live replica's compaction, an operator's purge) is no
@@ -172,5 +177,72 @@ describe("statesync verify and state --at while the log is compacted", () => {
       message: "revision 2 is before the retained history (the first retained revision is 4)",
     });
     expect(await stateAtRetained(log, model, 5)).toEqual({ count: 2, notes: ["a", "b"] });
+  });
+
+  /** A counter log switched to version 2: genesis (1), increment by 3 (2), switch from 1 (3). */
+  async function switchedLog(): Promise<string> {
+    const stream = uniqueStream("XMEAN");
+    const a = await openCounter(ctx.server.url, stream);
+    await a.update("increment", { by: 3 });
+    await a.close();
+    const migrate = await runCli([
+      "migrate",
+      ...target(ctx.server.url, stream, "--model", MODEL_V2),
+    ]);
+    expect(migrate.code).toBe(0);
+    return stream;
+  }
+
+  /**
+   * A live replica of `v2` compacting `stream` (its snapshot entry, then the truncation), after
+   * an update when `write`.
+   */
+  async function compactV2(stream: string, v2: AnyModel, write = false): Promise<number> {
+    const replica = await openSynchronizer({
+      servers: ctx.server.url,
+      stream,
+      model: v2,
+      snapshots: false,
+      live: false,
+      compaction: false,
+    });
+    try {
+      if (write) await replica.update("tag", { tag: "x" });
+      return (await replica.compact()).revision;
+    } finally {
+      await replica.close();
+    }
+  }
+
+  it("export keeps a switched log's from when a compaction lands between the state and the version read", async () => {
+    // Before, the version was read after the state, from the entries up to the state's revision:
+    // a compaction in between had removed all of them, and the backup had no `from`.
+    const stream = await switchedLog();
+    const v2 = await loadModel(MODEL_V2);
+    const log = await logOf(stream);
+    let compacted = 0;
+    const source = await readBackupSource(log, v2, undefined, async (l, m, at) => {
+      const read = await readStateOf(l, m, at);
+      if (compacted === 0) compacted = await compactV2(stream, v2);
+      return read;
+    });
+    expect(compacted).toBe(4); // the log now starts at the compaction's snapshot entry
+    expect(source).toEqual({ revision: 4, from: 1, state: { count: 3, notes: [], tags: [] } });
+  });
+
+  it("export says TRUNCATED when every attempt's reads are split by a compaction", async () => {
+    const stream = await switchedLog();
+    const v2 = await loadModel(MODEL_V2);
+    const log = await logOf(stream);
+    const read = readBackupSource(log, v2, undefined, async (l, m, at) => {
+      const state = await readStateOf(l, m, at);
+      await compactV2(stream, v2, true); // an update, then a compaction past it
+      return state;
+    });
+    await expect(read).rejects.toMatchObject({
+      code: "TRUNCATED",
+      message:
+        "the log was truncated (a compaction or a purge) while the command read it, 3 times in a row (the first retained revision went from 7 to 9): what it read would not agree; run it again",
+    });
   });
 });

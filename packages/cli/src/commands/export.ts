@@ -14,7 +14,7 @@ import { link, lstat, rename, rm, writeFile } from "node:fs/promises";
 import type { Stats } from "node:fs";
 import { resolve } from "node:path";
 import type { Command } from "commander";
-import { safeParse, StateSyncError } from "@statesync/node";
+import { safeParse, StateSyncError, type JetStreamLog } from "@statesync/node";
 import { z } from "zod";
 import { action } from "../action.js";
 import {
@@ -23,13 +23,14 @@ import {
   writeBackupText,
   type BackupContent,
 } from "../backup.js";
-import { loadModel } from "../model-file.js";
+import { loadModel, type AnyModel } from "../model-file.js";
 import { addCommonOptions, parseCommon, parseWith, revisionSchema } from "../options.js";
 import { jsonText } from "../json-text.js";
 import { printJson, printLines, printNotice } from "../output.js";
 import { readLogVersion, type LogVersion } from "../log-version.js";
 import { withLog, withSession } from "../session.js";
-import { MODEL_OPTION, readState } from "./state.js";
+import { withSameHistory } from "../same-history.js";
+import { MODEL_OPTION, readStateOf } from "./state.js";
 
 const exportSchema = z.object({
   model: z.string({ error: "PATH is required (a .js/.mjs module exporting the model)" }),
@@ -108,6 +109,33 @@ function switchedFrom(version: number, at: LogVersion | undefined): number | und
   return version > at.version ? at.version : at.from;
 }
 
+/** What a backup holds of the log: the state, its revision and the version before a switch. */
+export interface BackupSource {
+  readonly revision: number;
+  readonly state: unknown;
+  readonly from: number | undefined;
+}
+
+/**
+ * The state at `at` (default the latest) of `log` and the log's version as of its revision, read
+ * from one retained history (`withSameHistory`): a compaction landing between the two reads
+ * removed the entries the version is read from, and the backup of a switched log lost `from`.
+ * `readAt` reads the state (`readStateOf`; a test puts a compaction after it). Throws what
+ * reading throws, and `TRUNCATED` when the log is truncated during every attempt.
+ */
+export async function readBackupSource(
+  log: JetStreamLog,
+  model: AnyModel,
+  at: number | undefined,
+  readAt: typeof readStateOf = readStateOf,
+): Promise<BackupSource> {
+  return withSameHistory(log, async () => {
+    const read = await readAt(log, model, at);
+    const version = await readLogVersion(log, read.revision);
+    return { ...read, from: switchedFrom(model.version, version) };
+  });
+}
+
 /** Adds `export` to `program`. */
 export function registerExport(program: Command): void {
   addCommonOptions(
@@ -123,11 +151,9 @@ export function registerExport(program: Command): void {
       const o = parseCommon(raw);
       const args = parseWith(exportSchema, { ...raw, file });
       const model = await loadModel(args.model);
-      const { revision, state, from } = await withSession(o, async (s) => {
-        const read = await readState(s, model, args.at);
-        const at = await withLog(s, (log) => readLogVersion(log, read.revision));
-        return { ...read, from: switchedFrom(model.version, at) };
-      });
+      const { revision, state, from } = await withSession(o, (s) =>
+        withLog(s, (log) => readBackupSource(log, model, args.at)),
+      );
       const valid = safeParse(model.state, state); // a refinement that throws fails it
       if (!valid.success) {
         throw new StateSyncError(

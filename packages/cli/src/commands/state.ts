@@ -45,15 +45,22 @@ export async function readState(
   model: AnyModel,
   at: number | undefined,
 ): Promise<{ revision: number; state: unknown }> {
-  return withLog(s, async (log) => {
-    // A revision: replayed up to it only, so what lies after it (an entry this model cannot read,
-    // a switch to a newer version) does not stand in the way (found by a fresh-eyes trial).
-    if (at === 0) return { revision: 0, state: model.initial };
-    if (at !== undefined) return { revision: at, state: await stateAtRetained(log, model, at) };
-    return withReplica(log, model, async (replica) => {
-      if (replica === undefined) return { revision: 0, state: model.initial };
-      return { revision: replica.revision, state: replica.state };
-    });
+  return withLog(s, (log) => readStateOf(log, model, at));
+}
+
+/** {@link readState} on an open log. */
+export async function readStateOf(
+  log: JetStreamLog,
+  model: AnyModel,
+  at: number | undefined,
+): Promise<{ revision: number; state: unknown }> {
+  // A revision: replayed up to it only, so what lies after it (an entry this model cannot read,
+  // a switch to a newer version) does not stand in the way (found by a fresh-eyes trial).
+  if (at === 0) return { revision: 0, state: model.initial };
+  if (at !== undefined) return { revision: at, state: await stateAtRetained(log, model, at) };
+  return withReplica(log, model, async (replica) => {
+    if (replica === undefined) return { revision: 0, state: model.initial };
+    return { revision: replica.revision, state: replica.state };
   });
 }
 
