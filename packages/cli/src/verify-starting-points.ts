@@ -48,6 +48,8 @@ export const NOT_A_DIVERGENCE = new Set([
  * Every comparison is at the model's version, which the replay is at: a snapshot entry of an
  * older version has its state migrated up first, as a replica standing on it holds it
  * (`snapshotAtModel`; before, a v1 entry against a v2 replay read DIVERGES).
+ * `from`: where the replica's read began (default the first retained revision); `start` in
+ * the result: the revision of the replay's starting point, `from` or the first after it.
  */
 export async function checkStartingPoints(
   log: JetStreamLog,
@@ -55,19 +57,21 @@ export async function checkStartingPoints(
   replica: AnyReplica,
   model: AnyModel,
   found: Divergence[],
-): Promise<{ snapshots: number; switches: number; notChecked: number }> {
-  const checked = { snapshots: 0, switches: 0, notChecked: 0 };
+  from = info.firstRevision,
+): Promise<{ snapshots: number; switches: number; notChecked: number; start: number }> {
+  const checked = { snapshots: 0, switches: 0, notChecked: 0, start: from };
   // First retained entries that cannot start a replay (a purge undone in part): the replay starts
   // at the first starting point after them, which nothing before it can be checked against
   // (before, verify said DIVERGES: "revision 501 is before the retained history").
-  const first = await firstRetainedEntry(log, info.firstRevision);
+  const first = await firstRetainedEntry(log, from);
   let startAhead = !!first && !!firstEntryProblem(first.revision, decodeEntry(first.data));
-  for await (const e of readWhole(log, info.firstRevision + 1, replica.revision)) {
+  for await (const e of readWhole(log, from + 1, replica.revision)) {
     const d = decodeEntry(e.data);
     if (!d.ok) continue;
     const entry = d.entry;
     if (startAhead && firstEntryProblem(e.revision, d) === undefined) {
       startAhead = false; // the replay's starting point
+      checked.start = e.revision;
       continue;
     }
     // A chunked snapshot's parts are checked (sha256, schema) by the replica that loads them.

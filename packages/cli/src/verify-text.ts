@@ -57,6 +57,22 @@ export function nothingText(report: VerifyReport, key: string | undefined): stri
     : `nothing (nothing was ever appended under key ${key}: is --key right?)`;
 }
 
+/**
+ * The `replayed` line: the revisions the replay went through, from where it started (which may
+ * be after the first retained revision: `replayedFrom`), or why nothing was replayed.
+ */
+export function replayedText(report: VerifyReport, key: string | undefined): string {
+  if (report.firstRevision === 0) return nothingText(report, key);
+  if (report.revision < report.replayedFrom) {
+    const where =
+      report.replayedFrom === report.firstRevision
+        ? `the first retained revision, ${report.replayedFrom}`
+        : `revision ${report.replayedFrom}`;
+    return `nothing (the replay stops at ${where})`;
+  }
+  return `revisions ${report.replayedFrom} to ${report.revision}`;
+}
+
 /** The `refused commands` line: how many, and whether they count (`--allow-refused`). */
 export function refusedText(report: VerifyReport, allowed: boolean): string {
   const n = `${report.refused} (every replica alike)`;

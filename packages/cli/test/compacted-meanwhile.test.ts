@@ -52,9 +52,9 @@ describe("statesync verify and state --at while the log is compacted", () => {
   async function verifyWhile(stream: string, meanwhile: (log: JetStreamLog) => Promise<void>) {
     const log = await logOf(stream);
     const other = await logOf(stream); // another client's: the compacting replica's
-    return verifyLog(log, (use, onError) =>
+    return verifyLog(log, (watched, use, onError) =>
       withReplica(
-        log,
+        watched,
         model,
         async (replica) => {
           await meanwhile(other);

@@ -62,6 +62,7 @@ describe("statesync verify and compact", () => {
       revision: 4,
       stoppedAt: null,
       firstRevision: 1,
+      replayedFrom: 1,
       snapshotsChecked: 1,
       switchesChecked: 0,
       notChecked: 0,

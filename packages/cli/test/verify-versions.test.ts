@@ -96,6 +96,7 @@ describe("statesync verify across model versions", () => {
       revision: 6,
       stoppedAt: null,
       firstRevision: 1,
+      replayedFrom: 1,
       snapshotsChecked: 1,
       switchesChecked: 1,
       notChecked: 0,

@@ -26,7 +26,8 @@ import {
   type Divergence,
 } from "../verify-starting-points.js";
 import { MODEL_OPTION } from "./state.js";
-import { notCheckedText, nothingText, refusedText, resultText } from "../verify-text.js";
+import { notCheckedText, refusedText, replayedText, resultText } from "../verify-text.js";
+import { watchReads } from "../read-watch.js";
 
 export type { Divergence };
 
@@ -55,8 +56,15 @@ export interface VerifyReport {
    * unknown command, a newer format, a newer model version), or null.
    */
   stoppedAt: number | null;
-  /** First retained revision (the replay starts there). */
+  /** First retained revision when verify started. */
   firstRevision: number;
+  /**
+   * The revision the replay started at: `firstRevision`, or a later one when the replica skipped
+   * ahead (its first retained entries read past to a starting point after them, or the history
+   * before a compaction's snapshot entry truncated before the replica read the log). `revision`
+   * is the last one replayed; nothing was when it is below this one.
+   */
+  replayedFrom: number;
   /** Snapshot entries compared with the replay. */
   snapshotsChecked: number;
   /** Switch entries compared with the model's migration of the replay. */
@@ -142,6 +150,7 @@ export async function verifyLog(
     revision: info.latestRevision,
     stoppedAt: null,
     firstRevision: info.firstRevision,
+    replayedFrom: info.firstRevision,
     snapshotsChecked: 0,
     switchesChecked: 0,
     notChecked: 0,
@@ -187,35 +196,46 @@ export async function verifyLog(
     (e.details.restartedAt === undefined ? skipped : restarts).add(skip);
     found.push(skip);
   };
+  // Where the replica's read began (the log's first retained revision may have moved since
+  // `info`): the replay starts there or at the first starting point after it.
+  const watch = watchReads(log);
+  const readFrom = () => watch.first() ?? info.firstRevision;
   try {
-    await open(async (replica, model) => {
-      if (!replica) return;
-      report.revision = replica.revision;
-      const checked = await checkStartingPoints(log, info, replica, model, found);
-      report.snapshotsChecked = checked.snapshots;
-      report.switchesChecked = checked.switches;
-      report.notChecked = checked.notChecked;
-      const valid = safeParse(model.state, replica.state); // a refinement that throws fails it
-      if (!valid.success) {
-        const issue = valid.error.issues[0];
-        // Which entry put it there (a trial: only the last revision was named).
-        const since = await invalidSince(
-          (r) => replica.stateAt(r),
-          (state) => safeParse(model.state, state).success,
-          info.firstRevision,
-          replica.revision,
-        );
-        report.invalidSince = since ?? null;
-        const origin = since === undefined ? "" : `, since revision ${since}`;
-        found.push(
-          (invalid = {
-            revision: replica.revision,
-            code: "VALIDATION",
-            problem: `the replayed state fails the model's schema${origin}: ${issue?.message ?? ""} at /${issue?.path.join("/") ?? ""}`,
-          }),
-        );
-      }
-    }, onError);
+    await open(
+      watch.log,
+      async (replica, model) => {
+        watch.stop();
+        if (!replica) return;
+        report.revision = replica.revision;
+        report.replayedFrom = readFrom();
+        const checked = await checkStartingPoints(log, info, replica, model, found, readFrom());
+        report.replayedFrom = checked.start;
+        report.snapshotsChecked = checked.snapshots;
+        report.switchesChecked = checked.switches;
+        report.notChecked = checked.notChecked;
+        const valid = safeParse(model.state, replica.state); // a refinement that throws fails it
+        if (!valid.success) {
+          const issue = valid.error.issues[0];
+          // Which entry put it there (a trial: only the last revision was named).
+          const since = await invalidSince(
+            (r) => replica.stateAt(r),
+            (state) => safeParse(model.state, state).success,
+            report.replayedFrom,
+            replica.revision,
+          );
+          report.invalidSince = since ?? null;
+          const origin = since === undefined ? "" : `, since revision ${since}`;
+          found.push(
+            (invalid = {
+              revision: replica.revision,
+              code: "VALIDATION",
+              problem: `the replayed state fails the model's schema${origin}: ${issue?.message ?? ""} at /${issue?.path.join("/") ?? ""}`,
+            }),
+          );
+        }
+      },
+      onError,
+    );
   } catch (err) {
     // The replay stopped (an unknown command, a newer format, a gap, another model).
     if (!isStateSyncError(err) || NOT_A_DIVERGENCE.has(err.code)) throw err;
@@ -226,6 +246,7 @@ export async function verifyLog(
     }
     report.stoppedAt = at;
     report.revision = at - 1; // at the first retained entry: nothing replayed
+    report.replayedFrom = Math.max(readFrom(), report.replayedFrom);
   }
   found.sort((a, b) => a.revision - b.revision);
   report.ok = found.length === 0;
@@ -267,8 +288,12 @@ export async function verifyLog(
   return report;
 }
 
-/** Opens the replica for {@link verifyLog} and hands it over with its model. */
+/**
+ * Opens the replica for {@link verifyLog} on `log` (the log verify watches: where the replica's
+ * read begins is where the replay starts) and hands it over with its model.
+ */
 type OpenReplica = (
+  log: JetStreamLog,
   use: (replica: AnyReplica | undefined, model: AnyModel) => Promise<void>,
   onError: (e: StateSyncError) => void,
 ) => Promise<void>;
@@ -295,7 +320,8 @@ export function registerVerify(program: Command): void {
         withLog(s, (log) =>
           verifyLog(
             log,
-            (use, onError) => withReplica(log, model, (replica) => use(replica, model), onError),
+            (watched, use, onError) =>
+              withReplica(watched, model, (replica) => use(replica, model), onError),
             { allowRefused: args.allowRefused === true },
           ),
         ),
@@ -305,14 +331,7 @@ export function registerVerify(program: Command): void {
         printLines(
           block([
             ["result", resultText(report)],
-            [
-              "replayed",
-              report.firstRevision === 0
-                ? nothingText(report, o.key)
-                : report.revision < report.firstRevision
-                  ? `nothing (the replay stops at the first retained revision, ${report.firstRevision})`
-                  : `revisions ${report.firstRevision} to ${report.revision}`,
-            ],
+            ["replayed", replayedText(report, o.key)],
             ...(report.invalidState !== null
               ? [["state", report.invalidState] as [string, string]]
               : []),
