@@ -1,7 +1,8 @@
 import { fileURLToPath } from "node:url";
-import { JetStreamLog, openSynchronizer } from "@statesync/node";
+import { encodeEntry, JetStreamLog, openSynchronizer } from "@statesync/node";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { readBackupSource } from "../src/commands/export.js";
+import { scanLog } from "../src/commands/info.js";
 import { readStateOf, stateAtRetained } from "../src/commands/state.js";
 import { verifyLog } from "../src/commands/verify.js";
 import { loadModel, type AnyModel } from "../src/model-file.js";
@@ -243,6 +244,38 @@ describe("statesync verify and state --at while the log is compacted", () => {
       code: "TRUNCATED",
       message:
         "the log was truncated (a compaction or a purge) while the command read it, 3 times in a row (the first retained revision went from 7 to 9): what it read would not agree; run it again",
+    });
+  });
+
+  it("info reads the bounds and the entries of one retained history when a compaction lands between", async () => {
+    const stream = await seededCounter(ctx.server.url, "IMEAN", [note("a"), note("b")]); // 3, 4
+    const log = await logOf(stream);
+    const other = await logOf(stream);
+    // A compaction's two steps land right after info read the log's bounds (1 to 4): its
+    // snapshot entry (5), then the truncation before it. Before, info reported revisions 1 to 4
+    // retained with no entry read: "the state is not in the log", model unknown.
+    const read = log.read.bind(log);
+    let once = true;
+    log.read = (from: number, to: number) => {
+      if (!once) return read(from, to);
+      once = false;
+      return (async function* () {
+        await other.appendUnconditional(
+          encodeEntry(counterSnapshot(4, { count: 2, notes: ["a", "b"] })),
+          "compaction",
+        );
+        await other.truncateBefore(5);
+        yield* read(from, to);
+      })();
+    };
+    expect(await scanLog(log)).toMatchObject({
+      revision: 5,
+      firstRevision: 5,
+      entries: 1,
+      model: { name: "counter", version: 1, from: "snapshot", revision: 5 },
+      lastSnapshot: { revision: 5, base: 4 },
+      malformed: 0,
+      stop: null,
     });
   });
 });

@@ -21,6 +21,7 @@ import { keyOnOwnStream, ownStreamOf, sharedWithoutKey } from "../layout-check.j
 import { addCommonOptions, parseCommon } from "../options.js";
 import { block, printJson, printLines } from "../output.js";
 import { streamInfo, withLog, withSession, type Session } from "../session.js";
+import { withSameHistory } from "../same-history.js";
 import { readWhole } from "../whole-read.js";
 
 /** The `--json` output of `info`. */
@@ -70,34 +71,73 @@ export interface InfoReport {
   warnings: string[];
 }
 
-async function scan(log: JetStreamLog, report: InfoReport): Promise<void> {
+/** What `info` reads from the log's entries (the rest of {@link InfoReport} is the stream's). */
+export type LogScan = Pick<
+  InfoReport,
+  | "revision"
+  | "firstRevision"
+  | "entries"
+  | "bytes"
+  | "model"
+  | "lastSnapshot"
+  | "malformed"
+  | "firstMalformed"
+  | "stop"
+>;
+
+/**
+ * Reads the log's bounds and every retained entry between them, from one retained history
+ * (`withSameHistory`): a compaction landing between the bounds and the entries removed what the
+ * read was to find, and `info` reported the old bounds with the entries after the truncation
+ * (none at all when its snapshot entry came after the bounds: "the state is not in the log").
+ * Throws what reading throws, and `TRUNCATED` when the log is truncated during every attempt.
+ */
+export function scanLog(log: JetStreamLog): Promise<LogScan> {
+  return withSameHistory(log, () => scanOnce(log));
+}
+
+async function scanOnce(log: JetStreamLog): Promise<LogScan> {
   const info = await log.info();
-  report.revision = info.latestRevision;
-  report.firstRevision = info.firstRevision;
-  if (info.firstRevision === 0) return;
+  const scan: LogScan = {
+    revision: info.latestRevision,
+    firstRevision: info.firstRevision,
+    entries: 0,
+    bytes: 0,
+    model: null,
+    lastSnapshot: null,
+    malformed: 0,
+    firstMalformed: null,
+    stop: null,
+  };
+  if (info.firstRevision === 0) return scan;
   const chain = new ChainCheck(log.contiguous);
+  let bytes = 0;
   for await (const e of readWhole(log, info.firstRevision, info.latestRevision)) {
     if (e.skipped) {
       chain.stepOver(e.revision); // a sequence the server used up: no entry (LogEntry.skipped)
       continue;
     }
-    report.entries += 1;
-    report.bytes! += e.data.byteLength;
+    scan.entries += 1;
+    bytes += e.data.byteLength;
     const d = decodeEntry(e.data);
     chain.step(e.revision, d);
     if (!d.ok) continue;
     const x = d.entry;
-    if (x.kind === "snapshot") report.lastSnapshot = { revision: e.revision, base: x.base };
+    if (x.kind === "snapshot") scan.lastSnapshot = { revision: e.revision, base: x.base };
     // The log is at the model version of its last genesis, snapshot or switch entry.
     if (x.kind === "genesis" || x.kind === "snapshot" || x.kind === "switch") {
       const { model: name, version, initialHash } = x;
-      report.model = { name, version, initialHash, from: x.kind, revision: e.revision };
+      scan.model = { name, version, initialHash, from: x.kind, revision: e.revision };
     }
   }
   chain.end();
-  report.malformed = chain.malformed;
-  report.firstMalformed = chain.firstMalformed;
-  report.stop = chain.stop;
+  return {
+    ...scan,
+    bytes,
+    malformed: chain.malformed,
+    firstMalformed: chain.firstMalformed,
+    stop: chain.stop,
+  };
 }
 
 /**
@@ -157,7 +197,7 @@ export async function readInfo(s: Session): Promise<InfoReport> {
     own === undefined &&
     streamConfigProblems(si.config as StreamConfigLike, s.layout, { readOnly: true }).length === 0
   ) {
-    await withLog(s, (log) => scan(log, report));
+    Object.assign(report, await withLog(s, scanLog));
   } else if (!(own ?? s.layout).shared) {
     // The log refuses this stream; the stream's own counters still say what it holds.
     report.revision = si.state.last_seq;
