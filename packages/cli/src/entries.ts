@@ -9,7 +9,7 @@ import {
   type LogEntry,
   type StoredPatch,
 } from "@statesync/node";
-import { formatRow, isoTime, shortJson, table } from "./output.js";
+import { formatRow, isoTime, shortJson, type Column } from "./output.js";
 import type { ReplayMark } from "./verdicts.js";
 
 /** A summary of one entry (the `--json` shape of `history` and `tail`). */
@@ -207,6 +207,25 @@ function what(row: EntryRow): string {
 /** Table columns of `history` and `tail`; WHAT comes last, so `tail` can print as it goes. */
 export const ENTRY_HEADER = ["REVISION", "TIME", "KIND", "CLIENT", "MESSAGE-ID", "BYTES", "WHAT"];
 
+/**
+ * The one layout of `history`'s and `tail`'s tables (WHAT, last, unpadded). Fixed, as `tail`
+ * cannot know later rows: before, `history` sized its columns to their widest cells and `tail`
+ * used these, so the same entries printed in other columns. REVISION, TIME (ISO 8601, 24),
+ * KIND (`malformed`, 9) and BYTES are never cut (a wider one pushes the rest). CLIENT fits a
+ * default client id (16 hex digits) and the CLI's own (`statesync-cli-` and 8); MESSAGE-ID the
+ * ids those write (`<client>-<16 hex digits>-<counter>`: 44 holds the CLI's up to counter 9999;
+ * before, 36, and the CLI's own compaction's id pushed BYTES and WHAT out of line). Longer
+ * cells of these two are cut in the middle (`cutTo`: both ends stay); `--json` has them whole.
+ */
+export const ENTRY_COLUMNS: readonly Column[] = [
+  { width: 8 },
+  { width: 24 },
+  { width: 9 },
+  { width: 24, cut: true },
+  { width: 44, cut: true },
+  { width: 7 },
+];
+
 /** The table cells of a row. */
 export function entryCells(row: EntryRow): string[] {
   return [
@@ -220,17 +239,14 @@ export function entryCells(row: EntryRow): string[] {
   ];
 }
 
-/** `history`'s table: columns as wide as their widest cell. */
-export function entryTable(rows: readonly EntryRow[]): string[] {
-  return table(ENTRY_HEADER, rows.map(entryCells));
+/** One line of the entry table (`ENTRY_HEADER` or a row's `entryCells`): `history` and `tail`. */
+export function entryLine(cells: readonly string[]): string {
+  return formatRow(cells, ENTRY_COLUMNS);
 }
 
-/** Fixed column widths for `tail`, which cannot know later rows (KIND: `malformed`, 9). */
-export const TAIL_WIDTHS = [8, 24, 9, 24, 36, 7];
-
-/** One `tail` line. */
-export function tailLine(cells: readonly string[]): string {
-  return formatRow(cells, TAIL_WIDTHS);
+/** `history`'s table: the header, then a line per row, in `tail`'s columns. */
+export function entryTable(rows: readonly EntryRow[]): string[] {
+  return [entryLine(ENTRY_HEADER), ...rows.map((row) => entryLine(entryCells(row)))];
 }
 
 /** What a replica reports for a revision the log holds no entry at (`LogEntry.skipped`). */

@@ -37,11 +37,44 @@ export function table(header: readonly string[], rows: readonly (readonly string
   return cells.map((r) => formatRow(r, widths));
 }
 
-/** One table line with the given column widths (the last column unpadded), cells made `visible`. */
-export function formatRow(cells: readonly string[], widths: readonly number[]): string {
+/**
+ * One column of a table with a fixed layout: `width` characters; a longer cell is `cut` to it
+ * (its middle replaced by `…`, see {@link cutTo}) or, when not, pushes the columns after it.
+ */
+export interface Column {
+  readonly width: number;
+  readonly cut?: boolean;
+}
+
+/**
+ * `text` when it is at most `width` characters (code points), else its start and its end with
+ * `…` between, `width` in all: both ends of an id stay (a writer's client id and its counter).
+ */
+export function cutTo(text: string, width: number): string {
+  const chars = Array.from(text);
+  if (chars.length <= width) return text;
+  const tail = Math.floor((width - 1) / 2);
+  const head = width - 1 - tail;
+  return `${chars.slice(0, head).join("")}…${tail > 0 ? chars.slice(-tail).join("") : ""}`;
+}
+
+/**
+ * One table line with the given column widths (the last column unpadded), cells made `visible`
+ * first, then cut to their column's width where it says so.
+ */
+export function formatRow(
+  cells: readonly string[],
+  widths: readonly number[] | readonly Column[],
+): string {
+  const columns = widths.map((w): Column => (typeof w === "number" ? { width: w } : w));
   return cells
     .map(visible)
-    .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? c.length)))
+    .map((c, i) => {
+      if (i === cells.length - 1) return c;
+      const column = columns[i];
+      if (column === undefined) return c;
+      return (column.cut ? cutTo(c, column.width) : c).padEnd(column.width);
+    })
     .join("  ")
     .trimEnd();
 }

@@ -1,6 +1,6 @@
 import { StateSyncError } from "@statesync/node";
 import { describe, expect, it } from "vitest";
-import { tailLine } from "../src/entries.js";
+import { entryLine } from "../src/entries.js";
 import { errorLine, isoTime, table } from "../src/output.js";
 import { visible } from "../src/visible.js";
 
@@ -72,7 +72,7 @@ describe("the CLI's output", () => {
   it("aligns tail's columns for every kind, malformed included", () => {
     const time = "2026-12-07T14:00:00.000Z";
     const rows = ["genesis", "commands", "snapshot", "malformed", "used-up"].map((kind, i) =>
-      tailLine([String(i + 1), time, kind, "writer", `writer-${i}`, "120", "what"]),
+      entryLine([String(i + 1), time, kind, "writer", `writer-${i}`, "120", "what"]),
     );
     const columns = (line: string) => [
       line.indexOf("writer"),

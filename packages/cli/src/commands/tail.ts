@@ -13,7 +13,7 @@ import type { JetStreamLog, LogEntry } from "@statesync/node";
 import type { Command } from "commander";
 import { z } from "zod";
 import { action } from "../action.js";
-import { ENTRY_HEADER, entryCells, entryRow, markText, tailLine } from "../entries.js";
+import { ENTRY_HEADER, entryCells, entryLine, entryRow, markText } from "../entries.js";
 import { loadModel } from "../model-file.js";
 import { addCommonOptions, parseCommon, entryRevisionSchema, parseWith } from "../options.js";
 import { printJson, printLines, printNotice } from "../output.js";
@@ -131,7 +131,7 @@ export function registerTail(program: Command): void {
                 if (entry.revision < first) return; // replayed, not asked for
                 const row = entryRow(entry, replay);
                 if (o.json) printJson(row);
-                else printLines([tailLine(entryCells(row))]);
+                else printLines([entryLine(entryCells(row))]);
               };
               // Across a lost connection the log must still hold what was printed (tail-guard.ts).
               const guard = new WentBackGuard(
@@ -148,7 +148,7 @@ export function registerTail(program: Command): void {
                 onEntry: (entry) => guard.entry(entry),
                 onError: (error) => failed({ error }),
               });
-              if (!o.json) printLines([tailLine(ENTRY_HEADER)]);
+              if (!o.json) printLines([entryLine(ENTRY_HEADER)]);
               printNotice(
                 `following ${s.layout.subject} in stream ${s.layout.stream} from revision ${Math.max(1, start)} (Ctrl-C to stop)`,
               );
