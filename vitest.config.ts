@@ -56,6 +56,7 @@ export default defineConfig({
               "tail",
               "verify-compact",
               "compacted-meanwhile",
+              "replayed-range",
             ].map((name) => `packages/cli/test/${name}.test.ts`),
           ],
           exclude: ["**/*.browser.test.{ts,tsx}", "**/node_modules/**"],
