@@ -2,6 +2,7 @@ import { fileURLToPath } from "node:url";
 import { encodeEntry, JetStreamLog, openSynchronizer } from "@statesync/node";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { readBackupSource } from "../src/commands/export.js";
+import { readHistory } from "../src/commands/history.js";
 import { scanLog } from "../src/commands/info.js";
 import { readStateOf, stateAtRetained } from "../src/commands/state.js";
 import { verifyLog } from "../src/commands/verify.js";
@@ -247,13 +248,15 @@ describe("statesync verify and state --at while the log is compacted", () => {
     });
   });
 
-  it("info reads the bounds and the entries of one retained history when a compaction lands between", async () => {
-    const stream = await seededCounter(ctx.server.url, "IMEAN", [note("a"), note("b")]); // 3, 4
+  /**
+   * A log at revision 4 whose next range read is preceded, once, by a compaction's two steps:
+   * its snapshot entry (5), then the truncation before it (right after a command read the
+   * log's bounds, 1 to 4).
+   */
+  async function compactedBeforeRead(prefix: string): Promise<JetStreamLog> {
+    const stream = await seededCounter(ctx.server.url, prefix, [note("a"), note("b")]); // 3, 4
     const log = await logOf(stream);
     const other = await logOf(stream);
-    // A compaction's two steps land right after info read the log's bounds (1 to 4): its
-    // snapshot entry (5), then the truncation before it. Before, info reported revisions 1 to 4
-    // retained with no entry read: "the state is not in the log", model unknown.
     const read = log.read.bind(log);
     let once = true;
     log.read = (from: number, to: number) => {
@@ -268,6 +271,13 @@ describe("statesync verify and state --at while the log is compacted", () => {
         yield* read(from, to);
       })();
     };
+    return log;
+  }
+
+  it("info reads the bounds and the entries of one retained history when a compaction lands between", async () => {
+    // Before, info reported revisions 1 to 4 retained with no entry read: "the state is not in
+    // the log", model unknown.
+    const log = await compactedBeforeRead("IMEAN");
     expect(await scanLog(log)).toMatchObject({
       revision: 5,
       firstRevision: 5,
@@ -277,5 +287,13 @@ describe("statesync verify and state --at while the log is compacted", () => {
       malformed: 0,
       stop: null,
     });
+  });
+
+  it("history lists the entries of one retained history when a compaction lands between", async () => {
+    // Before, history read no entry between the old bounds: "no retained entries in that range".
+    const log = await compactedBeforeRead("HMEAN");
+    const read = await readHistory(log, {});
+    expect(read).toMatchObject({ empty: false, warning: undefined });
+    expect(read.rows.map((r) => [r.revision, r.kind])).toEqual([[5, "snapshot"]]);
   });
 });
