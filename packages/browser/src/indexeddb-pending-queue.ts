@@ -290,12 +290,13 @@ export class IdbQueue implements PendingQueue {
             }
             await records.delete(this.range());
           } else {
-            for (const seq of seqs) {
-              const k = [this.key, this.owner, seq];
-              if ((await records.getKey(k)) === undefined) continue; // absent: ignored
-              high = Math.max(high, seq);
-              await records.delete(k);
-            }
+            // Every request at once (IndexedDB runs them in order): one after the other, a drain
+            // of 2,000 records waited for 4,000 answers in turn, holding both stores meanwhile.
+            const keys = seqs.map((seq) => [this.key, this.owner, seq] as const);
+            const found = await Promise.all(keys.map((k) => records.getKey([...k])));
+            const present = keys.filter((_, i) => found[i] !== undefined); // absent: ignored
+            for (const k of present) high = Math.max(high, k[2]);
+            await Promise.all(present.map((k) => records.delete([...k])));
           }
           if (high !== row.highSeq) await queues.put({ ...row, highSeq: high });
         },
