@@ -6,8 +6,8 @@ export const READ_PAGE = 256;
 
 /**
  * Runs the call `op` (`args` as a `req` carries them) on `log`, the leading tab's own, for this
- * tab or another's: a `read` answers one page of at most {@link READ_PAGE} entries as they
- * travel; an append is sent only while `stillLeads()` (the fencing: a thawed old leader sends
+ * tab or another's: a `read` answers one page of at most {@link READ_PAGE} entries, and entries
+ * are answered as they travel (`toWire`: their own bytes); an append is sent only while `stillLeads()` (the fencing: a thawed old leader sends
  * nothing); `otherStateAt` answers `false` on a log without it (as the engine takes such a log).
  * Malformed arguments: `VALIDATION`.
  */
@@ -29,6 +29,10 @@ export async function runOp(
     const parsed = otherStateAtArgs.safeParse(a);
     if (!parsed.success) throw new StateSyncError("VALIDATION", "a malformed otherStateAt request");
     return (await log.otherStateAt?.(parsed.data[0])) ?? false;
+  }
+  if (op === "entryAt") {
+    const e = await log.entryAt(a[0] as number);
+    return e && toWire(e); // its own bytes, as a `read` page's
   }
   if (op !== "append") return (log[op] as (...args: unknown[]) => Promise<unknown>).apply(log, a);
   const [data, expected, messageId, timeoutMs] = a as [Uint8Array, number | null, string, number];

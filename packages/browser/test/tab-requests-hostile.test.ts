@@ -1,0 +1,62 @@
+// What the leading tab answers the requests a raw tab (test/support/raw-tab.ts) posts on the
+// channel, as any script of the origin or a tab of another version of the app can.
+import { MemoryLog, type LogEntry, type RevisionedLog } from "@statesync/core";
+import { afterEach, expect, it } from "vitest";
+import { TabLog } from "../src/tabs/tab-log.js";
+import { originName, RawTab, until, type RawAnswer } from "./support/raw-tab.js";
+
+const closing: Array<() => Promise<unknown> | void> = [];
+afterEach(async () => {
+  for (const close of closing.splice(0).reverse()) await close();
+});
+
+/** A leading TabLog over `log` (holding 4 entries), and a raw tab on its channel. */
+async function leaderAndRaw(log: RevisionedLog = new MemoryLog()) {
+  const raw = new RawTab(originName("requests"));
+  closing.push(() => raw.close());
+  const leader = new TabLog({
+    name: raw.name,
+    contiguous: true,
+    locks: raw.locks,
+    tokens: raw.tokens,
+    tabId: "leader",
+    leaderLog: () => ({ log, close: async () => undefined }),
+  });
+  closing.push(() => leader.close());
+  await until(() => leader.leading);
+  for (let i = 1; i <= 4; i++) await log.appendUnconditional(new Uint8Array([i]), `m${i}`);
+  return { leader, raw, log };
+}
+
+/** Posts a `req` and waits for its answer. */
+async function ask(raw: RawTab, op: string, args: unknown[]): Promise<RawAnswer> {
+  const id = raw.request("leader", op, args);
+  await until(() => raw.answers.some((a) => a.id === id));
+  return raw.answers.find((a) => a.id === id)!;
+}
+
+it("the leading tab posts an entryAt answer as its own bytes, not the buffer it is a view of", async () => {
+  // A client's message may be a view of a larger buffer; a posted view copies the whole buffer
+  // (as `read` answers already did not: `toWire`).
+  const memory = new MemoryLog();
+  const big = new Uint8Array(1 << 20);
+  const viewing: RevisionedLog = new Proxy(memory, {
+    get(target, prop, receiver) {
+      if (prop === "entryAt") {
+        return async (revision: number): Promise<LogEntry | undefined> => {
+          const e = await target.entryAt(revision);
+          if (!e) return e;
+          big.set(e.data, 100);
+          return { ...e, data: big.subarray(100, 100 + e.data.length) };
+        };
+      }
+      const value = Reflect.get(target, prop, receiver) as unknown;
+      return typeof value === "function" ? (value as () => unknown).bind(target) : value;
+    },
+  });
+  const { raw } = await leaderAndRaw(viewing);
+  const answer = await ask(raw, "entryAt", [2]);
+  const data = (answer.value as LogEntry).data;
+  expect(data).toEqual(new Uint8Array([2]));
+  expect(data.buffer.byteLength).toBe(1);
+});
