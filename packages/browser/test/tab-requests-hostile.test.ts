@@ -1,5 +1,9 @@
-// What the leading tab answers the requests a raw tab (test/support/raw-tab.ts) posts on the
-// channel, as any script of the origin or a tab of another version of the app can.
+// The leading tab checks every request it answers (docs/offline.md, "Tabs"): the
+// BroadcastChannel is a boundary (another script of the origin, or a tab of another version of
+// the app, can post anything). Here a raw tab (test/support/raw-tab.ts) posts malformed requests
+// to a leading TabLog over a MemoryLog. Before, only `append` and `otherStateAt` were checked:
+// `truncateBefore("9")` truncated the log, `entryAt({})` answered "no entry", a `read` of strings
+// answered whatever the log made of them.
 import { MemoryLog, type LogEntry, type RevisionedLog } from "@statesync/core";
 import { afterEach, expect, it } from "vitest";
 import { TabLog } from "../src/tabs/tab-log.js";
@@ -33,6 +37,46 @@ async function ask(raw: RawTab, op: string, args: unknown[]): Promise<RawAnswer>
   const id = raw.request("leader", op, args);
   await until(() => raw.answers.some((a) => a.id === id));
   return raw.answers.find((a) => a.id === id)!;
+}
+
+async function revisions(log: RevisionedLog): Promise<number[]> {
+  const out: number[] = [];
+  for await (const e of log.read(1, 100)) out.push(e.revision);
+  return out;
+}
+
+const bytes = new Uint8Array([9]);
+
+/** Malformed arguments per op: each must be answered `VALIDATION`, the log left as it was. */
+const malformed: Array<[string, unknown[]]> = [
+  ["info", ["extra"]],
+  ["read", ["1", 4]],
+  ["read", [1, null]],
+  ["read", [-1, 4]],
+  ["read", [1.5, 4]],
+  ["entryAt", [{}]],
+  ["entryAt", []],
+  ["findByMessageId", [5, 0]],
+  ["findByMessageId", ["m1", "0"]],
+  ["findByMessageId", ["m1", 0, -3]],
+  ["truncateBefore", ["9"]],
+  ["truncateBefore", [Number.MAX_VALUE]],
+  ["truncateBefore", [null]],
+  ["otherStateAt", [0]],
+  ["append", ["bytes", null, "m9"]],
+  ["append", [bytes, "3", "m9"]],
+  ["append", [bytes, -1, "m9"]],
+  ["append", [bytes, null, 9]],
+  ["append", [bytes, null, "m9", "5000"]],
+];
+
+for (const [op, args] of malformed) {
+  it(`the leading tab answers ${op}(${JSON.stringify(args)}) VALIDATION and changes nothing`, async () => {
+    const { raw, log } = await leaderAndRaw();
+    const answer = await ask(raw, op, args);
+    expect(answer.error?.code, JSON.stringify(answer)).toBe("VALIDATION");
+    expect(await revisions(log)).toEqual([1, 2, 3, 4]);
+  });
 }
 
 it("the leading tab posts an entryAt answer as its own bytes, not the buffer it is a view of", async () => {

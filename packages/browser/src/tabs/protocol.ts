@@ -14,7 +14,8 @@ import { z } from "zod/v4";
  * - `beat`: the leader says it is alive, every {@link BEAT_MS}, with its fencing `epoch`,
  *   whether its own log is `online` and, while it is not, why its last connection attempt
  *   failed (`failed`), so a follower says `offline` at once as the leader does;
- * - `req` / `res`: a follower's call of the log (`op`, `args`) and the leader's answer;
+ * - `req` / `res`: a follower's call of the log (`op`, `args`) and the leader's answer (each op's
+ *   arguments and answer are checked too: `op-schemas.ts`);
  * - `entry`: an entry the leader's log delivered, with the revision of the one it delivered
  *   before (`prev`, absent for the first), so a follower sees a gap and reads it;
  * - `bye`: the leader stepped down (closed, or fenced by a newer epoch);
@@ -30,7 +31,7 @@ export type Op = z.infer<typeof opSchema>;
 /**
  * Every call a follower may send: the methods of `RevisionedLog` that ask the log (`append` both
  * kinds). `otherStateAt` is optional there: a leader whose log lacks it answers `false`, as the
- * engine takes a log without it.
+ * engine takes a log without it. Each op's arguments and answer: `op-schemas.ts`.
  */
 const opSchema = z.enum([
   "info",
@@ -56,7 +57,7 @@ const bytes = z.custom<Uint8Array>((v) => v instanceof Uint8Array, "must be byte
 
 /** An entry as it travels between tabs. */
 export const wireEntrySchema = z.object({
-  revision: revision,
+  revision: revision.min(1),
   data: bytes,
   messageId: z.string().optional(),
   /** `LogEntry.skipped`: a revision the log holds no entry at (every replica steps over it). */
@@ -108,11 +109,6 @@ export const messageSchema = z.discriminatedUnion("t", [
   z.object({ t: z.literal("fail"), from: id, error: errorWireSchema }),
   z.object({ t: z.literal("config"), from: id }),
 ]);
-
-/** `otherStateAt`'s arguments as a `req` carries them. */
-export const otherStateAtArgs = z.tuple([revision.min(1)]);
-/** `otherStateAt`'s answer as a `res` carries it. */
-export const otherStateAtAnswer = z.boolean();
 
 /** An error as it travels in a `res` (a `StateSyncError`'s code, message and details). */
 export function errorToWire(err: unknown): {

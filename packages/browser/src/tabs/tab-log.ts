@@ -15,7 +15,8 @@ import { LeadFailures } from "./lead-failures.js";
 import { forwardLeadEntries } from "./lead-feed.js";
 import { LeadNotices } from "./lead-notices.js";
 import { Leadership } from "./leadership.js";
-import { READ_PAGE, runOp } from "./run-op.js";
+import { checkAnswer, READ_PAGE } from "./op-schemas.js";
+import { runOp } from "./run-op.js";
 import type { LeaderLog, TabLogOptions } from "./tab-log-options.js";
 import {
   BEAT_MS,
@@ -24,7 +25,6 @@ import {
   leadEnded,
   messageSchema,
   notSent,
-  otherStateAtAnswer,
   type Op,
   type TabMessage,
 } from "./protocol.js";
@@ -202,14 +202,9 @@ export class TabLog implements RevisionedLog {
     return this.call("entryAt", [revision]) as Promise<LogEntry | undefined>;
   }
 
-  /**
-   * See `RevisionedLog.otherStateAt`: asks the leading tab's log (`false` when it has no such
-   * method). A malformed answer: `VALIDATION`.
-   */
-  async otherStateAt(revision: number): Promise<boolean> {
-    const answer = otherStateAtAnswer.safeParse(await this.call("otherStateAt", [revision]));
-    if (answer.success) return answer.data;
-    throw new StateSyncError("VALIDATION", "the leading tab answered otherStateAt malformed");
+  /** See `RevisionedLog.otherStateAt`: asks the leading tab's log (`false` when it has none). */
+  otherStateAt(revision: number): Promise<boolean> {
+    return this.call("otherStateAt", [revision]) as Promise<boolean>;
   }
 
   findByMessageId(messageId: string, after: number, scan?: number): Promise<number | undefined> {
@@ -247,7 +242,8 @@ export class TabLog implements RevisionedLog {
 
   /**
    * Runs `op` on the log of the leader: this tab's own while it leads (`run`); else asks the
-   * leader and waits at most `timeoutMs` for its answer.
+   * leader, waits at most `timeoutMs` for its answer and checks it (`checkAnswer`: malformed,
+   * `VALIDATION`; for an append `UNAVAILABLE`, outcome unknown).
    */
   private call(
     op: Op,
@@ -263,7 +259,8 @@ export class TabLog implements RevisionedLog {
     }
     const send = (id: string) =>
       this.post({ t: "req", id, from: this.tabId, to: h.tabId, op, args });
-    return this.calls.start(h.tabId, send, timeoutMs, signal);
+    const answer = this.calls.start(h.tabId, send, timeoutMs, signal);
+    return answer.then((value) => checkAnswer(op, args, value));
   }
 
   /** Runs `op` on `log` (this tab's own, while it leads), for this tab or for another's call. */
