@@ -3,7 +3,8 @@
 // the app, can post anything). Here a raw tab (test/support/raw-tab.ts) posts malformed requests
 // to a leading TabLog over a MemoryLog. Before, only `append` and `otherStateAt` were checked:
 // `truncateBefore("9")` truncated the log, `entryAt({})` answered "no entry", a `read` of strings
-// answered whatever the log made of them.
+// answered whatever the log made of them, and a request of an op the leader did not know was
+// dropped (the caller waited 10 s for its call to time out).
 import { MemoryLog, type LogEntry, type RevisionedLog } from "@statesync/core";
 import { afterEach, expect, it } from "vitest";
 import { TabLog } from "../src/tabs/tab-log.js";
@@ -78,6 +79,19 @@ for (const [op, args] of malformed) {
     expect(await revisions(log)).toEqual([1, 2, 3, 4]);
   });
 }
+
+it("the leading tab answers an op it does not know at once: VALIDATION, unsupportedOp", async () => {
+  // A tab of a newer version of the app calls an op this version lacks: it learns so at once
+  // instead of waiting 10 s for its call to time out.
+  const { raw } = await leaderAndRaw();
+  const unknown = raw.request("leader", "compactTo", [3]);
+  const known = await ask(raw, "info", []);
+  expect(known.value).toMatchObject({ latestRevision: 4 });
+  // The leader answers requests as they come, and the unknown op's answer needs no log call.
+  const answer = raw.answers.find((a) => a.id === unknown);
+  expect(answer?.error?.code, JSON.stringify(raw.answers)).toBe("VALIDATION");
+  expect(answer?.error?.details).toMatchObject({ unsupportedOp: "compactTo", notSent: true });
+});
 
 it("the leading tab posts an entryAt answer as its own bytes, not the buffer it is a view of", async () => {
   // A client's message may be a view of a larger buffer; a posted view copies the whole buffer

@@ -1,6 +1,6 @@
 import { StateSyncError } from "@statesync/core";
 import { z } from "zod/v4";
-import { wireEntrySchema, type Op } from "./protocol.js";
+import { wireEntrySchema } from "./protocol.js";
 
 /**
  * The schemas of the tabs' calls (docs/offline.md, "Tabs"): what a `req` of each op carries
@@ -15,6 +15,24 @@ import { wireEntrySchema, type Op } from "./protocol.js";
 
 /** Entries per `read` answer. */
 export const READ_PAGE = 256;
+
+/**
+ * The calls of the protocol, each a method of `RevisionedLog` (`append` both kinds). `otherStateAt`
+ * is optional there: a leader whose log lacks it answers `false`, as the engine takes such a log.
+ * A `req` of another op is answered `VALIDATION`, `details.unsupportedOp` (`runOp`).
+ */
+export const OPS = [
+  "info",
+  "append",
+  "read",
+  "entryAt",
+  "otherStateAt",
+  "findByMessageId",
+  "truncateBefore",
+] as const;
+
+/** A call a follower sends the leader. */
+export type Op = (typeof OPS)[number];
 
 /** A revision: a safe integer >= 0 (0: before the first entry). */
 const revision = z.number().int().nonnegative();
@@ -59,6 +77,11 @@ export const opAnswers = {
   findByMessageId: revision.min(1).optional(),
   truncateBefore: z.undefined(),
 } satisfies Record<Op, z.ZodType>;
+
+/** True for an op this version of the tabs' protocol knows. */
+export function isOp(op: string): op is Op {
+  return (OPS as readonly string[]).includes(op);
+}
 
 /**
  * `a`, the arguments of a `req` of `op`, as `op` takes them. Malformed: `VALIDATION` (the leader

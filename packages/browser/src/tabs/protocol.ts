@@ -25,24 +25,6 @@ import { z } from "zod/v4";
  */
 export type TabMessage = z.infer<typeof messageSchema>;
 
-/** The log calls a follower sends the leader (`RevisionedLog` methods; `append` both kinds). */
-export type Op = z.infer<typeof opSchema>;
-
-/**
- * Every call a follower may send: the methods of `RevisionedLog` that ask the log (`append` both
- * kinds). `otherStateAt` is optional there: a leader whose log lacks it answers `false`, as the
- * engine takes a log without it. Each op's arguments and answer: `op-schemas.ts`.
- */
-const opSchema = z.enum([
-  "info",
-  "append",
-  "read",
-  "entryAt",
-  "otherStateAt",
-  "findByMessageId",
-  "truncateBefore",
-]);
-
 /** How often the leader beats, ms. */
 export const BEAT_MS = 500;
 /** A leader not heard of for this long is taken to be gone (closed, crashed or frozen), ms. */
@@ -89,7 +71,12 @@ export const messageSchema = z.discriminatedUnion("t", [
     id: id,
     from: id,
     to: id,
-    op: opSchema,
+    /**
+     * Any name, so that an op this version does not know (a tab of a newer version calls it) is
+     * answered at once, `unsupportedOp` (`runOp`), not dropped: its caller would wait for its
+     * call to time out. Each op's `args`: `op-schemas.ts`.
+     */
+    op: z.string().min(1).max(64),
     args: z.array(z.unknown()).max(8),
   }),
   z.object({

@@ -1,6 +1,6 @@
-import { type LogEntry, type RevisionedLog } from "@statesync/core";
-import { checkArgs, READ_PAGE } from "./op-schemas.js";
-import { notSent, toWire, type Op } from "./protocol.js";
+import { StateSyncError, type LogEntry, type RevisionedLog } from "@statesync/core";
+import { checkArgs, isOp, READ_PAGE } from "./op-schemas.js";
+import { notSent, toWire } from "./protocol.js";
 
 /**
  * Runs the call `op` (`a`: its arguments as a `req` carries them) on `log`, the leading tab's
@@ -10,15 +10,21 @@ import { notSent, toWire, type Op } from "./protocol.js";
  * `otherStateAt` answers `false` on a log without it (as the engine takes such a log).
  *
  * Errors: `VALIDATION` for arguments that are not `op`'s (`op-schemas.ts`; the log is not
- * called).
+ * called), and for an op this version does not know (`details: { unsupportedOp, notSent }`: a
+ * tab of a newer version learns at once that this leader cannot run it).
  */
 export async function runOp(
   log: RevisionedLog,
-  op: Op,
+  op: string,
   a: unknown[],
   stillLeads: () => boolean,
   signal?: AbortSignal,
 ): Promise<unknown> {
+  if (!isOp(op)) {
+    throw new StateSyncError("VALIDATION", `the leading tab does not know the call ${op}`, {
+      details: { unsupportedOp: op, notSent: true },
+    });
+  }
   switch (op) {
     case "info":
       checkArgs(op, a);

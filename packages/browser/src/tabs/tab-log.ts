@@ -15,7 +15,7 @@ import { LeadFailures } from "./lead-failures.js";
 import { forwardLeadEntries } from "./lead-feed.js";
 import { LeadNotices } from "./lead-notices.js";
 import { Leadership } from "./leadership.js";
-import { checkAnswer, READ_PAGE } from "./op-schemas.js";
+import { checkAnswer, READ_PAGE, type Op } from "./op-schemas.js";
 import { runOp } from "./run-op.js";
 import type { LeaderLog, TabLogOptions } from "./tab-log-options.js";
 import {
@@ -25,7 +25,6 @@ import {
   leadEnded,
   messageSchema,
   notSent,
-  type Op,
   type TabMessage,
 } from "./protocol.js";
 
@@ -264,7 +263,12 @@ export class TabLog implements RevisionedLog {
   }
 
   /** Runs `op` on `log` (this tab's own, while it leads), for this tab or for another's call. */
-  private run(log: RevisionedLog, op: Op, a: unknown[], signal?: AbortSignal): Promise<unknown> {
+  private run(
+    log: RevisionedLog,
+    op: string,
+    a: unknown[],
+    signal?: AbortSignal,
+  ): Promise<unknown> {
     return runOp(log, op, a, () => this.leadership.stillLeads(), signal).catch((e: unknown) => {
       throw leadEnded(e);
     });
@@ -318,7 +322,7 @@ export class TabLog implements RevisionedLog {
     }
   }
 
-  private async answer(id: string, to: string, op: Op, args: unknown[]): Promise<void> {
+  private async answer(id: string, to: string, op: string, args: unknown[]): Promise<void> {
     if (!this.lead) return; // the caller times out and tries the next leader
     try {
       const value = await this.run(this.lead.own.log, op, args);
