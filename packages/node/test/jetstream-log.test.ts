@@ -17,6 +17,7 @@ afterAll(async () => {
 const SUITE_IDS = [
   ..."a b u u1 u2 same u-1 g big late".split(" "),
   ...["id-a", "id-b", "id-x", "id-y", "ma", "mb", "c3", "cc1", "cc2", "cc3"],
+  ...["os-a", "os-b", "os-m", "os-s", "os-n"],
   ...Array.from({ length: 20 }, (_, i) => [
     `f${i}`,
     `w${i % 4}`,
@@ -64,6 +65,7 @@ function harness(
     }
     return {
       log,
+      seesSiblingEntries: key !== undefined,
       openSibling: async () =>
         key
           ? new JetStreamLog({ connection: main, stream, key: `${key}-sibling`, ...options })

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { isStateSyncError, type StateSyncErrorCode } from "../errors.js";
 import type { LogEntry, RevisionedLog } from "../log.js";
+import { otherStateAtCases } from "./other-state-conformance.js";
 
 /** What a {@link runRevisionedLogConformance} factory returns for one test. */
 export interface RevisionedLogHarness {
@@ -13,6 +14,13 @@ export interface RevisionedLogHarness {
    * another stream): nothing of it may show in this log.
    */
   openSibling?(): Promise<RevisionedLog>;
+  /**
+   * True when `openSibling` opens another state of this log's stream (another key of a shared
+   * stream) and this log's `otherStateAt` can tell its entries: true at their revisions. Absent:
+   * false there (the sibling lives in another stream, or the log cannot tell, as `JetStreamLog`
+   * for a tenant denied direct gets).
+   */
+  seesSiblingEntries?: boolean;
   /** Deletes the log and creates it again; resolves to a handle on the new incarnation. */
   recreate?(): Promise<RevisionedLog>;
   /**
@@ -346,6 +354,8 @@ export function runRevisionedLogConformance(
           await own.close();
         }
       }));
+
+    otherStateAtCases(withLog);
 
     it("rejects calls after close with CLOSED", () =>
       withLog(async ({ log }) => {
