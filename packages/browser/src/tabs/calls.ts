@@ -23,7 +23,8 @@ export class PendingCalls {
 
   /**
    * Sends a call with `send(id)` to the tab `to` and waits at most `timeoutMs` for its answer
-   * (see {@link settle}).
+   * (see {@link settle}). A `signal` aborted already: nothing is sent (`UNAVAILABLE`, `notSent`,
+   * `aborted`), as the `RevisionedLog` contract wants of an append.
    */
   start(
     to: string,
@@ -31,6 +32,12 @@ export class PendingCalls {
     timeoutMs: number,
     signal: AbortSignal | undefined,
   ): Promise<unknown> {
+    if (signal?.aborted) {
+      const why = "the call was not sent: it was aborted before";
+      return Promise.reject(
+        new StateSyncError("UNAVAILABLE", why, { details: { notSent: true, aborted: true } }),
+      );
+    }
     const id = `${this.tabId}-${++this.counter}`;
     return new Promise((resolve, reject) => {
       const done = () => {
