@@ -143,6 +143,25 @@ it("a malformed answer to an append leaves its outcome unknown (UNAVAILABLE, not
   }
 });
 
+it("a follower tab takes an error of a code it does not know as UNAVAILABLE, the code kept", async () => {
+  // Before, it became a StateSyncError of code "BOGUS", which no caller matches (its engine took
+  // a failed append of an unknown code for a refusal, not a passing failure to send again).
+  const { log, leader } = await followerOf(() => undefined);
+  leader.answer = (req) => {
+    const error = { code: "BOGUS", message: "from elsewhere", details: { x: 1 } };
+    leader.post({ t: "res", id: req.id, to: req.from, error });
+    return new Promise(() => undefined); // no second answer
+  };
+  for (const call of [() => log.info(), () => log.appendUnconditional(new Uint8Array(), "m")]) {
+    const error = await failure(call());
+    expect(isStateSyncError(error, "UNAVAILABLE"), String(error)).toBe(true);
+    expect((error as { details: Record<string, unknown> }).details).toMatchObject({
+      code: "BOGUS",
+      x: 1,
+    });
+  }
+});
+
 const notes = defineModel({
   name: "notes",
   state: z.object({ notes: z.array(z.string()) }),

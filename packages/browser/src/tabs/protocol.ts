@@ -1,5 +1,6 @@
 import {
   AppendConflictError,
+  ERROR_CODES,
   StateSyncError,
   type LogEntry,
   type StateSyncErrorCode,
@@ -109,7 +110,12 @@ export function errorToWire(err: unknown): {
   return { code: "UNAVAILABLE", message: String(err), details: {} };
 }
 
-/** The error a `res` carried, as a `StateSyncError` again (`CONFLICT` as `AppendConflictError`). */
+/**
+ * The error a `res` (or a `fail`, a beat's warning) carried, as a `StateSyncError` again
+ * (`CONFLICT` as `AppendConflictError`). A code this version does not know (a tab of a newer one,
+ * or anything posted on the channel) becomes `UNAVAILABLE` (`details.code`: the one carried):
+ * a passing failure, whose call the engine may send again (an append with its message id).
+ */
 export function errorFromWire(e: {
   code: string;
   message: string;
@@ -120,6 +126,15 @@ export function errorFromWire(e: {
     return new AppendConflictError(
       typeof expectedRevision === "number" ? expectedRevision : 0,
       typeof latestRevision === "number" ? latestRevision : undefined,
+    );
+  }
+  if (!(ERROR_CODES as readonly string[]).includes(e.code)) {
+    return new StateSyncError(
+      "UNAVAILABLE",
+      `the leading tab failed with ${e.code}: ${e.message}`,
+      {
+        details: { ...e.details, code: e.code },
+      },
     );
   }
   return new StateSyncError(e.code as StateSyncErrorCode, e.message, { details: e.details });
