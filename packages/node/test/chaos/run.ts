@@ -11,6 +11,7 @@ import { checkHistory, History, type LedgerSync, type Outcome } from "../support
 import type { LedgerState } from "../support/models.js";
 import { settle, sleep } from "../support/workload.js";
 import { outcomeOf } from "./outcome.js";
+import { checkResolvedRevisions } from "./revisions.js";
 import type { Schedule, Step } from "./schedule.js";
 import { ChaosSystem, type Slot } from "./system.js";
 
@@ -86,7 +87,10 @@ export async function runSchedule(server: NatsServer, schedule: Schedule): Promi
       replicas: finals,
       observations: history.observations,
     });
-    const violations = [...verdict.violations];
+    const violations = [
+      ...verdict.violations,
+      ...checkResolvedRevisions(history.ops, finals[0]!.state.ops, history.observations),
+    ];
     const hashes = new Set(finals.map((f) => `${f.revision}:${stateHash(f.state)}`));
     if (hashes.size !== 1) {
       violations.push(
