@@ -37,7 +37,7 @@ export async function runSchedule(server: NatsServer, schedule: Schedule): Promi
     server,
     dir,
     schedule.replicas,
-    { stream, requestTimeoutMs: 2_000 },
+    { stream, requestTimeoutMs: 2_000, autoCompaction: schedule.autoCompaction },
     history,
   );
   const started = Date.now();

@@ -43,6 +43,8 @@ export interface Schedule {
   readonly seed: number;
   readonly replicas: number;
   readonly durationMs: number;
+  /** Automatic compaction of every replica: after this many entries (with jitter), or off. */
+  readonly autoCompaction: number | false;
   readonly steps: readonly Step[];
 }
 
@@ -59,17 +61,21 @@ const WEIGHTS: Record<StepKind, number> = {
 };
 
 /**
- * The schedule of `seed`: 3 to 5 replicas, steps every 15-120 ms over `durationMs`, at most
+ * The schedule of `seed`: 3 to 5 replicas, automatic compaction every 4-20 entries in half the
+ * runs (never with `autoCompaction: false`), steps every 15-120 ms over `durationMs`, at most
  * `maxRestarts` server restarts, at least 1.5 s apart.
  */
 export function makeSchedule(
   seed: number,
-  options: { durationMs?: number; maxRestarts?: number } = {},
+  options: { durationMs?: number; maxRestarts?: number; autoCompaction?: false } = {},
 ): Schedule {
   const r = prng(seed);
   const durationMs = options.durationMs ?? 4_000;
   const maxRestarts = options.maxRestarts ?? 2;
   const replicas = r.int(3, 5);
+  // Drawn apart from the steps, so that a seed's steps do not depend on this choice.
+  const c = prng(seed ^ 0x9e3779b9);
+  const autoCompaction = options.autoCompaction === false ? false : c.next() < 0.5 && c.int(4, 20);
   const steps: Step[] = [];
   let restarts = 0;
   let lastRestart = -Infinity;
@@ -86,7 +92,7 @@ export function makeSchedule(
       kind === "restart" ? r.int(100, 1_500) : kind === "pause" ? r.int(200, 3_000) : r.int(0, 600);
     steps.push({ at, kind, replica: r.int(0, replicas - 1), ms });
   }
-  return { seed, replicas, durationMs, steps };
+  return { seed, replicas, durationMs, autoCompaction, steps };
 }
 
 /** The schedule as text, one step a line, for a failure's report. */
@@ -95,5 +101,6 @@ export function formatSchedule(s: Schedule): string {
     (p) =>
       `  ${String(p.at).padStart(5)} ms  ${p.kind.padEnd(13)}${p.kind === "restart" ? "   " : `r${p.replica}`}  ${p.ms} ms`,
   );
-  return `seed ${s.seed}: ${s.replicas} replicas, ${s.durationMs} ms\n${lines.join("\n")}`;
+  const auto = s.autoCompaction === false ? "off" : `every ${s.autoCompaction} entries`;
+  return `seed ${s.seed}: ${s.replicas} replicas, ${s.durationMs} ms, automatic compaction ${auto}\n${lines.join("\n")}`;
 }

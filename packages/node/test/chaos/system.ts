@@ -26,6 +26,8 @@ export interface Slot {
 export interface ReplicaOptions {
   readonly stream: string;
   readonly requestTimeoutMs: number;
+  /** Automatic compaction after this many entries (jitter 0.5), or false. */
+  readonly autoCompaction: number | false;
 }
 
 /** The replicas of one run and how to open, close and hurt them. */
@@ -74,7 +76,10 @@ export class ChaosSystem {
       stream: this.options.stream,
       clientId: slot.name,
       snapshotDir: slot.snapshotDir,
-      compaction: false,
+      compaction:
+        this.options.autoCompaction === false
+          ? false
+          : { everyEntries: this.options.autoCompaction, jitter: 0.5 },
       snapshotEvery: 10,
       requestTimeoutMs: this.options.requestTimeoutMs,
       waitFor,
