@@ -51,6 +51,8 @@ export async function runSchedule(server: NatsServer, schedule: Schedule): Promi
     inFlight.add(q);
   };
   let restarting: Promise<void> | undefined;
+  /** Updates still pending once their replica's `close()` resolved (it waits for them). */
+  const unfinishedAtClose: string[] = [];
   try {
     for (const slot of system.slots) await system.open(slot, "synced");
     note(`opened ${schedule.replicas} replicas on ${stream}`);
@@ -61,7 +63,7 @@ export async function runSchedule(server: NatsServer, schedule: Schedule): Promi
       if (step.kind === "restart") {
         if (restarting) continue;
         track((restarting = restart(server, step, note).finally(() => (restarting = undefined))));
-      } else track(perform(system, slot, step, history, note));
+      } else track(perform({ system, history, note, unfinishedAtClose }, slot, step));
     }
     note("schedule done; waiting for operations in flight");
     await Promise.race([Promise.all([...inFlight]), sleep(OUTCOME_TIMEOUT_MS * 4)]);
@@ -89,6 +91,7 @@ export async function runSchedule(server: NatsServer, schedule: Schedule): Promi
     });
     const violations = [
       ...verdict.violations,
+      ...unfinishedAtClose,
       ...checkResolvedRevisions(history.ops, finals[0]!.state.ops, history.observations),
     ];
     const hashes = new Set(finals.map((f) => `${f.revision}:${stateHash(f.state)}`));
@@ -128,14 +131,20 @@ async function restart(server: NatsServer, step: Step, note: (l: string) => void
   note("server restarted");
 }
 
+/** What {@link perform} records into. */
+interface RunContext {
+  readonly system: ChaosSystem;
+  readonly history: History;
+  readonly note: (line: string) => void;
+  readonly unfinishedAtClose: string[];
+}
+
+/** Op ids of the updates invoked on each synchronizer and not ended yet. */
+const invoked = new WeakMap<LedgerSync, Set<string>>();
+
 /** Performs one replica step, recording its outcome in `history` and `note`. */
-async function perform(
-  system: ChaosSystem,
-  slot: Slot,
-  step: Step,
-  history: History,
-  note: (l: string) => void,
-): Promise<void> {
+async function perform(ctx: RunContext, slot: Slot, step: Step): Promise<void> {
+  const { system, history, note } = ctx;
   const sync = slot.sync;
   switch (step.kind) {
     case "cut":
@@ -164,6 +173,14 @@ async function perform(
         note(`${slot.name} close at ${sync.revision}`);
         await system.close(slot);
         note(`${slot.name} closed`);
+        // close() waits for the appends already sent and rejects the rest (docs/guarantees.md):
+        // once it resolved (and the callers' continuations ran), no update of it is pending.
+        await new Promise((r) => setImmediate(r));
+        for (const opId of invoked.get(sync) ?? []) {
+          ctx.unfinishedAtClose.push(
+            `${opId} was still pending after ${slot.name}'s close() resolved`,
+          );
+        }
         await sleep(step.ms);
         const reopened = await system.open(slot, "restored");
         note(`${slot.name} reopened at ${reopened.revision} (${reopened.status})`);
@@ -187,6 +204,9 @@ async function perform(
       const opId = history.nextOpId(slot.name);
       const kind = step.kind === "unconditional" ? "unconditional" : "conditional";
       history.invoke({ opId, client: slot.name, kind, by: 1 });
+      const mine = invoked.get(sync) ?? new Set<string>();
+      invoked.set(sync, mine);
+      mine.add(opId);
       const options = { outcomeTimeoutMs: OUTCOME_TIMEOUT_MS };
       let outcome: Outcome;
       try {
@@ -203,6 +223,7 @@ async function perform(
       } catch (e) {
         outcome = outcomeOf(e);
       }
+      mine.delete(opId);
       history.complete(opId, outcome);
       note(
         `${opId} ${step.kind} ${outcome.status} ${"revision" in outcome ? outcome.revision : outcome.code}`,
