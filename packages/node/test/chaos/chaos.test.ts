@@ -18,7 +18,7 @@ import { formatSchedule, makeSchedule } from "./schedule.js";
  *
  * `STATESYNC_CHAOS_SEED=<n>` replays one seed; `STATESYNC_CHAOS_RUNS=<n>` runs n seeds (a soak,
  * drawn from `STATESYNC_CHAOS_SEED` or the clock); otherwise the CI seeds below. A failure
- * prints its seed, schedule and trace.
+ * prints its seed, schedule and trace (`STATESYNC_CHAOS_TRACE=1` prints them for every run).
  */
 // Each with a server restart; 5 and 11 with two, 7 with six lost acknowledgements, 3 with five reopens.
 const CI_SEEDS = [3, 5, 7, 11];
