@@ -49,7 +49,9 @@ export const ERROR_CODES = [
   /** Internal to the log port: a conditional append found the log past the expected revision. */
   "CONFLICT",
   /**
-   * A stored snapshot failed validation (checksum, schema, log identity); it is discarded. Also
+   * A stored snapshot failed validation (checksum, schema, log identity); it is discarded
+   * (`details.deleted: true`), or, when the store could not delete it, ignored and left in place
+   * (`details.deleted: false`; the message says "ignoring" and why). Also
    * reported (`details.kept: true`) for a snapshot of another model or of a version this model
    * cannot read, which is not used and left in place (docs/versions.md).
    */

@@ -116,6 +116,38 @@ describe("snapshots on MemoryLog", () => {
     await Promise.all([b.close(), w.close()]);
   });
 
+  // A new user's trial: a snapshot file that was a directory read "discarding the local
+  // snapshot", and the directory stayed (as documented). The report now follows the deletion and
+  // says what happened to the snapshot.
+  it("says it discarded a snapshot it refuses only once the store deleted it; else that it ignores it", async () => {
+    const log = new MemoryLog();
+    const w = await history(log, 3);
+    for (const deletes of [true, false]) {
+      const store = new MemorySnapshotStore();
+      const a = await open(log, { snapshots: store });
+      await a.close();
+      store.corrupt("counter");
+      if (!deletes) store.delete = () => Promise.reject(new Error("the disk said no"));
+      const b = await open(log, { snapshots: store });
+      expect(b.errors.map((e) => e.code)).toEqual(["CORRUPT_SNAPSHOT"]);
+      const [report] = b.errors;
+      if (deletes) {
+        expect(report!.message).toMatch(/^discarded the local snapshot: /);
+        expect(report!.details).toMatchObject({ deleted: true });
+        await expect(store.load("counter")).resolves.toBeUndefined();
+      } else {
+        expect(report!.message).toMatch(
+          /^ignoring the local snapshot: .*; it is left in place: deleting it failed \(the disk said no\)$/,
+        );
+        expect(report!.details).toMatchObject({ deleted: false, kept: true });
+        await expect(store.load("counter")).rejects.toMatchObject({ code: "CORRUPT_SNAPSHOT" });
+      }
+      expect(b.state.count).toBe(3);
+      await b.close();
+    }
+    await w.close();
+  });
+
   it("discards a snapshot of a recreated log", async () => {
     const log = new MemoryLog();
     const store = new MemorySnapshotStore();

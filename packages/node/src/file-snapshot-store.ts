@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { readdir, unlink } from "node:fs/promises";
+import { lstat, readdir, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { isRunning, writeFileAtomically } from "./atomic-file.js";
 import { makeDir } from "./make-dir.js";
@@ -56,8 +56,10 @@ function corrupt(key: string, why: string, cause?: unknown): StateSyncError {
  * truncated, bit-flipped or foreign file throws `StateSyncError("CORRUPT_SNAPSHOT")` rather than
  * returning garbage. So does anything there that is not a regular file (a FIFO, a socket, a
  * device, a directory): it is never read, and never waited on (see `readRegularFile`); the next
- * save replaces it, but a directory (the save fails, saying to remove it). A key that is no non-empty string, or a record `checkSnapshotRecord` refuses,
- * is `VALIDATION`: no file is read, written or removed.
+ * save replaces it, but a directory, which is never removed: the save fails, saying to remove
+ * it, and so does `delete` (`SNAPSHOT_FAILED`), so a replica reports that it ignores the snapshot
+ * rather than that it discarded it. A key that is no non-empty string, or a record
+ * `checkSnapshotRecord` refuses, is `VALIDATION`: no file is read, written or removed.
  *
  * Saves are atomic (temporary file in the same directory, write, fsync, rename, fsync of the
  * directory) and follow `shouldReplaceSnapshot` (never replace a newer revision of the same log).
@@ -152,10 +154,18 @@ export class FileSnapshotStore implements SnapshotStore {
       return Promise.reject(e);
     }
     return this.serialize(key, async () => {
+      const path = this.pathOf(key);
       try {
-        await unlink(this.pathOf(key));
+        await unlink(path);
       } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+        if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
+        // EISDIR (Linux), EPERM (macOS): a directory may hold anything, so it is left alone.
+        if (!(await lstat(path).catch(() => undefined))?.isDirectory()) throw err;
+        throw new StateSyncError(
+          "SNAPSHOT_FAILED",
+          `snapshot ${key}: the file is a directory, which is never removed for you: remove it or move it away (${path})`,
+          { cause: err, details: { key } },
+        );
       }
     });
   }

@@ -1,7 +1,15 @@
 import { mkdtemp, readdir, readFile, rm, truncate, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { isStateSyncError, type SnapshotRecord } from "@statesync/core";
+import {
+  createSynchronizer,
+  defineModel,
+  isStateSyncError,
+  MemoryLog,
+  type SnapshotRecord,
+  type StateSyncError,
+} from "@statesync/core";
+import { z } from "zod";
 import { runSnapshotStoreConformance } from "@statesync/core/testing";
 import { FileSnapshotStore, snapshotFileName } from "@statesync/node";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -112,6 +120,40 @@ describe("FileSnapshotStore damage", () => {
     await rm(store.pathOf("k"), { recursive: true });
     await store.save("k", record(4));
     expect((await store.load("k"))?.revision).toBe(4);
+  });
+
+  // A new user's trial: the replica's event read "discarding the local snapshot: … the file is a
+  // directory", while the directory stayed (as documented: never removed for you).
+  it("a directory in the snapshot file's place: the replica says it ignores it and leaves it, delete() refuses", async () => {
+    const { mkdir } = await import("node:fs/promises");
+    await mkdir(store.pathOf("k"));
+    await writeFile(join(store.pathOf("k"), "keep.txt"), "mine");
+    const err = await rejection(store.delete("k"));
+    expect(isStateSyncError(err, "SNAPSHOT_FAILED"), String(err)).toBe(true);
+    expect(String(err)).toMatch(
+      /snapshot k: the file is a directory, which is never removed for you: remove it or move it away/,
+    );
+    const errors: StateSyncError[] = [];
+    const model = defineModel({
+      name: "m",
+      state: z.object({ n: z.number() }),
+      initial: { n: 0 },
+      commands: {},
+    });
+    const sync = await createSynchronizer({
+      log: new MemoryLog(),
+      model,
+      snapshots: store,
+      snapshotKey: "k",
+      onError: (e) => errors.push(e),
+    });
+    expect(errors.map((e) => e.code)).toEqual(["CORRUPT_SNAPSHOT"]);
+    expect(errors[0]!.message).toMatch(
+      /^ignoring the local snapshot: snapshot k: the file is a directory, not a regular file; it is left in place: deleting it failed \(snapshot k: the file is a directory, which is never removed/,
+    );
+    expect(errors[0]!.details).toMatchObject({ deleted: false, kept: true });
+    expect(await readFile(join(store.pathOf("k"), "keep.txt"), "utf8")).toBe("mine");
+    await sync.close();
   });
 
   it("writes atomically: no temporary file is left, one file per key", async () => {
