@@ -2,7 +2,7 @@
  * The `statesync` program: one commander `Command` with a subcommand per file in `commands/`.
  * Every subcommand takes the common options (`options.ts`), validates its arguments with zod,
  * prints a table or `--json`, and on failure prints `statesync: CODE: message` on stderr and
- * exits with status 1 (commander's own usage errors also exit 1).
+ * exits with status 1; commander's usage errors too, as `VALIDATION` (usage-errors.ts).
  */
 import { Command } from "commander";
 import { registerCompact } from "./commands/compact.js";
@@ -14,6 +14,7 @@ import { registerMigrate } from "./commands/migrate.js";
 import { registerState } from "./commands/state.js";
 import { registerTail } from "./commands/tail.js";
 import { registerVerify } from "./commands/verify.js";
+import { ProgramExit, throwUsageErrors } from "./usage-errors.js";
 
 /** The CLI's version (the package's). */
 export const CLI_VERSION = "0.1.0";
@@ -26,7 +27,6 @@ export function createProgram(): Command {
         "Every command takes --stream (and --key for a shared stream), --server and credentials; --json for scripts.",
     )
     .version(CLI_VERSION)
-    .showHelpAfterError("(add --help for usage)")
     .addHelpText(
       "after",
       "\nExamples:\n" +
@@ -47,6 +47,7 @@ export function createProgram(): Command {
   registerImport(program);
   registerMigrate(program);
   for (const command of program.commands) refuseRepeats(command);
+  throwUsageErrors(program);
   return program;
 }
 
@@ -62,7 +63,7 @@ function refuseRepeats(command: Command): void {
     command.on(`option:${option.name()}`, () => {
       seen += 1;
       if (seen > 1) {
-        command.error(`error: option '${option.flags}' given more than once: give it once`, {
+        command.error(`error: option '${option.flags}' given more than once\n(give it once)`, {
           code: "statesync.repeatedOption",
         });
       }
@@ -70,10 +71,19 @@ function refuseRepeats(command: Command): void {
   }
 }
 
-/** Runs the program on `argv` (`process.argv`); resolves when the command is done. */
+/**
+ * Runs the program on `argv` (`process.argv`); resolves when the command is done, or once
+ * commander printed help or the version (`process.exitCode` set: 0, or 1 for help shown because
+ * no command was given). Rejects with the command's failure; a usage error is `VALIDATION`.
+ */
 export async function main(argv: readonly string[]): Promise<void> {
   // An empty STATESYNC_SERVER is unset, as docs/cli.md reads it (commander took it for an empty
   // --server: "--server is empty", though none was given; a fresh-eyes trial, stop 26).
   if (process.env.STATESYNC_SERVER === "") delete process.env.STATESYNC_SERVER;
-  await createProgram().parseAsync([...argv]);
+  try {
+    await createProgram().parseAsync([...argv]);
+  } catch (e) {
+    if (!(e instanceof ProgramExit)) throw e;
+    process.exitCode = e.exitCode;
+  }
 }

@@ -117,7 +117,9 @@ describe("statesync options", () => {
       );
       const unknown = await runCli(["info", ...at, "--bogus"]);
       expect(unknown.code).toBe(1);
-      expect(unknown.stderr).toContain("unknown option '--bogus'");
+      expect(unknown.stderr).toBe(
+        `statesync: VALIDATION: unknown option '--bogus' for "statesync info" (statesync info --help)\n`,
+      );
       // A fresh-eyes trial: `--stream Q --stream S` used S in silence, for compact (which purges)
       // as for every command. An option with a value given twice is a usage error; a flag is not.
       for (const args of [
@@ -127,7 +129,9 @@ describe("statesync options", () => {
       ]) {
         const twice = await runCli(args);
         expect(twice.code, args.join(" ")).toBe(1);
-        expect(twice.stderr).toMatch(/option '.*' given more than once: give it once/);
+        expect(twice.stderr).toMatch(
+          /^statesync: VALIDATION: option '.*' given more than once for "statesync \w+": give it once \(statesync \w+ --help\)\n$/,
+        );
       }
       const flags = await runCli(["info", ...at, "--json", "--json"]);
       expect(flags.stderr).not.toContain("more than once");
