@@ -110,17 +110,26 @@ export interface UpgradeOptions {
 /** A recipe: mutates the draft; its return value becomes `result`. Must be synchronous. */
 export type Recipe<S, R> = (draft: Draft<S>, ctx: UpdateContext) => R;
 
-/** Counters since the synchronizer was created. */
+/**
+ * Counters since the synchronizer was created, each starting at 0 (README, "`stats`"). Counts
+ * only: no field is a time.
+ */
 export interface SyncStats {
-  /** Entries read from the log (catch-up and follow). */
+  /** Entries read from the log past the replica's revision (catch-up and follow), of any kind. */
   entriesFetched: number;
-  /** Entries applied to the state (including no-op entries whose command threw). */
+  /**
+   * `update`, `command` and `commands` entries applied, including no-ops (a command that threw
+   * or whose arguments fail their schema, a re-sent queued update already applied).
+   */
   entriesApplied: number;
-  /** Entries skipped as malformed. */
+  /**
+   * Entries every replica skips: malformed or on a stale base (`CORRUPT_ENTRY`), an older
+   * version's command after a switch (`OUTDATED_COMMAND`), a used-up sequence (`SKIPPED_SEQUENCE`).
+   */
   entriesSkipped: number;
-  /** Bytes of entries read. */
+  /** Bytes of the entries `entriesFetched` counts, as stored. */
   bytesFetched: number;
-  /** Appends that stored an entry (conditional and unconditional). */
+  /** Entries this replica stored (conditional and unconditional; not a log's genesis entry). */
   appends: number;
   /** Conditional appends rejected because the log had moved on (an unconditional re-send too). */
   conflicts: number;
@@ -131,8 +140,12 @@ export interface SyncStats {
    * (counted before the wait that precedes each; an abort during that wait cancels it).
    */
   resends: number;
-  /** Snapshots written to and restored from the snapshot store. */
+  /** Local snapshots the store finished saving (automatic, `saveSnapshot()`, at `close()`). */
   snapshotsSaved: number;
+  /**
+   * 1 when the replica opened from its local snapshot, back to 0 when the log showed that
+   * snapshot stale (discarded); else 0.
+   */
   snapshotsRestored: number;
   /** Compactions this client completed. */
   compactions: number;
