@@ -175,7 +175,9 @@ class FilePendingQueue implements PendingQueue {
           : `file name ${name} holds no seq (seqs are 1 to 2^52)`;
         // One that cannot be moved is left in place: the next load finds it again.
         const moved = await this.limited(() => rename(path, path + DAMAGED)).catch(() => false);
-        return moved === false ? { seq, reason } : { seq, reason, keptAs: path + DAMAGED };
+        return moved === false
+          ? { seq, reason, leftInPlace: true as const }
+          : { seq, reason, keptAs: path + DAMAGED };
       }),
     );
   }
@@ -191,13 +193,13 @@ class FilePendingQueue implements PendingQueue {
     );
     return Promise.all(
       damaged.map(async (d) => {
-        if (!counted) return d;
+        if (!counted) return { ...d, leftInPlace: true as const };
         const path = this.pathOf(d.seq);
         const moved = await this.inOrder(d.seq, () => rename(path, path + DAMAGED)).then(
           () => true,
           () => false,
         );
-        return moved ? { ...d, keptAs: path + DAMAGED } : d;
+        return moved ? { ...d, keptAs: path + DAMAGED } : { ...d, leftInPlace: true as const };
       }),
     );
   }

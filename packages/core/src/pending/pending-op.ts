@@ -314,11 +314,20 @@ export function damagedError(
 ): StateSyncError {
   const seqs = damaged.map((d) => d.seq);
   const kept = damaged.filter((d) => d.keptAs !== undefined).length;
+  const left = damaged.filter((d) => d.keptAs === undefined && d.leftInPlace === true).length;
+  const deleted = damaged.length - kept - left;
+  // What became of them, as the store says (before, every record not kept aside read "deleted",
+  // also a file the store could not move, which stays: found with a new user's trial).
+  const fates = [
+    kept > 0 && `${kept} kept aside`,
+    left > 0 && `${left} left in place (reported again at the next open)`,
+    deleted > 0 && `${deleted} deleted`,
+  ].filter(Boolean);
   return new StateSyncError(
     "CORRUPT_PENDING",
     `${damaged.length} pending update(s) of the queue ${queue.key} / ${queue.owner} could not be ` +
-      `read and were dropped, never sent (seqs ${seqs.join(", ")}; ` +
-      `${kept > 0 ? `${kept} kept aside` : "deleted"}): ${damaged[0]!.reason}`,
+      `read and were dropped, never sent (seqs ${seqs.join(", ")}; ${fates.join(", ")}): ` +
+      damaged[0]!.reason,
     { details: { ...queue, count: damaged.length, seqs, records: [...damaged] } },
   );
 }

@@ -105,6 +105,12 @@ export interface DamagedPendingRecord {
   readonly reason: string;
   /** Where the store kept it for inspection (a file path), when it kept it aside. */
   readonly keptAs?: string;
+  /**
+   * True when the store could neither keep it aside nor delete it (a file it could not move):
+   * it stays where it was, out of this load's queue, and the next load hands it back again.
+   * Neither this nor `keptAs`: the store deleted it.
+   */
+  readonly leftInPlace?: true;
   /** What was stored, as text, at most {@link DAMAGED_CONTENT_CHARS} characters, when deleted. */
   readonly content?: string;
 }

@@ -1,5 +1,6 @@
 import { MemoryLog, MemoryPendingStore, type StateSyncError } from "@statesync/core";
 import { describe, expect, it } from "vitest";
+import { damagedError } from "../../src/pending/pending-op.js";
 import { until } from "../fixtures.js";
 import { entries, openQueued } from "./fixtures.js";
 
@@ -76,5 +77,25 @@ describe("damaged pending records", () => {
       seqs: [id],
     });
     await b.close();
+  });
+});
+
+// Found while fixing "discarding" of a snapshot directory that stayed (a new user's trial): the
+// report said "deleted" of every damaged record not kept aside, also of a file the store could
+// not move, which stays and is reported again at the next open.
+describe("the CORRUPT_PENDING report says what became of each damaged record", () => {
+  it("kept aside, left in place, or deleted", () => {
+    const queue = { key: "board", owner: "device-1", origin: "o" };
+    const kept = { seq: 1, reason: "not JSON", keptAs: "/q/000000000001.pending.json.damaged" };
+    const left = { seq: 2, reason: "not JSON", leftInPlace: true as const };
+    const deleted = { seq: 3, reason: "not JSON", content: "garbage" };
+    expect(damagedError(queue, [kept, left, deleted]).message).toBe(
+      "3 pending update(s) of the queue board / device-1 could not be read and were dropped, never sent " +
+        "(seqs 1, 2, 3; 1 kept aside, 1 left in place (reported again at the next open), 1 deleted): not JSON",
+    );
+    expect(damagedError(queue, [left]).message).toMatch(
+      /\(seqs 2; 1 left in place \(reported again at the next open\)\): not JSON$/,
+    );
+    expect(damagedError(queue, [deleted]).message).toMatch(/\(seqs 3; 1 deleted\): not JSON$/);
   });
 });
