@@ -198,6 +198,17 @@ async function probe(options: ConnectionOptions, signal?: AbortSignal): Promise<
   return undefined;
 }
 
+/**
+ * The host nats.js dials for `url`: it reads a server's host and port as an `http://` URL's
+ * (nats-core's `hostPort`), where an internationalized name becomes its punycode
+ * (`bücher.example`: `xn--bcher-kva.example`); `url`'s own `hostname` under `nats:` or `tls:` is
+ * percent-encoded instead (`b%C3%BCcher.example`), which no host check should read. Throws
+ * (as nats.js does) for a host no `http://` URL takes.
+ */
+function dialledHost(url: URL): string {
+  return new URL(`http://${url.host}`).hostname;
+}
+
 /** `servers` in a random order, as nats.js would dial them, unless `noRandomize` was asked. */
 function shuffled(servers: string[], options: ConnectionOptions): string[] {
   if (options.noRandomize === true) return servers;
@@ -225,9 +236,9 @@ export function isTcpServerUrl(server: string): boolean {
     if (bare ? /[/?#\s]/.test(server) : !["", "/"].includes(url.pathname)) return false;
     // nats: and tls: are no special schemes to URL, which takes any host there: "n1,n2" (hosts
     // joined by commas without ports, a new user's trial) was one host retried ENOTFOUND for ever.
-    const host =
-      /^[A-Za-z0-9_.-]+$/.test(url.hostname) || /^\[[0-9A-Fa-f:.]+\]$/.test(url.hostname);
-    return (url.protocol === "nats:" || url.protocol === "tls:") && host;
+    const host = dialledHost(url);
+    const named = /^[A-Za-z0-9_.-]+$/.test(host) || /^\[[0-9A-Fa-f:.]+\]$/.test(host);
+    return (url.protocol === "nats:" || url.protocol === "tls:") && named;
   } catch {
     return false;
   }
