@@ -63,6 +63,11 @@ export const messageSchema = z.discriminatedUnion("t", [
     failed: z.string().max(2048).optional(),
     /** Why the leader's log sends no configuration notices (absent: it does). */
     unwatched: z.string().max(2048).optional(),
+    /**
+     * The leader posts `config` messages (`true` in every beat of this version). Absent: a
+     * leader of a version before them, which posts none, so its followers poll.
+     */
+    configNotices: z.literal(true).optional(),
     /** The warnings the leader's log gave during this lead. */
     warnings: z.array(errorWireSchema).max(MAX_WARNINGS).optional(),
   }),

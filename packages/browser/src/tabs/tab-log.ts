@@ -365,7 +365,8 @@ export class TabLog implements RevisionedLog {
         stopNotices();
       },
     };
-    this.post({ t: "beat", from: this.tabId, epoch, online: own.log.status === "online" });
+    const online = own.log.status === "online";
+    this.post({ t: "beat", from: this.tabId, epoch, online, ...this.notices.forBeat() });
     this.updateStatus();
   }
 
