@@ -12,7 +12,10 @@ const MAX_DELAY_MS = 2 ** 31 - 1;
  * of the page: re-applying a queue of edits, parsing a bundle) no answer can arrive, so that
  * time is not IndexedDB's. A single 5 s timer there gave up on answers queued behind the busy
  * task (a browser trial: a tab busy for seconds while it loaded a queue of 2,000 records ran it in
- * memory, not durable). Returns a function that cancels the wait.
+ * memory, not durable). In a hidden tab a tick counts all the time it took: there the browser
+ * runs timers late with the thread free (Chrome: once a second, and once a minute after five
+ * minutes hidden for timers set from timer callbacks, as each tick is), and the cap made a 10 s
+ * wait take ten wake-ups, about ten minutes. Returns a function that cancels the wait.
  */
 export function afterFreeTime(waitMs: number, expired: () => void): () => void {
   const total = Math.min(Math.max(waitMs, 0), MAX_DELAY_MS);
@@ -20,12 +23,15 @@ export function afterFreeTime(waitMs: number, expired: () => void): () => void {
   let counted = 0;
   let last = Date.now();
   let timer: ReturnType<typeof setTimeout> | undefined;
+  let hidden = isHidden();
   const arm = () => {
     timer = setTimeout(
       () => {
         const now = Date.now();
-        counted += Math.min(Math.max(now - last, 0), 2 * tick);
+        const throttled = hidden || isHidden(); // hidden when it was set or now
+        counted += Math.min(Math.max(now - last, 0), throttled ? Infinity : 2 * tick);
         last = now;
+        hidden = isHidden();
         if (counted >= total) expired();
         else arm();
       },
@@ -34,4 +40,10 @@ export function afterFreeTime(waitMs: number, expired: () => void): () => void {
   };
   arm();
   return () => clearTimeout(timer);
+}
+
+/** True in a page that is hidden (a background tab); false in a visible one or a worker. */
+function isHidden(): boolean {
+  const doc = (globalThis as { document?: { visibilityState?: string } }).document;
+  return doc?.visibilityState === "hidden";
 }
