@@ -14,13 +14,22 @@ import { registerMigrate } from "./commands/migrate.js";
 import { registerState } from "./commands/state.js";
 import { registerTail } from "./commands/tail.js";
 import { registerVerify } from "./commands/verify.js";
-import { ProgramExit, throwUsageErrors } from "./usage-errors.js";
+import { handleUsageErrors, ProgramExit, type UsageEnding } from "./usage-errors.js";
 
 /** The CLI's version (the package's). */
 export const CLI_VERSION = "0.1.0";
 
-/** Builds the `statesync` program with all its commands. */
+/**
+ * Builds the `statesync` program with all its commands, ending as the `statesync` binary does: a
+ * usage error prints its one `statesync: VALIDATION: …` line and exits 1; help and the version
+ * print and exit as commander does (0; 1 for the help shown when no command is given).
+ */
 export function createProgram(): Command {
+  return buildProgram("exit");
+}
+
+/** The program, its usage errors, help and version ending as `ending` says. */
+function buildProgram(ending: UsageEnding): Command {
   const program = new Command("statesync")
     .description(
       "Look into, check, compact, back up and restore statesync streams on NATS JetStream.\n" +
@@ -47,7 +56,7 @@ export function createProgram(): Command {
   registerImport(program);
   registerMigrate(program);
   for (const command of program.commands) refuseRepeats(command);
-  throwUsageErrors(program);
+  handleUsageErrors(program, ending);
   return program;
 }
 
@@ -81,7 +90,7 @@ export async function main(argv: readonly string[]): Promise<void> {
   // --server: "--server is empty", though none was given; a fresh-eyes trial, stop 26).
   if (process.env.STATESYNC_SERVER === "") delete process.env.STATESYNC_SERVER;
   try {
-    await createProgram().parseAsync([...argv]);
+    await buildProgram("throw").parseAsync([...argv]);
   } catch (e) {
     if (!(e instanceof ProgramExit)) throw e;
     process.exitCode = e.exitCode;

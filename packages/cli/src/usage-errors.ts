@@ -8,6 +8,7 @@
  */
 import { Command, CommanderError } from "commander";
 import { StateSyncError } from "@statesync/node";
+import { printFailure } from "./output.js";
 
 /** commander's exits that are no error: help asked for (status 0), or shown for no command (1). */
 const NOT_ERRORS = new Set([
@@ -29,16 +30,32 @@ export class ProgramExit extends Error {
 }
 
 /**
- * Makes every command of `root` (itself included) throw instead of exiting: a usage error as
- * {@link usageError}, help and the version as {@link ProgramExit}; commander's own error lines
- * are not printed. Call once every command is registered.
+ * How a run that commander ends early ends: `"exit"`, as a program on its own (what
+ * `createProgram()` gives a script that reuses it): a usage error prints its one line (see
+ * {@link usageError}) and exits 1, help and the version exit as commander does (0, or 1 for help
+ * shown because no command was given); `"throw"`, for `main`, which prints and exits itself: a
+ * usage error is thrown, help and the version as {@link ProgramExit}.
  */
-export function throwUsageErrors(root: Command): void {
+export type UsageEnding = "exit" | "throw";
+
+/**
+ * Makes every command of `root` (itself included) end a usage error, help or the version as
+ * `ending` says; commander's own error lines are never printed. Call once every command is
+ * registered. (`"throw"` alone, for the exported program too, made a script's `--help` end in
+ * an unhandled `ProgramExit`, exit 1: a review.)
+ */
+export function handleUsageErrors(root: Command, ending: UsageEnding): void {
   for (const command of [root, ...descendants(root)]) {
     command.configureOutput({ ...command.configureOutput(), outputError: () => undefined });
     command.showHelpAfterError(false);
     command.exitOverride((err: CommanderError) => {
-      if (NOT_ERRORS.has(err.code)) throw new ProgramExit(err.exitCode);
+      const done = NOT_ERRORS.has(err.code);
+      if (ending === "exit") {
+        // Returning lets commander exit with `err.exitCode`, as it did before this override.
+        if (!done) printFailure(usageError(err, command));
+        return;
+      }
+      if (done) throw new ProgramExit(err.exitCode);
       throw usageError(err, command);
     });
   }

@@ -1,5 +1,30 @@
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { runCli } from "./helpers.js";
+import { runCli, type CliResult } from "./helpers.js";
+
+/**
+ * Runs `createProgram().parseAsync(args)` in a script of its own, as a script that reuses the
+ * program (`@statesync/cli` exports it) does: no `main`, no `bin.js`.
+ */
+function runEmbedded(args: string[]): Promise<CliResult> {
+  const script =
+    'import { createProgram } from "@statesync/cli";\n' +
+    'await createProgram().parseAsync(["node", "statesync", ...process.argv.slice(1)]);\n';
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--input-type=module", "-e", script, "--", ...args], {
+      cwd: fileURLToPath(new URL("..", import.meta.url)),
+      env: { ...process.env, STATESYNC_SERVER: "" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    child.on("error", reject);
+    child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
+}
 
 /**
  * Usage errors commander finds (an unknown option or command, a missing or extra argument, an
@@ -60,5 +85,27 @@ describe("statesync usage errors", () => {
     const bare = await runCli([]);
     expect(bare).toMatchObject({ code: 1, stdout: "" });
     expect(bare.stderr).toMatch(/^Usage: statesync \[options\] \[command\]\n/);
+  });
+
+  it("createProgram() ends as the binary does: help and the version exit 0, a usage error is its one line", async () => {
+    // Review: the exported program threw an internal ProgramExit after printing the help or the
+    // version (an unhandled rejection: a stack trace, exit 1), and a usage error printed nothing
+    // of its own (only the crash of an unhandled StateSyncError).
+    const help = await runEmbedded(["history", "--help"]);
+    expect(help).toMatchObject({ code: 0, stderr: "" });
+    expect(help.stdout).toMatch(/^Usage: statesync history \[options\]\n/);
+    expect(await runEmbedded(["--version"])).toMatchObject({
+      code: 0,
+      stdout: "0.1.0\n",
+      stderr: "",
+    });
+    const bare = await runEmbedded([]);
+    expect(bare).toMatchObject({ code: 1, stdout: "" });
+    expect(bare.stderr).toMatch(/^Usage: statesync \[options\] \[command\]\n/);
+    expect(await runEmbedded(["history", "--form", "3"])).toMatchObject({
+      code: 1,
+      stdout: "",
+      stderr: `statesync: VALIDATION: unknown option '--form' for "statesync history": did you mean --from? (statesync history --help)\n`,
+    });
   });
 });
