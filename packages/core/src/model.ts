@@ -80,10 +80,7 @@ export interface ModelDefinition<S, A extends CommandSchemas, P = any> {
   /**
    * An unconditional command of an older version that landed after the switch (its writer had
    * not seen it): the command of this version to apply instead, or undefined to skip it (an
-   * `OUTDATED_COMMAND` event on every replica alike). Deterministic. Default: skip. `command.args`
-   * is `unknown` (the older version's arguments as stored): parse or cast them. The entry is
-   * skipped the same way (`OUTDATED_COMMAND`) when this throws, or returns a name this version
-   * has no command for, or arguments that command's `args` schema refuses.
+   * `OUTDATED_COMMAND` event on every replica alike). Deterministic. Default: skip.
    */
   upgradeCommand?: (command: CommandCall, fromVersion: number) => CommandCall | undefined;
   /** zod schema of the whole state, restricted to JSON values (no Date, Map, undefined, NaN). */

@@ -71,41 +71,6 @@ describe("EntryVerdicts", () => {
     expect(got[7]).toEqual({ kind: "unreached", stoppedAt: 7 });
   });
 
-  it("skips an older version's command whose upgraded arguments the new schema refuses (OUTDATED_COMMAND)", () => {
-    // What `history --model` and `verify` show: the command is an old version's that the upgrade
-    // could not carry, not one whose writer sent bad arguments (before: a no-op, VALIDATION).
-    const v2 = defineModel({
-      ...model,
-      version: 2,
-      predecessor: model,
-      migrate: (s: { n: number }) => s,
-      upgradeCommand: (c) => ({ name: c.name, args: { by: "one" } }),
-    });
-    const entries: Entry[] = [
-      { ...head, kind: "genesis", model: model.name, version: 1, initialHash: model.initialHash },
-      {
-        ...head,
-        kind: "switch",
-        base: 1,
-        model: model.name,
-        from: 1,
-        version: 2,
-        initialHash: v2.initialHash,
-        state: { n: 0 },
-      },
-      { ...command("add", { by: 1 }), mv: 1 } as Entry, // 3: an old writer's, after the switch
-      { ...command("add", { by: 2 }), mv: 2 } as Entry, // 4
-    ];
-    const verdicts = new EntryVerdicts(v2, true);
-    const got = entries.map((e, i) =>
-      verdicts.next({ revision: i + 1, data: encodeEntry(e), messageId: `m${i}` }),
-    );
-    expect(got.map((v) => v.kind)).toEqual(["applied", "applied", "skipped", "applied"]);
-    expect(got[2]).toMatchObject({
-      error: { code: "OUTDATED_COMMAND", details: { command: "add", writtenBy: 1, logVersion: 2 } },
-    });
-  });
-
   describe("a state that fails to migrate to the model's version", () => {
     // Version 2 refuses a version-1 state with a negative n.
     const v2 = defineModel({

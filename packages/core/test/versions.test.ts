@@ -375,32 +375,6 @@ describe("model versions (MemoryLog)", () => {
     }
   });
 
-  // A new user's trial: an upgradeCommand whose arguments the new command's schema refuses was
-  // skipped alike, but as `VALIDATION` (as if its writer had sent bad arguments) where every other
-  // failed upgrade of a command is `OUTDATED_COMMAND` (docs/versions.md).
-  it("an upgradeCommand returning arguments the new schema refuses: skipped alike, OUTDATED_COMMAND", async () => {
-    const model = defineModel({
-      ...v2,
-      predecessor: v1,
-      migrate: (s: V1) => ({ ...s, tags: [] }),
-      upgradeCommand: (c) => ({ name: "add", args: { id: 7, was: c.args } }),
-    });
-    const log = new MemoryLog();
-    const old = await open(log, v1, { live: false });
-    const b = await open(log, model);
-    const { revision } = await old.updateUnconditionally("add", { id: "x" });
-    await b.waitFor(revision);
-    expect(b.status).toBe("live");
-    const refused = b.errors.filter((e) => e.details?.command === "add");
-    expect(refused.map((e) => e.code)).toEqual(["OUTDATED_COMMAND"]);
-    expect(refused[0]!.message).toMatch(/upgradeCommand returned arguments .*add.* refuses/);
-    expect(refused[0]!.details).toMatchObject({ writtenBy: 1, logVersion: 2, revision });
-    const late = await open(log, model);
-    expect(late.state).toEqual(b.state);
-    expect(late.state.ids).toEqual([]);
-    await Promise.all([old.close(), b.close(), late.close()]);
-  });
-
   it("a replica whose migration fails on an entry stops before it, at the state it shows", async () => {
     const picky = defineModel({
       ...v2,

@@ -94,40 +94,6 @@ describe("queued updates and model versions", () => {
     await upgraded.close();
   });
 
-  it("a record whose upgraded arguments the new schema refuses: UPDATE_REFUSED, cause OUTDATED_COMMAND", async () => {
-    // As the log reads such a command (docs/versions.md); before, the cause was VALIDATION.
-    const badUpgrade = defineModel({
-      ...v2,
-      predecessor: v1,
-      upgradeCommand: () => ({ name: "add", args: { id: 1 } }),
-    });
-    const log = new MemoryLog();
-    const pending = pendingQueue({ store: new MemoryPendingStore(), owner: "device" });
-    const old = await createSynchronizer({ log, model: v1, pending, compaction: false });
-    log.setOffline(true);
-    const queued = old.update("add", { id: "a" });
-    queued.catch(() => undefined);
-    await queued.queued;
-    await old.close();
-    log.setOffline(false);
-    const upgraded = await createSynchronizer({
-      log: log.handle(),
-      model: badUpgrade,
-      pending,
-      upgrade: "manual", // the queue pushes once the log is switched, below
-      compaction: false,
-    });
-    const refused: unknown[] = [];
-    upgraded.on("refused", (e, u) =>
-      refused.push([e.code, (e.cause as StateSyncError).code, u.command]),
-    );
-    await upgraded.upgrade();
-    await upgraded.flush();
-    expect(refused).toEqual([["UPDATE_REFUSED", "OUTDATED_COMMAND", "add"]]);
-    expect(upgraded.state).toEqual({ ids: [], tags: [] });
-    await upgraded.close();
-  });
-
   it("an app rolled back refuses what a newer version queued, with an event", async () => {
     const log = new MemoryLog();
     const store = new MemoryPendingStore();
