@@ -176,6 +176,34 @@ describe("model versions (MemoryLog)", () => {
     }
   });
 
+  // Pinned on purpose (docs/versions.md): upgraded arguments the new schema refuses make the
+  // command a VALIDATION no-op that counts as applied (its origin recorded), as in every earlier
+  // release; skipping it as OUTDATED_COMMAND instead was tried and taken back: replicas of two
+  // statesync releases would then record different applied origins for one entry.
+  it("an old-version command whose upgraded arguments the new schema refuses is a VALIDATION no-op", async () => {
+    const model = defineModel({
+      ...v2,
+      predecessor: v1,
+      migrate: (s: V1) => ({ ...s, tags: [] }),
+      upgradeCommand: (c) => (c.name === "add" ? { name: "add", args: { id: 7 } } : undefined),
+    });
+    const log = new MemoryLog();
+    const old = await open(log, v1, { live: false }); // has not seen the switch
+    const b = await open(log, model);
+    const before = b.state;
+    await old.updateUnconditionally("add", { id: "late" });
+    const c = await open(log, model);
+    await b.waitFor(c.revision);
+    expect(b.state).toEqual(before);
+    expect(c.state).toEqual(before);
+    for (const r of [b, c]) {
+      expect(r.errors.map((e) => e.code)).toContain("VALIDATION");
+      expect(r.errors.map((e) => e.code)).not.toContain("OUTDATED_COMMAND");
+    }
+    expect(c.stats.entriesSkipped).toBe(0);
+    await Promise.all([old.close(), b.close(), c.close()]);
+  });
+
   it('upgrade: "manual" reads the log migrated up, refuses appends until upgrade()', async () => {
     const log = new MemoryLog();
     const a1 = await open(log, v1);
