@@ -51,9 +51,10 @@ export const ERROR_CODES = [
   /**
    * A stored snapshot failed validation (checksum, schema, log identity); it is discarded
    * (`details.deleted: true`), or, when the store could not delete it, ignored and left in place
-   * (`details.deleted: false`; the message says "ignoring" and why). Also
-   * reported (`details.kept: true`) for a snapshot of another model or of a version this model
-   * cannot read, which is not used and left in place (docs/versions.md).
+   * (`details.deleted: false, kept: true`; the message says "ignoring" and why). Also reported
+   * (`details.kept: true`, no `deleted`) for a snapshot of another model or of a version this
+   * model cannot read, which is not used and left in place (docs/versions.md): tell the two apart
+   * by `details.deleted`.
    */
   "CORRUPT_SNAPSHOT",
   /** The operation was aborted through an `AbortSignal`. */
