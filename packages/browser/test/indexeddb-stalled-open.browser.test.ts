@@ -14,6 +14,9 @@ import { dropDatabase, uniqueDatabase } from "./idb-helpers.js";
 // blocks, so every later open of that database waits in the queue behind the delete, without a
 // `blocked` event of its own. The stores must not wait that out.
 
+/** The open requests that fired `success` or `error`. */
+const settled = new WeakSet<IDBRequest>();
+
 /** Every `indexedDB.open` request the page made since the spy was set. */
 function spyOnOpens(): IDBOpenDBRequest[] {
   const requests: IDBOpenDBRequest[] = [];
@@ -24,6 +27,9 @@ function spyOnOpens(): IDBOpenDBRequest[] {
   ) {
     const request = open.apply(this, args);
     requests.push(request);
+    const settle = () => settled.add(request);
+    request.addEventListener("success", settle);
+    request.addEventListener("error", settle);
     return request;
   });
   return requests;
@@ -61,7 +67,10 @@ async function stallOpens(name: string): Promise<() => Promise<void>> {
  * opened is still open (a transaction on a closed connection throws `InvalidStateError`).
  */
 async function expectNoOpenConnection(requests: IDBOpenDBRequest[]): Promise<void> {
-  await vi.waitFor(() => expect(requests.every((r) => r.readyState === "done")).toBe(true), {
+  // Settled, not `readyState` "done": Chromium's open request is "done" during `upgradeneeded`
+  // and "pending" again until its upgrade transaction finishes (a loaded CI run read `error`
+  // in that window: "The request has not finished").
+  await vi.waitFor(() => expect(requests.every((r) => settled.has(r))).toBe(true), {
     timeout: 5_000,
   });
   await new Promise((resolve) => setTimeout(resolve, 50)); // the close follows the success
