@@ -13,7 +13,7 @@ import {
 import { afterEach, expect, it } from "vitest";
 import { z } from "zod";
 import { TabLog } from "../src/tabs/tab-log.js";
-import { originName, RawTab, until, type RawRequest } from "./support/raw-tab.js";
+import { followerOf, originName, RawTab, type RawRequest } from "./support/raw-tab.js";
 
 const closing: Array<() => Promise<unknown> | void> = [];
 afterEach(async () => {
@@ -21,22 +21,13 @@ afterEach(async () => {
 });
 
 /** A follower tab of a raw leader that answers every call with `answer(req)`. */
-async function followerOf(answer: (req: RawRequest) => unknown) {
+async function answeredBy(answer: (req: RawRequest) => unknown) {
   const leader = new RawTab(originName("answers"));
   leader.answer = answer;
   leader.lead();
   closing.push(() => leader.close());
-  const log = new TabLog({
-    name: leader.name,
-    contiguous: true,
-    locks: leader.locks,
-    tokens: leader.tokens,
-    leaderLog: () => {
-      throw new Error("the follower never leads here");
-    },
-  });
+  const log = await followerOf(leader);
   closing.push(() => log.close());
-  await until(() => log.followsAnother && log.status === "online");
   return { log, leader };
 }
 
@@ -98,7 +89,7 @@ const cases: Array<[string, (log: TabLog) => Promise<unknown>, unknown[]]> = [
 for (const [name, call, answers] of cases) {
   it(`a follower tab refuses the leader's malformed answers to ${name} (VALIDATION)`, async () => {
     let next = 0;
-    const { log } = await followerOf(() => answers[next]);
+    const { log } = await answeredBy(() => answers[next]);
     for (; next < answers.length; next++) {
       const error = await failure(call(log));
       expect(isStateSyncError(error, "VALIDATION"), `answer ${next}: ${String(error)}`).toBe(true);
@@ -107,7 +98,7 @@ for (const [name, call, answers] of cases) {
 }
 
 it("a follower tab takes the leader's well-formed answers as they are", async () => {
-  const { log } = await followerOf((req) => {
+  const { log } = await answeredBy((req) => {
     if (req.op === "info") return { ...info, logPosition: 9, truncationDenied: true };
     if (req.op === "read") return [entry(2), { ...entry(4), messageId: "m4" }];
     if (req.op === "entryAt") return { ...entry(5), skipped: true };
@@ -132,7 +123,7 @@ it("a malformed answer to an append leaves its outcome unknown (UNAVAILABLE, not
   // The leader may have stored it: the engine re-sends the same bytes with the same message id.
   const answers = [{ revision: "8", duplicate: false }, { revision: 0, duplicate: false }, 8];
   let next = 0;
-  const { log } = await followerOf(() => answers[next]);
+  const { log } = await answeredBy(() => answers[next]);
   for (; next < answers.length; next++) {
     const error = await failure(log.appendConditional(new Uint8Array([1]), 7, "m8"));
     expect(isStateSyncError(error, "UNAVAILABLE"), `answer ${next}: ${String(error)}`).toBe(true);
@@ -146,7 +137,7 @@ it("a malformed answer to an append leaves its outcome unknown (UNAVAILABLE, not
 it("a follower tab takes an error of a code it does not know as UNAVAILABLE, the code kept", async () => {
   // Before, it became a StateSyncError of code "BOGUS", which no caller matches (its engine took
   // a failed append of an unknown code for a refusal, not a passing failure to send again).
-  const { log, leader } = await followerOf(() => undefined);
+  const { log, leader } = await answeredBy(() => undefined);
   leader.answer = (req) => {
     const error = { code: "BOGUS", message: "from elsewhere", details: { x: 1 } };
     leader.post({ t: "res", id: req.id, to: req.from, error });
@@ -193,7 +184,7 @@ it.each(garbles)(
     closing.push(() => writer.close());
     await writer.update("add", { text: "kept" });
     let garbled = true;
-    const { log } = await followerOf(async (req) => {
+    const { log } = await answeredBy(async (req) => {
       const a = req.args as [number, number];
       if (req.op === "info") return server.info();
       if (req.op === "entryAt") return server.entryAt(a[0]);

@@ -3,9 +3,9 @@
 // `config` messages: it knows neither. Before, its beats read as a leader's whose log watches its
 // configuration (no `unwatched`), so the follower's replica stopped polling and never heard of
 // an operator's change while that tab led; the follower of the previous version polled.
-import { TabLog, type LogConfigWatcher, type StateSyncError } from "@statesync/browser";
+import type { LogConfigWatcher, StateSyncError } from "@statesync/browser";
 import { afterEach, expect, it } from "vitest";
-import { originName, RawTab, until } from "./support/raw-tab.js";
+import { followerOf, originName, RawTab, until } from "./support/raw-tab.js";
 
 const closing: Array<() => Promise<unknown> | void> = [];
 afterEach(async () => {
@@ -16,15 +16,7 @@ it("a leader of the previous version: the follower's configuration watcher hears
   const leader = new RawTab(originName("older-leader"));
   leader.lead(); // beats as the previous version did
   closing.push(() => leader.close());
-  const follower = new TabLog({
-    name: leader.name,
-    contiguous: true,
-    locks: leader.locks,
-    tokens: leader.tokens,
-    leaderLog: () => {
-      throw new Error("the follower never leads here");
-    },
-  });
+  const follower = await followerOf(leader);
   closing.push(() => follower.close());
   await until(() => follower.followsAnother && follower.status === "online");
   const seen: string[] = [];

@@ -1,6 +1,6 @@
 import { fileURLToPath } from "node:url";
 import { encodeEntry, JetStreamLog, openSynchronizer } from "@statesync/node";
-import { describe, expect, it, onTestFinished } from "vitest";
+import { describe, expect, it } from "vitest";
 import { readBackupSource } from "../src/commands/export.js";
 import { readHistory } from "../src/commands/history.js";
 import { scanLog } from "../src/commands/info.js";
@@ -13,12 +13,12 @@ import {
   counter,
   counterCommand,
   counterSnapshot,
+  jetStreamLogAt,
   MODEL,
   openCounter,
   runCli,
   seededCounter,
   target,
-  tcp,
   uniqueStream,
   useNatsServer,
 } from "./helpers.js";
@@ -40,15 +40,7 @@ describe("statesync verify and state --at while the log is compacted", () => {
   const snapshot = counterSnapshot;
   const note = (text: string) => counterCommand("note", { text });
 
-  async function logOf(stream: string): Promise<JetStreamLog> {
-    const nc = await tcp(ctx.server.url);
-    const log = new JetStreamLog({ connection: nc, stream });
-    onTestFinished(async () => {
-      await log.close();
-      await nc.close();
-    });
-    return log;
-  }
+  const logOf = (stream: string) => jetStreamLogAt(ctx.server.url, stream);
 
   /** Verifies `stream`, running `meanwhile` once the replica has replayed the log. */
   async function verifyWhile(stream: string, meanwhile: (log: JetStreamLog) => Promise<void>) {

@@ -186,3 +186,17 @@ export function counterSnapshot(base: number, state: unknown): Entry {
 export function counterCommand(name: string, args: unknown): Entry {
   return { ...rawCommon, kind: "command", seed: 1, name, args };
 }
+
+/**
+ * A `JetStreamLog` of `stream` on its own connection to `url`, both closed when the test ends
+ * (a client of the log beside the CLI's: the replica that compacts while a command reads).
+ */
+export async function jetStreamLogAt(url: string, stream: string): Promise<JetStreamLog> {
+  const nc = await tcp(url);
+  const log = new JetStreamLog({ connection: nc, stream });
+  onTestFinished(async () => {
+    await log.close();
+    await nc.close();
+  });
+  return log;
+}

@@ -1,5 +1,4 @@
-import { JetStreamLog } from "@statesync/node";
-import { describe, expect, it, onTestFinished } from "vitest";
+import { describe, expect, it } from "vitest";
 import { verifyLog } from "../src/commands/verify.js";
 import type { AnyModel } from "../src/model-file.js";
 import { withReplica } from "../src/replica.js";
@@ -8,12 +7,12 @@ import {
   counter,
   counterCommand,
   counterSnapshot,
+  jetStreamLogAt,
   MODEL,
   runCli,
   runJson,
   seededCounter,
   target,
-  tcp,
   useNatsServer,
 } from "./helpers.js";
 
@@ -28,15 +27,7 @@ describe("statesync verify: the replayed range", () => {
   const model = counter as unknown as AnyModel;
   const note = (text: string) => counterCommand("note", { text });
 
-  async function logOf(stream: string): Promise<JetStreamLog> {
-    const nc = await tcp(ctx.server.url);
-    const log = new JetStreamLog({ connection: nc, stream });
-    onTestFinished(async () => {
-      await log.close();
-      await nc.close();
-    });
-    return log;
-  }
+  const logOf = (stream: string) => jetStreamLogAt(ctx.server.url, stream);
 
   it("starts at the snapshot entry the replica read past to, not at the first retained revision", async () => {
     const stream = await seededCounter(ctx.server.url, "RANGE", [

@@ -1,3 +1,4 @@
+import { TabLog } from "../../src/tabs/tab-log.js";
 import { FakeLocks, FakeStorage } from "./fake-tabs.js";
 
 /** A `req` a tab posted on the channel, as a raw tab receives it. */
@@ -91,4 +92,27 @@ export async function until(check: () => boolean, timeoutMs = 10_000): Promise<v
     if (Date.now() > deadline) throw new Error("condition not reached");
     await new Promise((r) => setTimeout(r, 10));
   }
+}
+
+/**
+ * A `TabLog` that follows `leader` (a raw tab that leads): it never leads itself. Resolves once it
+ * follows and is online; the caller closes it.
+ */
+export async function followerOf(leader: RawTab): Promise<TabLog> {
+  const log = new TabLog({
+    name: leader.name,
+    contiguous: true,
+    locks: leader.locks,
+    tokens: leader.tokens,
+    leaderLog: () => {
+      throw new Error("the follower never leads here");
+    },
+  });
+  try {
+    await until(() => log.followsAnother && log.status === "online");
+  } catch (e) {
+    await log.close();
+    throw e;
+  }
+  return log;
 }
