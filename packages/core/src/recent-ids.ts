@@ -109,3 +109,24 @@ export class RecentIds {
     return out;
   }
 }
+
+/**
+ * A starting point's `recent` list (a snapshot entry's, or a chunked snapshot's part 0) as far as
+ * it can be believed: the ids of entries before the starting point, each revision at most `base`
+ * and above the one before it, as `Replay` writes them (oldest first). A list that breaks this
+ * (a hostile or damaged entry) is not used at all, so a look-up after a lost acknowledgement
+ * answers "unknown" instead of "found" at a revision the log never held (a lost update) or
+ * "absent" from an unordered list (a second append of a stored entry).
+ */
+export function usableRecent(
+  recent: ReadonlyArray<readonly [string, number, number]> | undefined,
+  base: number,
+): ReadonlyArray<readonly [string, number, number]> {
+  if (!recent) return [];
+  let last = 0;
+  for (const [, revision] of recent) {
+    if (revision <= last || revision > base) return [];
+    last = revision;
+  }
+  return recent;
+}

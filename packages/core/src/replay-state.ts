@@ -7,7 +7,7 @@ import { findNonJson, jsonEqual } from "./json.js";
 import type { LogEntry } from "./log.js";
 import type { CommandMap, Model } from "./model.js";
 import { Origins } from "./pending/origins.js";
-import { RecentIds } from "./recent-ids.js";
+import { RecentIds, usableRecent } from "./recent-ids.js";
 import { StateValidity } from "./command-check.js";
 import { logModelOf, migrateUp, modelOfVersion } from "./versions.js";
 import type { KeptOverReset, StepResult } from "./replay-types.js";
@@ -167,7 +167,7 @@ export class ReplayState<S, C extends CommandMap<S>> {
     // local snapshot) reads a command without `mv` as a replica that saw the switch does.
     this.switchedFrom = entry.from;
     this.anchored = true;
-    this.setRecent(entry.recent);
+    this.setRecent(usableRecent(entry.recent, entry.base));
     this.origins = new Origins(entry.origins);
     this.lastStart = logEntry.revision;
     this.advance(logEntry, entry.kind, entry.ts);

@@ -14,6 +14,7 @@ import { withRevision, type StepResult } from "./replay-state.js";
 import type { ReplayedStep } from "./replay-types.js";
 import { RunReplay } from "./replay-runs.js";
 import { carriedStateRefusal, safeParse } from "./schema-parse.js";
+import { usableRecent } from "./recent-ids.js";
 
 export { withRevision, type StepResult } from "./replay-state.js";
 
@@ -374,7 +375,7 @@ const PENDING: StepResult = { kind: "pending" };
     this.validity.reset(true); // checked above
     this.switchedFrom = entry.from;
     this.anchored = true;
-    this.setRecent(entry.recent);
+    this.setRecent(usableRecent(entry.recent, assembly.base));
     this.origins = new Origins(entry.origins);
     this.revision = assembly.base;
     this.messageId = undefined;

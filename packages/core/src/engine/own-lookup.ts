@@ -1,6 +1,7 @@
 import { decodeEntry } from "../entry.js";
 import { firstRetainedEntry } from "../first-retained.js";
 import type { LogEntry, RevisionedLog } from "../log.js";
+import { usableRecent } from "../recent-ids.js";
 
 /** Most entries read to look for an own entry whose acknowledgement was lost. */
 export const MAX_LOOKUP_SCAN = 10_000;
@@ -181,9 +182,11 @@ function inSnapshotRecord(
   }
   // Nothing of this state lies between `after` and a snapshot entry based on it.
   if (entry.base <= after) return { kind: "absent", tail: first };
-  const recent = entry.recent ?? [];
+  const recent = usableRecent(entry.recent, entry.base);
   const hit = recent.find((r) => r[0] === messageId);
-  if (hit) return { kind: "found", revision: hit[1] };
+  if (hit && hit[1] > after) return { kind: "found", revision: hit[1] };
+  // Sent after `after`, an entry of ours cannot lie at or before it: the list is not to be trusted.
+  if (hit) return unknown(`the snapshot entry at revision ${first} names it at revision ${hit[1]}`);
   // The list names every entry with a message id from its oldest one on (Replay keeps it so).
   if (recent.length > 0 && recent[0]![1] <= after + 1) return { kind: "absent", tail: first };
   return unknown(
