@@ -18,6 +18,8 @@ function fakeStreams(options: {
   existsAfterCreate: boolean;
   /** What the info after the refused create throws instead of answering. */
   infoAfterCreate?: Error;
+  /** What the list of streams by subject answers (`find`): a name, or what it throws. */
+  holder?: string | Error;
 }): Pick<JetStreamApi, "streams"> {
   const layout = resolveLayout("RACE");
   let created = false;
@@ -38,6 +40,14 @@ function fakeStreams(options: {
         created = true; // the other replica's create, which won the race
         throw apiError(10065, "subjects overlap with an existing stream");
       },
+      ...(options.holder !== undefined
+        ? {
+            find: async () => {
+              if (options.holder instanceof Error) throw options.holder;
+              return options.holder;
+            },
+          }
+        : {}),
     } as unknown as JetStreamApi["streams"],
   };
 }
@@ -78,5 +88,30 @@ describe("two replicas creating one stream at once", () => {
       1,
     );
     await expect(opening).rejects.toMatchObject({ code: "UNAVAILABLE" });
+  });
+
+  // On a 3-node cluster the node answering the info after the create's 10065 may not know the
+  // stream another node just created: 10059. Read as "no stream of that name", a lasting
+  // STREAM_CONFIG (not retried) failed an open that a moment later would have succeeded.
+  it("a 10059 right after the overlap, while the stream of that name holds the subjects, is UNAVAILABLE", async () => {
+    const opening = ensureStream(
+      fakeStreams({ existsAfterCreate: false, holder: "RACE" }),
+      resolveLayout("RACE"),
+      true,
+      1,
+    );
+    await expect(opening).rejects.toMatchObject({ code: "UNAVAILABLE" });
+  });
+
+  it("the overlap stands when another stream holds the subjects, or the list cannot be read", async () => {
+    for (const holder of ["OTHER", new Error("no stream matches subject")]) {
+      const opening = ensureStream(
+        fakeStreams({ existsAfterCreate: false, holder }),
+        resolveLayout("RACE"),
+        true,
+        1,
+      );
+      await expect(opening).rejects.toMatchObject({ code: "STREAM_CONFIG" });
+    }
   });
 });

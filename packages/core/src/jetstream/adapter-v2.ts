@@ -65,6 +65,7 @@ export function natsV2Adapter(nc: NatsV2ConnectionLike): JetStreamAdapter {
           ...(jsm.streams.update
             ? { update: jsm.streams.update.bind(jsm.streams) as JetStreamStreamUpdate }
             : {}),
+          ...(jsm.streams.find ? { find: jsm.streams.find.bind(jsm.streams) } : {}),
         },
         ...(jsm.direct
           ? {

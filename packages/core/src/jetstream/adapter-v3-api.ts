@@ -54,6 +54,7 @@ export async function openV3Api(
         (await jsm.streams.getMessage(stream, query)) ?? undefined,
       purge: (stream, options) => jsm.streams.purge(stream, options),
       ...(jsm.streams.update ? { update: jsm.streams.update.bind(jsm.streams) } : {}),
+      ...(jsm.streams.find ? { find: jsm.streams.find.bind(jsm.streams) } : {}),
     },
     ...(jsm.direct
       ? {

@@ -58,6 +58,12 @@ export interface JetStreamApi {
     purge(stream: string, options: { filter: string; seq: number }): Promise<{ purged: number }>;
     /** A stream update (the whole configuration); absent when the client has none. */
     update?(name: string, config: StreamConfigLike): Promise<StreamInfoLike>;
+    /**
+     * The name of the stream that holds `subject` (`$JS.API.STREAM.NAMES` with a subject filter);
+     * throws when none does (nats.js: a plain `Error`) or the server does not answer; absent
+     * when the client has no such call.
+     */
+    find?(subject: string): Promise<string>;
   };
   /**
    * Direct get (`$JS.API.DIRECT.GET.<stream>`, streams with `allow_direct`); undefined when no

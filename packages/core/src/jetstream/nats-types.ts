@@ -226,6 +226,8 @@ export interface StreamApiLike {
   add(config: StreamConfigLike): Promise<StreamInfoLike>;
   /** Updates a stream's configuration (the whole configuration is sent). */
   update?(name: string, config: StreamConfigLike): Promise<StreamInfoLike>;
+  /** The stream holding `subject`; nats.js throws a plain `Error` when none does. */
+  find?(subject: string): Promise<string>;
   delete(stream: string): Promise<boolean>;
   getMessage(stream: string, query: MsgQueryLike): Promise<StoredMsgLike>;
   purge(stream: string, options: { filter: string; seq: number }): Promise<{ purged: number }>;

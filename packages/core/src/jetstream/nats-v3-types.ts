@@ -93,6 +93,8 @@ export interface JetStreamV3ManagerLike {
     getMessage(stream: string, query: MsgQueryLike): Promise<StoredMsgLike | null>;
     purge(stream: string, options: { filter: string; seq: number }): Promise<{ purged: number }>;
     update?(name: string, config: StreamConfigLike): Promise<StreamInfoLike>;
+    /** The stream holding `subject`; throws a plain `Error` when none does. */
+    find?(subject: string): Promise<string>;
   };
   readonly consumers: {
     add(stream: string, config: ConsumerConfigLike): Promise<ConsumerInfoLike>;

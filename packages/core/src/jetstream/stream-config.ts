@@ -246,7 +246,7 @@ export async function ensureStream(
       // so the later one may see the earlier one's subjects before its name and answer "subjects
       // overlap" (10065) instead of succeeding (seen under load: 3 replicas opening one new
       // stream). A stream of our name there now is the other create's: checked like 10058.
-      if (errCode === JS_ERR.SUBJECT_OVERLAP && (await streamExists(jsm, layout.stream))) {
+      if (errCode === JS_ERR.SUBJECT_OVERLAP && (await streamExists(jsm, layout))) {
         errCode = JS_ERR.STREAM_NAME_IN_USE;
       }
       if (errCode !== undefined && LASTING_CREATE_REFUSALS.has(errCode)) {
@@ -284,16 +284,28 @@ export async function ensureStream(
 }
 
 /**
- * Whether `stream` exists now: false when the server says it does not (the overlap stands);
- * throws what else its info fails with (a timeout under the load the race comes with says
- * nothing of an overlap: it was reported as a lasting STREAM_CONFIG, which is not retried).
+ * Whether the stream of `layout` exists now: false when the server says it does not and no
+ * stream of that name holds its subjects (the overlap stands); throws what else its info fails
+ * with (a timeout under the load the race comes with says nothing of an overlap: it was reported
+ * as a lasting STREAM_CONFIG, which is not retried).
+ *
+ * On a cluster the server answering the info may not know yet a stream that another node just
+ * created (10059 for a moment after the create, docs/servers.md): the list of streams by
+ * subject (`find`) then names it, and the caller's info after this says `UNAVAILABLE`, retried.
+ * A `find` that fails or is missing tells nothing: the overlap stands, as before.
  */
-async function streamExists(jsm: Pick<JetStreamApi, "streams">, stream: string): Promise<boolean> {
+async function streamExists(
+  jsm: Pick<JetStreamApi, "streams">,
+  layout: JetStreamLayout,
+): Promise<boolean> {
   try {
-    await jsm.streams.info(stream);
+    await jsm.streams.info(layout.stream);
     return true;
   } catch (err) {
-    if (apiErrorCode(err) === JS_ERR.STREAM_NOT_FOUND) return false;
-    throw toStateSyncError(err, `stream info ${stream}`);
+    if (apiErrorCode(err) !== JS_ERR.STREAM_NOT_FOUND) {
+      throw toStateSyncError(err, `stream info ${layout.stream}`);
+    }
   }
+  const holder = await jsm.streams.find?.(layout.streamSubjects[0]!).catch(() => undefined);
+  return holder === layout.stream;
 }
