@@ -1,9 +1,13 @@
 import {
   bindJetStreamModule,
   createSynchronizer,
+  isConnectionLike,
+  isNatsV3Connection,
+  jetStreamModuleSchema,
   jetStreamSnapshotKey,
+  openJetStreamOptionsSchema,
   openJetStreamSynchronizer,
-  StateSyncError,
+  optionsRefused,
   type CommandMap,
   type JetStreamV3Module,
   type NatsV3ConnectionLike,
@@ -137,17 +141,27 @@ function plausibleHost(url: string): boolean {
 const objectLike = (v: unknown) => typeof v === "object" && v !== null;
 const fn = z.custom<unknown>((v) => typeof v === "function", "must be a function");
 
-const optionsSchema = z
-  .object({
+/**
+ * zod schema of {@link OpenSynchronizerOptions}: core's `openJetStreamOptionsSchema` (every option
+ * of `createSynchronizer` and `JetStreamLog` this function passes on) with the browser's own, so
+ * that every wrong option is refused here, before anything connects, as "invalid
+ * openSynchronizer options" with its path as written. Strict: an unknown key is refused.
+ */
+export const openOptionsSchema = openJetStreamOptionsSchema
+  .omit({ connection: true, closeConnection: true, pending: true })
+  .extend({
     servers: z
       .union([wsUrl, z.array(wsUrl).min(1)], {
         error: "servers must be a ws:// or wss:// URL, or an array of them",
       })
       .optional(),
-    connection: z.custom<unknown>(objectLike, "connection must be a nats.ws connection").optional(),
-    jetstream: z
-      .custom<unknown>(objectLike, "jetstream must be { jetstream, jetstreamManager }")
+    connection: z
+      .custom<unknown>(
+        isConnectionLike,
+        "connection must be a nats.ws connection (or @nats-io/nats-core's wsconnect) or a promise of one",
+      )
       .optional(),
+    jetstream: jetStreamModuleSchema,
     connectOptions: z.custom<unknown>(objectLike, "connectOptions must be an object").optional(),
     onWarning: fn.optional(),
     keepSnapshotCurrent: z.boolean().optional(),
@@ -179,6 +193,13 @@ const optionsSchema = z
   .refine((o) => o.connection === undefined || o.connectOptions === undefined, {
     message:
       "connectOptions apply to the connection made from `servers`, not to a given connection",
+  })
+  // Not imported on demand (see `jetstream`): said here rather than by the log's adapter.
+  .refine((o) => o.jetstream !== undefined || !isNatsV3Connection(o.connection), {
+    message:
+      "a nats.js v3 connection needs @nats-io/jetstream's functions: pass jetstream: " +
+      '{ jetstream, jetstreamManager } from "@nats-io/jetstream"',
+    path: ["jetstream"],
   });
 
 /**
@@ -192,19 +213,14 @@ const optionsSchema = z
  * render the stored state before the server answers). `close()` of the replica closes the
  * connection and the default store only when it made them.
  *
- * Throws `VALIDATION` for bad options, and what `openJetStreamSynchronizer` throws.
+ * Throws `VALIDATION` for bad options ("invalid openSynchronizer options: ..." naming the option
+ * as written, whichever layer takes it), and what `openJetStreamSynchronizer` throws.
  */
 export async function openSynchronizer<S, C extends CommandMap<S>>(
   options: OpenSynchronizerOptions<S, C>,
 ): Promise<StateSynchronizer<S, C>> {
-  const parsed = optionsSchema.safeParse(options);
-  if (!parsed.success) {
-    throw new StateSyncError(
-      "VALIDATION",
-      `invalid openSynchronizer options: ${z.prettifyError(parsed.error)}`,
-      { cause: parsed.error },
-    );
-  }
+  const parsed = openOptionsSchema.safeParse(options);
+  if (!parsed.success) throw optionsRefused("openSynchronizer", parsed.error);
   const {
     servers,
     connection,

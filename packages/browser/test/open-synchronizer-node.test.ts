@@ -178,7 +178,7 @@ it("refuses a host no name or address can be, and says what servers takes (VALID
 it("refuses connectOptions.servers, and connectOptions beside a connection (VALIDATION)", async () => {
   const cases = [
     { servers: "ws://127.0.0.1:1", connectOptions: { servers: "ws://127.0.0.1:2" } },
-    { connection: {}, connectOptions: { user: "u" } },
+    { connection: new Promise(() => undefined), connectOptions: { user: "u" } },
   ];
   for (const c of cases) {
     const err = await openSynchronizer({ ...c, stream: stream(), model: counter } as never).then(

@@ -153,3 +153,9 @@ export {
   jetStreamSnapshotKey,
   type OpenJetStreamOptions,
 } from "./open-jetstream.js";
+export {
+  isConnectionLike,
+  jetStreamModuleSchema,
+  openJetStreamOptionsSchema,
+  optionsRefused,
+} from "./open-jetstream-options.js";

@@ -3,6 +3,7 @@ import { JetStreamLog, type FanoutOptions } from "./jetstream/jetstream-log.js";
 import { resolveLayout } from "./jetstream/layout.js";
 import type { NatsConnectionLike } from "./jetstream/nats-types.js";
 import type { CommandMap } from "./model.js";
+import { openJetStreamOptionsSchema, optionsRefused } from "./open-jetstream-options.js";
 import { createSynchronizer } from "./synchronizer.js";
 import type { CreateSynchronizerOptions, StateSynchronizer } from "./synchronizer-types.js";
 
@@ -71,8 +72,9 @@ export function jetStreamSnapshotKey(location: {
  * is given, and calls `createSynchronizer` with `ownsLog: true`; `close()` of the replica then
  * closes the log and calls `closeConnection`.
  *
- * Throws `VALIDATION` for bad options and what `createSynchronizer` throws (`STREAM_CONFIG`,
- * `MODEL_MISMATCH`, `PERMISSION_DENIED`, ...); on failure the log is closed and
+ * Throws `VALIDATION` for bad options ("invalid openJetStreamSynchronizer options: ...", whichever
+ * layer takes the option; see `openJetStreamOptionsSchema`) and what `createSynchronizer` throws
+ * (`STREAM_CONFIG`, `MODEL_MISMATCH`, `PERMISSION_DENIED`, ...); on failure the log is closed and
  * `closeConnection` called.
  */
 export async function openJetStreamSynchronizer<S, C extends CommandMap<S>>(
@@ -80,9 +82,12 @@ export async function openJetStreamSynchronizer<S, C extends CommandMap<S>>(
 ): Promise<StateSynchronizer<S, C>> {
   // Called once, whether by the replica's close() (also run when its start fails) or below.
   let released: Promise<void> | undefined;
-  const release = () => (released ??= (options.closeConnection ?? (async () => undefined))());
+  const close = options.closeConnection;
+  const release = () => (released ??= typeof close === "function" ? close() : Promise.resolve());
   let log: JetStreamLog | undefined;
   try {
+    const parsed = openJetStreamOptionsSchema.safeParse(options);
+    if (!parsed.success) throw optionsRefused("openJetStreamSynchronizer", parsed.error);
     const {
       connection,
       closeConnection: _release,

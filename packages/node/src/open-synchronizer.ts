@@ -4,7 +4,11 @@ import {
   pendingOwnerSchema,
   pendingQueue,
   bindJetStreamModule,
+  isConnectionLike,
+  jetStreamModuleSchema,
+  openJetStreamOptionsSchema,
   openJetStreamSynchronizer,
+  optionsRefused,
   StateSyncError,
   type CommandMap,
   type JetStreamV3Module,
@@ -100,30 +104,53 @@ const tcpServer = z
     },
   });
 
-/** `pending` of Node's openSynchronizer: `{ owner, store? }` only (a typo is an error). */
-const pendingSchema = z.strictObject({
-  owner: pendingOwnerSchema,
-  store: z
-    .custom<unknown>(
-      (v) => objectLike(v) && typeof (v as { open?: unknown }).open === "function",
-      "pending.store must be a PendingStore",
+/**
+ * `pending` of Node's openSynchronizer: `{ owner, store? }` (a typo is an error) or false; issues
+ * are reported at `pending.owner`, `pending.store` as the user wrote them.
+ */
+const pendingSchema = z.preprocess(
+  (v) => (v === false ? undefined : v),
+  z
+    .strictObject(
+      {
+        owner: pendingOwnerSchema,
+        store: z
+          .custom<unknown>(
+            (v) => objectLike(v) && typeof (v as { open?: unknown }).open === "function",
+            "pending.store must be a PendingStore",
+          )
+          .optional(),
+      },
+      {
+        error: (issue) =>
+          issue.code === "invalid_type" ? "pending must be { owner, store? }, or false" : undefined,
+      },
     )
     .optional(),
-});
+);
 
-export const openOptionsSchema = z
-  .object({
+/**
+ * zod schema of {@link OpenSynchronizerOptions}: core's `openJetStreamOptionsSchema` (every
+ * option of `createSynchronizer` and `JetStreamLog` this function passes on) with Node's own, so
+ * that every wrong option is refused here, before anything connects, as "invalid
+ * openSynchronizer options" with its path as written. Strict: an unknown key is refused.
+ */
+export const openOptionsSchema = openJetStreamOptionsSchema
+  .omit({ connection: true, closeConnection: true, snapshots: true, pending: true })
+  .extend({
     servers: z
       .union([tcpServer, z.array(tcpServer).min(1)], {
         error: "servers must be a nats:// or tls:// URL or host:port, or an array of them",
       })
       .optional(),
-    connection: z.custom<unknown>(objectLike, "connection must be a nats connection").optional(),
-    jetstream: z
-      .custom<unknown>(objectLike, "jetstream must be @nats-io/jetstream's module")
+    connection: z
+      .custom<unknown>(
+        isConnectionLike,
+        "connection must be a nats connection (nats, or @nats-io/transport-node's connect) or a promise of one",
+      )
       .optional(),
+    jetstream: jetStreamModuleSchema,
     connectOptions: z.custom<unknown>(objectLike, "connectOptions must be an object").optional(),
-    stream: z.string(),
     snapshots: z
       .union([z.literal(false), z.custom<unknown>(storeLike)], {
         // `snapshots: true` is what a new user wrote for "on", which is the default.
@@ -132,6 +159,7 @@ export const openOptionsSchema = z
       })
       .optional(),
     snapshotDir: z.string().min(1).optional(),
+    pending: pendingSchema,
   })
   .refine((o) => (o.servers === undefined) !== (o.connection === undefined), {
     message: "give exactly one of servers and connection",
@@ -165,7 +193,8 @@ export function defaultSnapshotDir(): string {
  * them): a server that offers no TLS is refused, `UNSUPPORTED_SERVER`, before the credentials
  * are sent. A v3 `connection` is the caller's: its `tls` option is what requires TLS there.
  *
- * Throws `VALIDATION` for bad options (a `servers` list mixing `tls://` with other URLs
+ * Throws `VALIDATION` for bad options ("invalid openSynchronizer options: ..." naming the option
+ * as written, whichever layer takes it; a `servers` list mixing `tls://` with other URLs
  * included), and what `createSynchronizer` throws (`STREAM_CONFIG`, `MODEL_MISMATCH`,
  * `PERMISSION_DENIED`, `UNSUPPORTED_SERVER`, ...).
  */
@@ -173,23 +202,7 @@ export async function openSynchronizer<S, C extends CommandMap<S>>(
   options: OpenSynchronizerOptions<S, C>,
 ): Promise<StateSynchronizer<S, C>> {
   const parsed = openOptionsSchema.safeParse(options);
-  if (!parsed.success) {
-    throw new StateSyncError(
-      "VALIDATION",
-      `invalid openSynchronizer options: ${z.prettifyError(parsed.error)}`,
-      { cause: parsed.error },
-    );
-  }
-  if (options.pending !== undefined && options.pending !== false) {
-    const p = pendingSchema.safeParse(options.pending);
-    if (!p.success) {
-      throw new StateSyncError(
-        "VALIDATION",
-        `invalid openSynchronizer option pending ({ owner, store? }, or false): ${z.prettifyError(p.error)}`,
-        { cause: p.error },
-      );
-    }
-  }
+  if (!parsed.success) throw optionsRefused("openSynchronizer", parsed.error);
   const {
     servers,
     connection,

@@ -179,7 +179,7 @@ describe("the offline queue on nats-server", () => {
     } as const;
     const cases: Array<[unknown, RegExp]> = [
       [{ owner: "ok", ownr: "typo" }, /ownr/],
-      [true, /expected object/],
+      [true, /pending must be \{ owner, store\? \}, or false/],
       [{}, /owner/],
       [{ owner: "o", store: {} }, /PendingStore/],
     ];

@@ -1,9 +1,19 @@
-import { getFreePort, openSynchronizer, StateSyncError, startNatsServer } from "@statesync/node";
+import {
+  createSynchronizer,
+  getFreePort,
+  JetStreamLog,
+  MemoryLog,
+  openJetStreamSynchronizer,
+  openSynchronizer,
+  StateSyncError,
+  startNatsServer,
+} from "@statesync/node";
 import { beforeAll, describe, expect, it } from "vitest";
 import { optionsSchema as coreOptionsSchema } from "../../core/src/engine/options.js";
 import { jetStreamLogOptionsSchema } from "../../core/src/jetstream/jetstream-log-options.js";
 import { openOptionsSchema } from "../src/open-synchronizer.js";
 import { counter } from "./support/models.js";
+import { refusalProblem, shown, wrongValues } from "./support/option-refusals.js";
 
 // zod's own word for a failed union or an unlabelled z.custom: it names neither what the
 // option accepts nor what to write (a new user's `snapshots: true`, `onError: "log"`).
@@ -11,8 +21,6 @@ const bare = /Invalid input(?!:)/;
 
 /** Options of createSynchronizer / JetStreamLog that openSynchronizer makes itself. */
 const internal = new Set(["log", "ownsLog", "onClose", "connectionErrors", "whyNotConnected"]);
-
-const wrongValues: readonly unknown[] = [true, 7, "x", {}, [], () => 1];
 
 let port: number;
 beforeAll(async () => {
@@ -49,17 +57,78 @@ describe("every wrong option value is refused in words that say what to write", 
         waitFor: "restored",
         [key]: value,
       };
-      if (key === "connection" || key === "connectOptions") delete options.servers;
+      if (key === "connection") delete options.servers;
       const error = await refusal(options);
       if (error === undefined) continue; // a value of the right type
-      const shown = typeof value === "function" ? "a function" : JSON.stringify(value);
-      if (!(error instanceof StateSyncError) || error.code !== "VALIDATION") {
-        problems.push(`${shown}: not VALIDATION: ${String(error)}`);
-      } else if (bare.test(error.message)) {
-        problems.push(`${shown}: ${error.message}`);
-      }
+      // Whichever layer checks the option (openSynchronizer, createSynchronizer, JetStreamLog),
+      // the message names the function called and the option as written (before, a trial:
+      // "invalid synchronizer options", "invalid JetStreamLog options").
+      const problem = refusalProblem(error, "openSynchronizer", key);
+      if (problem !== undefined) problems.push(`${shown(value)}: ${problem}`);
     }
     expect(problems).toEqual([]);
+  });
+
+  it("names the option's path as written, and keeps zod's issues as the cause", async () => {
+    const base = {
+      servers: `nats://127.0.0.1:${port}`,
+      stream: "OPTS",
+      model: counter,
+      snapshots: false,
+      waitFor: "restored",
+    };
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ pending: { owner: 7 } }, "pending.owner"], // openSynchronizer's own (nested)
+      [{ pending: { owner: "a", store: 7 } }, "pending.store"],
+      [{ live: "yes" }, "live"], // createSynchronizer's
+      [{ compaction: { everyEntries: 0 } }, "compaction.everyEntries"],
+      [{ replicas: 9 }, "replicas"], // JetStreamLog's
+      [{ fanout: { tailCheckMs: "x" } }, "fanout"],
+    ];
+    for (const [wrong, path] of cases) {
+      const error = (await refusal({ ...base, ...wrong })) as StateSyncError;
+      expect(error, path).toBeInstanceOf(StateSyncError);
+      expect([error.code, error.message], path).toEqual([
+        "VALIDATION",
+        expect.stringMatching(new RegExp(`^invalid openSynchronizer options: [^]*→ at ${path}$`)),
+      ]);
+      const issues = (error.cause as { issues: Array<{ path: unknown[] }> }).issues;
+      expect(
+        issues.map((i) => i.path.join(".")),
+        path,
+      ).toEqual([path]);
+    }
+    const typo = (await refusal({ ...base, readOnly: true })) as StateSyncError;
+    expect(typo.message).toBe('invalid openSynchronizer options: ✖ Unrecognized key: "readOnly"');
+  });
+
+  it("direct users of the layers below see those layers' names", async () => {
+    const direct = async (open: () => unknown): Promise<string> => {
+      try {
+        await open();
+        return "opened";
+      } catch (error) {
+        return `${(error as StateSyncError).code}: ${(error as Error).message}`;
+      }
+    };
+    expect(
+      await direct(() =>
+        createSynchronizer({ log: new MemoryLog(), model: counter, live: "yes" } as never),
+      ),
+    ).toMatch(/^VALIDATION: invalid synchronizer options: [^]*→ at live$/);
+    expect(
+      await direct(() => new JetStreamLog({ connection: {}, stream: "S", replicas: 9 } as never)),
+    ).toMatch(/^VALIDATION: invalid JetStreamLog options: [^]*→ at replicas$/);
+    expect(
+      await direct(() =>
+        openJetStreamSynchronizer({
+          connection: new Promise(() => undefined), // a connection still being made
+          stream: "S",
+          model: counter,
+          live: "yes",
+        } as never),
+      ),
+    ).toMatch(/^VALIDATION: invalid openJetStreamSynchronizer options: [^]*→ at live$/);
   });
 
   it("update options and startNatsServer options too", async () => {
