@@ -45,16 +45,25 @@ runPendingStoreConformance("FilePendingStore", async () => {
       return new FilePendingStore(store.dir);
     },
     corrupt: async (key, owner, seq) => {
-      const path = join(
-        store.dir,
-        pendingQueueFolder(key, owner),
-        `${String(seq).padStart(12, "0")}.pending.json`,
-      );
+      const path = recordPath(store.dir, key, owner, seq);
       await truncate(path, Math.floor((await readFile(path)).length / 2));
+    },
+    // A directory (not empty) holds the name the damaged file would be moved to.
+    corruptImmovable: async (key, owner, seq) => {
+      const path = recordPath(store.dir, key, owner, seq);
+      await truncate(path, Math.floor((await readFile(path)).length / 2));
+      await mkdir(`${path}.damaged`);
+      await writeFile(join(`${path}.damaged`, "in-the-way"), "");
+      return () => rm(`${path}.damaged`, { recursive: true });
     },
     teardown: () => rm(dir, { recursive: true, force: true }),
   };
 });
+
+/** The file of record `seq` of `(key, owner)` in the store's directory `dir`. */
+function recordPath(dir: string, key: string, owner: string, seq: number): string {
+  return join(dir, pendingQueueFolder(key, owner), `${String(seq).padStart(12, "0")}.pending.json`);
+}
 
 const HOLDER = new URL("./support/queue-holder.mjs", import.meta.url);
 
