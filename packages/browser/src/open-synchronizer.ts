@@ -268,8 +268,20 @@ export async function openSynchronizer<S, C extends CommandMap<S>>(
   let sync: StateSynchronizer<S, C>;
   let shareAs: { name: string; tabId: string } | undefined;
   if (support) {
-    const { stream, key, subjectPrefix, create, replicas, requestTimeoutMs, ...engine } = rest;
-    const layout = { stream, key, subjectPrefix, create, replicas, requestTimeoutMs };
+    // Every option of JetStreamLog goes to the leading tab's log, none to the engine (`domain`
+    // and `fanout` once went to createSynchronizer, which refused them: such a page never opened).
+    const { stream, key, subjectPrefix, create, replicas, requestTimeoutMs, ...others } = rest;
+    const { domain, fanout, ...engine } = others;
+    const layout = {
+      stream,
+      key,
+      subjectPrefix,
+      create,
+      replicas,
+      requestTimeoutMs,
+      domain,
+      fanout,
+    };
     const name = `statesync:${[servers!].flat().join(",")}:${snapshotKey}`;
     const tab = openTabLog(name, support, connect, layout);
     shareAs = { name, tabId: tab.log.tabId };
@@ -282,6 +294,8 @@ export async function openSynchronizer<S, C extends CommandMap<S>>(
         snapshotKey,
         snapshots: store ? savedByLeader(store, tab.log) : false,
         snapshotEvery: engine.snapshotEvery ?? (saveAfterApply ? 0 : undefined),
+        // docs/fanout.md "Who compacts": a fan-out replica leaves compaction to the writer.
+        compaction: engine.compaction ?? (fanout ? false : undefined),
         waitFor: waitFor ?? "restored",
         connectionErrors: tab.connectionErrors,
         pending: queue,
