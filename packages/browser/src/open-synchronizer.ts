@@ -1,11 +1,7 @@
 import {
   bindJetStreamModule,
   createSynchronizer,
-  isConnectionLike,
-  isNatsV3Connection,
-  jetStreamModuleSchema,
   jetStreamSnapshotKey,
-  openJetStreamOptionsSchema,
   openJetStreamSynchronizer,
   optionsRefused,
   type CommandMap,
@@ -16,10 +12,10 @@ import {
   type StateSynchronizer,
 } from "@statesync/core";
 import type { ConnectionOptions, NatsConnection } from "nats.ws";
-import { z } from "zod/v4";
 import { connectInBackground } from "./background-connect.js";
 import { IndexedDbSnapshotStore, type SnapshotStoreWarning } from "./indexeddb-snapshot-store.js";
 import { keepSnapshotCurrent } from "./keep-snapshot-current.js";
+import { openOptionsSchema } from "./open-options.js";
 import { saveSnapshotOnHide } from "./save-on-hide.js";
 import type { OfflineQueueSetup } from "./offline-setup.js";
 import { openTabLog, readOnly, savedByLeader, tabSupport } from "./tabs/open-tab-log.js";
@@ -104,103 +100,6 @@ export interface OpenSynchronizerOptions<S, C extends CommandMap<S>> extends Omi
    */
   pending?: OfflineQueueSetup | false;
 }
-
-/**
- * A WebSocket URL. `tls://` and `nats://` are TCP URLs, which a browser cannot dial: refused,
- * naming `wss://` (TLS the WebSocket itself enforces), rather than dialled over WebSocket, where
- * nats.ws would pick `wss://` or `ws://` by itself and a `tls://` would not say what it did.
- */
-const wsUrl = z.string().superRefine((url, ctx) => {
-  const tcp = /^(tls|nats):\/\//i.exec(url)?.[1]?.toLowerCase();
-  if (tcp !== undefined) {
-    ctx.addIssue({
-      code: "custom",
-      message: `${tcp}:// is a TCP URL, which a browser cannot dial: use wss:// (TLS, enforced by the WebSocket) or ws://`,
-    });
-  } else if (!/^wss?:\/\/[^/\s]+/i.test(url) || !plausibleHost(url)) {
-    ctx.addIssue({
-      code: "custom",
-      message: `servers must be ws:// or wss:// URLs (e.g. ws://127.0.0.1:8080)${
-        url.includes(",") ? "; several servers go in an array, not one string with commas" : ""
-      }`,
-    });
-  }
-});
-/**
- * Whether the URL's host can be a DNS name or an IP address: URL takes any host with a comma, so
- * `ws://n1,n2:8080` (hosts joined by commas, a new user's trial) was dialled as one host for ever.
- */
-function plausibleHost(url: string): boolean {
-  try {
-    const host = new URL(url).hostname;
-    return /^[A-Za-z0-9_.-]+$/.test(host) || /^\[[0-9A-Fa-f:.]+\]$/.test(host);
-  } catch {
-    return false;
-  }
-}
-const objectLike = (v: unknown) => typeof v === "object" && v !== null;
-const fn = z.custom<unknown>((v) => typeof v === "function", "must be a function");
-
-/**
- * zod schema of {@link OpenSynchronizerOptions}: core's `openJetStreamOptionsSchema` (every option
- * of `createSynchronizer` and `JetStreamLog` this function passes on) with the browser's own, so
- * that every wrong option is refused here, before anything connects, as "invalid
- * openSynchronizer options" with its path as written. Strict: an unknown key is refused.
- */
-export const openOptionsSchema = openJetStreamOptionsSchema
-  .omit({ connection: true, closeConnection: true, pending: true })
-  .extend({
-    servers: z
-      .union([wsUrl, z.array(wsUrl).min(1)], {
-        error: "servers must be a ws:// or wss:// URL, or an array of them",
-      })
-      .optional(),
-    connection: z
-      .custom<unknown>(
-        isConnectionLike,
-        "connection must be a nats.ws connection (or @nats-io/nats-core's wsconnect) or a promise of one",
-      )
-      .optional(),
-    jetstream: jetStreamModuleSchema,
-    connectOptions: z.custom<unknown>(objectLike, "connectOptions must be an object").optional(),
-    onWarning: fn.optional(),
-    keepSnapshotCurrent: z.boolean().optional(),
-    saveOnHide: z.boolean().optional(),
-    tabs: z.boolean().optional(),
-    pending: z
-      .union(
-        [
-          z.literal(false),
-          z.object({
-            owner: z.string().max(61),
-            store: fn,
-            openQueueSlot: fn,
-            drainOrphanedSlots: fn,
-            sharePendingAcrossTabs: fn,
-          }),
-        ],
-        { error: "pending must be offlineQueue(...) of @statesync/browser/offline, or false" },
-      )
-      .optional(),
-  })
-  .refine((o) => (o.servers === undefined) !== (o.connection === undefined), {
-    message: "give exactly one of servers and connection",
-  })
-  // Both were ignored in silence (a fresh-eyes trial): the connection opened on `servers`.
-  .refine((o) => !(o.connectOptions as { servers?: unknown } | undefined)?.servers, {
-    message: "connectOptions.servers: give the servers as `servers`",
-  })
-  .refine((o) => o.connection === undefined || o.connectOptions === undefined, {
-    message:
-      "connectOptions apply to the connection made from `servers`, not to a given connection",
-  })
-  // Not imported on demand (see `jetstream`): said here rather than by the log's adapter.
-  .refine((o) => o.jetstream !== undefined || !isNatsV3Connection(o.connection), {
-    message:
-      "a nats.js v3 connection needs @nats-io/jetstream's functions: pass jetstream: " +
-      '{ jetstream, jetstreamManager } from "@nats-io/jetstream"',
-    path: ["jetstream"],
-  });
 
 /**
  * Opens a replica of one state on NATS JetStream from a browser: connects with `nats.ws`

@@ -9,7 +9,7 @@ import { z } from "zod";
 import { optionsSchema as coreOptionsSchema } from "../../core/src/engine/options.js";
 import { jetStreamLogOptionsSchema } from "../../core/src/jetstream/jetstream-log-options.js";
 import { refusalProblem, shown, wrongValues } from "../../node/test/support/option-refusals.js";
-import { openOptionsSchema } from "../src/open-synchronizer.js";
+import { openOptionsSchema } from "../src/open-options.js";
 
 const counter = defineModel({
   name: "counter",

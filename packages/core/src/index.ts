@@ -29,6 +29,7 @@ export {
   checkSnapshotKey,
   checkSnapshotRecord,
   checkSnapshotRecordInSlices,
+  isSnapshotStoreLike,
   type SnapshotRecord,
   type SnapshotStore,
 } from "./snapshot-store.js";

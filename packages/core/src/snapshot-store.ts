@@ -88,6 +88,21 @@ export interface SnapshotStore {
 }
 
 /**
+ * Whether `value` has the shape of a {@link SnapshotStore}: an object whose `load`, `save` and
+ * `delete` are functions, and `close`, when present, too. What every option taking a store checks
+ * (`createSynchronizer`'s and each `openSynchronizer`'s `snapshots`), so that a store without
+ * `save` is refused when given, not a `TypeError` at its first save.
+ */
+export function isSnapshotStoreLike(value: unknown): value is SnapshotStore {
+  if (typeof value !== "object" || value === null) return false;
+  const store = value as Record<string, unknown>;
+  return (
+    ["load", "save", "delete"].every((m) => typeof store[m] === "function") &&
+    (store.close === undefined || typeof store.close === "function")
+  );
+}
+
+/**
  * Throws `VALIDATION` unless `key` is a non-empty string, the only keys a store takes (the engine
  * never passes another): stores call it first in `load`, `save` and `delete`, so that no other
  * value is turned into a string, or taken as a key by a database, and nothing is read or written.

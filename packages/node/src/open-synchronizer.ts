@@ -5,6 +5,7 @@ import {
   pendingQueue,
   bindJetStreamModule,
   isConnectionLike,
+  isSnapshotStoreLike,
   jetStreamModuleSchema,
   openJetStreamOptionsSchema,
   openJetStreamSynchronizer,
@@ -83,9 +84,6 @@ export interface OpenSynchronizerOptions<S, C extends CommandMap<S>> extends Omi
 }
 
 const objectLike = (v: unknown) => typeof v === "object" && v !== null;
-const storeLike = (v: unknown) =>
-  objectLike(v) &&
-  ["load", "save", "delete"].every((m) => typeof (v as Record<string, unknown>)[m] === "function");
 
 const tcpServer = z
   .string()
@@ -152,7 +150,7 @@ export const openOptionsSchema = openJetStreamOptionsSchema
     jetstream: jetStreamModuleSchema,
     connectOptions: z.custom<unknown>(objectLike, "connectOptions must be an object").optional(),
     snapshots: z
-      .union([z.literal(false), z.custom<unknown>(storeLike)], {
+      .union([z.literal(false), z.custom<unknown>(isSnapshotStoreLike)], {
         // `snapshots: true` is what a new user wrote for "on", which is the default.
         error:
           "snapshots must be a SnapshotStore, or false for none; leave it out for files in snapshotDir",

@@ -6,7 +6,7 @@ import { nestedDeeperThan } from "../nesting.js";
 import type { RevisionedLog } from "../log.js";
 import type { CommandDefinition, CommandMap, Model } from "../model.js";
 import type { PendingQueueSetup } from "../pending/pending-queue.js";
-import type { SnapshotStore } from "../snapshot-store.js";
+import { isSnapshotStoreLike, type SnapshotStore } from "../snapshot-store.js";
 import { safeParse } from "../schema-parse.js";
 
 /** Default attempts of a conditional update before `RETRY_LIMIT`. */
@@ -36,11 +36,7 @@ export const optionsSchema = z.strictObject({
     .union(
       [
         z.literal(false),
-        z.custom<SnapshotStore>(
-          (v) =>
-            typeof v === "object" && v !== null && typeof (v as SnapshotStore).load === "function",
-          "snapshots must be a SnapshotStore or false",
-        ),
+        z.custom<SnapshotStore>(isSnapshotStoreLike, "snapshots must be a SnapshotStore or false"),
       ],
       { error: "snapshots must be a SnapshotStore, or false for none" },
     )
