@@ -6,6 +6,7 @@ import {
   type PendingStore,
 } from "@statesync/core";
 import type { IDBPDatabase } from "idb";
+import { checkedOptions, pendingStoreOptionsSchema } from "./constructor-options.js";
 import { DatabaseOpenTimeoutError, inTransaction, openDatabase } from "./idb-transaction.js";
 import {
   answerWithin,
@@ -69,7 +70,9 @@ export class IndexedDbPendingStore implements PendingStore {
   private readonly queues = new Set<IdbQueue>();
   private warned = false;
 
+  /** Throws `VALIDATION` for options that are no `IndexedDbPendingStoreOptions` (strict). */
   constructor(private readonly options: IndexedDbPendingStoreOptions = {}) {
+    checkedOptions("IndexedDbPendingStore", pendingStoreOptionsSchema, options);
     this.databaseName = options.databaseName ?? "statesync-pending";
   }
 

@@ -9,7 +9,8 @@ import {
   type SnapshotStore,
 } from "@statesync/core";
 import type { IDBPDatabase } from "idb";
-import { DatabaseOpenTimeoutError, inTransaction, MAX_TIMEOUT_MS } from "./idb-transaction.js";
+import { checkedOptions, snapshotStoreOptionsSchema } from "./constructor-options.js";
+import { DatabaseOpenTimeoutError, inTransaction } from "./idb-transaction.js";
 import { decodeSnapshot, encodeSnapshot, storedHeader } from "./snapshot-codec.js";
 import { DatabaseBlockedError, SNAPSHOT_STORE, SnapshotDatabase } from "./snapshot-database.js";
 
@@ -176,35 +177,16 @@ export class IndexedDbSnapshotStore implements SnapshotStore {
   /** Set once an open timed out (warned), until one succeeds. */
   private stalled = false;
 
+  /** Throws `VALIDATION` for options that are no `IndexedDbSnapshotStoreOptions` (strict). */
   constructor(options: IndexedDbSnapshotStoreOptions = {}) {
+    checkedOptions("IndexedDbSnapshotStore", snapshotStoreOptionsSchema, options);
     const name = options.databaseName ?? "statesync";
-    if (typeof name !== "string" || name.length === 0) {
-      throw new StateSyncError("VALIDATION", "databaseName must be a non-empty string");
-    }
     const blockedTimeoutMs = options.blockedTimeoutMs ?? 3_000;
-    if (!(blockedTimeoutMs >= 0 && blockedTimeoutMs <= MAX_TIMEOUT_MS)) {
-      // Above 2^31 - 1 setTimeout fires at once: every open would time out.
-      throw new StateSyncError(
-        "VALIDATION",
-        `blockedTimeoutMs must be a number from 0 to ${MAX_TIMEOUT_MS}`,
-      );
-    }
     const reopen = {
       attempts: options.reopen?.attempts ?? 8,
       baseMs: options.reopen?.baseMs ?? 50,
       capMs: options.reopen?.capMs ?? 2_000,
     };
-    if (
-      !Number.isInteger(reopen.attempts) ||
-      reopen.attempts < 1 ||
-      !(reopen.baseMs >= 0) ||
-      !(reopen.capMs >= reopen.baseMs)
-    ) {
-      throw new StateSyncError(
-        "VALIDATION",
-        "reopen must be { attempts: integer >= 1, baseMs >= 0, capMs >= baseMs }",
-      );
-    }
     this.reopen = reopen;
     this.database = new SnapshotDatabase(name, blockedTimeoutMs);
     this.onWarning = options.onWarning ?? ((warning) => console.warn(warning));

@@ -1,4 +1,4 @@
-import type { PendingStore } from "@statesync/core";
+import { pendingOwnerSchema, type PendingStore } from "@statesync/core";
 import type { PendingQueueWarning } from "./pending-warning.js";
 import type { drainOrphanedSlots } from "./tabs/orphans.js";
 import type { openQueueSlot } from "./tabs/queue-slot.js";
@@ -23,3 +23,13 @@ export interface OfflineQueueSetup {
   /** A tab's push order among the other tabs' queues, given to its queue and then to the sharing. */
   tabPushOrder(): TabPushOrder;
 }
+
+/**
+ * The owner prefix of `offlineQueue`: an owner's characters (core's `pendingOwnerSchema`, the
+ * words Node's `pending.owner` uses) and at most 61 of them, since each tab's queue is named
+ * `<owner>-<n>`, an owner of at most 64. Before, `""` passed (the queues were `-0`, `-1`, ...).
+ */
+export const ownerPrefixSchema = pendingOwnerSchema.max(
+  61,
+  "an owner prefix is at most 61 characters: each tab's queue is <owner>-<n>, an owner of at most 64",
+);

@@ -6,10 +6,10 @@
  * pending edits across tabs): `openSynchronizer` reaches it only through the option (README,
  * "Bundle size"). It is loaded with the page, not on demand, so a page that opens offline has it.
  */
-import { StateSyncError, type PendingStore } from "@statesync/core";
+import { isPendingStoreLike, StateSyncError, type PendingStore } from "@statesync/core";
 import { z } from "zod/v4";
 import { IndexedDbPendingStore } from "./indexeddb-pending-store.js";
-import type { OfflineQueueSetup } from "./offline-setup.js";
+import { ownerPrefixSchema, type OfflineQueueSetup } from "./offline-setup.js";
 import { PendingQueueWarning } from "./pending-warning.js";
 import { drainOrphanedSlots } from "./tabs/orphans.js";
 import { openQueueSlot } from "./tabs/queue-slot.js";
@@ -22,8 +22,8 @@ export { PendingQueueWarning } from "./pending-warning.js";
 /** Options of {@link offlineQueue}. */
 export interface OfflineQueueOptions {
   /**
-   * The queue's owner prefix: each tab holds the first free slot `<owner>-<n>` (at most 61
-   * characters). Default `"browser"`.
+   * The queue's owner prefix: each tab holds the first free slot `<owner>-<n>` (1-61 printable
+   * ASCII characters, no spaces or `/`). Default `"browser"`.
    */
   owner?: string;
   /**
@@ -34,18 +34,22 @@ export interface OfflineQueueOptions {
   store?: PendingStore;
 }
 
-const optionsSchema = z.object({
-  owner: z.string().max(61).optional(),
-  store: z
-    .custom<unknown>((v) => typeof v === "object" && v !== null, "store must be a PendingStore")
-    .optional(),
+/**
+ * Strict, in Node's words (its `pending: { owner, store? }`): before, `owner: ""` opened queues
+ * named `-0`, `-1`, ... and a typo (`ownr`) left the default owner in silence.
+ */
+const optionsSchema = z.strictObject({
+  owner: ownerPrefixSchema.optional(),
+  store: z.custom<unknown>(isPendingStoreLike, "store must be a PendingStore").optional(),
 });
 
 /**
  * The `pending` option of `openSynchronizer` that turns the offline queue on: updates made while
  * the server is away are stored (IndexedDB by default), shown at once in `optimisticState`, and
  * pushed in order, exactly once, when it is back, also after a reload (docs/offline.md).
- * Throws `VALIDATION` for an owner longer than 61 characters or a store that is not an object.
+ * Throws `VALIDATION` ("invalid offlineQueue options: ...", naming the option) for an owner that is
+ * not 1-61 printable ASCII characters without spaces or `/`, a store that is no `PendingStore`
+ * (an object with `open`), or an unknown key.
  */
 export function offlineQueue(options: OfflineQueueOptions = {}): OfflineQueueSetup {
   const parsed = optionsSchema.safeParse(options);

@@ -1,10 +1,11 @@
 /**
  * The options of `@statesync/browser`'s `openSynchronizer` as one zod schema (see
  * {@link openOptionsSchema}): the same checks, in the same words, as `@statesync/node`'s where the
- * option is the same (`snapshots`), so that an option Node refuses is refused here too. A new
- * user's trial: `snapshots: true`, `{}` or `"idb"` threw a raw `TypeError: e.load is not a
- * function`, `null` read as "no snapshots"; once every option was checked, the browser still took
- * a store without `save` or `delete`, and said less than Node of what to write.
+ * option is the same (`snapshots`, the offline queue's owner), so that an option Node refuses is
+ * refused here too. A new user's trial: `snapshots: true`, `{}` or `"idb"` threw a raw
+ * `TypeError: e.load is not a function`, `null` read as "no snapshots"; once every option was
+ * checked, the browser still took a store without `save` or `delete`, and said less than Node of
+ * what to write.
  */
 import {
   isConnectionLike,
@@ -14,6 +15,7 @@ import {
   openJetStreamOptionsSchema,
 } from "@statesync/core";
 import { z } from "zod/v4";
+import { ownerPrefixSchema } from "./offline-setup.js";
 
 /**
  * A WebSocket URL. `tls://` and `nats://` are TCP URLs, which a browser cannot dial: refused,
@@ -90,7 +92,7 @@ export const openOptionsSchema = openJetStreamOptionsSchema
         [
           z.literal(false),
           z.object({
-            owner: z.string().max(61),
+            owner: ownerPrefixSchema,
             store: fn,
             openQueueSlot: fn,
             drainOrphanedSlots: fn,

@@ -43,6 +43,7 @@ export {
   isPendingSeq,
   MAX_PENDING_SEQ,
   ownerSchema as pendingOwnerSchema,
+  isPendingStoreLike,
   DAMAGED_CONTENT_CHARS,
   type DamagedPendingRecord,
   type PendingLoad,

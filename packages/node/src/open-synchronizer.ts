@@ -5,6 +5,7 @@ import {
   pendingQueue,
   bindJetStreamModule,
   isConnectionLike,
+  isPendingStoreLike,
   isSnapshotStoreLike,
   jetStreamModuleSchema,
   openJetStreamOptionsSchema,
@@ -113,10 +114,7 @@ const pendingSchema = z.preprocess(
       {
         owner: pendingOwnerSchema,
         store: z
-          .custom<unknown>(
-            (v) => objectLike(v) && typeof (v as { open?: unknown }).open === "function",
-            "pending.store must be a PendingStore",
-          )
+          .custom<unknown>(isPendingStoreLike, "pending.store must be a PendingStore")
           .optional(),
       },
       {

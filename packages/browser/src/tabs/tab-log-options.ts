@@ -1,4 +1,6 @@
 import type { RevisionedLog } from "@statesync/core";
+import { z } from "zod/v4";
+import { fnSchema, notAnObject } from "../constructor-options.js";
 import type { LockManagerLike, TokenStore } from "./leadership.js";
 
 /** The log a leading tab runs on (a `JetStreamLog` over its own connection), and its release. */
@@ -27,3 +29,30 @@ export interface TabLogOptions {
    */
   readonly identityPrefix?: string;
 }
+
+const hasMethods = (what: string, methods: readonly string[]) =>
+  z.custom<unknown>(
+    (v) =>
+      typeof v === "object" &&
+      v !== null &&
+      methods.every((m) => typeof (v as Record<string, unknown>)[m] === "function"),
+    `${what} must have ${methods.join(", ")}`,
+  );
+
+/**
+ * zod schema of {@link TabLogOptions} (strict). `tabId` and `name` as the other tabs read them:
+ * a tab id over 64 characters, which every other tab's message check drops, is refused here.
+ */
+export const tabLogOptionsSchema = z.strictObject(
+  {
+    name: z.string().min(1),
+    contiguous: z.boolean(),
+    leaderLog: fnSchema,
+    locks: hasMethods("locks (a LockManager)", ["request"]),
+    tokens: hasMethods("tokens (a Storage)", ["getItem", "setItem", "removeItem"]),
+    channel: hasMethods("channel (a BroadcastChannel)", ["postMessage", "close"]).optional(),
+    tabId: z.string().min(1).max(64).optional(),
+    identityPrefix: z.string().optional(),
+  },
+  { error: notAnObject("TabLogOptions") },
+);

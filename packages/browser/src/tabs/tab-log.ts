@@ -17,7 +17,8 @@ import { LeadNotices } from "./lead-notices.js";
 import { Leadership } from "./leadership.js";
 import { checkAnswer, READ_PAGE, type Op } from "./op-schemas.js";
 import { runOp } from "./run-op.js";
-import type { LeaderLog, TabLogOptions } from "./tab-log-options.js";
+import { checkedOptions } from "../constructor-options.js";
+import { tabLogOptionsSchema, type LeaderLog, type TabLogOptions } from "./tab-log-options.js";
 import {
   BEAT_MS,
   errorFromWire,
@@ -74,7 +75,9 @@ export class TabLog implements RevisionedLog {
   private closed = false;
   private readonly timer: ReturnType<typeof setInterval>;
 
+  /** Throws `VALIDATION` for options that are no {@link TabLogOptions} (strict). */
   constructor(private readonly o: TabLogOptions) {
+    checkedOptions("TabLog", tabLogOptionsSchema, o);
     this.contiguous = o.contiguous;
     if (o.identityPrefix !== undefined) this.identityPrefix = o.identityPrefix;
     this.tabId = o.tabId ?? Math.random().toString(36).slice(2, 12);

@@ -6,7 +6,7 @@ import { closedError, type StatusHub } from "../engine/status.js";
 import type { CommandMap } from "../model.js";
 import { OfflineQueue } from "./offline-queue.js";
 import type { OfflineQueueParts } from "./queue-parts.js";
-import { ownerSchema, type PendingStore } from "./pending-store.js";
+import { isPendingStoreLike, ownerSchema, type PendingStore } from "./pending-store.js";
 import type { PushOrder } from "./push-order.js";
 
 /**
@@ -50,10 +50,7 @@ export interface PendingQueueSetup {
 }
 
 const setupSchema = z.strictObject({
-  store: z.custom<PendingStore>(
-    (v) => typeof v === "object" && v !== null && typeof (v as PendingStore).open === "function",
-    "store must be a PendingStore",
-  ),
+  store: z.custom<PendingStore>(isPendingStoreLike, "store must be a PendingStore"),
   owner: ownerSchema,
   order: z
     .custom<PushOrder>(

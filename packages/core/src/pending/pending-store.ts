@@ -256,6 +256,19 @@ export function checkPendingSeqs(seqs: unknown): readonly number[] {
   return parsed.data;
 }
 
+/**
+ * Whether `value` has the shape of a {@link PendingStore}: an object whose `open` is a function,
+ * and `close`, when present, too. What every option taking a pending store checks.
+ */
+export function isPendingStoreLike(value: unknown): value is PendingStore {
+  if (typeof value !== "object" || value === null) return false;
+  const store = value as Record<string, unknown>;
+  return (
+    typeof store.open === "function" &&
+    (store.close === undefined || typeof store.close === "function")
+  );
+}
+
 /** Owner names: 1-64 printable ASCII characters without spaces or `/` (they name files). */
 export const ownerSchema = z
   .string()
