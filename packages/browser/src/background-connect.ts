@@ -1,4 +1,5 @@
 import {
+  checkConnectInBackground,
   DEFAULT_PING_INTERVAL_MS,
   keepConnecting,
   type BackgroundConnection,
@@ -18,12 +19,14 @@ import { connectWs } from "./ws-connect.js";
  * attempt whose WebSocket the server closes before it said anything fails at once
  * ({@link connectWs}), not after nats.ws's 20 s `timeout`. `settings.silentMs`: see core's
  * `keepConnecting` (an attempt with no answer for that long is reported; `openSynchronizer`
- * gives its `requestTimeoutMs`).
+ * gives its `requestTimeoutMs`). Throws `VALIDATION` for options nats.ws would act on badly
+ * (`timeout: -1`, an unknown key: core's `natsConnectOptionsSchema`) before the first attempt.
  */
 export function connectInBackground(
   options: ConnectionOptions,
   settings: { silentMs?: number } = {},
 ): BackgroundConnection<NatsConnection> {
+  checkConnectInBackground(options, settings);
   return keepConnecting(
     () =>
       connectWs({

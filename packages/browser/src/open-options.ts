@@ -1,13 +1,14 @@
 /**
  * The options of `@statesync/browser`'s `openSynchronizer` as one zod schema (see
  * {@link openOptionsSchema}): the same checks, in the same words, as `@statesync/node`'s where the
- * option is the same (`snapshots`, the offline queue's owner), so that an option Node refuses is
- * refused here too. A new user's trial: `snapshots: true`, `{}` or `"idb"` threw a raw
- * `TypeError: e.load is not a function`, `null` read as "no snapshots"; once every option was
- * checked, the browser still took a store without `save` or `delete`, and said less than Node of
- * what to write.
+ * option is the same (`snapshots`, `connectOptions`, the offline queue's owner), so that an
+ * option Node refuses is refused here too. A new user's trial: `snapshots: true`, `{}` or `"idb"`
+ * threw a raw `TypeError: e.load is not a function`, `null` read as "no snapshots"; once every
+ * option was checked, the browser still took a store without `save` or `delete`, and said less
+ * than Node of what to write.
  */
 import {
+  connectOptionsSchema,
   isConnectionLike,
   isNatsV3Connection,
   isSnapshotStoreLike,
@@ -50,7 +51,6 @@ function plausibleHost(url: string): boolean {
     return false;
   }
 }
-const objectLike = (v: unknown) => typeof v === "object" && v !== null;
 const fn = z.custom<unknown>((v) => typeof v === "function", "must be a function");
 
 /**
@@ -74,7 +74,9 @@ export const openOptionsSchema = openJetStreamOptionsSchema
       )
       .optional(),
     jetstream: jetStreamModuleSchema,
-    connectOptions: z.custom<unknown>(objectLike, "connectOptions must be an object").optional(),
+    // Each number nats.ws would act on badly (`timeout: -1`) refused, and a typo (core's
+    // nats-connect-options.ts), as in Node.
+    connectOptions: connectOptionsSchema.optional(),
     snapshots: z
       .union([z.literal(false), z.custom<unknown>(isSnapshotStoreLike)], {
         // Node's words, but where the default store is: `snapshots: true` (a new user's "on") or
@@ -105,10 +107,6 @@ export const openOptionsSchema = openJetStreamOptionsSchema
   })
   .refine((o) => (o.servers === undefined) !== (o.connection === undefined), {
     message: "give exactly one of servers and connection",
-  })
-  // Both were ignored in silence (a fresh-eyes trial): the connection opened on `servers`.
-  .refine((o) => !(o.connectOptions as { servers?: unknown } | undefined)?.servers, {
-    message: "connectOptions.servers: give the servers as `servers`",
   })
   .refine((o) => o.connection === undefined || o.connectOptions === undefined, {
     message:

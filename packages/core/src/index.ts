@@ -149,6 +149,12 @@ export {
   type BackgroundConnection,
 } from "./keep-connecting.js";
 export { connectFailure, redactServer, serversText } from "./connect-failure.js";
+export {
+  checkConnectInBackground,
+  checkNatsConnectOptions,
+  connectOptionsSchema,
+  natsConnectOptionsSchema,
+} from "./nats-connect-options.js";
 export * from "./jetstream/index.js";
 export {
   openJetStreamSynchronizer,

@@ -1,4 +1,5 @@
 import {
+  checkConnectInBackground,
   DEFAULT_PING_INTERVAL_MS,
   keepConnecting,
   type BackgroundConnection,
@@ -17,6 +18,9 @@ import { connectNats } from "./connect-nats.js";
  * `settings.silentMs`: see core's `keepConnecting` (an attempt with no answer for that long is
  * reported; `openSynchronizer` gives its `requestTimeoutMs`).
  *
+ * Throws `VALIDATION` for options nats.js would act on badly (`timeout: -1`, an unknown key:
+ * core's `natsConnectOptionsSchema`) before the first attempt.
+ *
  * Not `waitOnFirstConnect: true`: that also retries forever, but inside `connect()`, so nothing
  * can stop it before a server answers (and its timers keep the process alive).
  */
@@ -24,6 +28,7 @@ export function connectInBackground(
   options: ConnectionOptions,
   settings: { silentMs?: number } = {},
 ): BackgroundConnection<NatsConnection> {
+  checkConnectInBackground(options, settings);
   return keepConnecting(
     (signal) =>
       connectNats(

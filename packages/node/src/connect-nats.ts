@@ -1,3 +1,4 @@
+import { checkNatsConnectOptions } from "@statesync/core";
 import { connect, type ConnectionOptions, type NatsConnection } from "nats";
 import { serverSpeaks } from "./server-preflight.js";
 import { connectFailureOf, tlsFailure } from "./tls-failure.js";
@@ -41,7 +42,8 @@ const PROBE_AFTER_MAX_MS = 1_500;
  * Resolves to the connection; rejects with {@link connectFailureOf}'s `StateSyncError`
  * (`cannot connect to <servers>: …`, `cause` the error of nats.js or Node): `PERMISSION_DENIED`
  * for refused credentials or a client certificate the server refused (`details.tls: "server"`),
- * `VALIDATION` for unusable options, `UNSUPPORTED_SERVER` for a server that offers no TLS this
+ * `VALIDATION` for unusable options (before connecting: core's `natsConnectOptionsSchema`),
+ * `UNSUPPORTED_SERVER` for a server that offers no TLS this
  * client requires, `UNAVAILABLE` for the rest (a server certificate this client
  * does not trust: `details.tls: "client"`; refused, unreachable, `TIMEOUT`).
  */
@@ -49,6 +51,8 @@ export async function connectNats(
   given: ConnectionOptions,
   signal?: AbortSignal,
 ): Promise<NatsConnection> {
+  // A number nats.js would act on badly (`timeout: -1`), or an unknown key: VALIDATION here.
+  checkNatsConnectOptions("connectNats", given);
   let options = withTlsOfServers(given);
   // A server that never speaks would leave nats.js's socket open for good (server-preflight.ts):
   // the one that spoke first is dialled first, the others keep their order behind it.

@@ -4,6 +4,7 @@ import {
   pendingOwnerSchema,
   pendingQueue,
   bindJetStreamModule,
+  connectOptionsSchema,
   isConnectionLike,
   isPendingStoreLike,
   isSnapshotStoreLike,
@@ -84,8 +85,6 @@ export interface OpenSynchronizerOptions<S, C extends CommandMap<S>> extends Omi
   pending?: { owner: string; store?: PendingStore } | false;
 }
 
-const objectLike = (v: unknown) => typeof v === "object" && v !== null;
-
 const tcpServer = z
   .string()
   .min(1)
@@ -146,7 +145,9 @@ export const openOptionsSchema = openJetStreamOptionsSchema
       )
       .optional(),
     jetstream: jetStreamModuleSchema,
-    connectOptions: z.custom<unknown>(objectLike, "connectOptions must be an object").optional(),
+    // Each number nats.js would act on badly (`timeout: -1`) refused, and a typo (core's
+    // nats-connect-options.ts).
+    connectOptions: connectOptionsSchema.optional(),
     snapshots: z
       .union([z.literal(false), z.custom<unknown>(isSnapshotStoreLike)], {
         // `snapshots: true` is what a new user wrote for "on", which is the default.
@@ -159,10 +160,6 @@ export const openOptionsSchema = openJetStreamOptionsSchema
   })
   .refine((o) => (o.servers === undefined) !== (o.connection === undefined), {
     message: "give exactly one of servers and connection",
-  })
-  // Both were ignored in silence (a fresh-eyes trial): the connection opened on `servers`.
-  .refine((o) => !(o.connectOptions as { servers?: unknown } | undefined)?.servers, {
-    message: "connectOptions.servers: give the servers as `servers`",
   })
   .refine((o) => o.connection === undefined || o.connectOptions === undefined, {
     message:
