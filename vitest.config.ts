@@ -72,6 +72,8 @@ export default defineConfig({
         test: {
           name: "browser",
           include: ["packages/*/test/**/*.browser.test.{ts,tsx}"],
+          // A nats-server with a WebSocket port, for the tests that need a live server.
+          globalSetup: ["packages/browser/test/support/browser-server.ts"],
           // After the Node tests, not beside them.
           sequence: { groupOrder: 2 },
           browser: {
