@@ -76,12 +76,17 @@ export class PendingCalls {
     else call?.resolve(value);
   }
 
-  /** Fails the calls waiting for `tabId`, which stopped leading (`UNAVAILABLE`, outcome unknown). */
+  /**
+   * Fails the calls waiting for `tabId`, which stopped leading (`UNAVAILABLE`, outcome unknown;
+   * `details.leaderGone`, so that the `TabLog` may send a call that writes nothing again).
+   */
   abandon(tabId: string): void {
     for (const call of [...this.calls.values()]) {
       if (call.to === tabId) {
         call.reject(
-          new StateSyncError("UNAVAILABLE", "the leading tab went away before it answered"),
+          new StateSyncError("UNAVAILABLE", "the leading tab went away before it answered", {
+            details: { leaderGone: true },
+          }),
         );
       }
     }

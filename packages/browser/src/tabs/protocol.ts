@@ -14,7 +14,8 @@ import { z } from "zod/v4";
  *
  * - `beat`: the leader says it is alive, every {@link BEAT_MS}, with its fencing `epoch`,
  *   whether its own log is `online` and, while it is not, why its last connection attempt
- *   failed (`failed`), so a follower says `offline` at once as the leader does;
+ *   failed (`failed`), so a follower says `offline` at once as the leader does, or that its
+ *   first connection is still being made (`connecting`), so a follower's call waits for it;
  * - `req` / `res`: a follower's call of the log (`op`, `args`) and the leader's answer (each op's
  *   arguments and answer are checked too: `op-schemas.ts`);
  * - `entry`: an entry the leader's log delivered, with the revision of the one it delivered
@@ -61,6 +62,13 @@ export const messageSchema = z.discriminatedUnion("t", [
     epoch: revision,
     online: z.boolean(),
     failed: z.string().max(2048).optional(),
+    /**
+     * The leader's log has not been online during this lead and none of its connection attempts
+     * failed yet: its first connection is being made, and a follower's call waits for it
+     * (`LeaderStates`) rather than failing at once. Absent: online, failed, or lost since (or a
+     * leader of a version before it: its followers' calls fail at once, as they did).
+     */
+    connecting: z.literal(true).optional(),
     /** Why the leader's log sends no configuration notices (absent: it does). */
     unwatched: z.string().max(2048).optional(),
     /**

@@ -12,10 +12,11 @@ import {
 import { PendingCalls } from "./calls.js";
 import { EntryFeed } from "./feed.js";
 import { LeadFailures } from "./lead-failures.js";
+import { LeaderStates } from "./leader-states.js";
 import { forwardLeadEntries } from "./lead-feed.js";
 import { LeadNotices } from "./lead-notices.js";
 import { Leadership } from "./leadership.js";
-import { checkAnswer, READ_PAGE, type Op } from "./op-schemas.js";
+import { READ_PAGE } from "./op-schemas.js";
 import { runOp } from "./run-op.js";
 import { checkedOptions } from "../constructor-options.js";
 import { tabLogOptionsSchema, type LeaderLog, type TabLogOptions } from "./tab-log-options.js";
@@ -25,7 +26,6 @@ import {
   errorToWire,
   leadEnded,
   messageSchema,
-  notSent,
   type TabMessage,
 } from "./protocol.js";
 
@@ -33,18 +33,17 @@ export type { LeaderLog, TabLogOptions } from "./tab-log-options.js";
 
 type AppendOptions = Parameters<RevisionedLog["appendConditional"]>[3];
 
-/** How long a follower waits for the leader's answer to anything but an append, ms. */
-const CALL_MS = 10_000;
-
 /**
  * A {@link RevisionedLog} that tabs of one origin share (docs/offline.md, "Tabs"): each tab's
  * engine stays a full replica over it; only the transport changes. The leading tab (see
  * {@link Leadership}) holds the one NATS connection: its calls go to its own log, it answers the
  * other tabs' calls on a `BroadcastChannel`, and sends every entry its log delivers to them, so
- * they follow without a connection of their own. A follower's call goes to the leader; when no
- * leader is alive it fails at once with `UNAVAILABLE` (`notSent`), and the engine waits and
- * re-sends as with a server that is down. Appends keep their message ids, so a re-send through a
- * new leader is deduplicated like any other (jetstream-notes, "Lost acknowledgements").
+ * they follow without a connection of their own. A follower's call goes to the leader; while the
+ * tabs elect one, or it makes its first connection, it waits for that; when the leader has no
+ * connection (it failed, or was lost) it fails at once with `UNAVAILABLE` (`notSent`), and the
+ * engine waits and re-sends as with a server that is down (`LeaderStates`). Appends keep their
+ * message ids, so a re-send through a new leader is deduplicated like any other
+ * (jetstream-notes, "Lost acknowledgements").
  *
  * Fencing: a leader checks that it still holds the token right before every append it sends (its
  * own or a follower's); a leader that was frozen and thaws finds a newer epoch and steps down
@@ -64,10 +63,11 @@ export class TabLog implements RevisionedLog {
   private readonly leadership: Leadership;
   private readonly feed: EntryFeed;
   private readonly calls: PendingCalls;
+  /** The leading tabs' connections as this tab heard of them, and its calls through them. */
+  private readonly leaders: LeaderStates;
   private readonly statusListeners = new Set<(s: LogConnectionStatus) => void>();
   private current: LogConnectionStatus = "offline";
-  private leaderOnline = new Map<string, boolean>();
-  /** The leading tab's failed connection attempts, told through the beats. */
+  /** The leading tab's connection (its failed attempts, its first), told through the beats. */
   private readonly failures = new LeadFailures();
   /** The leader's configuration notices and warnings. */
   private readonly notices = new LeadNotices();
@@ -82,6 +82,16 @@ export class TabLog implements RevisionedLog {
     if (o.identityPrefix !== undefined) this.identityPrefix = o.identityPrefix;
     this.tabId = o.tabId ?? Math.random().toString(36).slice(2, 12);
     this.calls = new PendingCalls(this.tabId);
+    this.leaders = new LeaderStates({
+      tabId: this.tabId,
+      calls: this.calls,
+      closed: () => this.closed,
+      leading: () => this.leading,
+      runOwn: (op, args, signal) => this.lead && this.run(this.lead.own.log, op, args, signal),
+      leader: () => this.aliveLeader(),
+      post: (m) => this.post(m),
+      heardOnline: () => this.updateStatus(),
+    });
     this.channel = o.channel ?? new BroadcastChannel(o.name);
     this.feed = new EntryFeed(o.contiguous, (from, to) => this.read(from, to));
     this.channel.onmessage = (e: MessageEvent) => this.receive(e.data);
@@ -120,10 +130,13 @@ export class TabLog implements RevisionedLog {
 
   /** True while another tab leads and is alive (this tab reaches the log through it). */
   get followsAnother(): boolean {
+    return !this.lead && this.aliveLeader() !== undefined;
+  }
+
+  /** The tab the token names, while it is alive and not this one. */
+  private aliveLeader(): string | undefined {
     const h = this.leadership.holder();
-    return (
-      !this.lead && h !== undefined && h.tabId !== this.tabId && this.leadership.alive(h.tabId)
-    );
+    return h && h.tabId !== this.tabId && this.leadership.alive(h.tabId) ? h.tabId : undefined;
   }
 
   get status(): LogConnectionStatus {
@@ -158,7 +171,7 @@ export class TabLog implements RevisionedLog {
   }
 
   info(): Promise<LogInfo> {
-    return this.call("info", []) as Promise<LogInfo>;
+    return this.leaders.call("info", []) as Promise<LogInfo>;
   }
 
   appendConditional(
@@ -189,7 +202,7 @@ export class TabLog implements RevisionedLog {
     }
     let from = fromRevision;
     while (from <= toRevision) {
-      const page = (await this.call("read", [from, toRevision])) as LogEntry[];
+      const page = (await this.leaders.call("read", [from, toRevision])) as LogEntry[];
       yield* page;
       if (page.length < READ_PAGE) return;
       from = page[page.length - 1]!.revision + 1;
@@ -201,20 +214,22 @@ export class TabLog implements RevisionedLog {
   }
 
   entryAt(revision: number): Promise<LogEntry | undefined> {
-    return this.call("entryAt", [revision]) as Promise<LogEntry | undefined>;
+    return this.leaders.call("entryAt", [revision]) as Promise<LogEntry | undefined>;
   }
 
   /** See `RevisionedLog.otherStateAt`: asks the leading tab's log (`false` when it has none). */
   otherStateAt(revision: number): Promise<boolean> {
-    return this.call("otherStateAt", [revision]) as Promise<boolean>;
+    return this.leaders.call("otherStateAt", [revision]) as Promise<boolean>;
   }
 
   findByMessageId(messageId: string, after: number, scan?: number): Promise<number | undefined> {
-    return this.call("findByMessageId", [messageId, after, scan]) as Promise<number | undefined>;
+    return this.leaders.call("findByMessageId", [messageId, after, scan]) as Promise<
+      number | undefined
+    >;
   }
 
   truncateBefore(revision: number): Promise<void> {
-    return this.call("truncateBefore", [revision]) as Promise<void>;
+    return this.leaders.call("truncateBefore", [revision]) as Promise<void>;
   }
 
   async close(): Promise<void> {
@@ -227,6 +242,7 @@ export class TabLog implements RevisionedLog {
     this.leadership.close();
     if (wasLeading) this.post({ t: "bye", from: this.tabId, epoch });
     await this.stopLeading();
+    this.leaders.changed();
     this.calls.rejectAll(new StateSyncError("CLOSED", "the log was closed"));
     this.statusListeners.clear();
     this.channel.close();
@@ -234,7 +250,7 @@ export class TabLog implements RevisionedLog {
 
   private append(args: unknown[], options: AppendOptions | undefined): Promise<AppendResult> {
     const limit = (options?.timeoutMs ?? 5_000) + 1_000;
-    return this.call(
+    return this.leaders.call(
       "append",
       [...args, options?.timeoutMs],
       limit,
@@ -242,37 +258,10 @@ export class TabLog implements RevisionedLog {
     ) as Promise<AppendResult>;
   }
 
-  /**
-   * Runs `op` on the log of the leader: this tab's own while it leads (`run`); else asks the
-   * leader, waits at most `timeoutMs` for its answer and checks it (`checkAnswer`: malformed,
-   * `VALIDATION`; for an append `UNAVAILABLE`, outcome unknown).
-   */
-  private call(
-    op: Op,
-    args: unknown[],
-    timeoutMs = CALL_MS,
-    signal?: AbortSignal,
-  ): Promise<unknown> {
-    if (this.closed) return Promise.reject(new StateSyncError("CLOSED", "the log was closed"));
-    if (this.lead) return this.run(this.lead.own.log, op, args, signal);
-    const h = this.leadership.holder();
-    if (!h || !this.leadership.alive(h.tabId) || this.leaderOnline.get(h.tabId) === false) {
-      return Promise.reject(notSent("no tab holds a connection to the server now"));
-    }
-    const send = (id: string) =>
-      this.post({ t: "req", id, from: this.tabId, to: h.tabId, op, args });
-    const answer = this.calls.start(h.tabId, send, timeoutMs, signal);
-    return answer.then((value) => checkAnswer(op, args, value));
-  }
-
   /** Runs `op` on `log` (this tab's own, while it leads), for this tab or for another's call. */
-  private run(
-    log: RevisionedLog,
-    op: string,
-    a: unknown[],
-    signal?: AbortSignal,
-  ): Promise<unknown> {
-    return runOp(log, op, a, () => this.leadership.stillLeads(), signal).catch((e: unknown) => {
+  private run(log: RevisionedLog, op: string, a: unknown[], signal?: AbortSignal) {
+    const stillLeads = () => this.leadership.stillLeads();
+    return runOp(log, op, a, stillLeads, signal).catch((e: unknown) => {
       throw leadEnded(e);
     });
   }
@@ -293,7 +282,7 @@ export class TabLog implements RevisionedLog {
     switch (m.t) {
       case "beat":
         this.leadership.beat(m.from);
-        this.leaderOnline.set(m.from, m.online);
+        this.leaders.heardBeat(m.from, m.online, m.connecting === true);
         if (!this.lead) {
           this.failures.heard(m.online, m.failed);
           this.notices.heardBeat(m.from, m);
@@ -305,6 +294,7 @@ export class TabLog implements RevisionedLog {
         this.leadership.left(m.from);
         this.updateStatus();
         this.calls.abandon(m.from);
+        this.leaders.changed();
         return;
       case "entry":
         this.leadership.beat(m.from);
@@ -337,13 +327,11 @@ export class TabLog implements RevisionedLog {
 
   private beat(): void {
     if (this.lead && this.leadership.stillLeads()) {
-      const online = this.lead.own.log.status === "online";
-      const failed = this.failures.forBeat(online);
-      const epoch = this.leadership.epoch;
-      this.post({ t: "beat", from: this.tabId, epoch, online, failed, ...this.notices.forBeat() });
+      this.postBeat(this.leadership.epoch);
     }
     this.updateStatus();
     this.calls.abandonUnless((tabId) => this.leadership.alive(tabId));
+    this.leaders.changed(); // a leader may have been judged gone meanwhile
   }
 
   private startLeading(epoch: number): void {
@@ -352,7 +340,10 @@ export class TabLog implements RevisionedLog {
     // the next lead connects anew. Meanwhile the tabs say `offline`.
     const unwatch = own.log.watchStatus((status) => {
       if (status === "closed") this.giveUpLead();
-      else this.updateStatus();
+      else {
+        if (status === "online" && this.lead?.own === own) this.failures.online();
+        this.updateStatus();
+      }
     });
     const stopForwarding = forwardLeadEntries(own.log, this.feed, (m) =>
       this.post({ ...m, from: this.tabId }),
@@ -368,9 +359,17 @@ export class TabLog implements RevisionedLog {
         stopNotices();
       },
     };
-    const online = own.log.status === "online";
-    this.post({ t: "beat", from: this.tabId, epoch, online, ...this.notices.forBeat() });
+    this.failures.led();
+    this.postBeat(epoch);
     this.updateStatus();
+    this.leaders.changed();
+  }
+
+  /** Leading: says this tab is alive, and how its connection is (`TabMessage`, `beat`). */
+  private postBeat(epoch: number): void {
+    const online = this.lead?.own.log.status === "online";
+    const said = { online, ...this.failures.forBeat(online), ...this.notices.forBeat() };
+    this.post({ t: "beat", from: this.tabId, epoch, ...said });
   }
 
   private async stopLeading(): Promise<void> {
@@ -379,6 +378,7 @@ export class TabLog implements RevisionedLog {
     this.lead = undefined;
     lead.stop();
     this.updateStatus();
+    this.leaders.changed();
     await lead.own.close().catch(() => undefined);
   }
 
@@ -386,11 +386,8 @@ export class TabLog implements RevisionedLog {
     let next: LogConnectionStatus;
     if (this.lead) next = this.lead.own.log.status === "online" ? "online" : "offline";
     else {
-      const h = this.leadership.holder();
-      next =
-        h && this.leadership.alive(h.tabId) && this.leaderOnline.get(h.tabId) === true
-          ? "online"
-          : "offline";
+      const to = this.aliveLeader();
+      next = to !== undefined && this.leaders.isOnline(to) === true ? "online" : "offline";
     }
     if (next === this.current || this.closed) return;
     this.current = next;
