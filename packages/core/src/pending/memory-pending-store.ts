@@ -58,6 +58,18 @@ export class MemoryPendingStore implements PendingStore {
     return queue;
   }
 
+  /** See `PendingStore.owners`: the owners of `key` opened in this storage. */
+  async owners(key: string): Promise<string[]> {
+    if (typeof key !== "string" || key.length === 0) {
+      throw new StateSyncError("VALIDATION", "a pending queue key is a non-empty string");
+    }
+    const prefix = `${key}\u0000`;
+    return [...this.queues.keys()]
+      .filter((id) => id.startsWith(prefix))
+      .map((id) => id.slice(prefix.length))
+      .filter((owner) => !owner.includes("\u0000")); // a longer key's (owners hold no NUL)
+  }
+
   /** Test hook: another store over the same records and locks. */
   sibling(): MemoryPendingStore {
     return new MemoryPendingStore(this.queues);

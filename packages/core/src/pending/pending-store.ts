@@ -26,6 +26,16 @@ export interface PendingStore {
    * never for a damaged record (`load` hands those back apart, see there).
    */
   open(key: string, owner: string): Promise<PendingQueue>;
+  /**
+   * The owners of `key` whose queue this store holds, in no particular order: every owner
+   * opened before (a queue exists from its first `open`, records or not, also while a holder
+   * has it open) and every owner with records stored. Read only: it creates no queue and takes
+   * no lock. Optional: without it, who looks for queues left behind (the browser's drain of
+   * dead tabs' slots, docs/offline.md "Tabs") opens each owner it could find, which creates the
+   * queue of every one never used (a new user's trial: 32 empty IndexedDB rows for one tab).
+   * Rejects `VALIDATION` for a bad key, `QUEUE_FAILED` when the storage cannot be read.
+   */
+  owners?(key: string): Promise<string[]>;
   /** Releases resources (open queues stay usable until closed). Optional. */
   close?(): Promise<void>;
 }

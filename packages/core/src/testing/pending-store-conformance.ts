@@ -3,6 +3,7 @@ import { MAX_NESTING_DEPTH } from "../entry-limits.js";
 import { isStateSyncError } from "../errors.js";
 import { originSchema, type PendingRecord, type PendingStore } from "../pending/pending-store.js";
 import { damagedRecordCases } from "./pending-damaged-conformance.js";
+import { ownersCases } from "./pending-owners-conformance.js";
 import { pendingArgumentCases } from "./store-arguments.js";
 
 /** What a {@link runPendingStoreConformance} factory returns for one test. */
@@ -356,6 +357,7 @@ export function runPendingStoreConformance(
       }));
 
     damagedRecordCases(withStore);
+    ownersCases(withStore);
     pendingArgumentCases(withStore, (seq, args) => record(seq, args));
   });
 }
