@@ -132,6 +132,29 @@ export class IndexedDbPendingStore implements PendingStore {
   }
 
   /**
+   * See `PendingStore.owners`: the owners of `key` with a queue row or records in the database,
+   * read in one read-only transaction (no row is created, no lock taken: the drain of dead tabs'
+   * slots looks with it, where opening every slot made a row for each). Rejects `QUEUE_FAILED`
+   * when the database cannot be opened or read, each within `OPEN_WAIT_MS`.
+   */
+  async owners(key: string): Promise<string[]> {
+    if (typeof key !== "string" || key.length === 0) {
+      throw new StateSyncError("VALIDATION", "a pending queue key is a non-empty string");
+    }
+    try {
+      const db = await this.database();
+      return await answerWithin(queueOwners(db, key), `list the queues of ${key}`);
+    } catch (e) {
+      if (e instanceof StateSyncError) throw e;
+      const error = e instanceof DatabaseOpenTimeoutError ? timedOut(e) : undefined;
+      throw (
+        error ??
+        new StateSyncError("QUEUE_FAILED", `cannot list the queues of ${key}`, { cause: e })
+      );
+    }
+  }
+
+  /**
    * The queue in memory (`durable: false`), after IndexedDB failed with `error`: locked within
    * this store only, its records kept while it is open (a new origin at each open, so a seq is
    * never reused).
@@ -261,6 +284,30 @@ function webLocks(): Locks | undefined {
 /** An open given up on, as the queue's other waits report it: `QUEUE_FAILED`, `timedOut`. */
 function timedOut(e: DatabaseOpenTimeoutError): StateSyncError {
   return new StateSyncError("QUEUE_FAILED", e.message, { cause: e, details: { timedOut: true } });
+}
+
+/**
+ * The owners of `key` with a row in `queues` or records in `records` (a row is written at a
+ * queue's first open; records are looked at too, one key cursor step per owner).
+ */
+async function queueOwners(db: IDBPDatabase, key: string): Promise<string[]> {
+  const range = IDBKeyRange.bound([key], [key, []]);
+  return inTransaction(
+    () => db.transaction([QUEUES, RECORDS], "readonly"),
+    async (tx) => {
+      const owners = new Set<string>();
+      for (const k of await tx.objectStore(QUEUES).getAllKeys(range)) {
+        owners.add(String((k as unknown[])[1]));
+      }
+      let cursor = await tx.objectStore(RECORDS).openKeyCursor(range);
+      while (cursor) {
+        const owner = String((cursor.key as unknown[])[1]);
+        owners.add(owner);
+        cursor = await cursor.continue([key, owner, []]); // past this owner's records
+      }
+      return [...owners];
+    },
+  );
 }
 
 /**

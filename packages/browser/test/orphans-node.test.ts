@@ -235,3 +235,67 @@ describe("drainOrphanedSlots and the log's identity", () => {
     }
   }, 30_000);
 });
+
+// A new user's trial: one tab, an offline session, and the pending database then held a row for
+// each of the 32 slots, all empty: the drain opened every slot to look at it, and opening a slot
+// creates its queue. It now asks the store which slots have a queue (`owners`, read only).
+describe("drainOrphanedSlots looks without creating queues", () => {
+  /** `store` (durable), recording the owners opened through it. */
+  function recording(store: PendingStore) {
+    const base = durable(store);
+    const opened: string[] = [];
+    const open: PendingStore["open"] = (key, owner) => {
+      opened.push(owner);
+      return base.open(key, owner);
+    };
+    return { store: { ...base, open }, opened };
+  }
+
+  /** Runs the drain of `store` until tab-3's update (a dead tab's) is on the log, then a round more. */
+  async function drainTab3(store: PendingStore) {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval"] });
+    const log = new MemoryLog();
+    const stop = drainOrphanedSlots({
+      store,
+      key: "board",
+      owner: "tab",
+      own: "tab-0",
+      active: () => true,
+      open: async (pending) =>
+        createSynchronizer({ log: log.handle(), model: board, pending, compaction: false }),
+    });
+    try {
+      const reader = log.handle();
+      for (let i = 0; i < 400 && (await reader.info()).latestRevision < 2; i++) {
+        await vi.advanceTimersByTimeAsync(50);
+      }
+      // Genesis and tab-3's update: the round looked at every slot before it pushed.
+      expect((await reader.info()).latestRevision).toBe(2);
+      await vi.advanceTimersByTimeAsync(10_000); // and the next round
+    } finally {
+      stop();
+    }
+  }
+
+  it("opens only the slots that have a queue, and leaves no queue for the others", async () => {
+    const memory = new MemoryPendingStore();
+    const { store, opened } = recording(memory);
+    const own = await store.open("board", "tab-0"); // this tab's slot, held
+    await put(store, "tab-3", record(1, "orphan"));
+    opened.length = 0;
+    await drainTab3(store);
+    await own.close();
+    expect(new Set(opened)).toEqual(new Set(["tab-3"])); // before: every slot but tab-0
+    expect((await memory.owners("board")).sort()).toEqual(["tab-0", "tab-3"]); // before: all 32
+  });
+
+  it("a store without owners: looks at every slot, opening each, and still drains", async () => {
+    const memory = new MemoryPendingStore();
+    const { store, opened } = recording({ open: (key, owner) => memory.open(key, owner) });
+    expect(store.owners).toBeUndefined();
+    await put(store, "tab-3", record(1, "orphan"));
+    opened.length = 0;
+    await drainTab3(store);
+    expect(new Set(opened).size).toBe(31); // every slot but this tab's
+  });
+});

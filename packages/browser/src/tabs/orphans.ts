@@ -65,8 +65,10 @@ const EVERY_MS = 10_000;
 /**
  * Pushes the queues that tabs which died left behind (docs/offline.md, "Tabs"): a slot's queue is
  * taken over by the next tab that opens while it is the first free slot, so with fewer tabs open
- * than died, some would wait. The leading tab looks every 10 s (and soon after it opens): a free
- * slot with records is opened by a second, short-lived replica of this tab, which pushes it
+ * than died, some would wait. The leading tab looks every 10 s (and soon after it opens), at the
+ * slots that have a queue (`PendingStore.owners`, where the store has it; else at each slot,
+ * which creates its queue): a free slot with records is opened by a second, short-lived replica
+ * of this tab, which pushes it
  * (`flush`) and closes; the slots found in one round are pushed at once, each in the tabs' order. The slot's lock keeps a tab that opens meanwhile from taking it twice.
  * Updates queued for another log are set aside by that replica (docs/offline.md, "One log"):
  * the drain goes on with the next slot, and opens that one again only once its records change
@@ -151,9 +153,14 @@ export function drainOrphanedSlots(o: OrphanDrainOptions): () => void {
     const ours = (r: PendingRecord) =>
       identity === undefined || r.logIdentity === undefined || r.logIdentity === identity;
     try {
+      // The slots that have a queue, where the store can say (`owners`, read only): opening a
+      // slot creates its queue, and opening all 32 left a row for each in IndexedDB (a new
+      // user's trial: one tab, an offline session). A slot this drain may have shown is looked
+      // at whatever the store says (found empty, it is withdrawn).
+      const used = o.store.owners && new Set(await o.store.owners(o.key));
       for (let n = 0; n < SLOTS && !stopped; n++) {
         const owner = `${o.owner}-${n}`;
-        if (owner === o.own) continue;
+        if (owner === o.own || (used && !used.has(owner) && !mayShow.has(owner))) continue;
         let queue;
         try {
           queue = await o.store.open(o.key, owner);
