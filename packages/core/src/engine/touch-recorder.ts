@@ -1,4 +1,5 @@
 import { isDraft, type Patch } from "immer";
+import { VIEW_TARGET } from "../current.js";
 import { StateSyncError } from "../errors.js";
 
 /** A place a recipe wrote to, as a patch without its value (read from the draft when checked). */
@@ -97,6 +98,7 @@ export class TouchRecorder {
       isExtensible: () => Reflect.isExtensible(target),
       preventExtensions: () => Reflect.preventExtensions(target),
       get: (_, key) => {
+        if (key === VIEW_TARGET) return target; // for `current`, which reads the draft itself
         // An array's methods are the standard ones, which read and write through this view. With
         // Immer's `enableArrayMethods` (an application may turn it on: plugins are global), a
         // draft's `push`, `splice`, `filter`, `find`... work on the draft itself instead: writes
