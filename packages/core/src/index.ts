@@ -116,6 +116,7 @@ export { safeParse } from "./schema-parse.js";
 export { refuseThenable } from "./synchronous.js";
 export { entryContext, pendingContext } from "./apply.js";
 export { runOnView } from "./engine/touch-recorder.js";
+export { runQueued } from "./engine/view-runs.js";
 export { current } from "./current.js";
 export type { Draft, Immutable } from "immer";
 export type {

@@ -1,24 +1,23 @@
 import {
   entryContext,
   pendingContext,
-  refuseThenable,
-  runOnView,
+  runQueued,
   type Immutable,
   type PendingUpdate,
 } from "@statesync/core";
-import { produce } from "immer";
 import type { Item } from "./shared-pending-wire.js";
 
 /**
- * `items` run on `state` in one draft; when one throws, again one draft each, leaving the ones
- * that throw out, and the ones that return a promise (as the core's view does).
+ * `items` run on `state` in as few drafts as can be (`runQueued`, as the core's view does),
+ * leaving the ones that throw out, and the ones that return a promise.
  */
 export function runItems<S>(
   state: Immutable<S>,
   items: readonly Item[],
   revision: number,
 ): Immutable<S> {
-  const one = (draft: object, item: Item) => {
+  if (items.length === 0) return state;
+  return runQueued(state, items, (view, item) => {
     // The context the command's own replica shows it with and commits it with (`pendingContext`:
     // queued at, seeded by its identity), so a tab's edit shows the same values in every tab, and
     // in its own whatever runs around it (a trial: clientId was the tab's id, random reseeded by
@@ -32,26 +31,8 @@ export function runItems<S>(
             client,
           )
         : entryContext(revision, item.at, item.at >>> 0, client);
-    refuseThenable(
-      runOnView(draft, (view) => item.c.apply(view as never, item.args as never, ctx as never)),
-    );
-  };
-  if (items.length === 0) return state;
-  try {
-    return produce(state, (draft) => {
-      for (const item of items) one(draft as object, item);
-    });
-  } catch {
-    let next = state;
-    for (const item of items) {
-      try {
-        next = produce(next, (draft) => one(draft as object, item));
-      } catch {
-        // refused here: it will be refused when pushed, or apply once confirmed
-      }
-    }
-    return next;
-  }
+    return item.c.apply(view as never, item.args as never, ctx as never);
+  });
 }
 
 /**

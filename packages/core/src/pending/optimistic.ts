@@ -1,10 +1,10 @@
-import { produce, type Immutable } from "immer";
+import type { Immutable } from "immer";
 import { pendingContext, type entryContext } from "../apply.js";
 import { StateSyncError } from "../errors.js";
 import type { StatusHub } from "../engine/status.js";
 import type { StepResult } from "../replay.js";
-import { inRecipes, refuseThenable } from "../synchronous.js";
-import { runOnView } from "../engine/touch-recorder.js";
+import { inRecipes } from "../synchronous.js";
+import { runQueued } from "../engine/view-runs.js";
 import type { Origins } from "./origins.js";
 
 /** What the view needs of one pending update. */
@@ -33,8 +33,8 @@ export interface ViewSource<S> {
  * 1. Never a state without a still-pending update, never one twice: an update counts as
  *    confirmed exactly when the replica's table of applied origins holds its seq, which changes
  *    in the same synchronous step as the confirmed state.
- * 2. Batched: the view is computed lazily, at most once per change of the confirmed state (one
- *    Immer draft for all pending updates), however many entries that change consumed; an update
+ * 2. Batched: the view is computed lazily, at most once per change of the confirmed state (in
+ *    shared Immer drafts: `runQueued`), however many entries that change consumed; an update
  *    queued on an unchanged confirmed state is applied alone on top of the cached view. When the
  *    confirmed state moved only by this queue's own entries (its head committed, nobody else
  *    wrote), the cached view stays: it already held those updates, on the same base, in the
@@ -213,32 +213,12 @@ export class OptimisticView<S> {
   }
 
   /**
-   * `ops` applied on `state` in one draft; when one throws, again one draft each, leaving the
-   * ones that throw out (a draft a recipe threw in is half changed), and the ones that return a
-   * promise (`refuseThenable`: refused when pushed, and shown here never, even in part).
+   * `ops` applied on `state` in as few drafts as can be (`runQueued`), leaving the ones that throw
+   * out, and the ones that return a promise (`refuseThenable`: refused when pushed, and shown here
+   * never, even in part).
    */
   private apply(state: Immutable<S>, ops: readonly ViewOp[], revision: number): Immutable<S> {
-    return inRecipes(() => this.applyAll(state, ops, revision));
-  }
-
-  private applyAll(state: Immutable<S>, ops: readonly ViewOp[], revision: number): Immutable<S> {
     const ctx = (op: ViewOp) => pendingContext(revision, op, this.clientId); // as committed
-    try {
-      return produce(state, (draft: object) => {
-        for (const op of ops) refuseThenable(runOnView(draft, (view) => op.run(view, ctx(op))));
-      }) as Immutable<S>;
-    } catch {
-      let next = state;
-      for (const op of ops) {
-        try {
-          next = produce(next, (draft: object) => {
-            refuseThenable(runOnView(draft, (view) => op.run(view, ctx(op))));
-          }) as Immutable<S>;
-        } catch {
-          // left out of the view; refused when pushed
-        }
-      }
-      return next;
-    }
+    return inRecipes(() => runQueued(state, ops, (view, op) => op.run(view, ctx(op))));
   }
 }
