@@ -1,4 +1,4 @@
-import { defineModel, type Draft, type Immutable } from "@statesync/core";
+import { current, defineModel, type Immutable } from "@statesync/core";
 import { z } from "zod";
 
 const id = z.string().min(1).max(64);
@@ -27,33 +27,54 @@ export type List = Immutable<Board["lists"][number]>;
 /** A card as components read it. */
 export type Card = List["cards"][number];
 
-type DraftList = Draft<Board>["lists"][number];
+type Lists = Immutable<Board["lists"]>;
 
-function listOf(draft: Draft<Board>, listId: string): DraftList {
-  const list = draft.lists.find((l) => l.id === listId);
-  if (!list) throw new Error(`the list no longer exists`);
-  return list;
+/*
+ * The commands find what they act on in `current(draft).lists`, plain data, and then write
+ * through the draft by index: a scan through the draft made a proxy of every card it read, in
+ * every command, and the view of 2,000 queued addCards took 5 s to compute after a reload (0.8 s
+ * now). `current` reflects every write before it (an earlier command or patches in the same
+ * draft), so the scans see what the draft holds; a copy of the draft's base (Immer's `original`)
+ * would miss what those wrote.
+ */
+
+/** The index of list `listId` in `lists`; throws when it is gone. */
+function listIndex(lists: Lists, listId: string): number {
+  const index = lists.findIndex((l) => l.id === listId);
+  if (index < 0) throw new Error(`the list no longer exists`);
+  return index;
 }
 
-function cardOf(draft: Draft<Board>, cardId: string): { list: DraftList; index: number } {
-  for (const list of draft.lists) {
-    const index = list.cards.findIndex((c) => c.id === cardId);
-    if (index >= 0) return { list, index };
+/** Where card `cardId` is in `lists` (its list's index, its own); throws when it is gone. */
+function cardIndex(lists: Lists, cardId: string): { list: number; card: number } {
+  for (let list = 0; list < lists.length; list++) {
+    const card = lists[list]!.cards.findIndex((c) => c.id === cardId);
+    if (card >= 0) return { list, card };
   }
   throw new Error(`the card no longer exists`);
 }
 
-function assertNewId(draft: Draft<Board>, newId: string): void {
+/** Throws when a list or a card of `lists` already has the id `newId`. */
+function assertNewId(lists: Lists, newId: string): void {
   const taken =
-    draft.lists.some((l) => l.id === newId) ||
-    draft.lists.some((l) => l.cards.some((c) => c.id === newId));
+    lists.some((l) => l.id === newId) || lists.some((l) => l.cards.some((c) => c.id === newId));
   if (taken) throw new Error(`id ${newId} is taken`);
 }
 
-/** Index of `beforeId` in `items`, or the end when it is null or gone (moved or deleted). */
-function insertionIndex(items: ReadonlyArray<{ id: string }>, beforeId: string | null): number {
-  const index = beforeId === null ? -1 : items.findIndex((i) => i.id === beforeId);
-  return index < 0 ? items.length : index;
+/**
+ * Where an item goes in `items` (as they were read): before `beforeId`, or at the end when that
+ * is null or gone. `removed`: the index of an item taken out of `items` meanwhile (the item
+ * moved), which is not looked at and shifts the ones after it.
+ */
+function insertionIndex(
+  items: ReadonlyArray<{ id: string }>,
+  beforeId: string | null,
+  removed = -1,
+): number {
+  const index =
+    beforeId === null ? -1 : items.findIndex((item, k) => k !== removed && item.id === beforeId);
+  if (index < 0) return removed < 0 ? items.length : items.length - 1;
+  return removed >= 0 && index > removed ? index - 1 : index;
 }
 
 /**
@@ -77,58 +98,66 @@ export const boardModel = defineModel({
     addList: {
       args: z.object({ id, title: newTitle }),
       apply(draft, args) {
-        assertNewId(draft, args.id);
+        assertNewId(current(draft).lists, args.id);
         draft.lists.push({ id: args.id, title: args.title, cards: [] });
       },
     },
     renameList: {
       args: z.object({ listId: id, title: newTitle }),
       apply(draft, args) {
-        listOf(draft, args.listId).title = args.title;
+        draft.lists[listIndex(current(draft).lists, args.listId)]!.title = args.title;
       },
     },
     moveList: {
       args: z.object({ listId: id, beforeListId: id.nullable() }),
       apply(draft, args) {
-        const list = listOf(draft, args.listId);
-        draft.lists.splice(draft.lists.indexOf(list), 1);
-        draft.lists.splice(insertionIndex(draft.lists, args.beforeListId), 0, list);
+        const lists = current(draft).lists;
+        const from = listIndex(lists, args.listId);
+        const [list] = draft.lists.splice(from, 1);
+        draft.lists.splice(insertionIndex(lists, args.beforeListId, from), 0, list!);
       },
     },
     deleteList: {
       args: z.object({ listId: id }),
       apply(draft, args) {
-        draft.lists.splice(draft.lists.indexOf(listOf(draft, args.listId)), 1);
+        draft.lists.splice(listIndex(current(draft).lists, args.listId), 1);
       },
     },
     addCard: {
       args: z.object({ id, listId: id, title: newTitle }),
       apply(draft, args) {
-        assertNewId(draft, args.id);
-        listOf(draft, args.listId).cards.push({ id: args.id, title: args.title });
+        const lists = current(draft).lists;
+        assertNewId(lists, args.id);
+        draft.lists[listIndex(lists, args.listId)]!.cards.push({ id: args.id, title: args.title });
       },
     },
     renameCard: {
       args: z.object({ cardId: id, title: newTitle }),
       apply(draft, args) {
-        const { list, index } = cardOf(draft, args.cardId);
-        list.cards[index]!.title = args.title;
+        const at = cardIndex(current(draft).lists, args.cardId);
+        draft.lists[at.list]!.cards[at.card]!.title = args.title;
       },
     },
     moveCard: {
       args: z.object({ cardId: id, toListId: id, beforeCardId: id.nullable() }),
       apply(draft, args) {
-        const target = listOf(draft, args.toListId);
-        const { list, index } = cardOf(draft, args.cardId);
-        const [card] = list.cards.splice(index, 1);
-        target.cards.splice(insertionIndex(target.cards, args.beforeCardId), 0, card!);
+        const lists = current(draft).lists;
+        const to = listIndex(lists, args.toListId);
+        const at = cardIndex(lists, args.cardId);
+        const [card] = draft.lists[at.list]!.cards.splice(at.card, 1);
+        const index = insertionIndex(
+          lists[to]!.cards,
+          args.beforeCardId,
+          at.list === to ? at.card : -1,
+        );
+        draft.lists[to]!.cards.splice(index, 0, card!);
       },
     },
     deleteCard: {
       args: z.object({ cardId: id }),
       apply(draft, args) {
-        const { list, index } = cardOf(draft, args.cardId);
-        list.cards.splice(index, 1);
+        const at = cardIndex(current(draft).lists, args.cardId);
+        draft.lists[at.list]!.cards.splice(at.card, 1);
       },
     },
   },
