@@ -18,9 +18,11 @@ import { FilePendingStore } from "@statesync/node";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { z } from "zod/v4";
 
-const PENDING = process.argv.includes("--quick") ? 2_000 : 20_000;
+/** Pending edits (`main`'s argument; `bench/test` runs a few hundred). */
+let PENDING = process.argv.includes("--quick") ? 2_000 : 20_000;
 const ROUNDS = 3;
 /** Cards the edits touch: the state stays this size. */
 const CARDS = 500;
@@ -53,9 +55,13 @@ const ms = (t0: number) => performance.now() - t0;
 const fmt = (n: number) => `${n.toFixed(1)} ms`;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-/** Queues `count` edits into `store` through a replica whose log is offline. */
-async function fill(store: PendingStore, count: number): Promise<number> {
-  const log = new MemoryLog();
+/**
+ * Queues `count` edits into `store` through a replica whose `log` is offline. The same log is
+ * opened again to render and to drain them: queued updates are bound to the log they were queued
+ * for (docs/offline.md), and a fresh `MemoryLog` is another log, whose replica sets them aside
+ * (`LOG_REPLACED`) instead of pushing them.
+ */
+async function fill(store: PendingStore, log: MemoryLog, count: number): Promise<number> {
   const sync = await createSynchronizer({
     log,
     model: board,
@@ -75,9 +81,8 @@ async function fill(store: PendingStore, count: number): Promise<number> {
   return took;
 }
 
-/** Opens a replica on an offline log over `store` and computes its optimistic view. */
-async function openAndRender(store: PendingStore) {
-  const log = new MemoryLog();
+/** Opens a replica on `log`, offline, over `store` and computes its optimistic view. */
+async function openAndRender(store: PendingStore, log: MemoryLog) {
   log.setOffline(true);
   const t0 = performance.now();
   const sync = await createSynchronizer({
@@ -93,8 +98,10 @@ async function openAndRender(store: PendingStore) {
 }
 
 /** The log comes back: time until the queue drained, with an optimistic subscriber. */
-async function drain(store: PendingStore): Promise<{ ms: number; notifications: number }> {
-  const log = new MemoryLog();
+async function drain(
+  store: PendingStore,
+  log: MemoryLog,
+): Promise<{ ms: number; notifications: number }> {
   log.setOffline(true);
   const sync = await createSynchronizer({
     log,
@@ -143,20 +150,26 @@ async function drainLarge(count: number): Promise<number> {
   return took;
 }
 
-async function main(): Promise<void> {
+/** The whole benchmark with `pending` edits; throws when a drain leaves the wrong state. */
+export async function main(pending = PENDING): Promise<void> {
+  PENDING = pending;
   const dir = await mkdtemp(join(tmpdir(), "statesync-bench-pending-"));
   try {
-    const stores: Array<[string, () => PendingStore]> = [];
+    const stores: Array<[string, () => PendingStore, MemoryLog]> = [];
     const memory = new MemoryPendingStore();
     const emptyMemory = new MemoryPendingStore();
-    stores.push(["memory, empty", () => emptyMemory], [`memory, ${PENDING}`, () => memory]);
+    const [memoryLog, fileLog] = [new MemoryLog(), new MemoryLog()];
     stores.push(
-      ["file, empty", () => new FilePendingStore(join(dir, "empty"))],
-      [`file, ${PENDING}`, () => new FilePendingStore(join(dir, "full"))],
+      ["memory, empty", () => emptyMemory, new MemoryLog()],
+      [`memory, ${PENDING}`, () => memory, memoryLog],
+    );
+    stores.push(
+      ["file, empty", () => new FilePendingStore(join(dir, "empty")), new MemoryLog()],
+      [`file, ${PENDING}`, () => new FilePendingStore(join(dir, "full")), fileLog],
     );
     console.log(`Queueing ${PENDING} edits offline (each stored before it counts as queued):`);
-    console.log(`  memory store: ${fmt(await fill(memory, PENDING))}`);
-    const fileFill = await fill(new FilePendingStore(join(dir, "full")), PENDING);
+    console.log(`  memory store: ${fmt(await fill(memory, memoryLog, PENDING))}`);
+    const fileFill = await fill(new FilePendingStore(join(dir, "full")), fileLog, PENDING);
     console.log(
       `  file store:   ${fmt(fileFill)} (${(fileFill / PENDING).toFixed(3)} ms per edit, fsync each)`,
     );
@@ -165,9 +178,9 @@ async function main(): Promise<void> {
     console.log("| store | pending | open (ms) | open + optimistic view (ms) |");
     console.log("| --- | --- | --- | --- |");
     const figures = new Map<string, number>();
-    for (const [name, store] of stores) {
+    for (const [name, store, log] of stores) {
       const runs = [];
-      for (let r = 0; r < ROUNDS; r++) runs.push(await openAndRender(store()));
+      for (let r = 0; r < ROUNDS; r++) runs.push(await openAndRender(store(), log));
       const opened = median(runs.map((x) => x.opened));
       const rendered = median(runs.map((x) => x.rendered));
       figures.set(name, rendered);
@@ -186,9 +199,9 @@ async function main(): Promise<void> {
     );
 
     console.log(`\nThe log is back: draining ${PENDING} pending (one run each):`);
-    const m = await drain(memory);
+    const m = await drain(memory, memoryLog);
     console.log(`  memory store: ${fmt(m.ms)}, ${m.notifications} view notifications`);
-    const f = await drain(new FilePendingStore(join(dir, "full")));
+    const f = await drain(new FilePendingStore(join(dir, "full")), fileLog);
     console.log(`  file store:   ${fmt(f.ms)}, ${f.notifications} view notifications`);
 
     const large = await drainLarge(PENDING);
@@ -200,4 +213,4 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await main();
