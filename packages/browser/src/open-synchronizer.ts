@@ -4,6 +4,7 @@ import {
   jetStreamSnapshotKey,
   openJetStreamSynchronizer,
   optionsRefused,
+  splitLayoutOptions,
   type CommandMap,
   type JetStreamV3Module,
   type NatsV3ConnectionLike,
@@ -169,18 +170,7 @@ export async function openSynchronizer<S, C extends CommandMap<S>>(
   if (support) {
     // Every option of JetStreamLog goes to the leading tab's log, none to the engine (`domain`
     // and `fanout` once went to createSynchronizer, which refused them: such a page never opened).
-    const { stream, key, subjectPrefix, create, replicas, requestTimeoutMs, ...others } = rest;
-    const { domain, fanout, ...engine } = others;
-    const layout = {
-      stream,
-      key,
-      subjectPrefix,
-      create,
-      replicas,
-      requestTimeoutMs,
-      domain,
-      fanout,
-    };
+    const { layout, engine } = splitLayoutOptions(rest);
     const name = `statesync:${[servers!].flat().join(",")}:${snapshotKey}`;
     const tab = openTabLog(name, support, connect, layout);
     shareAs = { name, tabId: tab.log.tabId };
@@ -194,7 +184,7 @@ export async function openSynchronizer<S, C extends CommandMap<S>>(
         snapshots: store ? savedByLeader(store, tab.log) : false,
         snapshotEvery: engine.snapshotEvery ?? (saveAfterApply ? 0 : undefined),
         // docs/fanout.md "Who compacts": a fan-out replica leaves compaction to the writer.
-        compaction: engine.compaction ?? (fanout ? false : undefined),
+        compaction: engine.compaction ?? (layout.fanout ? false : undefined),
         waitFor: waitFor ?? "restored",
         connectionErrors: tab.connectionErrors,
         pending: queue,

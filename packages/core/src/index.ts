@@ -161,6 +161,8 @@ export * from "./jetstream/index.js";
 export {
   openJetStreamSynchronizer,
   jetStreamSnapshotKey,
+  splitLayoutOptions,
+  type JetStreamLayoutOptions,
   type OpenJetStreamOptions,
 } from "./open-jetstream.js";
 export {
@@ -168,4 +170,5 @@ export {
   jetStreamModuleSchema,
   openJetStreamOptionsSchema,
   optionsRefused,
+  runtimeOpenOptionsSchema,
 } from "./open-jetstream-options.js";

@@ -51,6 +51,47 @@ export interface OpenJetStreamOptions<S, C extends CommandMap<S>> extends Omit<
   fanout?: boolean | FanoutOptions;
 }
 
+/** The names of {@link JetStreamLayoutOptions}. */
+type LayoutKey =
+  | "stream"
+  | "key"
+  | "subjectPrefix"
+  | "create"
+  | "replicas"
+  | "requestTimeoutMs"
+  | "domain"
+  | "fanout";
+
+/**
+ * The `JetStreamLog` options of an opening that say where the state lives and how its log is
+ * reached (stream, key, subjectPrefix, create, replicas, requestTimeoutMs, domain, fanout): every
+ * one goes to the log, none to `createSynchronizer` (which refuses them).
+ */
+export type JetStreamLayoutOptions = Pick<OpenJetStreamOptions<unknown, never>, LayoutKey>;
+
+/**
+ * Splits an opening's options into its {@link JetStreamLayoutOptions} (`layout`, each key
+ * present, undefined when not given) and the rest (`engine`, for `createSynchronizer`). Shared by
+ * {@link openJetStreamSynchronizer} and the browser's tabs, whose leading tab builds the log.
+ */
+export function splitLayoutOptions<O extends JetStreamLayoutOptions>(
+  options: O,
+): { layout: Pick<O, LayoutKey>; engine: Omit<O, LayoutKey> } {
+  const {
+    stream,
+    key,
+    subjectPrefix,
+    create,
+    replicas,
+    requestTimeoutMs,
+    domain,
+    fanout,
+    ...engine
+  } = options;
+  const layout = { stream, key, subjectPrefix, create, replicas, requestTimeoutMs, domain, fanout };
+  return { layout, engine };
+}
+
 /**
  * The default snapshot-store key of a state in JetStream: `<stream>:<subject>`, where the subject
  * is `<prefix>.log` (own stream) or `<prefix>.<key>` (shared stream) and the prefix defaults to
@@ -88,38 +129,15 @@ export async function openJetStreamSynchronizer<S, C extends CommandMap<S>>(
   try {
     const parsed = openJetStreamOptionsSchema.safeParse(options);
     if (!parsed.success) throw optionsRefused("openJetStreamSynchronizer", parsed.error);
-    const {
-      connection,
-      closeConnection: _release,
-      whyNotConnected,
-      stream,
-      key,
-      subjectPrefix,
-      create,
-      replicas,
-      requestTimeoutMs,
-      domain,
-      fanout,
-      ...synchronizerOptions
-    } = options;
-    log = new JetStreamLog({
-      connection,
-      whyNotConnected,
-      stream,
-      key,
-      subjectPrefix,
-      create,
-      replicas,
-      requestTimeoutMs,
-      domain,
-      fanout,
-    });
+    const { connection, closeConnection: _release, whyNotConnected, ...rest } = options;
+    const { layout, engine: synchronizerOptions } = splitLayoutOptions(rest);
+    log = new JetStreamLog({ connection, whyNotConnected, ...layout });
     // Every option of createSynchronizer passes through (one listed by hand here was once
     // dropped: `upgrade: "manual"` then behaved as "on-open" on JetStream).
     return await createSynchronizer<S, C>({
       ...synchronizerOptions,
       // docs/fanout.md "Who compacts": a fan-out replica leaves compaction to the writer.
-      compaction: synchronizerOptions.compaction ?? (fanout ? false : undefined),
+      compaction: synchronizerOptions.compaction ?? (layout.fanout ? false : undefined),
       log,
       snapshotKey: options.snapshotKey ?? `${log.stream}:${log.subject}`,
       ownsLog: true,
