@@ -13,7 +13,7 @@ import {
   isNatsV3Connection,
   isSnapshotStoreLike,
   jetStreamModuleSchema,
-  openJetStreamOptionsSchema,
+  runtimeOpenOptionsSchema,
 } from "@statesync/core";
 import { z } from "zod/v4";
 import { ownerPrefixSchema } from "./offline-setup.js";
@@ -59,59 +59,50 @@ const fn = z.custom<unknown>((v) => typeof v === "function", "must be a function
  * that every wrong option is refused here, before anything connects, as "invalid
  * openSynchronizer options" with its path as written. Strict: an unknown key is refused.
  */
-export const openOptionsSchema = openJetStreamOptionsSchema
-  .omit({ connection: true, closeConnection: true, snapshots: true, pending: true })
-  .extend({
-    servers: z
-      .union([wsUrl, z.array(wsUrl).min(1)], {
-        error: "servers must be a ws:// or wss:// URL, or an array of them",
-      })
-      .optional(),
-    connection: z
-      .custom<unknown>(
-        isConnectionLike,
-        "connection must be a nats.ws connection (or @nats-io/nats-core's wsconnect) or a promise of one",
-      )
-      .optional(),
-    jetstream: jetStreamModuleSchema,
-    // Each number nats.ws would act on badly (`timeout: -1`) refused, and a typo (core's
-    // nats-connect-options.ts), as in Node.
-    connectOptions: connectOptionsSchema.optional(),
-    snapshots: z
-      .union([z.literal(false), z.custom<unknown>(isSnapshotStoreLike)], {
-        // Node's words, but where the default store is: `snapshots: true` (a new user's "on") or
-        // `{}` was a raw TypeError at the first load, and `null` "none".
-        error:
-          "snapshots must be a SnapshotStore, or false for none; leave it out for IndexedDB (an IndexedDbSnapshotStore)",
-      })
-      .optional(),
-    onWarning: fn.optional(),
-    keepSnapshotCurrent: z.boolean().optional(),
-    saveOnHide: z.boolean().optional(),
-    tabs: z.boolean().optional(),
-    pending: z
-      .union(
-        [
-          z.literal(false),
-          z.object({
-            owner: ownerPrefixSchema,
-            store: fn,
-            openQueueSlot: fn,
-            drainOrphanedSlots: fn,
-            sharePendingAcrossTabs: fn,
-          }),
-        ],
-        { error: "pending must be offlineQueue(...) of @statesync/browser/offline, or false" },
-      )
-      .optional(),
-  })
-  .refine((o) => (o.servers === undefined) !== (o.connection === undefined), {
-    message: "give exactly one of servers and connection",
-  })
-  .refine((o) => o.connection === undefined || o.connectOptions === undefined, {
-    message:
-      "connectOptions apply to the connection made from `servers`, not to a given connection",
-  })
+export const openOptionsSchema = runtimeOpenOptionsSchema({
+  servers: z
+    .union([wsUrl, z.array(wsUrl).min(1)], {
+      error: "servers must be a ws:// or wss:// URL, or an array of them",
+    })
+    .optional(),
+  connection: z
+    .custom<unknown>(
+      isConnectionLike,
+      "connection must be a nats.ws connection (or @nats-io/nats-core's wsconnect) or a promise of one",
+    )
+    .optional(),
+  jetstream: jetStreamModuleSchema,
+  // Each number nats.ws would act on badly (`timeout: -1`) refused, and a typo (core's
+  // nats-connect-options.ts), as in Node.
+  connectOptions: connectOptionsSchema.optional(),
+  snapshots: z
+    .union([z.literal(false), z.custom<unknown>(isSnapshotStoreLike)], {
+      // Node's words, but where the default store is: `snapshots: true` (a new user's "on") or
+      // `{}` was a raw TypeError at the first load, and `null` "none".
+      error:
+        "snapshots must be a SnapshotStore, or false for none; leave it out for IndexedDB (an IndexedDbSnapshotStore)",
+    })
+    .optional(),
+  onWarning: fn.optional(),
+  keepSnapshotCurrent: z.boolean().optional(),
+  saveOnHide: z.boolean().optional(),
+  tabs: z.boolean().optional(),
+  pending: z
+    .union(
+      [
+        z.literal(false),
+        z.object({
+          owner: ownerPrefixSchema,
+          store: fn,
+          openQueueSlot: fn,
+          drainOrphanedSlots: fn,
+          sharePendingAcrossTabs: fn,
+        }),
+      ],
+      { error: "pending must be offlineQueue(...) of @statesync/browser/offline, or false" },
+    )
+    .optional(),
+})
   // Not imported on demand (see `jetstream`): said here rather than by the log's adapter.
   .refine((o) => o.jetstream !== undefined || !isNatsV3Connection(o.connection), {
     message:

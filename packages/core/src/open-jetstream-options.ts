@@ -64,6 +64,35 @@ export const openJetStreamOptionsSchema = optionsSchema
  */
 export const jetStreamModuleSchema = jetStreamLogOptionsSchema.shape.jetstream;
 
+/** The options a runtime package's `openSynchronizer` takes in place of core's connection. */
+type RuntimeConnectionShape = {
+  servers: z.ZodType;
+  connection: z.ZodType;
+  connectOptions: z.ZodType;
+};
+
+/**
+ * zod schema of a runtime package's `openSynchronizer` options: {@link openJetStreamOptionsSchema}
+ * without what the runtime fills itself (`connection`, `closeConnection`, `snapshots`,
+ * `pending`), extended with the runtime's own options (`own`, in the order given: `servers`,
+ * `connection`, `connectOptions`, its snapshots and offline queue, ...), and refusing what both
+ * runtimes refuse: both or neither of `servers` and `connection`, and `connectOptions` beside a
+ * given connection. Strict: an unknown key is refused.
+ */
+export function runtimeOpenOptionsSchema<Own extends RuntimeConnectionShape>(own: Own) {
+  type Connecting = { servers?: unknown; connection?: unknown; connectOptions?: unknown };
+  return openJetStreamOptionsSchema
+    .omit({ connection: true, closeConnection: true, snapshots: true, pending: true })
+    .extend(own)
+    .refine((o: Connecting) => (o.servers === undefined) !== (o.connection === undefined), {
+      message: "give exactly one of servers and connection",
+    })
+    .refine((o: Connecting) => o.connection === undefined || o.connectOptions === undefined, {
+      message:
+        "connectOptions apply to the connection made from `servers`, not to a given connection",
+    });
+}
+
 /**
  * `VALIDATION` "invalid `<caller>` options: ..." with zod's account of each problem (its path as
  * the user wrote it) and the `ZodError` as `cause`: what `caller` (the function the user called)

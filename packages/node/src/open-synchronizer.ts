@@ -9,9 +9,9 @@ import {
   isPendingStoreLike,
   isSnapshotStoreLike,
   jetStreamModuleSchema,
-  openJetStreamOptionsSchema,
   openJetStreamSynchronizer,
   optionsRefused,
+  runtimeOpenOptionsSchema,
   StateSyncError,
   type CommandMap,
   type JetStreamV3Module,
@@ -130,41 +130,32 @@ const pendingSchema = z.preprocess(
  * that every wrong option is refused here, before anything connects, as "invalid
  * openSynchronizer options" with its path as written. Strict: an unknown key is refused.
  */
-export const openOptionsSchema = openJetStreamOptionsSchema
-  .omit({ connection: true, closeConnection: true, snapshots: true, pending: true })
-  .extend({
-    servers: z
-      .union([tcpServer, z.array(tcpServer).min(1)], {
-        error: "servers must be a nats:// or tls:// URL or host:port, or an array of them",
-      })
-      .optional(),
-    connection: z
-      .custom<unknown>(
-        isConnectionLike,
-        "connection must be a nats connection (nats, or @nats-io/transport-node's connect) or a promise of one",
-      )
-      .optional(),
-    jetstream: jetStreamModuleSchema,
-    // Each number nats.js would act on badly (`timeout: -1`) refused, and a typo (core's
-    // nats-connect-options.ts).
-    connectOptions: connectOptionsSchema.optional(),
-    snapshots: z
-      .union([z.literal(false), z.custom<unknown>(isSnapshotStoreLike)], {
-        // `snapshots: true` is what a new user wrote for "on", which is the default.
-        error:
-          "snapshots must be a SnapshotStore, or false for none; leave it out for files in snapshotDir",
-      })
-      .optional(),
-    snapshotDir: z.string().min(1).optional(),
-    pending: pendingSchema,
-  })
-  .refine((o) => (o.servers === undefined) !== (o.connection === undefined), {
-    message: "give exactly one of servers and connection",
-  })
-  .refine((o) => o.connection === undefined || o.connectOptions === undefined, {
-    message:
-      "connectOptions apply to the connection made from `servers`, not to a given connection",
-  });
+export const openOptionsSchema = runtimeOpenOptionsSchema({
+  servers: z
+    .union([tcpServer, z.array(tcpServer).min(1)], {
+      error: "servers must be a nats:// or tls:// URL or host:port, or an array of them",
+    })
+    .optional(),
+  connection: z
+    .custom<unknown>(
+      isConnectionLike,
+      "connection must be a nats connection (nats, or @nats-io/transport-node's connect) or a promise of one",
+    )
+    .optional(),
+  jetstream: jetStreamModuleSchema,
+  // Each number nats.js would act on badly (`timeout: -1`) refused, and a typo (core's
+  // nats-connect-options.ts).
+  connectOptions: connectOptionsSchema.optional(),
+  snapshots: z
+    .union([z.literal(false), z.custom<unknown>(isSnapshotStoreLike)], {
+      // `snapshots: true` is what a new user wrote for "on", which is the default.
+      error:
+        "snapshots must be a SnapshotStore, or false for none; leave it out for files in snapshotDir",
+    })
+    .optional(),
+  snapshotDir: z.string().min(1).optional(),
+  pending: pendingSchema,
+});
 
 /** Default directory of snapshots: `.statesync/snapshots` under the working directory. */
 export function defaultSnapshotDir(): string {
