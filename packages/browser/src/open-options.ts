@@ -8,12 +8,10 @@
  * than Node of what to write.
  */
 import {
-  connectOptionsSchema,
   isConnectionLike,
   isNatsV3Connection,
-  isSnapshotStoreLike,
-  jetStreamModuleSchema,
   runtimeOpenOptionsSchema,
+  snapshotsOptionSchema,
 } from "@statesync/core";
 import { z } from "zod/v4";
 import { ownerPrefixSchema } from "./offline-setup.js";
@@ -71,18 +69,8 @@ export const openOptionsSchema = runtimeOpenOptionsSchema({
       "connection must be a nats.ws connection (or @nats-io/nats-core's wsconnect) or a promise of one",
     )
     .optional(),
-  jetstream: jetStreamModuleSchema,
-  // Each number nats.ws would act on badly (`timeout: -1`) refused, and a typo (core's
-  // nats-connect-options.ts), as in Node.
-  connectOptions: connectOptionsSchema.optional(),
-  snapshots: z
-    .union([z.literal(false), z.custom<unknown>(isSnapshotStoreLike)], {
-      // Node's words, but where the default store is: `snapshots: true` (a new user's "on") or
-      // `{}` was a raw TypeError at the first load, and `null` "none".
-      error:
-        "snapshots must be a SnapshotStore, or false for none; leave it out for IndexedDB (an IndexedDbSnapshotStore)",
-    })
-    .optional(),
+  // Node's words, but where the default store is.
+  snapshots: snapshotsOptionSchema("IndexedDB (an IndexedDbSnapshotStore)"),
   onWarning: fn.optional(),
   keepSnapshotCurrent: z.boolean().optional(),
   saveOnHide: z.boolean().optional(),

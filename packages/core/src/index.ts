@@ -171,4 +171,5 @@ export {
   openJetStreamOptionsSchema,
   optionsRefused,
   runtimeOpenOptionsSchema,
+  snapshotsOptionSchema,
 } from "./open-jetstream-options.js";

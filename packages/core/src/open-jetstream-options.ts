@@ -13,6 +13,8 @@ import type { StateSyncError } from "./errors.js";
 import { optionsSchema, validation } from "./engine/options.js";
 import { isJetStreamAdapter, isNatsV2Connection, isNatsV3Connection } from "./jetstream/adapter.js";
 import { jetStreamLogOptionsSchema } from "./jetstream/jetstream-log-options.js";
+import { connectOptionsSchema } from "./nats-connect-options.js";
+import { isSnapshotStoreLike } from "./snapshot-store.js";
 
 /**
  * Whether `value` can be a `JetStreamLog`'s connection: a nats.js v2 or v3 connection, a
@@ -65,25 +67,31 @@ export const openJetStreamOptionsSchema = optionsSchema
 export const jetStreamModuleSchema = jetStreamLogOptionsSchema.shape.jetstream;
 
 /** The options a runtime package's `openSynchronizer` takes in place of core's connection. */
-type RuntimeConnectionShape = {
-  servers: z.ZodType;
-  connection: z.ZodType;
-  connectOptions: z.ZodType;
-};
+type RuntimeConnectionShape = { servers: z.ZodType; connection: z.ZodType };
 
 /**
  * zod schema of a runtime package's `openSynchronizer` options: {@link openJetStreamOptionsSchema}
  * without what the runtime fills itself (`connection`, `closeConnection`, `snapshots`,
- * `pending`), extended with the runtime's own options (`own`, in the order given: `servers`,
- * `connection`, `connectOptions`, its snapshots and offline queue, ...), and refusing what both
- * runtimes refuse: both or neither of `servers` and `connection`, and `connectOptions` beside a
- * given connection. Strict: an unknown key is refused.
+ * `pending`), extended with the runtime's own options (`own`: its `servers` and `connection`,
+ * its snapshots and offline queue, ...) and with what both take alike (`jetstream`, and
+ * `connectOptions` with each number nats.js would act on badly refused, and a typo: see
+ * nats-connect-options.ts), in the order `servers`, `connection`, `jetstream`,
+ * `connectOptions`, then the rest of `own`; refusing what both runtimes refuse: both or neither
+ * of `servers` and `connection`, and `connectOptions` beside a given connection. Strict: an
+ * unknown key is refused.
  */
 export function runtimeOpenOptionsSchema<Own extends RuntimeConnectionShape>(own: Own) {
   type Connecting = { servers?: unknown; connection?: unknown; connectOptions?: unknown };
+  const { servers, connection, ...rest } = own;
   return openJetStreamOptionsSchema
     .omit({ connection: true, closeConnection: true, snapshots: true, pending: true })
-    .extend(own)
+    .extend({
+      servers,
+      connection,
+      jetstream: jetStreamModuleSchema,
+      connectOptions: connectOptionsSchema.optional(),
+      ...rest,
+    })
     .refine((o: Connecting) => (o.servers === undefined) !== (o.connection === undefined), {
       message: "give exactly one of servers and connection",
     })
@@ -91,6 +99,20 @@ export function runtimeOpenOptionsSchema<Own extends RuntimeConnectionShape>(own
       message:
         "connectOptions apply to the connection made from `servers`, not to a given connection",
     });
+}
+
+/**
+ * zod schema of a runtime package's `snapshots` option: a `SnapshotStore`, or `false` for none;
+ * left out, the runtime's default store, which `defaultStore` names in the refusal.
+ */
+export function snapshotsOptionSchema(defaultStore: string) {
+  return z
+    .union([z.literal(false), z.custom<unknown>(isSnapshotStoreLike)], {
+      // `snapshots: true` is what a new user wrote for "on", which is the default; `{}` was a raw
+      // TypeError at the browser's first load, and `null` read as "none".
+      error: `snapshots must be a SnapshotStore, or false for none; leave it out for ${defaultStore}`,
+    })
+    .optional();
 }
 
 /**

@@ -4,14 +4,12 @@ import {
   pendingOwnerSchema,
   pendingQueue,
   bindJetStreamModule,
-  connectOptionsSchema,
   isConnectionLike,
   isPendingStoreLike,
-  isSnapshotStoreLike,
-  jetStreamModuleSchema,
   openJetStreamSynchronizer,
   optionsRefused,
   runtimeOpenOptionsSchema,
+  snapshotsOptionSchema,
   StateSyncError,
   type CommandMap,
   type JetStreamV3Module,
@@ -142,17 +140,7 @@ export const openOptionsSchema = runtimeOpenOptionsSchema({
       "connection must be a nats connection (nats, or @nats-io/transport-node's connect) or a promise of one",
     )
     .optional(),
-  jetstream: jetStreamModuleSchema,
-  // Each number nats.js would act on badly (`timeout: -1`) refused, and a typo (core's
-  // nats-connect-options.ts).
-  connectOptions: connectOptionsSchema.optional(),
-  snapshots: z
-    .union([z.literal(false), z.custom<unknown>(isSnapshotStoreLike)], {
-      // `snapshots: true` is what a new user wrote for "on", which is the default.
-      error:
-        "snapshots must be a SnapshotStore, or false for none; leave it out for files in snapshotDir",
-    })
-    .optional(),
+  snapshots: snapshotsOptionSchema("files in snapshotDir"),
   snapshotDir: z.string().min(1).optional(),
   pending: pendingSchema,
 });
