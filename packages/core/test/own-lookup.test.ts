@@ -1,31 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { OwnLookup } from "../src/engine/own-lookup.js";
-import { encodeEntry } from "../src/entry.js";
 import type { RecentEntry } from "../src/entry-types.js";
 import type { LogEntry } from "../src/log.js";
 import { MemoryLog } from "../src/memory-log.js";
-
-const nobody = { revision: 0, recordedFrom: Infinity, recentRevisionOf: () => undefined };
-
-/** A compaction by another replica: a snapshot entry at the tail recording `recent`, then the truncation before it. */
-async function compact(log: MemoryLog, recent: RecentEntry[]): Promise<number> {
-  const base = (await log.info()).latestRevision;
-  const data = encodeEntry({
-    v: 1,
-    kind: "snapshot",
-    ts: 1,
-    client: "other",
-    base,
-    model: "m",
-    version: 1,
-    initialHash: "0".repeat(64),
-    state: {},
-    recent,
-  });
-  const { revision } = await log.appendUnconditional(data, `snapshot-${base}`);
-  await log.truncateBefore(revision);
-  return revision;
-}
+import { compact, nobody } from "./support/compactions.js";
 
 /** A log whose next `entryAt` or `findByMessageId` runs `before` first (a compaction that lands mid-look). */
 class RacedLog extends MemoryLog {

@@ -1,36 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { OwnLookup } from "../src/engine/own-lookup.js";
-import { encodeEntry } from "../src/entry.js";
 import type { RecentEntry } from "../src/entry-types.js";
 import { MemoryLog } from "../src/memory-log.js";
 import { defineModel } from "../src/model.js";
 import { usableRecent } from "../src/recent-ids.js";
 import { Replay } from "../src/replay.js";
-
-const nobody = { revision: 0, recordedFrom: Infinity, recentRevisionOf: () => undefined };
-
-const snapshotEntry = (base: number, recent: RecentEntry[], initialHash = "0".repeat(64)) =>
-  encodeEntry({
-    v: 1,
-    kind: "snapshot",
-    ts: 1,
-    client: "other",
-    base,
-    model: "m",
-    version: 1,
-    initialHash,
-    state: {},
-    recent,
-  });
-
-/** A compaction by a hostile (or broken) replica: its snapshot entry lists `recent`. */
-async function compact(log: MemoryLog, recent: RecentEntry[]): Promise<number> {
-  const base = (await log.info()).latestRevision;
-  const { revision } = await log.appendUnconditional(snapshotEntry(base, recent), `snap-${base}`);
-  await log.truncateBefore(revision);
-  return revision;
-}
+import { compact, nobody, snapshotEntry } from "./support/compactions.js";
 
 /**
  * A snapshot entry's `recent` list names the message ids of the entries before it; a writer
