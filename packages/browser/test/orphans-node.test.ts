@@ -3,13 +3,14 @@ import {
   defineModel,
   MemoryLog,
   MemoryPendingStore,
+  type PendingQueueSetup,
   type PendingRecord,
   type PendingStore,
   type StateSyncError,
 } from "@statesync/core";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod/v4";
-import { drainOrphanedSlots } from "../src/tabs/orphans.js";
+import { drainOrphanedSlots, type OrphanDrainOptions } from "../src/tabs/orphans.js";
 import { durable } from "./support/durable-store.js";
 
 /**
@@ -44,6 +45,25 @@ async function put(store: PendingStore, owner: string, ...records: PendingRecord
   await q.close();
 }
 
+/** This tab's drain (`tab-0`, leading) of the board's slots in `store`, with `more` options. */
+function drainBoard(
+  store: PendingStore,
+  more: Omit<OrphanDrainOptions, "store" | "key" | "owner" | "own" | "active">,
+): () => void {
+  return drainOrphanedSlots({
+    store,
+    key: "board",
+    owner: "tab",
+    own: "tab-0",
+    active: () => true,
+    ...more,
+  });
+}
+
+/** A drained slot's replica on `log`, compacting nothing. */
+const replicaOn = (log: MemoryLog) => async (pending: PendingQueueSetup) =>
+  createSynchronizer({ log: log.handle(), model: board, pending, compaction: false });
+
 afterEach(() => {
   vi.useRealTimers();
 });
@@ -57,12 +77,7 @@ describe("drainOrphanedSlots and updates of another log", () => {
     await put(store, "tab-2", record(1, "orphan"));
     const errors: StateSyncError[] = [];
     let opened = 0;
-    const stop = drainOrphanedSlots({
-      store,
-      key: "board",
-      owner: "tab",
-      own: "tab-0",
-      active: () => true,
+    const stop = drainBoard(store, {
       open: async (pending) => {
         opened += 1;
         return createSynchronizer({
@@ -107,16 +122,10 @@ describe("drainOrphanedSlots while the server is away", () => {
     const listener = new BroadcastChannel(`${channel}:pending`);
     listener.onmessage = (e: MessageEvent) => reports.push(e.data);
     let online = false;
-    const stop = drainOrphanedSlots({
-      store,
-      key: "board",
-      owner: "tab",
-      own: "tab-0",
-      active: () => true,
+    const stop = drainBoard(store, {
       online: () => online,
       channel,
-      open: async (pending) =>
-        createSynchronizer({ log: log.handle(), model: board, pending, compaction: false }),
+      open: replicaOn(log),
     });
     try {
       for (let i = 0; i < 100 && reports.length === 0; i++) await vi.advanceTimersByTimeAsync(50);
@@ -163,12 +172,7 @@ describe("drainOrphanedSlots and a slot emptied by someone else", () => {
     const channel = `orphans-cleared-${Date.now()}`;
     const listener = new BroadcastChannel(`${channel}:pending`);
     listener.onmessage = (e: MessageEvent) => reports.push(e.data);
-    const stop = drainOrphanedSlots({
-      store,
-      key: "board",
-      owner: "tab",
-      own: "tab-0",
-      active: () => true,
+    const stop = drainBoard(store, {
       online: () => false,
       channel,
       revision: () => 7,
@@ -205,16 +209,10 @@ describe("drainOrphanedSlots and the log's identity", () => {
     const listener = new BroadcastChannel(`${channel}:pending`);
     listener.onmessage = (e: MessageEvent) => reports.push(e.data);
     const reader = log.handle();
-    const stop = drainOrphanedSlots({
-      store,
-      key: "board",
-      owner: "tab",
-      own: "tab-0",
-      active: () => true,
+    const stop = drainBoard(store, {
       channel,
       identity: async () => (await reader.info()).identity,
-      open: async (pending) =>
-        createSynchronizer({ log: log.handle(), model: board, pending, compaction: false }),
+      open: replicaOn(log),
     });
     try {
       const end = Date.now() + 15_000;
@@ -255,14 +253,8 @@ describe("drainOrphanedSlots looks without creating queues", () => {
   async function drainTab3(store: PendingStore) {
     vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval"] });
     const log = new MemoryLog();
-    const stop = drainOrphanedSlots({
-      store,
-      key: "board",
-      owner: "tab",
-      own: "tab-0",
-      active: () => true,
-      open: async (pending) =>
-        createSynchronizer({ log: log.handle(), model: board, pending, compaction: false }),
+    const stop = drainBoard(store, {
+      open: replicaOn(log),
     });
     try {
       const reader = log.handle();
