@@ -2,29 +2,17 @@
 // badly, as Node's do (run in Node: the `ws` package stands in for the browser's WebSocket).
 // Before, `connectOptions: { timeout: -1 }` (or 0) opened a replica that stayed offline for good
 // against a healthy server.
-import {
-  connectInBackground,
-  defineModel,
-  openSynchronizer,
-  StateSyncError,
-} from "@statesync/browser";
+import { connectInBackground, openSynchronizer } from "@statesync/browser";
 import { getFreePort, startNatsServer, type NatsServer } from "@statesync/node";
 import WebSocket from "ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { z } from "zod";
 import {
   acceptedConnectOptions,
   refusedConnectOptions,
   unknownConnectOptions,
 } from "../../node/test/support/connect-option-cases.js";
-import { zodIssues } from "../../node/test/support/option-refusals.js";
-
-const counter = defineModel({
-  name: "counter",
-  state: z.object({ n: z.number() }),
-  initial: { n: 0 },
-  commands: {},
-});
+import { openingError, refusedAt } from "../../node/test/support/option-refusals.js";
+import { tally as counter } from "../../node/test/support/models.js";
 
 let server: NatsServer;
 let healthy: string;
@@ -41,29 +29,10 @@ afterAll(async () => {
 });
 
 async function open(servers: string, connectOptions: Record<string, unknown>): Promise<unknown> {
-  try {
-    const sync = await openSynchronizer({
-      servers,
-      stream: "CONNECT_OPTIONS",
-      model: counter,
-      snapshots: false,
-      saveOnHide: false,
-      connectOptions: connectOptions as never,
-    });
-    await sync.close();
-    return undefined;
-  } catch (error) {
-    return error;
-  }
-}
-
-function refusedAt(error: unknown, caller: string): string[] {
-  expect(error, caller).toBeInstanceOf(StateSyncError);
-  expect([(error as StateSyncError).code, (error as Error).message]).toEqual([
-    "VALIDATION",
-    expect.stringMatching(new RegExp(`^invalid ${caller} options: `)),
-  ]);
-  return zodIssues(error).map((issue) => issue.slice(0, issue.indexOf(":")));
+  const options = { servers, stream: "CONNECT_OPTIONS", model: counter, snapshots: false as const };
+  return openingError(() =>
+    openSynchronizer({ ...options, saveOnHide: false, connectOptions: connectOptions as never }),
+  );
 }
 
 describe("browser: connectOptions", () => {

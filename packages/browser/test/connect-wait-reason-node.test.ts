@@ -2,25 +2,11 @@
 // the browser's WebSocket in Node): a call that gives up waiting for a connection names why
 // there is none, as the Node package's does (packages/node/test/connect-wait-reason.test.ts).
 // Issue 12 read "Could not addCard: not connected to NATS within 5000 ms" after a 37 s wait.
-import { defineModel, openSynchronizer, StateSyncError } from "@statesync/browser";
+import { openSynchronizer, StateSyncError } from "@statesync/browser";
 import { getFreePort, startNatsServer, type NatsServer } from "@statesync/node";
 import WebSocket from "ws";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { z } from "zod";
-
-const counter = defineModel({
-  name: "counter",
-  state: z.object({ n: z.number() }),
-  initial: { n: 0 },
-  commands: {
-    add: {
-      args: z.object({ by: z.number() }),
-      apply: (draft, args) => {
-        draft.n += args.by;
-      },
-    },
-  },
-});
+import { tally as counter } from "../../node/test/support/models.js";
 
 let server: NatsServer | undefined;
 beforeAll(() => {

@@ -2,28 +2,13 @@
 // save at a time, the newest state next; nothing waits for close() or for snapshotEvery.
 import {
   createSynchronizer,
-  defineModel,
   keepSnapshotCurrent,
   MemoryLog,
   MemorySnapshotStore,
   type SnapshotRecord,
 } from "@statesync/browser";
 import { afterEach, expect, it, vi } from "vitest";
-import { z } from "zod";
-
-const counter = defineModel({
-  name: "counter",
-  state: z.object({ n: z.number() }),
-  initial: { n: 0 },
-  commands: {
-    add: {
-      args: z.object({ by: z.number() }),
-      apply: (draft, args) => {
-        draft.n += args.by;
-      },
-    },
-  },
-});
+import { tally as counter } from "../../node/test/support/models.js";
 
 /** A memory store that records its saves, can hold them at a gate, and counts overlaps. */
 class WatchedStore extends MemorySnapshotStore {

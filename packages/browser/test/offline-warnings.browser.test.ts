@@ -1,22 +1,8 @@
-import { defineModel, openSynchronizer } from "@statesync/browser";
+import { openSynchronizer } from "@statesync/browser";
 import { offlineQueue } from "@statesync/browser/offline";
 import { deleteDB } from "idb";
 import { expect, it } from "vitest";
-import { z } from "zod";
-
-const model = defineModel({
-  name: "notes",
-  state: z.object({ notes: z.array(z.string()) }),
-  initial: { notes: [] },
-  commands: {
-    add: {
-      args: z.object({ text: z.string() }),
-      apply(draft, { text }) {
-        draft.notes.push(text);
-      },
-    },
-  },
-});
+import { notes as model } from "./support/models.js";
 
 // No server listens here: the updates wait in the offline queue.
 const NOBODY = "ws://127.0.0.1:9";

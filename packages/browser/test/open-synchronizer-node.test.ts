@@ -1,7 +1,6 @@
 // @statesync/browser's openSynchronizer, run in Node against real nats-server processes over
 // WebSocket (Node 20 has no global WebSocket: the `ws` package stands in for the browser's).
 import {
-  defineModel,
   isStateSyncError,
   jetStreamSnapshotKey,
   MemorySnapshotStore,
@@ -12,21 +11,7 @@ import { getFreePort, startNatsServer, type NatsServer } from "@statesync/node";
 import { connect } from "nats.ws";
 import WebSocket from "ws";
 import { afterEach, beforeAll, expect, it } from "vitest";
-import { z } from "zod";
-
-const counter = defineModel({
-  name: "counter",
-  state: z.object({ n: z.number() }),
-  initial: { n: 0 },
-  commands: {
-    add: {
-      args: z.object({ by: z.number() }),
-      apply: (draft, args) => {
-        draft.n += args.by;
-      },
-    },
-  },
-});
+import { tally as counter } from "../../node/test/support/models.js";
 
 beforeAll(() => {
   (globalThis as { WebSocket?: unknown }).WebSocket ??= WebSocket;

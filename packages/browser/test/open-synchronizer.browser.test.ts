@@ -1,5 +1,4 @@
 import {
-  defineModel,
   IndexedDbSnapshotStore,
   isStateSyncError,
   jetStreamSnapshotKey,
@@ -9,22 +8,8 @@ import {
 } from "@statesync/browser";
 import { offlineQueue } from "@statesync/browser/offline";
 import { expect, it, vi } from "vitest";
-import { z } from "zod";
 import { dropDatabase, uniqueDatabase } from "./idb-helpers.js";
-
-const model = defineModel({
-  name: "notes",
-  state: z.object({ notes: z.array(z.string()) }),
-  initial: { notes: [] },
-  commands: {
-    add: {
-      args: z.object({ text: z.string() }),
-      apply(draft, { text }) {
-        draft.notes.push(text);
-      },
-    },
-  },
-});
+import { notes as model } from "./support/models.js";
 
 // No server listens here: these tests are about what happens before the network answers.
 const NOBODY = "ws://127.0.0.1:9";

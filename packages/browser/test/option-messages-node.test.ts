@@ -1,25 +1,17 @@
 // @statesync/browser's openSynchronizer, run in Node (no Web Locks: no tabs; the `ws` package
 // stands in for the browser's WebSocket): every wrong option is refused as "invalid
 // openSynchronizer options", naming the option as written, whichever layer takes it.
-import { defineModel, openSynchronizer } from "@statesync/browser";
+import { openSynchronizer } from "@statesync/browser";
 import { getFreePort } from "@statesync/node";
 import WebSocket from "ws";
 import { beforeAll, describe, expect, it } from "vitest";
-import { z } from "zod";
-import { optionsSchema as coreOptionsSchema } from "../../core/src/engine/options.js";
-import { jetStreamLogOptionsSchema } from "../../core/src/jetstream/jetstream-log-options.js";
-import { refusalProblem, shown, wrongValues } from "../../node/test/support/option-refusals.js";
+import {
+  openingError,
+  openOptionKeys,
+  wrongValueProblems,
+} from "../../node/test/support/option-refusals.js";
 import { openOptionsSchema } from "../src/open-options.js";
-
-const counter = defineModel({
-  name: "counter",
-  state: z.object({ n: z.number() }),
-  initial: { n: 0 },
-  commands: {},
-});
-
-/** Options of createSynchronizer / JetStreamLog that openSynchronizer makes itself. */
-const internal = new Set(["log", "ownsLog", "onClose", "connectionErrors", "whyNotConnected"]);
+import { tally as counter } from "../../node/test/support/models.js";
 
 let servers: string;
 beforeAll(async () => {
@@ -29,41 +21,13 @@ beforeAll(async () => {
 });
 
 async function refusal(options: Record<string, unknown>): Promise<unknown> {
-  try {
-    const sync = await openSynchronizer(options as never);
-    await sync.close();
-    return undefined;
-  } catch (error) {
-    return error;
-  }
+  return openingError(() => openSynchronizer(options as never));
 }
 
 describe("browser openSynchronizer: every wrong option names openSynchronizer and the option", () => {
-  const keys = [
-    ...new Set([
-      ...Object.keys(openOptionsSchema.shape),
-      ...Object.keys(coreOptionsSchema.shape),
-      ...Object.keys(jetStreamLogOptionsSchema.shape),
-    ]),
-  ].filter((k) => !internal.has(k));
-
-  it.each(keys)("option %s", async (key) => {
-    const problems: string[] = [];
-    for (const value of wrongValues) {
-      const options: Record<string, unknown> = {
-        servers,
-        stream: "OPTS",
-        model: counter,
-        snapshots: false,
-        saveOnHide: false,
-        [key]: value,
-      };
-      if (key === "connection") delete options.servers;
-      const error = await refusal(options);
-      if (error === undefined) continue; // a value of the right type
-      const problem = refusalProblem(error, "openSynchronizer", key);
-      if (problem !== undefined) problems.push(`${shown(value)}: ${problem}`);
-    }
+  it.each(openOptionKeys(openOptionsSchema.shape))("option %s", async (key) => {
+    const base = { servers, stream: "OPTS", model: counter, snapshots: false, saveOnHide: false };
+    const problems = await wrongValueProblems(key, base, refusal);
     expect(problems).toEqual([]);
   });
 

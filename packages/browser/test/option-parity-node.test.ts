@@ -6,7 +6,6 @@
 // browser's WebSocket; nothing listens, so an opening that passes validation is offline).
 import {
   createSynchronizer,
-  defineModel,
   MemoryLog,
   openSynchronizer as openInBrowser,
   StateSyncError,
@@ -14,15 +13,8 @@ import {
 import { getFreePort, openSynchronizer as openInNode } from "@statesync/node";
 import WebSocket from "ws";
 import { beforeAll, describe, expect, it } from "vitest";
-import { z } from "zod";
 import { zodIssues } from "../../node/test/support/option-refusals.js";
-
-const counter = defineModel({
-  name: "counter",
-  state: z.object({ n: z.number() }),
-  initial: { n: 0 },
-  commands: {},
-});
+import { tally as counter } from "../../node/test/support/models.js";
 
 let port: number;
 beforeAll(async () => {

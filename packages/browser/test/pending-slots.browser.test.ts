@@ -4,7 +4,6 @@
 // of dead tabs' slots opened each slot to look at it, and opening a slot writes its row. It now
 // looks with the store's read-only `owners`: only the slots used have rows.
 import {
-  defineModel,
   IndexedDbPendingStore,
   jetStreamSnapshotKey,
   openSynchronizer,
@@ -13,22 +12,8 @@ import {
 import { offlineQueue } from "@statesync/browser/offline";
 import { openDB } from "idb";
 import { expect, inject, it, vi } from "vitest";
-import { z } from "zod";
 import { dropDatabase, uniqueDatabase } from "./idb-helpers.js";
-
-const model = defineModel({
-  name: "notes",
-  state: z.object({ notes: z.array(z.string()) }),
-  initial: { notes: [] },
-  commands: {
-    add: {
-      args: z.object({ text: z.string() }),
-      apply(draft, { text }) {
-        draft.notes.push(text);
-      },
-    },
-  },
-});
+import { notes as model } from "./support/models.js";
 
 const LIVE = inject("natsWsUrl");
 // No server listens here: the offline session.

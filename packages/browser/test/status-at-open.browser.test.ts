@@ -6,29 +6,10 @@
 // checked here: no tabs, the leading tab, a follower tab, tabs opening together, with and
 // without a snapshot store and an offline queue; and a server that is down still says
 // `offline` from its refused WebSocket alone.
-import {
-  defineModel,
-  jetStreamSnapshotKey,
-  openSynchronizer,
-  type SyncStatus,
-} from "@statesync/browser";
+import { jetStreamSnapshotKey, openSynchronizer, type SyncStatus } from "@statesync/browser";
 import { offlineQueue } from "@statesync/browser/offline";
 import { afterEach, expect, inject, it, vi } from "vitest";
-import { z } from "zod";
-
-const model = defineModel({
-  name: "notes",
-  state: z.object({ notes: z.array(z.string()) }),
-  initial: { notes: [] },
-  commands: {
-    add: {
-      args: z.object({ text: z.string() }),
-      apply(draft, { text }) {
-        draft.notes.push(text);
-      },
-    },
-  },
-});
+import { notes as model } from "./support/models.js";
 
 type Options = Partial<
   Parameters<typeof openSynchronizer<typeof model.initial, typeof model.commands>>[0]

@@ -3,17 +3,11 @@
 // the app, can post anything). Here the "leader" is a raw tab (test/support/raw-tab.ts) that
 // answers malformed. Before, a follower trusted every answer but `otherStateAt`'s by a cast: a
 // `read` page of strings, or of entries outside the range asked, reached its replica as entries.
-import {
-  createSynchronizer,
-  defineModel,
-  isStateSyncError,
-  MemoryLog,
-  type LogEntry,
-} from "@statesync/core";
+import { createSynchronizer, isStateSyncError, MemoryLog, type LogEntry } from "@statesync/core";
 import { afterEach, expect, it } from "vitest";
-import { z } from "zod";
 import { TabLog } from "../src/tabs/tab-log.js";
 import { followerOf, originName, RawTab, type RawRequest } from "./support/raw-tab.js";
+import { notes } from "./support/models.js";
 
 const closing: Array<() => Promise<unknown> | void> = [];
 afterEach(async () => {
@@ -151,15 +145,6 @@ it("a follower tab takes an error of a code it does not know as UNAVAILABLE, the
       x: 1,
     });
   }
-});
-
-const notes = defineModel({
-  name: "notes",
-  state: z.object({ notes: z.array(z.string()) }),
-  initial: { notes: [] },
-  commands: {
-    add: { args: z.object({ text: z.string() }), apply: (d, { text }) => void d.notes.push(text) },
-  },
 });
 
 /** Malformed read pages: each entry's revision past the log's end, or its bytes as a string. */

@@ -7,7 +7,6 @@
 // snapshot by.
 import {
   createSynchronizer,
-  defineModel,
   JetStreamLog,
   type LogConfigWatcher,
   type RevisionedLog,
@@ -18,19 +17,10 @@ import { startNatsServer, type NatsServer } from "@statesync/node";
 import { connect, headers, type NatsConnection } from "nats.ws";
 import WebSocket from "ws";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
-import { z } from "zod";
 import { openTabLog } from "../src/tabs/open-tab-log.js";
 import type { TabLog } from "../src/tabs/tab-log.js";
 import { FakeLocks, FakeStorage } from "./support/fake-tabs.js";
-
-const counter = defineModel({
-  name: "counter",
-  state: z.object({ n: z.number() }),
-  initial: { n: 0 },
-  commands: {
-    add: { args: z.object({ by: z.number() }), apply: (d, a) => void (d.n += a.by) },
-  },
-});
+import { tally as counter } from "../../node/test/support/models.js";
 type Counter = StateSynchronizer<{ n: number }, (typeof counter)["commands"]>;
 
 let server: NatsServer;

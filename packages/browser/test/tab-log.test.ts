@@ -3,7 +3,6 @@
 // stood in for (test/support/fake-tabs.ts); the same code runs in Chromium in e2e/tests/tabs.spec.ts.
 import {
   createSynchronizer,
-  defineModel,
   MemoryLog,
   StateSyncError,
   TabLog,
@@ -11,22 +10,8 @@ import {
   type StateSynchronizer,
 } from "@statesync/browser";
 import { afterEach, expect, it } from "vitest";
-import { z } from "zod";
 import { FakeLocks, FakeStorage, FreezableChannel } from "./support/fake-tabs.js";
-
-const notes = defineModel({
-  name: "notes",
-  state: z.object({ notes: z.array(z.string()) }),
-  initial: { notes: [] },
-  commands: {
-    add: {
-      args: z.object({ text: z.string() }),
-      apply(draft, { text }) {
-        draft.notes.push(text);
-      },
-    },
-  },
-});
+import { notes } from "./support/models.js";
 
 type Sync = StateSynchronizer<(typeof notes)["initial"], (typeof notes)["commands"]>;
 

@@ -3,22 +3,13 @@
 // the tabs path passed `domain` and `fanout` to the engine instead of the leading tab's log:
 // createSynchronizer refused them, so a page of a browser with Web Locks that gave either
 // never opened (while the same options worked with `tabs: false`).
-import { defineModel, openSynchronizer, type StateSynchronizer } from "@statesync/browser";
+import { openSynchronizer, type StateSynchronizer } from "@statesync/browser";
 import { startNatsServer, type NatsServer } from "@statesync/node";
 import { connect } from "nats.ws";
 import WebSocket from "ws";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
-import { z } from "zod";
 import { FakeLocks, FakeStorage } from "./support/fake-tabs.js";
-
-const counter = defineModel({
-  name: "counter",
-  state: z.object({ n: z.number() }),
-  initial: { n: 0 },
-  commands: {
-    add: { args: z.object({ by: z.number() }), apply: (d, a) => void (d.n += a.by) },
-  },
-});
+import { tally as counter } from "../../node/test/support/models.js";
 
 /** Web Locks that count the requests: the tabs path asks for the leadership lock. */
 class CountedLocks extends FakeLocks {

@@ -2,13 +2,7 @@
 // before anything connects. Before, a new user's trial: `connectOptions: { timeout: -1 }` (or 0)
 // opened a replica that stayed offline for good against a healthy server, its error events
 // reading "no server accepted a connection within -1 ms".
-import {
-  connectInBackground,
-  connectNats,
-  getFreePort,
-  openSynchronizer,
-  StateSyncError,
-} from "@statesync/node";
+import { connectInBackground, connectNats, getFreePort, openSynchronizer } from "@statesync/node";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
   acceptedConnectOptions,
@@ -16,7 +10,7 @@ import {
   unknownConnectOptions,
 } from "./support/connect-option-cases.js";
 import { counter } from "./support/models.js";
-import { zodIssues } from "./support/option-refusals.js";
+import { openingError, refusedAt } from "./support/option-refusals.js";
 import { useNatsServer } from "./helpers.js";
 
 const ctx = useNatsServer();
@@ -26,30 +20,10 @@ beforeAll(async () => {
 });
 
 async function open(servers: string, connectOptions: Record<string, unknown>): Promise<unknown> {
-  try {
-    const sync = await openSynchronizer({
-      servers,
-      stream: "CONNECT_OPTIONS",
-      model: counter,
-      snapshots: false,
-      waitFor: "restored",
-      connectOptions: connectOptions as never,
-    });
-    await sync.close();
-    return undefined;
-  } catch (error) {
-    return error;
-  }
-}
-
-/** The paths of a VALIDATION refusal by `caller`. */
-function refusedAt(error: unknown, caller: string): string[] {
-  expect(error, caller).toBeInstanceOf(StateSyncError);
-  expect([(error as StateSyncError).code, (error as Error).message]).toEqual([
-    "VALIDATION",
-    expect.stringMatching(new RegExp(`^invalid ${caller} options: `)),
-  ]);
-  return zodIssues(error).map((issue) => issue.slice(0, issue.indexOf(":")));
+  const options = { servers, stream: "CONNECT_OPTIONS", model: counter, snapshots: false as const };
+  return openingError(() =>
+    openSynchronizer({ ...options, waitFor: "restored", connectOptions: connectOptions as never }),
+  );
 }
 
 describe("Node: connectOptions", () => {

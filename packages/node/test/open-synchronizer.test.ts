@@ -2,7 +2,6 @@ import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
-  defineModel,
   getFreePort,
   isStateSyncError,
   openSynchronizer,
@@ -11,22 +10,8 @@ import {
   type StateSyncError,
 } from "@statesync/node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { z } from "zod";
 import { rejection, tcp, uniqueStream, until } from "./helpers.js";
-
-const counter = defineModel({
-  name: "counter",
-  state: z.object({ n: z.number() }),
-  initial: { n: 0 },
-  commands: {
-    add: {
-      args: z.object({ by: z.number() }),
-      apply: (draft, args) => {
-        draft.n += args.by;
-      },
-    },
-  },
-});
+import { tally as counter } from "./support/models.js";
 
 let server: NatsServer;
 let dir: string;

@@ -9,74 +9,43 @@ import {
   startNatsServer,
 } from "@statesync/node";
 import { beforeAll, describe, expect, it } from "vitest";
-import { optionsSchema as coreOptionsSchema } from "../../core/src/engine/options.js";
-import { jetStreamLogOptionsSchema } from "../../core/src/jetstream/jetstream-log-options.js";
 import { openOptionsSchema } from "../src/open-synchronizer.js";
 import { counter } from "./support/models.js";
-import { refusalProblem, shown, wrongValues } from "./support/option-refusals.js";
+import { openingError, openOptionKeys, wrongValueProblems } from "./support/option-refusals.js";
 
 // zod's own word for a failed union or an unlabelled z.custom: it names neither what the
 // option accepts nor what to write (a new user's `snapshots: true`, `onError: "log"`).
 const bare = /Invalid input(?!:)/;
-
-/** Options of createSynchronizer / JetStreamLog that openSynchronizer makes itself. */
-const internal = new Set(["log", "ownsLog", "onClose", "connectionErrors", "whyNotConnected"]);
 
 let port: number;
 beforeAll(async () => {
   port = await getFreePort(); // nothing listens: an opening that passes validation is offline
 });
 
+/** Right options of an opening that, nothing listening, is offline. */
+function opening() {
+  return {
+    servers: `nats://127.0.0.1:${port}`,
+    stream: "OPTS",
+    model: counter,
+    snapshots: false as const,
+    waitFor: "restored" as const,
+  };
+}
+
 async function refusal(options: Record<string, unknown>): Promise<unknown> {
-  try {
-    const sync = await openSynchronizer(options as never);
-    await sync.close();
-    return undefined;
-  } catch (error) {
-    return error;
-  }
+  return openingError(() => openSynchronizer(options as never));
 }
 
 describe("every wrong option value is refused in words that say what to write", () => {
-  const keys = [
-    ...new Set([
-      ...Object.keys(openOptionsSchema.shape),
-      ...Object.keys(coreOptionsSchema.shape),
-      ...Object.keys(jetStreamLogOptionsSchema.shape),
-    ]),
-  ].filter((k) => !internal.has(k));
-
-  it.each(keys)("openSynchronizer option %s", async (key) => {
-    const problems: string[] = [];
-    for (const value of wrongValues) {
-      const options: Record<string, unknown> = {
-        servers: `nats://127.0.0.1:${port}`,
-        stream: "OPTS",
-        model: counter,
-        snapshots: false,
-        waitFor: "restored",
-        [key]: value,
-      };
-      if (key === "connection") delete options.servers;
-      const error = await refusal(options);
-      if (error === undefined) continue; // a value of the right type
-      // Whichever layer checks the option (openSynchronizer, createSynchronizer, JetStreamLog),
-      // the message names the function called and the option as written (before, a trial:
-      // "invalid synchronizer options", "invalid JetStreamLog options").
-      const problem = refusalProblem(error, "openSynchronizer", key);
-      if (problem !== undefined) problems.push(`${shown(value)}: ${problem}`);
-    }
+  it.each(openOptionKeys(openOptionsSchema.shape))("openSynchronizer option %s", async (key) => {
+    const base = opening();
+    const problems = await wrongValueProblems(key, base, refusal);
     expect(problems).toEqual([]);
   });
 
   it("names the option's path as written, and keeps zod's issues as the cause", async () => {
-    const base = {
-      servers: `nats://127.0.0.1:${port}`,
-      stream: "OPTS",
-      model: counter,
-      snapshots: false,
-      waitFor: "restored",
-    };
+    const base = opening();
     const cases: Array<[Record<string, unknown>, string]> = [
       [{ pending: { owner: 7 } }, "pending.owner"], // openSynchronizer's own (nested)
       [{ pending: { owner: "a", store: 7 } }, "pending.store"],
@@ -132,13 +101,7 @@ describe("every wrong option value is refused in words that say what to write", 
   });
 
   it("update options and startNatsServer options too", async () => {
-    const sync = await openSynchronizer({
-      servers: `nats://127.0.0.1:${port}`,
-      stream: "OPTS",
-      model: counter,
-      snapshots: false,
-      waitFor: "restored",
-    });
+    const sync = await openSynchronizer(opening());
     const messages: string[] = [];
     for (const bad of [{ signal: 7 }, { signal: "x" }]) {
       const error = await sync.update("increment", { by: 1 }, bad as never).then(

@@ -22,6 +22,21 @@ export const counter = defineModel({
   },
 });
 
+/** A number, added to: the model of the tests that need no more (the browser's run in Node too). */
+export const tally = defineModel({
+  name: "counter",
+  state: z.object({ n: z.number() }),
+  initial: { n: 0 },
+  commands: {
+    add: {
+      args: z.object({ by: z.number() }),
+      apply: (draft, args) => {
+        draft.n += args.by;
+      },
+    },
+  },
+});
+
 export { ledger } from "../fixtures/hostile/ledger-model.js";
 import type { ledger } from "../fixtures/hostile/ledger-model.js";
 
