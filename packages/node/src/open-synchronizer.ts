@@ -104,23 +104,29 @@ const tcpServer = z
  * `pending` of Node's openSynchronizer: `{ owner, store? }` (a typo is an error) or false; issues
  * are reported at `pending.owner`, `pending.store` as the user wrote them.
  */
-const pendingSchema = z.preprocess(
-  (v) => (v === false ? undefined : v),
-  z
-    .strictObject(
-      {
-        owner: pendingOwnerSchema,
-        store: z
-          .custom<unknown>(isPendingStoreLike, "pending.store must be a PendingStore")
-          .optional(),
-      },
-      {
-        error: (issue) =>
-          issue.code === "invalid_type" ? "pending must be { owner, store? }, or false" : undefined,
-      },
-    )
-    .optional(),
-);
+// Typed as a plain ZodType: the published declarations name no zod class newer than the oldest
+// zod statesync accepts (z.preprocess's ZodPreprocess is not in zod 4.0 nor 3.25's zod/v4, and
+// an app on those failed to compile: the install test).
+const pendingSchema: z.ZodType<{ owner: string; store?: unknown } | undefined, unknown> =
+  z.preprocess(
+    (v) => (v === false ? undefined : v),
+    z
+      .strictObject(
+        {
+          owner: pendingOwnerSchema,
+          store: z
+            .custom<unknown>(isPendingStoreLike, "pending.store must be a PendingStore")
+            .optional(),
+        },
+        {
+          error: (issue) =>
+            issue.code === "invalid_type"
+              ? "pending must be { owner, store? }, or false"
+              : undefined,
+        },
+      )
+      .optional(),
+  );
 
 /**
  * zod schema of {@link OpenSynchronizerOptions}: core's `openJetStreamOptionsSchema` (every
