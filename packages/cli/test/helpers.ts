@@ -1,4 +1,9 @@
-import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import {
+  spawn,
+  type ChildProcessByStdio,
+  type ChildProcessWithoutNullStreams,
+} from "node:child_process";
+import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import {
   encodeEntry,
@@ -64,14 +69,23 @@ export function runCli(
       const timer = setTimeout(() => child.kill("SIGKILL"), killAfterMs);
       child.on("exit", () => clearTimeout(timer));
     }
-    let stdout = "";
-    let stderr = "";
-    // Decoded as a stream, so a character split across chunks stays whole.
-    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-    child.on("error", reject);
-    child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr }));
+    collectOutput(child, resolve, reject);
   });
+}
+
+/** Collects a child's stdout and stderr as text and settles with them once it closed. */
+export function collectOutput(
+  child: ChildProcessByStdio<null, Readable, Readable>,
+  resolve: (result: CliResult) => void,
+  reject: (error: Error) => void,
+): void {
+  let stdout = "";
+  let stderr = "";
+  // Decoded as a stream, so a character split across chunks stays whole.
+  child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+  child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+  child.on("error", reject);
+  child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr }));
 }
 
 /** Runs the CLI and parses its stdout as JSON; fails with its stderr when it exits non-zero. */

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { runCli, type CliResult } from "./helpers.js";
+import { collectOutput, runCli, type CliResult } from "./helpers.js";
 
 /**
  * Runs `createProgram().parseAsync(args)` in a script of its own, as a script that reuses the
@@ -17,12 +17,7 @@ function runEmbedded(args: string[]): Promise<CliResult> {
       env: { ...process.env, STATESYNC_SERVER: "" },
       stdio: ["ignore", "pipe", "pipe"],
     });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-    child.on("error", reject);
-    child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr }));
+    collectOutput(child, resolve, reject);
   });
 }
 
