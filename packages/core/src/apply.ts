@@ -1,7 +1,8 @@
 import { enablePatches, Immer, type Patch } from "immer";
 import { applyCheckedPatches, producePatched } from "./array-patches.js";
 import { StateValidity } from "./command-check.js";
-import { freezeWritten, TouchRecorder, type Touch } from "./engine/touch-recorder.js";
+import { TouchRecorder, type Touch } from "./engine/touch-recorder.js";
+import { freezeWritten } from "./engine/touch-values.js";
 import {
   CHECKED_COMMAND_FORMAT,
   type CommandEntry,
@@ -267,7 +268,8 @@ const FAILED = Symbol("failed entry");
  * {@link applyEntry} one by one would. `revision` is the revision before the first. Checked
  * commands run on a `TouchRecorder`'s view of the draft and are checked along what they wrote
  * (the verdict `applyEntry` reaches: see `StateValidity`); what they wrote is frozen, so a later
- * entry that writes into it throws instead of changing a value two places share. When an entry
+ * entry that writes into it is refused (noted by the recorder even when the command catches the
+ * refusal) instead of changing a value two places share, and runs alone. When an entry
  * fails, nothing is applied: the caller applies the entries before it again and that one alone,
  * which keeps each failure isolated to its own entry. `validity` is updated only when every
  * entry was applied.
@@ -318,6 +320,9 @@ export function applyBatch<S, C extends CommandMap<S>>(
             inRecipes(() => model.commands[e.name]!.apply(view, args, ctx)),
             e.name,
           );
+          // It wrote into what an earlier entry wrote (frozen here, a draft when it runs alone):
+          // refused in the draft even if the command caught that, or sloppy mode hid it.
+          if (recorder.takeFrozenWrite()) throw FAILED;
           if (e.v === CHECKED_COMMAND_FORMAT) checkInBatch(model, draft, recorder, v);
           else {
             recorder.refuseHoles(draft, () => FAILED);

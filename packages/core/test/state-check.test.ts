@@ -3,7 +3,8 @@ import { current, enablePatches, freeze, produce, produceWithPatches, type Patch
 import { describe, expect, it } from "vitest";
 import { z } from "zod/v4";
 import { StateChecker } from "../src/engine/state-check.js";
-import { TouchRecorder, withValues } from "../src/engine/touch-recorder.js";
+import { TouchRecorder } from "../src/engine/touch-recorder.js";
+import { withValues } from "../src/engine/touch-values.js";
 
 enablePatches();
 

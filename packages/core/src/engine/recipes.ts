@@ -9,13 +9,8 @@ import { inRecipes, refuseThenable } from "../synchronous.js";
 import type { CommandMap, Model, UpdateContext } from "../model.js";
 import { detachResult } from "./recipe-result.js";
 import { StateChecker } from "./state-check.js";
-import {
-  freezeWritten,
-  holesError as holes,
-  TouchRecorder,
-  withValues,
-  type Touch,
-} from "./touch-recorder.js";
+import { holesError as holes, TouchRecorder, type Touch } from "./touch-recorder.js";
+import { freezeWritten, withValues } from "./touch-values.js";
 
 /** One queued recipe (a plain recipe, or a named command's `apply` with its parsed args). */
 export interface RecipeRun {
@@ -150,6 +145,9 @@ export class RecipeRunner<S, C extends CommandMap<S>> {
         for (let i = 0; i < ops.length; i++) {
           try {
             const returned = runIn(ops[i]!, view, ctx);
+            // A write into what an earlier op wrote, refused here: alone it is a write (the op
+            // may have caught the refusal, or sloppy mode hidden it).
+            if (recorder.takeFrozenWrite()) throw ABORT;
             // Before its drafts are copied: a copy of an array left with a length of 1e8 walks
             // every index (26 s), its refusal is at once.
             recorder.refuseHoles(draft, holes);

@@ -1,4 +1,5 @@
-import { isDraft, type Patch } from "immer";
+import { isDraft } from "immer";
+import { firstHole, withValues } from "./touch-values.js";
 import { VIEW_TARGET } from "../current.js";
 import { StateSyncError } from "../errors.js";
 
@@ -52,11 +53,27 @@ export class TouchRecorder {
   private readonly views = new WeakMap<object, Map<string, object>>();
   private readonly targets = new WeakMap<object, object>();
 
+  /**
+   * Set when a recipe wrote, or tried to, into a frozen value it reached through a view. In a
+   * draft shared by several recipes that is a value an earlier recipe wrote (frozen then, see
+   * {@link freezeWritten}), where a draft of its own would hand the recipe a draft of it: the
+   * write is refused, and the recipe must run again alone, even when it caught the refusal or
+   * sloppy mode hid it. The runners of shared drafts read it after each recipe
+   * ({@link takeFrozenWrite}).
+   */
+  private frozenWrite = false;
+
+  /** Whether a recipe wrote into a frozen value since the last call (see `frozenWrite`). */
+  takeFrozenWrite(): boolean {
+    const w = this.frozenWrite;
+    this.frozenWrite = false;
+    return w;
+  }
+
   /** The view of `value` at `path` (the same view each time, so identity comparisons hold). */
   wrap<T>(value: T, path: ReadonlyArray<string | number> = []): T {
     if (value === null || typeof value !== "object") return value;
-    // A frozen value's members cannot be handed out as views (a proxy invariant); nor written.
-    if (!isDraft(value) && Object.isFrozen(value)) return value;
+    const frozen = !isDraft(value) && Object.isFrozen(value);
     const key = path.join("\u0000");
     let byPath = this.views.get(value);
     if (!byPath) this.views.set(value, (byPath = new Map()));
@@ -64,9 +81,13 @@ export class TouchRecorder {
     if (known) return known as T;
     // An object's view stands on an empty object and forwards every operation: a proxy's
     // invariant checks then read that object, not the draft (a second trap of Immer's per read
-    // and write). An array's stands on the array itself, so that it is still an array.
-    const stand = Array.isArray(value) ? value : {};
-    const view = new Proxy(stand, this.handler(path, value));
+    // and write). An array's stands on the array itself, so that it is still an array; a frozen
+    // array's on an empty array (a frozen target would bind the view to its values).
+    const stand = frozen ? (Array.isArray(value) ? [] : {}) : Array.isArray(value) ? value : {};
+    const view = new Proxy(
+      stand,
+      frozen ? this.frozenHandler(path, value) : this.handler(path, value),
+    );
     byPath.set(key, view);
     this.targets.set(view, value);
     return view as T;
@@ -169,6 +190,55 @@ export class TouchRecorder {
         if (isArray) this.noteGrowth(path, target as unknown[], before, k);
         return ok;
       },
+    };
+  }
+
+  /**
+   * The traps of a view of a frozen value: read as a draft of it reads (members as views,
+   * writable, the view itself not frozen: what a recipe alone sees of the same value); every
+   * write refused, as the frozen value refuses it, and noted (`frozenWrite`).
+   */
+  private frozenHandler(
+    path: ReadonlyArray<string | number>,
+    target: object,
+  ): ProxyHandler<object> {
+    const isArray = Array.isArray(target);
+    const refuse = (): boolean => {
+      this.frozenWrite = true;
+      return false;
+    };
+    return {
+      has: (_, key) => Reflect.has(target, key),
+      ownKeys: () => Reflect.ownKeys(target),
+      getPrototypeOf: () => Reflect.getPrototypeOf(target),
+      get: (_, key) => {
+        if (key === VIEW_TARGET) return target;
+        if (isArray && typeof key === "string") {
+          const method = arrayMethods.get(key);
+          if (method) return method;
+        }
+        const v: unknown = Reflect.get(target, key);
+        if (typeof key === "symbol" || v === null || typeof v !== "object") return v;
+        return this.wrap(v, [...path, isArray && ARRAY_INDEX.test(key) ? Number(key) : key]);
+      },
+      // As Immer's drafts report them (writable; configurable but an array's length), which
+      // the view's stand (an empty object or array) allows.
+      getOwnPropertyDescriptor: (_, key) => {
+        const desc = Reflect.getOwnPropertyDescriptor(target, key);
+        if (!desc) return undefined;
+        const fixed = isArray && key === "length";
+        return {
+          value: desc.value,
+          writable: true,
+          enumerable: desc.enumerable,
+          configurable: !fixed,
+        };
+      },
+      set: refuse,
+      deleteProperty: refuse,
+      defineProperty: refuse,
+      setPrototypeOf: refuse,
+      preventExtensions: refuse,
     };
   }
 
@@ -283,92 +353,6 @@ const arrayMethods = new Map<string, unknown>(
 /** Whether `unwrapDeep` looks inside `value`: a draft or a frozen value holds no view. */
 function walkable(value: object): boolean {
   return !isDraft(value) && !Object.isFrozen(value);
-}
-
-/**
- * Freezes a value a recipe wrote into a shared draft, so the next recipe of the batch gets a
- * copy (or a refused write, then that recipe runs alone) when it changes it, as it would with a
- * draft of its own: Immer hands out new objects of a draft as they are. Returns false, freezing
- * nothing, when a draft sits inside (then the batch ends after this recipe: `aliased`).
- */
-export function freezeWritten(value: unknown): boolean {
-  const found: object[] = [];
-  const walk = (v: unknown): boolean => {
-    if (v === null || typeof v !== "object") return true;
-    if (isDraft(v)) return false;
-    if (Object.isFrozen(v)) return true;
-    found.push(v);
-    for (const k of Object.keys(v)) if (!walk((v as Record<string, unknown>)[k])) return false;
-    return true;
-  };
-  if (!walk(value)) return false;
-  for (const o of found) Object.freeze(o);
-  return true;
-}
-
-/**
- * The touches of one recipe as patches the checker reads: the last touch of a path wins, its
- * value read from the draft; a path whose container is gone was removed with it (that removal is
- * a touch of its own) and a key is removed when it is no longer there. An array has no removed index
- * below its length: there the value is read, a hole as `undefined` (which no schema of a JSON
- * value takes, and the JSON check refuses), and an array that grew past what was written to it
- * (`holes`) gives its first hole, if one is left, the same way.
- */
-export function withValues(root: unknown, touches: readonly Touch[]): Patch[] {
-  if (touches.length === 1) {
-    // One write: what it wrote is what is there (nothing wrote after it).
-    const t = touches[0]!;
-    if (t.written && t.op === "replace") {
-      return [{ op: "replace", path: t.path as Patch["path"], value: t.written.value }];
-    }
-    return withValue(root, t, []);
-  }
-  const last = new Map<string, Touch>();
-  for (const t of touches) {
-    // An array's `holes` is not a write of the array: a value written there is checked too.
-    const key = t.holes ? `${t.path.join("\u0000")}\u0000\u0001holes` : t.path.join("\u0000");
-    const before = last.get(key);
-    last.delete(key);
-    // Holes may be left from the earliest growth of the array on: scan from there.
-    const from = before?.holes ? Math.min(before.from ?? 0, t.from ?? 0) : t.from;
-    last.set(key, t.holes && from !== t.from ? { ...t, from } : t);
-  }
-  const out: Patch[] = [];
-  for (const t of last.values()) withValue(root, t, out);
-  return out;
-}
-
-/** One touch of {@link withValues}, pushed to `out` (unless its container is gone). */
-function withValue(root: unknown, t: Touch, out: Patch[]): Patch[] {
-  let node = root as Record<string | number, unknown> | undefined;
-  const path = t.path;
-  const end = t.holes ? path.length : path.length - 1;
-  for (let i = 0; i < end && node !== undefined; i++) {
-    const v = node[path[i]!];
-    node =
-      v !== null && typeof v === "object" ? (v as Record<string | number, unknown>) : undefined;
-  }
-  if (node === undefined) return out;
-  if (t.holes) {
-    if (!Array.isArray(node)) return out; // replaced since: by a write that is a touch of its own
-    const hole = firstHole(node, t.from ?? 0);
-    if (hole !== undefined) out.push({ op: "replace", path: [...path, hole], value: undefined });
-    return out;
-  }
-  const k = path[path.length - 1]!;
-  if (Array.isArray(node) && typeof k === "number" && k < node.length) {
-    out.push({ op: "replace", path: [...path], value: node[k] });
-  } else if (!Object.hasOwn(node, k)) {
-    // (Not the touch's op: a key removed, then written again with its container, is there.)
-    out.push({ op: "remove", path: [...path] });
-  } else out.push({ op: "replace", path: [...path], value: node[k] });
-  return out;
-}
-
-/** The first index from `from` on that `array` does not hold, or undefined. */
-function firstHole(array: readonly unknown[], from: number): number | undefined {
-  for (let i = from; i < array.length; i++) if (!(i in array)) return i;
-  return undefined;
 }
 
 /** Past this many removed indices a shrink reads those the array holds instead of each one. */

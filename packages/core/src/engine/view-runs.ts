@@ -1,12 +1,7 @@
 import { produce } from "immer";
 import { refuseThenable } from "../synchronous.js";
-import {
-  freezeWritten,
-  holesError,
-  runOnView,
-  TouchRecorder,
-  withValues,
-} from "./touch-recorder.js";
+import { holesError, runOnView, TouchRecorder } from "./touch-recorder.js";
+import { freezeWritten, withValues } from "./touch-values.js";
 
 /**
  * `ops` run by `run` on `state` in order, each on a `TouchRecorder`'s view of a draft (see
@@ -18,8 +13,9 @@ import {
  *   a view per object, and `current` returns it instead of copying it. A scan with `current` in
  *   each of 2,000 queued commands copied every card each time: the collab board's view after a
  *   reload took 26 s, against 5 s with the views it replaced, and 0.8 s frozen;
- * - an op that throws in a shared draft (a write into what an earlier op of that draft wrote
- *   does) runs again in a draft of its own, after the ops before it in one draft; the ops after
+ * - an op that throws in a shared draft, or writes into what an earlier op of that draft wrote
+ *   (refused there, even where the op catches the refusal or sloppy mode hides it: the view
+ *   notes it, `TouchRecorder.takeFrozenWrite`), runs again in a draft of its own, after the ops before it in one draft; the ops after
  *   it go on in a new shared draft;
  * - an op that puts a draft at a second place ends its shared draft: a later op writing through
  *   one place would change the other, where in a draft of its own it would not.
@@ -61,6 +57,9 @@ export function runQueued<S, T>(
   return next;
 }
 
+/** Thrown out of a shared draft by an op that wrote into what an earlier op wrote (frozen). */
+const FROZEN_WRITE = new Error("a write into a value an earlier update of the draft wrote");
+
 /** `ops` in one draft (freezing as {@link runQueued} does), or one draft each if one throws. */
 function inOneDraft<S, T>(state: S, ops: readonly T[], run: (view: unknown, op: T) => unknown): S {
   try {
@@ -97,6 +96,8 @@ function oneByOne<S, T>(state: S, ops: readonly T[], run: (view: unknown, op: T)
 function runFreezing(draft: object, recipe: (view: unknown) => unknown): boolean {
   const recorder = new TouchRecorder();
   refuseThenable(recorder.unwrap(recipe(recorder.wrap(draft))));
+  // A write refused in the shared draft, caught or unseen (sloppy mode): alone it is a write.
+  if (recorder.takeFrozenWrite()) throw FROZEN_WRITE;
   recorder.refuseHoles(draft, holesError);
   for (const w of withValues(draft, recorder.take())) {
     if (w.op !== "remove" && !freezeWritten(w.value)) recorder.aliased = true;

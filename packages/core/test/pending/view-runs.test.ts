@@ -18,6 +18,9 @@ type Op =
   | { kind: "push"; id: string }
   | { kind: "pushNew"; id: string } // refuses an id it finds in `current(draft)`
   | { kind: "bump"; i: number } // writes into an item, one an earlier update may have pushed
+  | { kind: "bumpCaught"; i: number } // the same, catching what the write throws
+  | { kind: "bumpSloppy"; i: number } // the same in sloppy mode, where a refused write is silent
+  | { kind: "seeFrozen"; i: number } // writes down whether an item looks frozen
   | { kind: "remove"; i: number }
   | { kind: "alias" } // d.b = d.a: one draft at two places
   | { kind: "writeA" }
@@ -39,6 +42,25 @@ function run(view: unknown, op: Op): unknown {
       if (item) item.n += 1;
       return;
     }
+    case "bumpCaught": {
+      const item = d.items[op.i];
+      try {
+        if (item) item.n += 1;
+      } catch {
+        // a command breaking the determinism rule (README): it must not catch its own writes
+      }
+      return;
+    }
+    case "bumpSloppy": {
+      const item = d.items[op.i];
+      if (item) sloppyBump(item);
+      return;
+    }
+    case "seeFrozen": {
+      const item = d.items[op.i];
+      if (item) d.a.x = Object.isFrozen(item) ? 100 : 200;
+      return;
+    }
     case "remove":
       d.items.splice(op.i, 1);
       return;
@@ -54,6 +76,9 @@ function run(view: unknown, op: Op): unknown {
       return Promise.resolve();
   }
 }
+
+/** A sloppy-mode function (the Function constructor's): a write into a frozen object is silent. */
+const sloppyBump = new Function("item", "item.n += 1;") as (item: { n: number }) => void;
 
 /** One draft per op, the ones that throw (or return a promise) left out: the reference. */
 function oneByOne(state: State, ops: readonly Op[]): State {
@@ -76,6 +101,9 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   id.map((id) => ({ kind: "push" as const, id })),
   id.map((id) => ({ kind: "pushNew" as const, id })),
   index.map((i) => ({ kind: "bump" as const, i })),
+  index.map((i) => ({ kind: "bumpCaught" as const, i })),
+  index.map((i) => ({ kind: "bumpSloppy" as const, i })),
+  index.map((i) => ({ kind: "seeFrozen" as const, i })),
   index.map((i) => ({ kind: "remove" as const, i })),
   fc.constantFrom<Op>({ kind: "alias" }, { kind: "writeA" }, { kind: "boom" }, { kind: "async" }),
 );
@@ -107,6 +135,30 @@ describe("queued updates in shared drafts (runQueued)", () => {
     });
     expect(Object.isFrozen(seen)).toBe(true);
     expect(read).toBe(seen);
+  });
+
+  it("runs an update again alone when it caught, or sloppy mode hid, a write refused in the shared draft", () => {
+    // What an earlier update wrote is frozen in the shared draft; alone, the update gets a draft
+    // of it. A command that swallowed the refusal showed n: 0 in the view and committed n: 1.
+    for (const kind of ["bumpCaught", "bumpSloppy"] as const) {
+      const ops: Op[] = [
+        { kind: "push", id: "p" },
+        { kind, i: 0 },
+        { kind: "push", id: "q" },
+      ];
+      expect(runQueued(initial, ops, run).items).toEqual([
+        { id: "p", n: 1 },
+        { id: "q", n: 0 },
+      ]);
+    }
+  });
+
+  it("does not let an update see that an earlier one's values are frozen in the shared draft", () => {
+    const ops: Op[] = [
+      { kind: "push", id: "p" },
+      { kind: "seeFrozen", i: 0 },
+    ];
+    expect(runQueued(initial, ops, run).a).toEqual({ x: 200 });
   });
 
   it("runs an update that writes into what an earlier one wrote in a draft of its own", () => {
