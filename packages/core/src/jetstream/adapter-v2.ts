@@ -6,6 +6,7 @@
  * pending message of a named consumer with a `no_wait` pull (`js.pull(stream, name, 0)`, which
  * rejects with code `"404"` when none is pending).
  */
+import { publishRequests } from "./ack-requests.js";
 import { endClosedDial } from "./closed-dial.js";
 import type { JetStreamAdapter, JetStreamApi } from "./adapter.js";
 import { apiErrorCode, JS_ERR } from "./nats-errors.js";
@@ -39,8 +40,13 @@ export function natsV2Adapter(nc: NatsV2ConnectionLike): JetStreamAdapter {
       const d = domain === undefined ? {} : { domain };
       const jsm = await nc.jetstreamManager({ checkAPI: false, timeout: timeoutMs, ...d });
       const js = nc.jetstream({ timeout: timeoutMs, ...d });
+      // Appends without nats.js's request machinery where the connection allows (ack-requests.ts).
+      const fast = publishRequests(nc);
       return {
-        publish: (subject, data, options) => js.publish(subject, data, options),
+        publish: fast
+          ? (subject, data, options) =>
+              fast.publish(subject, data, { timeout: timeoutMs, ...options })
+          : (subject, data, options) => js.publish(subject, data, options),
         orderedConsumer: async (stream, options) => {
           const consumer = await js.consumers.get(stream, options);
           // nats.js retries a first creation that failed 30 times, 30 s apart, on a timer that
