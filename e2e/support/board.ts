@@ -1,9 +1,9 @@
 import type { BrowserContext, Page } from "@playwright/test";
 import { jetStreamSnapshotKey, type CommandArgs, type NatsServer } from "@statesync/node";
 import { expect } from "@statesync/playwright";
-import { boardModel } from "../../examples/collab-board/src/board-model.js";
+import { boardLists, boardModel } from "../../examples/collab-board/src/board-model.js";
 
-export { boardModel };
+export { boardLists, boardModel };
 type Commands = (typeof boardModel)["commands"];
 
 /** The app's address for `board` on `server` (relative to the preview's baseURL). */

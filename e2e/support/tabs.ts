@@ -1,7 +1,7 @@
 import type { BrowserContext, Page } from "@playwright/test";
 import type { NatsServer } from "@statesync/node";
 import { expect } from "@statesync/playwright";
-import { boardPath } from "./board.js";
+import { boardPath, type boardLists } from "./board.js";
 
 /** A page of the board, and how many WebSockets it opened (only a leading tab connects). */
 export interface Tab {
@@ -64,6 +64,6 @@ export function settleStarted(page: Page): Promise<number> {
 }
 
 /** The ids of every card in `state` (a board), in order. */
-export function cardIds(state: { lists: ReadonlyArray<{ cards: ReadonlyArray<{ id: string }> }> }) {
-  return state.lists.flatMap((l) => l.cards.map((c) => c.id));
+export function cardIds(state: Parameters<typeof boardLists>[0]): string[] {
+  return state.listIds.flatMap((listId) => state.lists[listId]!.cardIds);
 }

@@ -1,6 +1,7 @@
 import { stateHash } from "@statesync/node";
 import { expect, probe, test, waitForConvergence } from "@statesync/playwright";
 import {
+  boardLists,
   boardModel,
   boardStream,
   cardTitles,
@@ -48,7 +49,9 @@ test("three browsers and a Node client editing at once converge to one state", a
 
   const converged = await waitForConvergence([...pages, node], { atLeast: Math.max(...revisions) });
   expect(converged.hash).toBe(stateHash(node.state));
-  const cards = node.state.lists.flatMap((l) => l.cards.map((c) => c.id)).sort();
+  const cards = boardLists(node.state)
+    .flatMap((l) => l.cards.map((c) => c.id))
+    .sort();
   expect(cards).toEqual(
     [
       "n-1",
@@ -61,7 +64,7 @@ test("three browsers and a Node client editing at once converge to one state", a
 
   // Every page renders that state (and its revision), not only holds it.
   const expected = Object.fromEntries(
-    node.state.lists.map((l) => [l.id, l.cards.map((c) => c.title)]),
+    boardLists(node.state).map((l) => [l.id, l.cards.map((c) => c.title)]),
   );
   for (const page of pages) {
     await expect(page.getByTestId("revision")).toHaveText(String(converged.revision));

@@ -1,5 +1,5 @@
 import { expect, test, waitForConvergence } from "@statesync/playwright";
-import { boardModel, boardStream, pageCommand } from "../support/board.js";
+import { boardLists, boardModel, boardStream, pageCommand } from "../support/board.js";
 import { cutWebSockets } from "../support/network.js";
 import {
   allLive,
@@ -89,11 +89,13 @@ test("offline edits in two tabs and a reload while offline are each committed on
   }
   await waitForConvergence([...tabs.map((t) => t.page), node]);
   const ids = cardIds(node.state);
-  const titles = node.state.lists.flatMap((l) => l.cards.map((c) => c.title));
+  const titles = boardLists(node.state).flatMap((l) => l.cards.map((c) => c.title));
   expect(new Set(ids).size).toBe(ids.length);
   expect(titles.filter((t) => t.startsWith("typed"))).toEqual(["typed 1", "typed 2"]);
   // Committed in the order they were made across the tabs, as they were shown.
-  const todoTitles = node.state.lists.find((l) => l.id === "todo")!.cards.map((c) => c.title);
+  const todoTitles = boardLists(node.state)
+    .find((l) => l.id === "todo")!
+    .cards.map((c) => c.title);
   expect(todoTitles).toEqual(["before", "typed 1", "typed 2", "a0", "a1", "a2"]);
   expect(ids.filter((id) => /^(a|n)\d$/.test(id)).sort()).toEqual([
     "a0",
@@ -126,7 +128,7 @@ test("the optimistic view never drops a pending edit while the tab reconnects an
   await tab!.page.evaluate(() => {
     const { sync } = (globalThis as any).__statesync__.default;
     const views: string[][] = ((globalThis as any).__views = []);
-    const ids = (s: any) => s.lists.flatMap((l: any) => l.cards.map((c: any) => c.id));
+    const ids = (s: any) => s.listIds.flatMap((l: string) => s.lists[l].cardIds);
     views.push(ids(sync.optimisticState));
     sync.subscribe((s: unknown) => views.push(ids(s)), { optimistic: true });
     sync.subscribe(() => views.push(ids(sync.optimisticState)));

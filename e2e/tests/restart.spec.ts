@@ -1,5 +1,11 @@
 import { expect, test, waitForConvergence } from "@statesync/playwright";
-import { boardModel, boardStream, openBoardPage, pageCommand } from "../support/board.js";
+import {
+  boardLists,
+  boardModel,
+  boardStream,
+  openBoardPage,
+  pageCommand,
+} from "../support/board.js";
 
 test("clients go offline when the server stops, then reconnect and lose no committed update", async ({
   natsServer,
@@ -63,8 +69,10 @@ test("clients go offline when the server stops, then reconnect and lose no commi
   committed.push(...(await Promise.all(during)));
 
   const converged = await waitForConvergence([...pages, node]);
-  const cards = node.state.lists.flatMap((l) => l.cards.map((c) => c.id));
-  const typed = node.state.lists.flatMap((l) => l.cards).filter((c) => c.title === "typed offline");
+  const cards = boardLists(node.state).flatMap((l) => l.cards.map((c) => c.id));
+  const typed = boardLists(node.state)
+    .flatMap((l) => l.cards)
+    .filter((c) => c.title === "typed offline");
   expect(typed).toHaveLength(1);
   expect(cards.filter((id) => id !== typed[0]!.id).sort()).toEqual([...committed].sort());
   for (const page of pages) {

@@ -1,5 +1,5 @@
 import { expect, test, waitForConvergence } from "@statesync/playwright";
-import { boardModel, boardPath, boardStream, openBoardPage } from "../support/board.js";
+import { boardLists, boardModel, boardPath, boardStream, openBoardPage } from "../support/board.js";
 
 test("a page opened while the server is down says offline, and its edit goes through once the server is back", async ({
   natsServer,
@@ -41,9 +41,11 @@ test("a page opened while the server is down says offline, and its edit goes thr
 
   const node = await openNodeSynchronizer({ stream: boardStream(), model: boardModel });
   await waitForConvergence([page, node]);
-  expect(node.state.lists.flatMap((l) => l.cards).map((c) => c.title)).toEqual([
-    "typed while the server was down",
-  ]);
+  expect(
+    boardLists(node.state)
+      .flatMap((l) => l.cards)
+      .map((c) => c.title),
+  ).toEqual(["typed while the server was down"]);
   await context.close();
 });
 
@@ -73,7 +75,7 @@ test("a frozen server: the board says how long the server has not answered, then
   await expect(page.getByTestId("pending")).toHaveCount(0, { timeout: 40_000 });
   const node = await openNodeSynchronizer({ stream: boardStream(), model: boardModel });
   await waitForConvergence([page, node]);
-  expect(node.state.lists.flatMap((l) => l.cards.map((c) => c.title))).toEqual([
+  expect(boardLists(node.state).flatMap((l) => l.cards.map((c) => c.title))).toEqual([
     "sent to a frozen server",
   ]);
   await context.close();

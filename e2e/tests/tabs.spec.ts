@@ -1,5 +1,5 @@
 import { expect, test, waitForConvergence } from "@statesync/playwright";
-import { boardModel, boardStream, pageCommand } from "../support/board.js";
+import { boardLists, boardModel, boardStream, pageCommand } from "../support/board.js";
 import { cutWebSockets } from "../support/network.js";
 import {
   allLive,
@@ -236,7 +236,7 @@ test("the queues of two tabs closed offline commit in the order their edits were
   await c.page.close();
   network.restore();
   await allLive([leader]);
-  const titles = () => node.state.lists[0]!.cards.map((card) => `${card.id}=${card.title}`);
+  const titles = () => boardLists(node.state)[0]!.cards.map((card) => `${card.id}=${card.title}`);
   await expect.poll(titles, { timeout: 45_000 }).toEqual(["x=B-x", "c1=B-c1"]);
   await waitForConvergence([leader.page, node]);
   await profile.close();

@@ -16,7 +16,7 @@ import { useStuckSeconds } from "./use-stuck-seconds.js";
 /** The board page: status bar, notices (failed edits, warnings), the lists. */
 export function App(props: { sync: BoardSync; name: string; warning: string | undefined }) {
   const { sync } = props;
-  const lists = useSynchronizedState(sync, (board) => board.lists);
+  const board = useSynchronizedState(sync);
   const { run, notices, dismiss } = useEdits(sync);
   const status = useSyncStatus(sync);
   const all = usePending(sync);
@@ -72,8 +72,15 @@ export function App(props: { sync: BoardSync; name: string; warning: string | un
         </p>
       ))}
       <div className="lists">
-        {lists.map((list) => (
-          <ListColumn key={list.id} list={list} lists={lists} run={run} pendingIds={pendingIds} />
+        {board.listIds.map((listId, index) => (
+          <ListColumn
+            key={listId}
+            board={board}
+            listId={listId}
+            index={index}
+            run={run}
+            pendingIds={pendingIds}
+          />
         ))}
         <section className="list new-list">
           <AddForm

@@ -1,73 +1,77 @@
+import type { Immutable } from "@statesync/browser";
 import { AddForm } from "./AddForm.js";
-import { newId, type List } from "./board-model.js";
+import { newId, type Board } from "./board-model.js";
 import { CARD_MIME, CardItem } from "./CardItem.js";
 import { EditableTitle } from "./EditableTitle.js";
 import type { RunCommand } from "./run-command.js";
 
 /** One list: its title, its cards (a drop target: dropped cards go to the end) and a new-card form. */
 export function ListColumn(props: {
-  list: List;
-  lists: readonly List[];
+  board: Immutable<Board>;
+  listId: string;
+  /** Where the list is in `board.listIds`. */
+  index: number;
   run: RunCommand;
   /** Ids of cards touched by edits not sent yet. */
   pendingIds: ReadonlySet<string>;
 }) {
-  const { list, lists, run, pendingIds } = props;
-  const index = lists.indexOf(list);
+  const { board, listId, index, run, pendingIds } = props;
+  const { listIds } = board;
+  const list = board.lists[listId]!;
   return (
     <section
       className="list"
       data-testid="list"
-      data-list-id={list.id}
+      data-list-id={listId}
       onDragOver={(e) => e.preventDefault()}
       onDrop={(e) => {
         const cardId = e.dataTransfer.getData(CARD_MIME);
-        if (cardId) run("moveCard", { cardId, toListId: list.id, beforeCardId: null });
+        if (cardId) run("moveCard", { cardId, toListId: listId, beforeCardId: null });
       }}
     >
       <header>
         <EditableTitle
           title={list.title}
           label="List title"
-          onRename={(title) => run("renameList", { listId: list.id, title })}
+          onRename={(title) => run("renameList", { listId, title })}
         />
         <span className="actions">
           <button
             title="Move list left"
             disabled={index === 0}
-            onClick={() => run("moveList", { listId: list.id, beforeListId: lists[index - 1]!.id })}
+            onClick={() => run("moveList", { listId, beforeListId: listIds[index - 1]! })}
           >
             ◀
           </button>
           <button
             title="Move list right"
-            disabled={index === lists.length - 1}
-            onClick={() =>
-              run("moveList", { listId: list.id, beforeListId: lists[index + 2]?.id ?? null })
-            }
+            disabled={index === listIds.length - 1}
+            onClick={() => run("moveList", { listId, beforeListId: listIds[index + 2] ?? null })}
           >
             ▶
           </button>
-          <button title="Delete list" onClick={() => run("deleteList", { listId: list.id })}>
+          <button title="Delete list" onClick={() => run("deleteList", { listId })}>
             ✕
           </button>
         </span>
       </header>
       <ul>
-        {list.cards.map((card) => (
+        {list.cardIds.map((cardId, cardIndex) => (
           <CardItem
-            key={card.id}
-            card={card}
-            list={list}
-            lists={lists}
+            key={cardId}
+            id={cardId}
+            card={board.cards[cardId]!}
+            index={cardIndex}
+            list={{ id: listId, index, cardIds: list.cardIds }}
+            listIds={listIds}
             run={run}
-            pending={pendingIds.has(card.id)}
+            pending={pendingIds.has(cardId)}
           />
         ))}
       </ul>
       <AddForm
         placeholder="New card"
-        onAdd={(title) => run("addCard", { id: newId(), listId: list.id, title })}
+        onAdd={(title) => run("addCard", { id: newId(), listId, title })}
       />
     </section>
   );

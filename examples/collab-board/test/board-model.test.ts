@@ -1,6 +1,7 @@
-import { createSynchronizer, isStateSyncError, MemoryLog } from "@statesync/core";
+import { createSynchronizer, isStateSyncError, MemoryLog, type Immutable } from "@statesync/core";
 import { describe, expect, it } from "vitest";
-import { boardModel } from "../src/board-model.js";
+import { boardProblem } from "../src/board-check.js";
+import { boardLists, boardModel, type Board } from "../src/board-model.js";
 
 /** Two replicas of one board on one in-memory log. */
 async function twoReplicas() {
@@ -14,8 +15,11 @@ async function twoReplicas() {
   return { a, b, close: () => Promise.all([a.close(), b.close()]) };
 }
 
-const where = (state: any) =>
-  Object.fromEntries(state.lists.map((l: any) => [l.id, l.cards.map((c: any) => c.id)]));
+/** The card ids of each list, `{ listId: [cardIds] }` (and the board's index checked). */
+function where(state: Immutable<Board>): Record<string, string[]> {
+  expect(boardProblem(state)).toBeUndefined();
+  return Object.fromEntries(boardLists(state).map((l) => [l.id, l.cards.map((c) => c.id)]));
+}
 
 describe("board model", () => {
   it("resolves two concurrent moves of one card: the later one wins on every replica", async () => {
@@ -28,7 +32,7 @@ describe("board model", () => {
     await Promise.all([a.waitFor(last), b.waitFor(last)]);
     expect(where(a.state)).toEqual(where(b.state));
     expect(where(a.state)[ra.revision > rb.revision ? "doing" : "done"]).toEqual(["x"]);
-    expect(a.state.lists.flatMap((l) => l.cards)).toHaveLength(2);
+    expect(Object.keys(a.state.cards)).toHaveLength(2);
     await close();
   });
 
@@ -69,6 +73,15 @@ describe("board model", () => {
       });
     }
     await a.update("addCard", { id: "e1", listId: "todo", title: "😀".repeat(100) });
+    // Ids are keys of the board's records (version 2): never one of Object.prototype's.
+    for (const id of ["__proto__", "constructor", "prototype"]) {
+      await expect(a.update("addList", { id, title: "L" })).rejects.toMatchObject({
+        code: "VALIDATION",
+      });
+    }
+    await expect(a.update("renameCard", { cardId: "toString", title: "T" })).rejects.toThrow(
+      /card no longer exists/,
+    );
     await close();
   });
 
@@ -79,8 +92,9 @@ describe("board model", () => {
     await a.update("renameList", { listId: "later", title: "Someday" });
     await a.update("renameCard", { cardId: "x", title: "X!" });
     await a.update("deleteCard", { cardId: "y" });
-    expect(a.state.lists.map((l) => l.title)).toEqual(["Someday", "To do", "Doing", "Done"]);
-    expect(a.state.lists[1]?.cards).toEqual([{ id: "x", title: "X!" }]);
+    expect(boardLists(a.state).map((l) => l.title)).toEqual(["Someday", "To do", "Doing", "Done"]);
+    expect(boardLists(a.state)[1]?.cards).toEqual([{ id: "x", title: "X!" }]);
+    expect(where(a.state)).toEqual({ later: [], todo: ["x"], doing: [], done: [] });
     await close();
   });
 });
