@@ -91,7 +91,10 @@ export class IdbQueue implements PendingQueue {
     return IDBKeyRange.bound([this.key, this.owner, 0], [this.key, this.owner, Infinity]);
   }
 
-  /** Damaged records are deleted (their seq kept in the queue's row), handed back with `content`. */
+  /**
+   * Damaged records are deleted (their seq kept in the queue's row), handed back with `content`;
+   * one whose delete fails is left in place (`leftInPlace`) and the others load all the same.
+   */
   async load(): Promise<PendingLoad> {
     this.check();
     const records: PendingRecord[] = [];
@@ -134,7 +137,8 @@ export class IdbQueue implements PendingQueue {
    * transaction over them started before it: behind another tab's load, held by its busy main
    * thread, a reloaded tab's queue of 2,000 records passed the 5 s wait and ran in memory, a
    * browser trial). The damaged records, if any, are deleted afterwards in a write transaction
-   * (the queue's lock keeps other writers of its records out in between).
+   * (the queue's lock keeps other writers of its records out in between); those that cannot be
+   * are left in place (`deleteDamaged`).
    */
   private async loadStored(): Promise<{
     records: PendingRecord[];
@@ -163,22 +167,48 @@ export class IdbQueue implements PendingQueue {
         if ("record" in read) records.push(read.record);
         else damaged.push({ seq: row.seq, reason: read.reason, content: contentOf(row.record) });
       }
-      if (damaged.length > 0) await this.deleteDamaged(damaged, high);
+      if (damaged.length > 0) {
+        return { records, damaged: await this.deleteDamaged(damaged, high), high };
+      }
     } catch (e) {
       throw isStateSyncError(e) ? e : failed("load the pending records", e);
     }
     return { records, damaged, high };
   }
 
-  /** Deletes the damaged records `damaged` in one transaction, and keeps `high` in the row. */
-  private async deleteDamaged(damaged: readonly DamagedPendingRecord[], high: number) {
+  /**
+   * Deletes the damaged records in one transaction, keeping `high` in the row; when that fails
+   * (quota, an aborted transaction, a connection closing), each in a transaction of its own. One
+   * whose delete still fails stays where it is, reported `leftInPlace` (out of `records`, its seq
+   * counted, handed back by every load until its delete succeeds): before, such a failure
+   * rejected the whole load, and none of the queue's other records was loaded.
+   */
+  private async deleteDamaged(
+    damaged: readonly DamagedPendingRecord[],
+    high: number,
+  ): Promise<DamagedPendingRecord[]> {
+    const done = (seqs: number[]) => this.deleteRecords(seqs, high).then(ok, no);
+    if (await done(damaged.map((d) => d.seq))) return [...damaged];
+    return Promise.all(
+      damaged.map(async (d) =>
+        (await done([d.seq])) ? d : { seq: d.seq, reason: d.reason, leftInPlace: true as const },
+      ),
+    );
+  }
+
+  /** Deletes the records of `seqs` in one transaction, and keeps `high` in the row. */
+  private async deleteRecords(seqs: readonly number[], high: number): Promise<void> {
     await inTransaction(
       () => this.db!.transaction([RECORDS, QUEUES], "readwrite"),
       async (tx) => {
         const records = tx.objectStore(RECORDS);
-        const deletes = damaged.map((d) => records.delete([this.key, this.owner, d.seq]));
-        const queue = (await tx.objectStore(QUEUES).get([this.key, this.owner])) as QueueRow;
-        await Promise.all(deletes);
+        const deletes = seqs.map((seq) => records.delete([this.key, this.owner, seq]));
+        // Awaited together: a transaction aborted while the row was read (quota) rejected the
+        // deletes with nobody holding them (an unhandled rejection in the page).
+        const [queue] = (await Promise.all([
+          tx.objectStore(QUEUES).get([this.key, this.owner]),
+          ...deletes,
+        ])) as [QueueRow | undefined, ...unknown[]];
         if (queue && high > queue.highSeq) {
           await tx.objectStore(QUEUES).put({ ...queue, highSeq: high });
         }
@@ -307,6 +337,9 @@ export class IdbQueue implements PendingQueue {
     }
   }
 }
+
+const ok = () => true;
+const no = () => false;
 
 /** A damaged record's value as text, for the report (it is deleted). */
 function contentOf(value: unknown): string {

@@ -48,7 +48,8 @@ type Locks = LockManagerLike & {
  * dies. Without Web Locks a queue cannot be locked against other tabs (two tabs would hand out
  * the same seqs), so it runs in memory, as below. Records are checked with
  * `pendingRecordSchema` when loaded; a damaged one is deleted and handed back in `damaged`
- * (reported as `CORRUPT_PENDING`).
+ * (reported as `CORRUPT_PENDING`), or, when its delete fails (quota, an aborted transaction),
+ * left in place (`leftInPlace: true`, handed back again by every load) while the others load.
  *
  * Where IndexedDB cannot be opened, or a write fails (quota), the store warns once
  * (`onWarning`) and keeps the queue in memory: `durable` turns false. Each wait on IndexedDB

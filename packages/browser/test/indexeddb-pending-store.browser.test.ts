@@ -11,6 +11,13 @@ runPendingStoreConformance("IndexedDbPendingStore", async () => {
   const warnings: unknown[] = [];
   let store = new IndexedDbPendingStore({ databaseName, onWarning: (w) => warnings.push(w) });
   const others: IndexedDbPendingStore[] = [];
+  const releases: Array<() => void> = [];
+  const corrupt = async (key: string, owner: string, seq: number) => {
+    const db = await openDB(databaseName);
+    const row = await db.get("records", [key, owner, seq]);
+    await db.put("records", { ...row, record: { ...row.record, seq: "broken" } });
+    db.close();
+  };
   return {
     store,
     durable: true,
@@ -24,19 +31,46 @@ runPendingStoreConformance("IndexedDbPendingStore", async () => {
       others.push(store);
       return store;
     },
-    corrupt: async (key, owner, seq) => {
-      const db = await openDB(databaseName);
-      const row = await db.get("records", [key, owner, seq]);
-      await db.put("records", { ...row, record: { ...row.record, seq: "broken" } });
-      db.close();
+    corrupt,
+    // Its delete aborts the transaction it runs in (as a quota error or a force-closed
+    // connection does), until released.
+    corruptImmovable: async (key, owner, seq) => {
+      await corrupt(key, owner, seq);
+      const release = failDeletesOf([key, owner, seq]);
+      releases.push(release);
+      return async () => release();
     },
     teardown: async () => {
+      for (const release of releases) release();
       for (const o of others) await o.close();
       expect(warnings).toEqual([]);
       await dropDatabase(databaseName);
     },
   };
 });
+
+/**
+ * Makes every IndexedDB delete of the record under `key` abort its transaction once the request
+ * answered (as a commit refused for quota, or a connection force-closed meanwhile, aborts it: the
+ * delete is undone); returns what undoes it. A forced failure: IndexedDB has no way to refuse
+ * one record's delete.
+ */
+function failDeletesOf(key: readonly [string, string, number]): () => void {
+  const original = IDBObjectStore.prototype.delete;
+  const jammed = (k: unknown) =>
+    Array.isArray(k) && k.length === 3 && k.every((part, i) => part === key[i]);
+  IDBObjectStore.prototype.delete = function (this: IDBObjectStore, query) {
+    const request = original.call(this, query);
+    if (jammed(query)) {
+      const tx = this.transaction;
+      request.addEventListener("success", () => tx.abort());
+    }
+    return request;
+  };
+  return () => {
+    IDBObjectStore.prototype.delete = original;
+  };
+}
 
 it("runs in memory, not durable, where IndexedDB cannot be opened, and warns once", async () => {
   const warnings: unknown[] = [];
