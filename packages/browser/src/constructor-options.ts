@@ -8,16 +8,7 @@
 import { optionsRefused } from "@statesync/core";
 import { z } from "zod/v4";
 import { MAX_TIMEOUT_MS } from "./idb-transaction.js";
-
-/** A function, in words (zod's own is a bare "Invalid input"). */
-export const fnSchema = z.custom<(...args: never[]) => unknown>(
-  (v) => typeof v === "function",
-  "expected a function",
-);
-
-/** What zod says of options that are no object, naming what the class takes. */
-export const notAnObject = (shape: string) => (issue: { code: string }) =>
-  issue.code === "invalid_type" ? `options must be ${shape}, or left out` : undefined;
+import { fnSchema, notAnObject } from "./option-words.js";
 
 const databaseName = z.string().min(1, "databaseName must be a non-empty string").optional();
 

@@ -1,19 +1,12 @@
 import type { StateSynchronizer } from "@statesync/core";
 import { useCallback } from "react";
 import { useSyncExternalStoreWithSelector } from "use-sync-external-store/with-selector";
+import { checkedStateArguments, type SynchronizedStateOptions } from "./state-options.js";
 
 /** The (deeply frozen) state type of a replica of `S`. */
 type StateOf<S> = StateSynchronizer<S, any>["state"];
 
-/** Options of {@link useSynchronizedState}. */
-export interface SynchronizedStateOptions {
-  /**
-   * `"optimistic"` (default): `sync.optimisticState`, the confirmed state with this replica's
-   * pending updates on top (docs/offline.md), so an edit shows at once, offline too;
-   * `"confirmed"`: `sync.state`, what the log holds as far as this replica has read.
-   */
-  view?: "optimistic" | "confirmed";
-}
+export type { SynchronizedStateOptions } from "./state-options.js";
 
 const identity = <T>(value: T): T => value;
 
@@ -28,18 +21,21 @@ const identity = <T>(value: T): T => value;
  * previous slice is kept while `isEqual` says it is equal. Without a selector, the whole state.
  * The options may come third when there is no `isEqual`:
  * `useSynchronizedState(sync, (s) => s.a, { view: "confirmed" })`.
+ *
+ * Throws `VALIDATION` ("invalid useSynchronizedState options", naming the option) in the render
+ * for a selector or isEqual that is no function, options that are no object, an unknown key
+ * (strict, as every statesync option) or a `view` that is none, and for options given both
+ * third and fourth.
  */
 export function useSynchronizedState<S, T = StateOf<S>>(
   sync: StateSynchronizer<S, any>,
   selector: (state: StateOf<S>) => T = identity as (state: StateOf<S>) => T,
   isEqualOrOptions?: ((a: T, b: T) => boolean) | SynchronizedStateOptions,
-  options: SynchronizedStateOptions = {},
+  options?: SynchronizedStateOptions,
 ): T {
-  const isEqual = typeof isEqualOrOptions === "function" ? isEqualOrOptions : undefined;
-  if (isEqualOrOptions !== undefined && typeof isEqualOrOptions !== "function") {
-    options = isEqualOrOptions;
-  }
-  const optimistic = options.view !== "confirmed";
+  const checked = checkedStateArguments(selector, isEqualOrOptions, options);
+  const isEqual = checked.isEqual as ((a: T, b: T) => boolean) | undefined;
+  const optimistic = checked.optimistic;
   const subscribe = useCallback(
     (onChange: () => void) => sync.subscribe(() => onChange(), { optimistic }),
     [sync, optimistic],

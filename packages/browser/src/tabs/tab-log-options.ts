@@ -1,6 +1,6 @@
 import type { RevisionedLog } from "@statesync/core";
 import { z } from "zod/v4";
-import { fnSchema, notAnObject } from "../constructor-options.js";
+import { fnSchema, notAnObject } from "../option-words.js";
 import type { LockManagerLike, TokenStore } from "./leadership.js";
 
 /** The log a leading tab runs on (a `JetStreamLog` over its own connection), and its release. */
