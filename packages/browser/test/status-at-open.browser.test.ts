@@ -5,7 +5,8 @@
 // still electing its leader, or a follower had not heard the leading tab yet. Every path is
 // checked here: no tabs, the leading tab, a follower tab, tabs opening together, with and
 // without a snapshot store and an offline queue; and a server that is down still says
-// `offline` from its refused WebSocket alone.
+// `offline` from its refused WebSocket alone. The same kind at a handover: the leading tab
+// closes and another takes the lead over (more cases, with fake tabs: tab-handover-status.test.ts).
 import { jetStreamSnapshotKey, openSynchronizer, type SyncStatus } from "@statesync/browser";
 import { offlineQueue } from "@statesync/browser/offline";
 import { afterEach, expect, inject, it, vi } from "vitest";
@@ -102,4 +103,24 @@ it("a page opened after the leading tab crashed (its token left behind) never sa
   const name = `statesync:${LIVE}:${jetStreamSnapshotKey({ stream })}`;
   localStorage.setItem(name, "7:crashed-tab");
   await liveWithoutOffline(await open(stream, { snapshots: false }));
+});
+
+it("the tabs never say offline while the leading tab closes and another takes the lead over", async () => {
+  // The same kind as at open: the leader's `bye` made every other tab say `offline` until the
+  // next leader's connection was made, though nothing had failed (tab-status.ts).
+  for (const snapshots of [false, undefined] as const) {
+    const stream = uniqueStream();
+    const leader = await open(stream, { snapshots });
+    await liveWithoutOffline(leader);
+    const followers = [await open(stream, { snapshots }), await open(stream, { snapshots })];
+    for (const f of followers) await liveWithoutOffline(f);
+    const from = followers.map((f) => f.seen.length);
+    await leader.sync.close();
+    // Written through the next leader's connection, and read by the other tab through it.
+    const { revision } = await followers[0]!.sync.update("add", { text: "after the handover" });
+    await followers[1]!.sync.waitFor(revision);
+    await followers[1]!.sync.update("add", { text: "and from the other" });
+    followers.forEach((f, i) => expect(f.seen.slice(from[i])).not.toContain("offline"));
+    expect(followers.map((f) => f.sync.status)).toEqual(["live", "live"]);
+  }
 });

@@ -24,6 +24,11 @@ export class LeadFailures {
     this.wasOnline = false;
   }
 
+  /** Leading: the first connection of this lead is being made (not online yet, none failed). */
+  get connecting(): boolean {
+    return !this.wasOnline && this.failure === undefined;
+  }
+
   /** Leading: an attempt failed with `error`. */
   note(error: StateSyncError): void {
     this.failure = error.message;

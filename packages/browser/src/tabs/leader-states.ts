@@ -3,6 +3,7 @@ import { afterFreeTime } from "../free-time-wait.js";
 import type { PendingCalls } from "./calls.js";
 import { checkAnswer, type Op } from "./op-schemas.js";
 import { notSent, type TabMessage } from "./protocol.js";
+import type { TabConnection } from "./tab-status.js";
 
 /** What {@link LeaderStates} needs of its `TabLog`. */
 export interface LeaderStatesHost {
@@ -55,9 +56,14 @@ export class LeaderStates {
     this.changed();
   }
 
-  /** Whether `tabId`'s log is online: undefined while nothing was heard of it. */
-  isOnline(tabId: string): boolean | undefined {
-    return this.online.get(tabId);
+  /**
+   * `tabId`'s connection as this tab knows it (`TabStatus`): `handover` while nothing was heard
+   * of it yet or its last beat said its first connection is still being made.
+   */
+  connectionOf(tabId: string): TabConnection {
+    const online = this.online.get(tabId);
+    if (online === true) return "online";
+    return online === undefined || this.connecting.has(tabId) ? "handover" : "offline";
   }
 
   /** Something a waiting call may wait for changed (a beat, a `bye`, a lead taken, time). */

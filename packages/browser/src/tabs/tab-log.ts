@@ -20,6 +20,7 @@ import { READ_PAGE } from "./op-schemas.js";
 import { runOp } from "./run-op.js";
 import { checkedOptions } from "../constructor-options.js";
 import { tabLogOptionsSchema, type LeaderLog, type TabLogOptions } from "./tab-log-options.js";
+import { TabStatus, type TabConnection } from "./tab-status.js";
 import {
   BEAT_MS,
   errorFromWire,
@@ -66,7 +67,7 @@ export class TabLog implements RevisionedLog {
   /** The leading tabs' connections as this tab heard of them, and its calls through them. */
   private readonly leaders: LeaderStates;
   private readonly statusListeners = new Set<(s: LogConnectionStatus) => void>();
-  private current: LogConnectionStatus = "offline";
+  private readonly state = new TabStatus(() => this.updateStatus());
   /** The leading tab's connection (its failed attempts, its first), told through the beats. */
   private readonly failures = new LeadFailures();
   /** The leader's configuration notices and warnings. */
@@ -140,7 +141,7 @@ export class TabLog implements RevisionedLog {
   }
 
   get status(): LogConnectionStatus {
-    return this.current;
+    return this.state.status;
   }
 
   /** Leading: a connection attempt failed (a refused WebSocket): see `lead-failures.ts`. */
@@ -236,6 +237,7 @@ export class TabLog implements RevisionedLog {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.timer);
+    this.state.stop();
     globalThis.removeEventListener?.("pagehide", this.onPageHide);
     const epoch = this.leadership.epoch;
     const wasLeading = this.leading;
@@ -383,14 +385,16 @@ export class TabLog implements RevisionedLog {
   }
 
   private updateStatus(): void {
-    let next: LogConnectionStatus;
-    if (this.lead) next = this.lead.own.log.status === "online" ? "online" : "offline";
-    else {
-      const to = this.aliveLeader();
-      next = to !== undefined && this.leaders.isOnline(to) === true ? "online" : "offline";
-    }
-    if (next === this.current || this.closed) return;
-    this.current = next;
-    for (const l of [...this.statusListeners]) l(next);
+    if (this.closed) return;
+    const next = this.state.next(this.connection());
+    if (next !== undefined) for (const l of [...this.statusListeners]) l(next);
+  }
+
+  /** The connection as this tab sees it: its own lead's, or the leading tab's (`TabStatus`). */
+  private connection(): TabConnection {
+    if (this.lead?.own.log.status === "online") return "online";
+    if (this.lead) return this.failures.connecting ? "handover" : "offline";
+    const to = this.aliveLeader();
+    return to === undefined ? "handover" : this.leaders.connectionOf(to);
   }
 }
