@@ -60,7 +60,7 @@ function origin() {
     closing.push(() => sync.close());
     return { log, sync, seen, connect };
   }
-  return { tab };
+  return { tab, server };
 }
 
 type StatusListener = Parameters<RevisionedLog["watchStatus"]>[0];
@@ -111,7 +111,7 @@ async function until(check: () => boolean): Promise<void> {
 
 /** Three live tabs, `a` leading; the statuses the others reported so far forgotten. */
 async function threeTabs() {
-  const { tab } = origin();
+  const { tab, server } = origin();
   const a = await tab("a", { connected: true });
   await until(() => a.log.leading);
   const b = await tab("b");
@@ -121,7 +121,7 @@ async function threeTabs() {
   await b.sync.waitFor(revision);
   b.seen.length = 0;
   c.seen.length = 0;
-  return { a, b, c };
+  return { a, b, c, server };
 }
 
 it("no tab says offline while the leading tab closes and the next one connects", async () => {
@@ -136,6 +136,24 @@ it("no tab says offline while the leading tab closes and the next one connects",
   expect(b.sync.state.notes).toEqual(["before", "after"]);
   // Before: ["offline", "live"] in both, from a's `bye` on.
   expect({ b: b.seen, c: c.seen }).toEqual({ b: [], c: [] });
+});
+
+it("a log that went back while the lead was handed over is found by every tab, as after a reconnection", async () => {
+  // The handover keeps the status `online`; its end says `online` again, and the replicas check
+  // the log. Before, no tab checked: the followers stayed live on entries the log no longer had.
+  const { a, b, c, server } = await threeTabs();
+  const backup = (await server.info()).latestRevision;
+  const { revision } = await c.sync.update("add", { text: "lost" });
+  await b.sync.waitFor(revision);
+  await a.sync.close();
+  await until(() => b.log.leading);
+  server.rewindTo(backup); // the server came back without its last entry
+  b.connect();
+  await until(() => b.sync.status === "stalled" && c.sync.status === "stalled");
+  expect([b.sync.stallReason?.code, c.sync.stallReason?.code]).toEqual([
+    "LOG_REPLACED",
+    "LOG_REPLACED",
+  ]);
 });
 
 it("a handover whose new connection is refused says offline, in the new leader and its followers", async () => {

@@ -242,7 +242,10 @@ export interface RevisionedLog {
 
   /**
    * Subscribes to connection status changes; returns an unsubscribe function. A listener added
-   * once the status is `closed` hears nothing (read {@link status}).
+   * once the status is `closed` hears nothing (read {@link status}). `online` heard while the
+   * status was `online` already says the connection was replaced without an outage the replica
+   * saw (a tabs' handover of the lead, `TabLog`): the engine checks the log again as after a
+   * reconnection (the log may have gone back meanwhile), without saying `offline`.
    */
   watchStatus(listener: LogStatusListener): () => void;
 

@@ -39,7 +39,7 @@ export interface MemoryLogOptions {
  * After LiveStore's mock sync backend it fails on purpose: {@link failNextAppends},
  * {@link loseNextAcks}, {@link setOffline}, {@link setAppendDelay}, {@link injectRaw},
  * {@link forgetMessageIds}, {@link recreate}, {@link setConfigProblem}, {@link denyConfigWatch},
- * {@link closeConnection}.
+ * {@link closeConnection}, {@link renewConnection}.
  */
 export class MemoryLog implements RevisionedLog {
   readonly contiguous = true;
@@ -312,6 +312,15 @@ export class MemoryLog implements RevisionedLog {
     const status: LogConnectionStatus = offline ? "offline" : "online";
     for (const l of this.core.statusListeners) l(status);
     if (!offline) for (const f of this.core.followers) f.poke();
+  }
+
+  /**
+   * Says `online` again while online, as a log whose connection was replaced without an outage
+   * (a tabs' handover of the lead: `RevisionedLog.watchStatus`). For tests of the check after it.
+   */
+  renewConnection(): void {
+    if (this.core.offline) return;
+    for (const l of this.core.statusListeners) l("online");
   }
 
   /**

@@ -75,6 +75,47 @@ describe("a log that went back, its entries arriving before the check answers", 
     await a.close();
   });
 
+  it("is found after a connection replaced without an outage (a tabs' handover), too", async () => {
+    // A handover of the tabs' lead keeps the status `online` (TabLog) and says `online` again
+    // once the new leader's connection is made: the check must run all the same.
+    const log = new SlowInfoLog();
+    const a = await open(log, { compaction: false });
+    for (let i = 0; i < 3; i++) await a.update("increment", { by: 1 });
+    const backup = (await log.info()).latestRevision;
+    for (let i = 0; i < 4; i++) await a.update("increment", { by: 1 });
+    await a.synced();
+    const revision = a.revision;
+    log.rewindTo(backup);
+    let answer: () => void = () => undefined;
+    log.gate = new Promise((resolve) => (answer = resolve));
+    log.renewConnection();
+    // Another replica writes on the rewound log past a's revision while a's check waits.
+    const b = await open(log.handle(), { compaction: false });
+    for (let i = 0; i < 6; i++) await b.update("increment", { by: 10 });
+    await b.close();
+    await new Promise((r) => setTimeout(r, 20)); // a's follower has had them
+    expect(a.state.count).toBe(7); // held back until the check answers
+    answer();
+    await until(() => a.status === "stalled");
+    expect(a.stallReason?.code).toBe("LOG_REPLACED");
+    expect(a.stallReason?.details).toMatchObject({ rewound: true, revision });
+    expect(a.state.count).toBe(7);
+    await a.close();
+  });
+
+  it("goes on live after a connection replaced without an outage on a log that held", async () => {
+    const log = new MemoryLog();
+    const a = await open(log, { compaction: false });
+    await a.update("increment", { by: 1 });
+    const seen: string[] = [];
+    a.on("status", (s) => seen.push(s));
+    log.renewConnection();
+    await a.update("increment", { by: 1 });
+    await a.synced();
+    expect([a.status, a.state.count, seen]).toEqual(["live", 2, []]);
+    await a.close();
+  });
+
   it("applies what arrived meanwhile, in order, when the log held its position", async () => {
     const log = new SlowInfoLog();
     const a = await open(log, { compaction: false });

@@ -29,6 +29,8 @@ export class TabStatus {
   /** Cancels the bound of the handover under way, while the tab held `online` through one. */
   private cancelBound: (() => void) | undefined;
   private expired = false;
+  /** A handover kept `online`: its end says `online` again (see {@link next}). */
+  private held = false;
 
   /** `onExpired`: a handover outlasted {@link HANDOVER_MS} (seen again, it now says `offline`). */
   constructor(private readonly onExpired: () => void) {}
@@ -37,15 +39,23 @@ export class TabStatus {
     return this.current;
   }
 
-  /** The status after `seen`: the new one when it changed, else undefined. */
+  /**
+   * The status after `seen`: the new one when it changed, else undefined; and `online` again at
+   * the end of a handover that kept `online`: the connection was replaced, and the replica checks
+   * the log as after a reconnection (`RevisionedLog.watchStatus`: the log may have gone back
+   * while the lead was handed over, a server restarted without its store, say).
+   */
   next(seen: TabConnection): LogConnectionStatus | undefined {
     let next: LogConnectionStatus;
+    let renewed = false;
     if (seen !== "handover") {
+      renewed = this.held && seen === "online";
       this.stop();
       next = seen;
     } else if (this.expired || this.current !== "online") {
       next = "offline";
     } else {
+      this.held = true;
       this.cancelBound ??= afterFreeTime(HANDOVER_MS, () => {
         this.cancelBound = undefined;
         this.expired = true;
@@ -53,7 +63,7 @@ export class TabStatus {
       });
       next = "online";
     }
-    if (next === this.current) return undefined;
+    if (next === this.current && !renewed) return undefined;
     this.current = next;
     return next;
   }
@@ -63,5 +73,6 @@ export class TabStatus {
     this.cancelBound?.();
     this.cancelBound = undefined;
     this.expired = false;
+    this.held = false;
   }
 }

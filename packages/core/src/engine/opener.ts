@@ -275,6 +275,8 @@ export class Opener<S, C extends CommandMap<S>> {
       this.scheduleReconnect(true);
       return;
     }
+    // `online` again while online: a connection replaced (`RevisionedLog.watchStatus`), checked.
+    if (this.status.status !== "offline") this.reader.hold();
     this.config.check(); // the configuration may have been edited while this replica was away
     void this.afterReconnect();
   }
