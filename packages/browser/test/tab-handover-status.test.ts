@@ -14,17 +14,14 @@ import {
   type StateSynchronizer,
   type SyncStatus,
 } from "@statesync/browser";
-import { afterEach, expect, it } from "vitest";
-import { FakeLocks, FakeStorage } from "./support/fake-tabs.js";
+import { expect, it } from "vitest";
+import { closeAfterEach, FakeLocks, FakeStorage } from "./support/fake-tabs.js";
 import { notes } from "./support/models.js";
 
 type Sync = StateSynchronizer<(typeof notes)["initial"], (typeof notes)["commands"]>;
 
 let names = 0;
-const closing: Array<() => Promise<unknown>> = [];
-afterEach(async () => {
-  for (const close of closing.splice(0).reverse()) await close().catch(() => undefined);
-});
+const closing = closeAfterEach();
 
 /** One origin: the log on the server, and the locks and storage its tabs share. */
 function origin() {

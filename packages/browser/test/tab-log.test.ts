@@ -9,17 +9,14 @@ import {
   type RevisionedLog,
   type StateSynchronizer,
 } from "@statesync/browser";
-import { afterEach, expect, it } from "vitest";
-import { FakeLocks, FakeStorage, FreezableChannel } from "./support/fake-tabs.js";
+import { expect, it } from "vitest";
+import { closeAfterEach, FakeLocks, FakeStorage, FreezableChannel } from "./support/fake-tabs.js";
 import { notes } from "./support/models.js";
 
 type Sync = StateSynchronizer<(typeof notes)["initial"], (typeof notes)["commands"]>;
 
 let names = 0;
-const closing: Array<() => Promise<unknown>> = [];
-afterEach(async () => {
-  for (const close of closing.splice(0).reverse()) await close().catch(() => undefined);
-});
+const closing = closeAfterEach();
 
 /** One "origin": a log on the server, the locks and the storage its tabs share. */
 function origin() {

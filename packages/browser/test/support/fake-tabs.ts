@@ -1,3 +1,4 @@
+import { afterEach } from "vitest";
 import type { LockManagerLike, TokenStore } from "@statesync/browser";
 
 /** An in-process stand-in for `navigator.locks` (Node has no Web Locks): FIFO per name. */
@@ -68,4 +69,16 @@ export class FreezableChannel {
     this.frozen = false;
     for (const data of this.held.splice(0)) this.onmessage?.({ data } as MessageEvent);
   }
+}
+
+/**
+ * What a test opened, closed after each test in reverse order (errors ignored): push a closer
+ * per tab or synchronizer opened.
+ */
+export function closeAfterEach(): Array<() => Promise<unknown>> {
+  const closing: Array<() => Promise<unknown>> = [];
+  afterEach(async () => {
+    for (const close of closing.splice(0).reverse()) await close().catch(() => undefined);
+  });
+  return closing;
 }
