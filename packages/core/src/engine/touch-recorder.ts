@@ -51,6 +51,11 @@ export class TouchRecorder {
    */
   private holey: unknown[][] = [];
   private readonly views = new WeakMap<object, Map<string, object>>();
+  /**
+   * The views of frozen values, apart from `views`: a recorder serves every recipe of a shared
+   * draft, and a value one recipe wrote and read (a plain view) is frozen before the next.
+   */
+  private readonly frozenViews = new WeakMap<object, Map<string, object>>();
   private readonly targets = new WeakMap<object, object>();
 
   /**
@@ -75,8 +80,9 @@ export class TouchRecorder {
     if (value === null || typeof value !== "object") return value;
     const frozen = !isDraft(value) && Object.isFrozen(value);
     const key = path.join("\u0000");
-    let byPath = this.views.get(value);
-    if (!byPath) this.views.set(value, (byPath = new Map()));
+    const views = frozen ? this.frozenViews : this.views;
+    let byPath = views.get(value);
+    if (!byPath) views.set(value, (byPath = new Map()));
     const known = byPath.get(key);
     if (known) return known as T;
     // An object's view stands on an empty object and forwards every operation: a proxy's
