@@ -47,6 +47,14 @@ const applies = {
     d.c = d.items.length;
   },
   seeFrozen: (d: State) => void (d.c = Object.isFrozen(d.items) ? 1 : 2),
+  alias: (d: State) => void (d.b = d.a),
+  // One new object at two places.
+  share: (d: State, i: number) => {
+    const o = { n: i };
+    d.a = o;
+    d.b = o;
+  },
+  writeA: (d: State) => void (d.a.n += 1),
 } satisfies Record<string, (d: State, i: number) => void>;
 type Name = keyof typeof applies;
 const names = Object.keys(applies) as Name[];
@@ -159,5 +167,21 @@ describe("commands sharing a draft reach what one draft each reaches", () => {
       { name: "reset", i: 1 },
       { name: "seeFrozen", i: 0 },
     ]);
+  });
+
+  it("freezes what an unchecked command (formats 1 and 2) wrote, and ends the draft at an alias", () => {
+    // In a catch-up's draft, what a command of an older format wrote stayed a plain object (and
+    // a draft it put at a second place, one draft): a later command writing through one place
+    // changed both, where alone it gets a draft of one. A strict command, catching nothing.
+    for (const v of [1, 2] as const) {
+      for (const first of ["alias", "share"] as const) {
+        for (const second of [2, 3] as const) {
+          expectAlike([
+            { name: first, i: 5, v },
+            { name: "writeA", i: 0, v: second },
+          ]);
+        }
+      }
+    }
   });
 });
