@@ -321,8 +321,9 @@ export function applyBatch<S, C extends CommandMap<S>>(
             e.name,
           );
           // It wrote into what an earlier entry wrote (frozen here, a draft when it runs alone):
-          // refused in the draft even if the command caught that, or sloppy mode hid it.
-          if (recorder.takeFrozenWrite()) throw FAILED;
+          // refused in the draft even if the command caught that, or sloppy mode hid it. Or it
+          // asked Immer about a draft (`original` answers with the state before the batch).
+          if (recorder.takeRunAlone()) throw FAILED;
           checkInBatch(model, draft, recorder, v, e.v === CHECKED_COMMAND_FORMAT);
         }
         before = item.revision;

@@ -1,4 +1,4 @@
-import { enablePatches, produce } from "immer";
+import { enablePatches, isDraft, original, produce } from "immer";
 import { describe, expect, it } from "vitest";
 import { z } from "zod/v4";
 import { RecipeRunner, type RecipeRun } from "../src/engine/recipes.js";
@@ -55,6 +55,9 @@ const applies = {
     d.b = o;
   },
   writeA: (d: State) => void (d.a.n += 1),
+  // Immer's own questions about a draft.
+  original: (d: State) => void (d.c = original(d.items)!.length),
+  isDraft: (d: State, i: number) => void (d.c = isDraft(d.items[i]) ? 1 : 2),
 } satisfies Record<string, (d: State, i: number) => void>;
 type Name = keyof typeof applies;
 const names = Object.keys(applies) as Name[];
@@ -183,5 +186,19 @@ describe("commands sharing a draft reach what one draft each reaches", () => {
         }
       }
     }
+  });
+
+  it("runs a command that asks Immer about a draft alone", () => {
+    // Immer's `original` answered with the state the shared draft started from (no item added
+    // by the command before: c = 1, where alone c = 2), and `isDraft` said no of an item an
+    // earlier command added (frozen in the shared draft). Strict commands, catching nothing.
+    expectAlike([
+      { name: "add", i: 1 },
+      { name: "original", i: 0 },
+    ]);
+    expectAlike([
+      { name: "add", i: 1 },
+      { name: "isDraft", i: 1 },
+    ]);
   });
 });

@@ -59,19 +59,24 @@ export class TouchRecorder {
   private readonly targets = new WeakMap<object, object>();
 
   /**
-   * Set when a recipe wrote, or tried to, into a frozen value it reached through a view. In a
-   * draft shared by several recipes that is a value an earlier recipe wrote (frozen then, see
-   * {@link freezeWritten}), where a draft of its own would hand the recipe a draft of it: the
-   * write is refused, and the recipe must run again alone, even when it caught the refusal or
-   * sloppy mode hid it. The runners of shared drafts read it after each recipe
-   * ({@link takeFrozenWrite}).
+   * Set when a recipe did what a shared draft answers otherwise than a draft of its own:
+   * - it wrote, or tried to, into a frozen value it reached through a view. In a draft shared by
+   *   several recipes that is a value an earlier recipe wrote (frozen then, see
+   *   {@link freezeWritten}), where a draft of its own would hand it a draft of that value: the
+   *   write is refused, even when the recipe caught the refusal or sloppy mode hid it;
+   * - it asked Immer about a draft (`isDraft`, `original`, Immer's `current` read the draft's
+   *   state): `original` answers what the shared draft started from, before the earlier
+   *   recipes, and a value an earlier one wrote is no draft there.
+   *
+   * The recipe must run again alone. The runners of shared drafts read it after each recipe
+   * ({@link takeRunAlone}).
    */
-  private frozenWrite = false;
+  private runAlone = false;
 
-  /** Whether a recipe wrote into a frozen value since the last call (see `frozenWrite`). */
-  takeFrozenWrite(): boolean {
-    const w = this.frozenWrite;
-    this.frozenWrite = false;
+  /** Whether a recipe must run again alone since the last call (see `runAlone`). */
+  takeRunAlone(): boolean {
+    const w = this.runAlone;
+    this.runAlone = false;
     return w;
   }
 
@@ -126,6 +131,7 @@ export class TouchRecorder {
       preventExtensions: () => Reflect.preventExtensions(target),
       get: (_, key) => {
         if (key === VIEW_TARGET) return target; // for `current`, which reads the draft itself
+        if (key === DRAFT_STATE) this.runAlone = true;
         // An array's methods are the standard ones, which read and write through this view. With
         // Immer's `enableArrayMethods` (an application may turn it on: plugins are global), a
         // draft's `push`, `splice`, `filter`, `find`... work on the draft itself instead: writes
@@ -202,7 +208,7 @@ export class TouchRecorder {
   /**
    * The traps of a view of a frozen value: read as a draft of it reads (members as views,
    * writable, the view itself not frozen: what a recipe alone sees of the same value); every
-   * write refused, as the frozen value refuses it, and noted (`frozenWrite`).
+   * write refused, as the frozen value refuses it, and noted (`runAlone`).
    */
   private frozenHandler(
     path: ReadonlyArray<string | number>,
@@ -210,7 +216,7 @@ export class TouchRecorder {
   ): ProxyHandler<object> {
     const isArray = Array.isArray(target);
     const refuse = (): boolean => {
-      this.frozenWrite = true;
+      this.runAlone = true;
       return false;
     };
     return {
@@ -219,6 +225,7 @@ export class TouchRecorder {
       getPrototypeOf: () => Reflect.getPrototypeOf(target),
       get: (_, key) => {
         if (key === VIEW_TARGET) return target;
+        if (key === DRAFT_STATE) this.runAlone = true; // alone, it is a draft
         if (isArray && typeof key === "string") {
           const method = arrayMethods.get(key);
           if (method) return method;
@@ -360,6 +367,9 @@ const arrayMethods = new Map<string, unknown>(
 function walkable(value: object): boolean {
   return !isDraft(value) && !Object.isFrozen(value);
 }
+
+/** The key of an Immer draft's state (`isDraft`, `original` read it). */
+const DRAFT_STATE = Symbol.for("immer-state");
 
 /** Past this many removed indices a shrink reads those the array holds instead of each one. */
 const HELD_SCAN = 4096;

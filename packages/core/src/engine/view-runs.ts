@@ -15,8 +15,9 @@ import { freezeWritten, withValues } from "./touch-values.js";
  *   reload took 26 s, against 5 s with the views it replaced, and 0.8 s frozen;
  * - an op that throws in a shared draft, or writes into what an earlier op of that draft wrote
  *   (refused there, even where the op catches the refusal or sloppy mode hides it: the view
- *   notes it, `TouchRecorder.takeFrozenWrite`), runs again in a draft of its own, after the ops before it in one draft; the ops after
- *   it go on in a new shared draft;
+ *   notes it, `TouchRecorder.takeRunAlone`), or asks Immer about a draft (`original`), runs
+ *   again in a draft of its own, after the ops before it in one draft; the ops after it go on
+ *   in a new shared draft;
  * - an op that puts a draft at a second place ends its shared draft: a later op writing through
  *   one place would change the other, where in a draft of its own it would not.
  */
@@ -57,8 +58,10 @@ export function runQueued<S, T>(
   return next;
 }
 
-/** Thrown out of a shared draft by an op that wrote into what an earlier op wrote (frozen). */
-const FROZEN_WRITE = new Error("a write into a value an earlier update of the draft wrote");
+/** Thrown out of a shared draft by an op that must run alone (`TouchRecorder.takeRunAlone`). */
+const RUN_ALONE = new Error(
+  "a write into a value an earlier update of the draft wrote, or a question to Immer",
+);
 
 /** `ops` in one draft (freezing as {@link runQueued} does), or one draft each if one throws. */
 function inOneDraft<S, T>(state: S, ops: readonly T[], run: (view: unknown, op: T) => unknown): S {
@@ -97,7 +100,7 @@ function runFreezing(draft: object, recipe: (view: unknown) => unknown): boolean
   const recorder = new TouchRecorder();
   refuseThenable(recorder.unwrap(recipe(recorder.wrap(draft))));
   // A write refused in the shared draft, caught or unseen (sloppy mode): alone it is a write.
-  if (recorder.takeFrozenWrite()) throw FROZEN_WRITE;
+  if (recorder.takeRunAlone()) throw RUN_ALONE;
   recorder.refuseHoles(draft, holesError);
   for (const w of withValues(draft, recorder.take())) {
     if (w.op !== "remove" && !freezeWritten(w.value)) recorder.aliased = true;
