@@ -13,7 +13,10 @@ export const VIEW_TARGET: unique symbol = Symbol("statesync view target");
  * it hands out), so `draft.items.find(...)` on 10,000 items makes 10,000 proxies, in every
  * command; a scan of `current(draft).items` reads plain objects. Find what you need there, then
  * write through the draft, by index or key (`draft.items[i].done = true`): what this returns is
- * the state's frozen objects or copies, and a write into it throws or changes nothing.
+ * frozen, the state's own objects or frozen copies, and a write into it throws (strict mode).
+ * Its copies are frozen too: where several commands share a draft, a container an earlier one
+ * wrote is a copy here, where alone it is the state's own; a write into it went through in one
+ * and threw in the other (a catch-up and a live replica reached different states).
  *
  * It reflects every write made before the call (earlier commands in the same draft, patches
  * applied to it), unlike Immer's `original`; call it again after writing. What nothing wrote in
@@ -28,8 +31,26 @@ export const VIEW_TARGET: unique symbol = Symbol("statesync view target");
 export function current<T>(value: T): T {
   if (value === null || typeof value !== "object") return value;
   const target = ((value as Record<symbol, unknown>)[VIEW_TARGET] ?? value) as T;
-  if (isDraft(target)) return immerCurrent(target as Draft<T>) as T;
-  return Object.isFrozen(target) ? target : (copyUnfrozen(target as object) as T);
+  if (!isDraft(target) && Object.isFrozen(target)) return target;
+  const copy = isDraft(target) ? immerCurrent(target as Draft<T>) : copyUnfrozen(target as object);
+  freezeCopies(copy);
+  return copy as T;
+}
+
+/**
+ * Freezes the arrays and plain objects of `value` that are not frozen yet: the copies `current`
+ * made (a frozen one is the state's own, or what a shared draft froze: frozen all through).
+ */
+function freezeCopies(value: unknown): void {
+  const stack = [value];
+  while (stack.length > 0) {
+    const o = stack.pop();
+    if (o === null || typeof o !== "object" || Object.isFrozen(o)) continue;
+    const proto: unknown = Object.getPrototypeOf(o);
+    if (!Array.isArray(o) && proto !== Object.prototype && proto !== null) continue;
+    Object.freeze(o);
+    for (const k of Object.keys(o)) stack.push((o as Record<string, unknown>)[k]);
+  }
 }
 
 /** A copy of `value` down to its frozen parts (which are shared), as Immer's `current` copies. */

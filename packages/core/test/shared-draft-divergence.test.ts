@@ -2,6 +2,7 @@ import { enablePatches, isDraft, original, produce } from "immer";
 import { describe, expect, it } from "vitest";
 import { z } from "zod/v4";
 import { RecipeRunner, type RecipeRun } from "../src/engine/recipes.js";
+import { current } from "../src/current.js";
 import { runOnView } from "../src/engine/touch-recorder.js";
 import { runQueued } from "../src/engine/view-runs.js";
 import { deepFreeze } from "../src/freeze.js";
@@ -55,6 +56,8 @@ const applies = {
     d.b = o;
   },
   writeA: (d: State) => void (d.a.n += 1),
+  // `current`'s result used as scratch: a bug, yet strict and catching nothing.
+  newestFirst: (d: State) => void (d.c = current(d).items.reverse()[0]!.id),
   // Immer's own questions about a draft.
   original: (d: State) => void (d.c = original(d.items)!.length),
   isDraft: (d: State, i: number) => void (d.c = isDraft(d.items[i]) ? 1 : 2),
@@ -199,6 +202,16 @@ describe("commands sharing a draft reach what one draft each reaches", () => {
     expectAlike([
       { name: "add", i: 1 },
       { name: "isDraft", i: 1 },
+    ]);
+  });
+
+  it("gives a write into what current() returned the same outcome", () => {
+    // `current` copied the containers written in the draft, by earlier commands too, and left
+    // the copies writable: in a shared draft the reverse went through (c = 1), alone the state's
+    // own items are frozen and it throws (a no-op). Now its copies are frozen as well.
+    expectAlike([
+      { name: "add", i: 1 },
+      { name: "newestFirst", i: 0 },
     ]);
   });
 });
