@@ -58,6 +58,16 @@ const applies = {
   writeA: (d: State) => void (d.a.n += 1),
   // `current`'s result used as scratch: a bug, yet strict and catching nothing.
   newestFirst: (d: State) => void (d.c = current(d).items.reverse()[0]!.id),
+  // Writes into the value of a property's descriptor: alone, a draft once the item was read.
+  descBump: (d: State, i: number) => {
+    void d.items[i];
+    const item = Object.getOwnPropertyDescriptor(d.items, i)?.value as Item | undefined;
+    try {
+      if (item) item.n += 1;
+    } catch {
+      // breaks the determinism rule on purpose
+    }
+  },
   // Immer's own questions about a draft.
   original: (d: State) => void (d.c = original(d.items)!.length),
   isDraft: (d: State, i: number) => void (d.c = isDraft(d.items[i]) ? 1 : 2),
@@ -212,6 +222,19 @@ describe("commands sharing a draft reach what one draft each reaches", () => {
     expectAlike([
       { name: "add", i: 1 },
       { name: "newestFirst", i: 0 },
+    ]);
+  });
+
+  it("notes a write into a frozen value handed out as a property descriptor's value", () => {
+    // Alone, the descriptor of an item read before holds its draft; shared, it held the frozen
+    // item itself (from a plain view, and from a frozen one), whose write was refused unnoted.
+    expectAlike([
+      { name: "add", i: 1 },
+      { name: "descBump", i: 1 },
+    ]);
+    expectAlike([
+      { name: "reset", i: 1 },
+      { name: "descBump", i: 0 },
     ]);
   });
 });

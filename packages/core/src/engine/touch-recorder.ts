@@ -1,4 +1,5 @@
 import { isDraft } from "immer";
+import { ARRAY_INDEX, arrayMethods, DRAFT_STATE, frozenHandler } from "./frozen-view.js";
 import { firstHole, withValues } from "./touch-values.js";
 import { VIEW_TARGET } from "../current.js";
 import { StateSyncError } from "../errors.js";
@@ -80,6 +81,13 @@ export class TouchRecorder {
     return w;
   }
 
+  /** `wrap` and the setter of `runAlone`, for the traps of frozen values' views (frozen-view.ts). */
+  private readonly viewOf = (value: unknown, path: ReadonlyArray<string | number>): unknown =>
+    this.wrap(value, path);
+  private readonly noteRunAlone = (): void => {
+    this.runAlone = true;
+  };
+
   /** The view of `value` at `path` (the same view each time, so identity comparisons hold). */
   wrap<T>(value: T, path: ReadonlyArray<string | number> = []): T {
     if (value === null || typeof value !== "object") return value;
@@ -97,7 +105,9 @@ export class TouchRecorder {
     const stand = frozen ? (Array.isArray(value) ? [] : {}) : Array.isArray(value) ? value : {};
     const view = new Proxy(
       stand,
-      frozen ? this.frozenHandler(path, value) : this.handler(path, value),
+      frozen
+        ? frozenHandler(path, value, this.viewOf, this.noteRunAlone)
+        : this.handler(path, value),
     );
     byPath.set(key, view);
     this.targets.set(view, value);
@@ -176,7 +186,13 @@ export class TouchRecorder {
       },
       getOwnPropertyDescriptor: (_, key) => {
         const desc = Reflect.getOwnPropertyDescriptor(target, key);
-        if (desc && isDraft(desc.value)) this.escaped = true;
+        const v: unknown = desc?.value;
+        if (v === null || typeof v !== "object") return desc;
+        if (isDraft(v)) this.escaped = true;
+        // A frozen value as its view, whose writes are noted (alone, it may be a draft).
+        else if (typeof key === "string" && Object.isFrozen(v)) {
+          desc!.value = this.wrap(v, [...path, keyOf(target, key)]);
+        }
         return desc;
       },
       deleteProperty: (_, key) => {
@@ -202,56 +218,6 @@ export class TouchRecorder {
         if (isArray) this.noteGrowth(path, target as unknown[], before, k);
         return ok;
       },
-    };
-  }
-
-  /**
-   * The traps of a view of a frozen value: read as a draft of it reads (members as views,
-   * writable, the view itself not frozen: what a recipe alone sees of the same value); every
-   * write refused, as the frozen value refuses it, and noted (`runAlone`).
-   */
-  private frozenHandler(
-    path: ReadonlyArray<string | number>,
-    target: object,
-  ): ProxyHandler<object> {
-    const isArray = Array.isArray(target);
-    const refuse = (): boolean => {
-      this.runAlone = true;
-      return false;
-    };
-    return {
-      has: (_, key) => Reflect.has(target, key),
-      ownKeys: () => Reflect.ownKeys(target),
-      getPrototypeOf: () => Reflect.getPrototypeOf(target),
-      get: (_, key) => {
-        if (key === VIEW_TARGET) return target;
-        if (key === DRAFT_STATE) this.runAlone = true; // alone, it is a draft
-        if (isArray && typeof key === "string") {
-          const method = arrayMethods.get(key);
-          if (method) return method;
-        }
-        const v: unknown = Reflect.get(target, key);
-        if (typeof key === "symbol" || v === null || typeof v !== "object") return v;
-        return this.wrap(v, [...path, isArray && ARRAY_INDEX.test(key) ? Number(key) : key]);
-      },
-      // As Immer's drafts report them (writable; configurable but an array's length), which
-      // the view's stand (an empty object or array) allows.
-      getOwnPropertyDescriptor: (_, key) => {
-        const desc = Reflect.getOwnPropertyDescriptor(target, key);
-        if (!desc) return undefined;
-        const fixed = isArray && key === "length";
-        return {
-          value: desc.value,
-          writable: true,
-          enumerable: desc.enumerable,
-          configurable: !fixed,
-        };
-      },
-      set: refuse,
-      deleteProperty: refuse,
-      defineProperty: refuse,
-      setPrototypeOf: refuse,
-      preventExtensions: refuse,
     };
   }
 
@@ -355,21 +321,10 @@ export function holesError(): StateSyncError {
   );
 }
 
-/** `Array.prototype`'s methods by name (its constructor aside). */
-const arrayMethods = new Map<string, unknown>(
-  Object.getOwnPropertyNames(Array.prototype)
-    .filter((k) => k !== "constructor")
-    .map((k) => [k, (Array.prototype as unknown as Record<string, unknown>)[k]] as const)
-    .filter(([, v]) => typeof v === "function"),
-);
-
 /** Whether `unwrapDeep` looks inside `value`: a draft or a frozen value holds no view. */
 function walkable(value: object): boolean {
   return !isDraft(value) && !Object.isFrozen(value);
 }
-
-/** The key of an Immer draft's state (`isDraft`, `original` read it). */
-const DRAFT_STATE = Symbol.for("immer-state");
 
 /** Past this many removed indices a shrink reads those the array holds instead of each one. */
 const HELD_SCAN = 4096;
@@ -380,9 +335,6 @@ function heldIndices(array: object): number[] {
   for (const k of Object.keys(array)) if (ARRAY_INDEX.test(k)) out.push(Number(k));
   return out;
 }
-
-/** An array index as a property key: `0`, or digits without a leading zero. */
-const ARRAY_INDEX = /^(0|[1-9]\d*)$/;
 
 /**
  * Throws unless `key` is an array index. Immer refuses any other key of an array draft only in
