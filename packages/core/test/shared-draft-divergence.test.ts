@@ -68,6 +68,12 @@ const applies = {
       // breaks the determinism rule on purpose
     }
   },
+  // Writes through a draft reached without a view (a descriptor's value): no touch recorded.
+  escape: (d: State, i: number) => {
+    void d.a;
+    const a = Object.getOwnPropertyDescriptor(d, "a")!.value as { n: unknown };
+    a.n = i > 0 ? "not a number" : 7;
+  },
   // Immer's own questions about a draft.
   original: (d: State) => void (d.c = original(d.items)!.length),
   isDraft: (d: State, i: number) => void (d.c = isDraft(d.items[i]) ? 1 : 2),
@@ -235,6 +241,20 @@ describe("commands sharing a draft reach what one draft each reaches", () => {
     expectAlike([
       { name: "reset", i: 1 },
       { name: "descBump", i: 0 },
+    ]);
+  });
+
+  it("checks a queued recipe that wrote through a draft reached without a view", () => {
+    // The writer's shared draft checked each recipe along its touches only: a write through a
+    // draft the view did not hand out was never checked, and an update that fails the schema
+    // alone (VALIDATION, nothing appended) was committed.
+    expectAlike([
+      { name: "add", i: 1 },
+      { name: "escape", i: 1 },
+    ]);
+    expectAlike([
+      { name: "escape", i: 0 },
+      { name: "writeA", i: 0 },
     ]);
   });
 });

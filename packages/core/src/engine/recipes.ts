@@ -147,8 +147,10 @@ export class RecipeRunner<S, C extends CommandMap<S>> {
             const returned = runIn(ops[i]!, view, ctx);
             // A write into what an earlier op wrote, refused here: alone it is a write (the op
             // may have caught the refusal, or sloppy mode hidden it). Or a question to Immer
-            // about a draft, answered of the shared draft (`TouchRecorder.takeRunAlone`).
-            if (recorder.takeRunAlone()) throw ABORT;
+            // about a draft, answered of the shared draft (`TouchRecorder.takeRunAlone`). Or a
+            // draft reached without a view (`escaped`): its writes are no touches, and neither
+            // checked nor frozen here; alone, Immer's patches are checked.
+            if (recorder.takeRunAlone() || recorder.escaped) throw ABORT;
             // Before its drafts are copied: a copy of an array left with a length of 1e8 walks
             // every index (26 s), its refusal is at once.
             recorder.refuseHoles(draft, holes);
