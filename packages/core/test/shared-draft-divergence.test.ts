@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { enablePatches, isDraft, original, produce } from "immer";
 import { describe, expect, it } from "vitest";
 import { z } from "zod/v4";
@@ -103,19 +104,38 @@ const initial = deepFreeze(structuredClone(model.initial));
 /** A command entry of `format` (3: checked; 1 and 2: unchecked). */
 type Call = { name: Name; i: number; v?: 1 | 2 | 3 };
 
-/** The replay of `calls` as command entries, one at a time (`step`) and in one run (`stepMany`). */
-function replayed(calls: readonly Call[]) {
+/** `calls` as a log: the genesis entry, then a command entry for each. */
+function entriesOf(calls: readonly Call[]) {
   const entries = [genesisEntryOf(model)];
   calls.forEach(({ name, i, v = 3 }, k) => {
     const entry = { v, kind: "command", ts: 1, client: "c", seed: k, name, args: { i } };
     const data = new TextEncoder().encode(JSON.stringify(entry));
     entries.push({ revision: k + 2, data, messageId: `m${k + 2}` });
   });
+  return entries;
+}
+
+/** The replay of `calls` as command entries, one at a time (`step`) and in one run (`stepMany`). */
+function replayed(calls: readonly Call[]) {
+  const entries = entriesOf(calls);
   const said = (r: StepResult) => `${r.kind} ${"error" in r ? r.error?.message : ""}`;
   const one = new Replay(model, true);
   const oneResults = entries.map((e) => said(one.step(e)));
   const many = new Replay(model, true);
   const manyResults = many.stepMany(entries).map(said);
+  // The checked ones as one `commands` entry (format 4), whose commands share a draft too.
+  const checked = calls.filter((c) => (c.v ?? 3) === 3);
+  if (checked.length >= 2) {
+    const each = new Replay(model, true);
+    for (const e of entriesOf(checked)) each.step(e);
+    const together = new Replay(model, true);
+    together.step(entries[0]!);
+    const commands = checked.map(({ name, i }, k) => ({ seed: k, name, args: { i } }));
+    const entry = { v: 4, kind: "commands", ts: 1, client: "c", commands };
+    const data = new TextEncoder().encode(JSON.stringify(entry));
+    expect(together.step({ revision: 2, data, messageId: "all" }).kind).toBe("applied");
+    expect(together.state).toEqual(each.state);
+  }
   return {
     alone: { state: one.state, results: oneResults },
     shared: { state: many.state, results: manyResults },
@@ -256,5 +276,17 @@ describe("commands sharing a draft reach what one draft each reaches", () => {
       { name: "escape", i: 0 },
       { name: "writeA", i: 0 },
     ]);
+  });
+
+  it("reaches what one draft each reaches for any sequence of these commands (property)", () => {
+    const call: fc.Arbitrary<Call> = fc.record({
+      name: fc.constantFrom(...names),
+      i: fc.nat(3),
+      v: fc.constantFrom(1 as const, 2 as const, 3 as const),
+    });
+    fc.assert(
+      fc.property(fc.array(call, { maxLength: 10 }), (calls) => expectAlike(calls)),
+      { numRuns: 300 },
+    );
   });
 });
