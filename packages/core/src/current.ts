@@ -49,7 +49,9 @@ function freezeCopies(value: unknown): void {
     const proto: unknown = Object.getPrototypeOf(o);
     if (!Array.isArray(o) && proto !== Object.prototype && proto !== null) continue;
     Object.freeze(o);
-    for (const k of Object.keys(o)) stack.push((o as Record<string, unknown>)[k]);
+    if (Array.isArray(o)) {
+      for (const v of o as unknown[]) if (typeof v === "object" && v !== null) stack.push(v);
+    } else for (const k of Object.keys(o)) stack.push((o as Record<string, unknown>)[k]);
   }
 }
 

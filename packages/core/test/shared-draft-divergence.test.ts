@@ -75,6 +75,11 @@ const applies = {
     const a = Object.getOwnPropertyDescriptor(d, "a")!.value as { n: unknown };
     a.n = i > 0 ? "not a number" : 7;
   },
+  // Identities: a draft is the same each time it is read at one place, another at another place.
+  same: (d: State, i: number) => {
+    const item = d.items[i];
+    d.c = (item === d.items[i] ? 1 : 0) + (d.a === d.b ? 2 : 0) + d.items.indexOf(item!) * 4;
+  },
   // Immer's own questions about a draft.
   original: (d: State) => void (d.c = original(d.items)!.length),
   isDraft: (d: State, i: number) => void (d.c = isDraft(d.items[i]) ? 1 : 2),

@@ -1,5 +1,11 @@
 import { isDraft } from "immer";
-import { ARRAY_INDEX, arrayMethods, DRAFT_STATE, frozenHandler } from "./frozen-view.js";
+import {
+  ARRAY_INDEX,
+  arrayMethods,
+  DRAFT_STATE,
+  frozenView,
+  type FrozenViewHost,
+} from "./frozen-view.js";
 import { firstHole, withValues } from "./touch-values.js";
 import { VIEW_TARGET } from "../current.js";
 import { StateSyncError } from "../errors.js";
@@ -81,11 +87,11 @@ export class TouchRecorder {
     return w;
   }
 
-  /** `wrap` and the setter of `runAlone`, for the traps of frozen values' views (frozen-view.ts). */
-  private readonly viewOf = (value: unknown, path: ReadonlyArray<string | number>): unknown =>
-    this.wrap(value, path);
-  private readonly noteRunAlone = (): void => {
-    this.runAlone = true;
+  /** What the views of frozen values need of this recorder (frozen-view.ts). */
+  private readonly host: FrozenViewHost = {
+    wrap: (value, path) => this.wrap(value, path),
+    adopt: (view, target) => void this.targets.set(view, target),
+    runAlone: () => void (this.runAlone = true),
   };
 
   /** The view of `value` at `path` (the same view each time, so identity comparisons hold). */
@@ -98,17 +104,15 @@ export class TouchRecorder {
     if (!byPath) views.set(value, (byPath = new Map()));
     const known = byPath.get(key);
     if (known) return known as T;
+    if (frozen) {
+      const view = frozenView(value as object, path, this.host);
+      byPath.set(key, view);
+      return view as T;
+    }
     // An object's view stands on an empty object and forwards every operation: a proxy's
     // invariant checks then read that object, not the draft (a second trap of Immer's per read
-    // and write). An array's stands on the array itself, so that it is still an array; a frozen
-    // array's on an empty array (a frozen target would bind the view to its values).
-    const stand = frozen ? (Array.isArray(value) ? [] : {}) : Array.isArray(value) ? value : {};
-    const view = new Proxy(
-      stand,
-      frozen
-        ? frozenHandler(path, value, this.viewOf, this.noteRunAlone)
-        : this.handler(path, value),
-    );
+    // and write). An array's stands on the array itself, so that it is still an array.
+    const view = new Proxy(Array.isArray(value) ? value : {}, this.handler(path, value));
     byPath.set(key, view);
     this.targets.set(view, value);
     return view as T;

@@ -9,10 +9,12 @@ import { freezeWritten, withValues } from "./touch-values.js";
  * optimistic view, other tabs' pending updates in the browser). The state is the one a draft
  * per op gives, each op that throws (or returns a promise) there left out, as the writer's
  * batches of recipes do it (`RecipeRunner`):
- * - what each op wrote is frozen once it returned, so a later op reads it as it is, not through
- *   a view per object, and `current` returns it instead of copying it. A scan with `current` in
- *   each of 2,000 queued commands copied every card each time: the collab board's view after a
- *   reload took 26 s, against 5 s with the views it replaced, and 0.8 s frozen;
+ * - what each op wrote is frozen once it returned, so `current` returns it instead of copying
+ *   it, and a later op reads it through a frozen value's view (frozen-view.ts: one object of
+ *   shared traps per view, its members' views kept), which notes writes instead of recording
+ *   them. A scan with `current` in each of 2,000 queued commands copied every card each time:
+ *   the collab board's view after a reload took 26 s, against 5 s with the views it replaced,
+ *   and 0.8 s frozen;
  * - an op that throws in a shared draft, or writes into what an earlier op of that draft wrote
  *   (refused there, even where the op catches the refusal or sloppy mode hides it: the view
  *   notes it, `TouchRecorder.takeRunAlone`), or asks Immer about a draft (`original`), runs
