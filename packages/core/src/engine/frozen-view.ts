@@ -100,12 +100,14 @@ class FrozenTraps implements ProxyHandler<object> {
   }
 
   // As Immer's drafts report them (writable; configurable but an array's length), which the
-  // view's stand allows; a member as its view (alone, a draft once read, whose writes go through).
+  // view's stand allows; a member read before as its view (alone, a draft once read, whose
+  // writes go through; one not read is the frozen value alone too).
   getOwnPropertyDescriptor(_: object, key: string | symbol): PropertyDescriptor | undefined {
     const desc = Reflect.getOwnPropertyDescriptor(this.target, key);
     if (!desc) return undefined;
+    const read = typeof key === "string" ? this.members?.get(key) : undefined;
     return {
-      value: typeof key === "symbol" ? desc.value : this.member(key, desc.value),
+      value: read ?? desc.value,
       writable: true,
       enumerable: desc.enumerable,
       configurable: !(this.isArray && key === "length"),
