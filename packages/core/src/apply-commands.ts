@@ -99,14 +99,18 @@ export function applyCommands<S>(
         parsed.delete(j);
       }
       // The commands before the one that failed, together; then that one on its own (below).
+      // Parsed again (not `items`): a command that changed its arguments (`ids.reverse()`) ran
+      // again on what it left of them (a schema that hands the entry's value over as it is,
+      // `z.any()`, still does).
       together = out.kind === "failed";
       const at = out.kind === "failed" ? out.at : 0;
-      const before =
-        at > 0 ? applyBatch(model, current, items.slice(0, at), revision, v) : undefined;
+      const head: BatchItem[] = [];
+      for (let j = i; j < i + at; j++) head.push(itemAt(j)!);
+      const before = at > 0 ? applyBatch(model, current, head, revision, v) : undefined;
       if (before?.kind === "applied") {
         current = before.state;
         i += at;
-      }
+      } else for (let j = i; j < i + at; j++) parsed.delete(j); // they ran: parsed again
     }
     const alone = calls[i] as CommandEntry; // (a command that failed the batch is never an error)
     const outcome = applyEntry(model, current, alone, revision, v);

@@ -49,13 +49,21 @@ export abstract class RunReplay<S, C extends CommandMap<S>> extends ReplayState<
       let alone = 1; // how many entries from `i` on to step one by one (after a batch)
       if (run.length > 0) {
         let outcome = this.applyRun(run);
+        // The entries that ran are decoded again before they run again: a command that changed
+        // its arguments (`ids.reverse()`) would run on what it left of them.
+        if (outcome.kind !== "applied") {
+          forget(decoded, i, outcome.kind === "failed" ? outcome.at + 1 : run.length);
+        }
         if (outcome.kind === "failed" && outcome.at > 0) {
           // The entries before the one that failed, as a batch again; then that one alone.
-          const head = run.slice(0, outcome.at);
+          const head = this.plainRun(entries, decoded, i, produced).slice(0, outcome.at);
           outcome = this.applyRun(head);
           if (outcome.kind === "applied") {
             i = this.adoptBatch(entries, i, head, outcome, results);
-          } else alone = head.length + 1;
+          } else {
+            forget(decoded, i, head.length);
+            alone = head.length + 1;
+          }
         } else if (outcome.kind === "applied") {
           i = this.adoptBatch(entries, i, run, outcome, results);
           continue;
@@ -137,4 +145,9 @@ export abstract class RunReplay<S, C extends CommandMap<S>> extends ReplayState<
     );
     return failures.length > 0 ? { kind: "applied", entry, failures } : { kind: "applied", entry };
   }
+}
+
+/** Drops the decoding of `count` entries from `from` on (they are decoded again when needed). */
+function forget(decoded: Array<DecodeResult | undefined>, from: number, count: number): void {
+  for (let k = from; k < from + count && k < decoded.length; k++) decoded[k] = undefined;
 }
