@@ -56,7 +56,7 @@ export abstract class RunReplay<S, C extends CommandMap<S>> extends ReplayState<
         }
         if (outcome.kind === "failed" && outcome.at > 0) {
           // The entries before the one that failed, as a batch again; then that one alone.
-          const head = this.plainRun(entries, decoded, i, produced).slice(0, outcome.at);
+          const head = this.plainRun(entries, decoded, i, produced, outcome.at);
           outcome = this.applyRun(head);
           if (outcome.kind === "applied") {
             i = this.adoptBatch(entries, i, head, outcome, results);
@@ -95,18 +95,22 @@ export abstract class RunReplay<S, C extends CommandMap<S>> extends ReplayState<
     return outcome;
   }
 
-  /** The plain entries from `entries[start]` on, as they would chain from the current revision. */
+  /**
+   * The plain entries from `entries[start]` on, as they would chain from the current revision
+   * (at most `limit`).
+   */
   private plainRun(
     entries: readonly LogEntry[],
     decoded: Array<DecodeResult | undefined>,
     start: number,
     produced: readonly unknown[],
+    limit = Infinity,
   ): BatchItem[] {
     const run: BatchItem[] = [];
     if (!this.anchored || this.collecting) return run;
     let revision = this.revision;
     const origins = new Map<string, number>(); // the highest seq of each origin in the run
-    for (let i = start; i < entries.length; i++) {
+    for (let i = start; i < entries.length && run.length < limit; i++) {
       const logEntry = entries[i]!;
       if (logEntry.revision <= revision || (i > start && produced[i] !== undefined)) break;
       if (this.contiguous && logEntry.revision !== revision + 1) break;
