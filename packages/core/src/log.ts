@@ -184,7 +184,13 @@ export interface RevisionedLog {
 
   /**
    * The retained entries of this state with `fromRevision <= revision <= toRevision`, ascending.
-   * Entries truncated away are silently missing (callers check continuity themselves).
+   * Entries truncated away are silently missing (callers check continuity themselves). With
+   * `toRevision` = `Infinity` (to the log's end) a read never misses the entry a truncation
+   * kept: when one overtakes it (a compaction's snapshot entry appended after the read began,
+   * everything before it removed), the read still yields the first entry retained after those
+   * it lost, so it comes back empty only when the log retains nothing at or after
+   * `fromRevision`. (JetStream: a range read takes its end from stream info first; the engine's
+   * catch-ups and the CLI's first-entry check rely on this: a new user's trial.)
    */
   read(fromRevision: number, toRevision: number): AsyncIterable<LogEntry>;
 

@@ -10,7 +10,10 @@ class RacedLog extends MemoryLog {
   before: {
     entryAt?: () => Promise<unknown>;
     find?: () => Promise<unknown>;
-    /** Runs once a read has fixed its end at the latest revision, as a JetStream read does. */
+    /**
+     * Runs once a read has fixed its end at the latest revision, as a JetStream read does (which
+     * to the log's end still yields the first entry retained past what it lost: `RevisionedLog.read`).
+     */
     read?: () => Promise<unknown>;
   } = {};
   /** The first revision `info` reports instead of the true one (a stale `first_seq`). */
@@ -30,7 +33,13 @@ class RacedLog extends MemoryLog {
     const run = this.before.read;
     this.before.read = undefined;
     await run?.();
-    yield* super.read(from, Math.min(to, last));
+    let read = from - 1;
+    for await (const entry of super.read(from, Math.min(to, last))) {
+      read = entry.revision;
+      yield entry;
+    }
+    if (to !== Number.POSITIVE_INFINITY || read >= last) return;
+    for await (const entry of super.read(read + 1, to)) return yield entry;
   }
   override async findByMessageId(id: string, after: number, scan?: number) {
     const run = this.before.find;
@@ -96,10 +105,11 @@ describe("OwnLookup while compactions truncate the log", () => {
     expect(seen).toEqual({ kind: "found", revision: mine });
   });
 
-  it("reads again when a compaction appended and truncated after its read fixed its end", async () => {
+  it("finds the snapshot entry a compaction appended after its read fixed its end", async () => {
     // The same trial, with the fix above: a read of the log's first entry from a stale
     // `first_seq` ended at the latest revision it saw; a compaction appended its snapshot entry
-    // after it and truncated everything before, and the read came back empty.
+    // after it and truncated everything before, and the read came back empty (read again then;
+    // now such a read ends with that snapshot entry).
     const { log, at: mine } = seeded("mine-id");
     const recent: RecentEntry[] = [["mine-id", mine, 1]];
     await compact(log, recent);
