@@ -1,9 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
 import {
   createSynchronizer,
+  defineModel,
   JetStreamLog,
   openSynchronizer,
   startNatsServer,
+  stateHash,
   type NatsServer,
   type StateSyncError,
 } from "@statesync/node";
@@ -22,17 +25,42 @@ import { compactingBefore, overtakingConnection } from "./support/overtaking.js"
  * stalled. Here a compaction by another replica runs exactly there, ahead of each of the first
  * reads' consumers (`overtakingConnection`), so every one of those reads is overtaken.
  */
+const blobs = defineModel({
+  name: "blobs",
+  state: z.object({ count: z.number().int(), items: z.record(z.string(), z.string()) }),
+  initial: { count: 0, items: {} },
+  commands: {
+    put: {
+      args: z.object({ key: z.string(), value: z.string() }),
+      apply(draft, { key, value }) {
+        draft.items[key] = value;
+      },
+    },
+    increment: {
+      args: z.object({}),
+      apply(draft) {
+        draft.count += 1;
+      },
+    },
+  },
+});
+/** About 50 KB: two make a state past the small server's max_payload (chunked snapshots). */
+const blob = (i: number) => `${i} ${"abcdefghij".repeat(5_000)}`;
 const noAuto = { compaction: false, snapshots: false } as const;
 /** Reads overtaken in a row: more than a catch-up used to try (four) before it stalled. */
 const OVERTAKEN = 6;
 
 describe("reads overtaken by compactions on nats-server", () => {
   let server: NatsServer;
+  let small: NatsServer; // max_payload 64 KiB: a small state's snapshot comes in parts
   beforeAll(async () => {
-    server = await startNatsServer();
+    [server, small] = await Promise.all([
+      startNatsServer(),
+      startNatsServer({ extraConfig: "max_payload: 65536" }),
+    ]);
   });
   afterAll(async () => {
-    await server?.stop();
+    await Promise.all([server?.stop(), small?.stop()]);
   });
 
   it.each([false, true])(
@@ -102,6 +130,36 @@ describe("reads overtaken by compactions on nats-server", () => {
     await victim.fetchUpdates();
     expect(victim.revision).toBe(writer.revision);
     expect(victim.state).toEqual(writer.state);
+    await Promise.all([victim.close(), writer.close()]);
+    await nc.close();
+  });
+
+  it("an opening overtaken by chunked compactions loads the chunked snapshot that held on", async () => {
+    const stream = uniqueStream("OVTK");
+    const base = { servers: small.url, stream, model: blobs, ...noAuto };
+    const writer = await openSynchronizer(base);
+    for (let i = 0; i < 3; i++)
+      await writer.updateUnconditionally("put", { key: `k${i}`, value: blob(i) });
+    await writer.compact();
+    expect((await writer.history())[0]!.kind).toBe("part"); // chunked from here on
+    const overtake = compactingBefore(async () => {
+      await writer.updateUnconditionally("increment", {});
+      await writer.compact();
+    }, OVERTAKEN);
+    const nc = await tcp(small.url);
+    const victim = await createSynchronizer({
+      log: new JetStreamLog({ connection: overtakingConnection(nc, overtake.before), stream }),
+      model: blobs,
+      ...noAuto,
+      live: false,
+    }).catch((e: unknown) => e as StateSyncError);
+    overtake.stop();
+    expect(overtake.ran).toBeGreaterThanOrEqual(4);
+    expect(victim).not.toBeInstanceOf(Error);
+    if (victim instanceof Error) return;
+    await victim.fetchUpdates();
+    expect(victim.revision).toBe(writer.revision);
+    expect(stateHash(victim.state)).toBe(stateHash(writer.state));
     await Promise.all([victim.close(), writer.close()]);
     await nc.close();
   });

@@ -14,7 +14,7 @@ import type { StatusHub } from "./status.js";
 const READ_APPLY_BYTES = 4 * 1024 * 1024;
 /** How long a catch-up lets a live follower deliver what it is about to, before reading (ms). */
 const FOLLOWER_GRACE_MS = 250;
-/** Short reads in a row (each overtaken by a compaction) before a catch-up gives up. */
+/** Reads in a row that bring nothing (each overtaken by a compaction) before a catch-up gives up. */
 const MAX_SHORT_READS = 4;
 /** Wait before restarting a failed follower, ms: from this, doubling while it keeps failing. */
 const RESTART_MIN_MS = 250;
@@ -151,18 +151,28 @@ export class Reader<S, C extends CommandMap<S>> {
     return p;
   }
 
-  /** `readRange`'s reads: to `goal`, then on to the log's end after a short read. */
+  /**
+   * `readRange`'s reads: to `goal`, then on to the log's end after a short read. A read that
+   * moved the replica on (`readPosition`) is no short read: a compaction that overtakes a read
+   * to the log's end leaves it the first entry it retained (`RevisionedLog.read`), and for a
+   * chunked snapshot that is part 0 only, whose other parts the next read brings (a new user's
+   * trial: beside replicas compacting a 4 MB state in a loop, reads that each brought a part 0
+   * counted as failures). The loop ends: without progress after {@link MAX_SHORT_READS} reads,
+   * with progress once the log stops growing (its revision or its end is reached).
+   */
   private async readUntil(goal: number): Promise<void> {
-    for (let shortReads = 0; ; shortReads++) {
+    for (let shortReads = 0, reads = 0; ; reads++) {
       if (this.replica.revision >= goal || this.status.stopped) return;
       // After a short read, to the log's end as the read itself finds it: a goal read from
       // `info()` before may lie before the log's first entry by the time the read starts (a
       // compaction in between), and such a read finds nothing (a trial, stop 33: a replica
       // behind a slow proxy, on a log compacted every 40 entries, stalled after 4 of them).
-      await this.readOnce(shortReads === 0 ? goal : Number.POSITIVE_INFINITY);
+      const position = this.replica.readPosition;
+      await this.readOnce(reads === 0 ? goal : Number.POSITIVE_INFINITY);
       if (this.status.stopped || this.replica.revision >= goal) return;
+      shortReads = this.replica.readPosition > position ? 0 : shortReads + 1;
       const latest = (await this.log.info()).latestRevision;
-      if (latest <= goal || shortReads + 1 >= MAX_SHORT_READS) {
+      if (latest <= goal || shortReads >= MAX_SHORT_READS) {
         const after = this.replica.revision;
         // The replica holds all the log holds, and the goal lies past the log's end: it came
         // from a conflict whose "latest" the stream never reached, not from a truncation.
