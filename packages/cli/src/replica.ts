@@ -88,22 +88,35 @@ export async function checkFirstEntry(
   info: Pick<LogInfo, "firstRevision" | "latestRevision">,
 ): Promise<void> {
   const first = await firstRetainedEntry(log, info.firstRevision);
-  const revision = first?.revision ?? info.firstRevision;
-  const problem = firstEntryProblem(revision, first && decodeEntry(first.data), log.contiguous);
-  const readable = first !== undefined && decodeEntry(first.data).ok;
-  if (problem && readable && (await startAfter(log, revision, info.latestRevision))) {
+  // Nothing retained any more (a purge of the whole stream since `info`): said so, not
+  // "malformed", which it used to call a first entry it could not read (a new user's trial).
+  if (first === undefined) throw retainsNothing(info.latestRevision);
+  const decoded = decodeEntry(first.data);
+  const problem = firstEntryProblem(first.revision, decoded, log.contiguous);
+  if (problem && decoded.ok && (await startAfter(log, first.revision))) {
     return; // a replica reads past the entries before it (a purge undone in part)
   }
   if (problem) throw problem;
 }
 
-/** Whether an entry a replay can start from lies after `revision` (up to `latest`). */
-async function startAfter(
-  log: Pick<RevisionedLog, "read">,
-  revision: number,
-  latest: number,
-): Promise<boolean> {
-  for await (const e of log.read(revision + 1, latest)) {
+/**
+ * The `TRUNCATED` of a log that retains no entry, though it had entries up to `latest`: its
+ * history was removed (an operator's purge of the whole stream).
+ */
+export function retainsNothing(latest: number): StateSyncError {
+  return new StateSyncError(
+    "TRUNCATED",
+    `the log retains no entry: everything up to revision ${latest} was removed`,
+    { details: { latest } },
+  );
+}
+
+/**
+ * Whether an entry a replay can start from lies after `revision`: read to the log's end, which
+ * ends with the entry a compaction that overtook the read kept (`RevisionedLog.read`).
+ */
+async function startAfter(log: Pick<RevisionedLog, "read">, revision: number): Promise<boolean> {
+  for await (const e of log.read(revision + 1, Number.POSITIVE_INFINITY)) {
     if (e.skipped) continue;
     if (firstEntryProblem(e.revision, decodeEntry(e.data)) === undefined) return true;
   }
@@ -123,13 +136,7 @@ export async function openReplica(
 ): Promise<AnyReplica | undefined> {
   const info = await log.info();
   if (info.latestRevision === 0) return undefined;
-  if (info.firstRevision === 0) {
-    throw new StateSyncError(
-      "TRUNCATED",
-      `the log retains no entry: everything up to revision ${info.latestRevision} was removed`,
-      { details: { latest: info.latestRevision } },
-    );
-  }
+  if (info.firstRevision === 0) throw retainsNothing(info.latestRevision);
   await checkFirstEntry(log, info);
   const replica: AnyReplica = await createSynchronizer({
     log, // not owned: the command closes it

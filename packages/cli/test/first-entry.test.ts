@@ -41,6 +41,20 @@ describe("checkFirstEntry", () => {
     expect(snapshot).toBeGreaterThan(2);
   });
 
+  it("says the log retains nothing when everything was removed since its info, not malformed", async () => {
+    // A new user's trial: `compact` beside replicas compacting in loops once failed
+    // "CORRUPT_ENTRY: the first retained entry (revision 493) is malformed" for a sound log: it
+    // called an entry it could not read "malformed".
+    const { log, snapshot } = await compacted();
+    const info = { ...(await log.info()) };
+    await log.truncateBefore(info.latestRevision + 1); // the whole stream purged meanwhile
+    const error = (await checkFirstEntry(log, info).catch((e: unknown) => e)) as StateSyncError;
+    expect(error).toMatchObject({ code: "TRUNCATED", details: { latest: snapshot } });
+    expect(error.message).toBe(
+      `the log retains no entry: everything up to revision ${snapshot} was removed`,
+    );
+  });
+
   it("still refuses a first entry that is no genesis or snapshot entry, naming its revision", async () => {
     const log = new MemoryLog();
     const replica = await createSynchronizer({ log, model: counter, live: false });
