@@ -9,6 +9,7 @@ import type { CommandMap, Model } from "./model.js";
 import { Origins } from "./pending/origins.js";
 import { RecentIds, usableRecent } from "./recent-ids.js";
 import { StateValidity } from "./command-check.js";
+import { UnanchoredReads } from "./unanchored-reads.js";
 import { logModelOf, migrateUp, modelOfVersion } from "./versions.js";
 import type { KeptOverReset, StepResult } from "./replay-types.js";
 import { carriedStateRefusal, safeParse } from "./schema-parse.js";
@@ -47,6 +48,8 @@ export class ReplayState<S, C extends CommandMap<S>> {
   /** Message ids, revisions and timestamps of entries consumed recently (see `MAX_RECENT`). */
   protected recent = new RecentIds(2 * MAX_RECENT);
   protected view: { revision: number; logState: unknown; state: S } | undefined;
+  /** What was read with no state to apply it to (where the reading began, its first gap). */
+  protected readonly reads: UnanchoredReads;
   /** What is known of the validity of `logState` (makes checked commands cheap: command-check.ts). */
   protected readonly validity = new StateValidity();
   /**
@@ -71,6 +74,7 @@ export class ReplayState<S, C extends CommandMap<S>> {
       origins?: ReadonlyArray<readonly [string, number, number]> | undefined;
     },
   ) {
+    this.reads = new UnanchoredReads(contiguous);
     this.origins = new Origins(from?.origins);
     this.logModel = (from?.version !== undefined && modelOfVersion(model, from.version)) || model;
     this.logState = from?.state ?? model.initial;
@@ -344,16 +348,17 @@ export class ReplayState<S, C extends CommandMap<S>> {
     );
   }
 
+  /**
+   * `TRUNCATED` of a gap after this revision before the entry at `next`; with no state yet, of
+   * a log read up to `next` that holds no start (`UnanchoredReads.noStart`: it names what the
+   * log lacks before the entries read, and the way out; a trial saw only "no longer holds", with
+   * no hint of the cause, which is what an operator's purge followed by a write leaves).
+   */
   protected truncated(next: number): StateSyncError {
-    // A replica with no state yet: the log's retained history starts with an entry it cannot
-    // start from, which is what an operator's purge followed by a write leaves (a trial saw
-    // only "no longer holds", with no hint of the cause or the way out).
-    const why = this.anchored
-      ? ""
-      : ": its entries before were purged or deleted, and it holds no snapshot entry to start from; a replica that still holds the state writes it back (compact(); one that compacts does so at its next configuration check, docs/guarantees.md)";
+    if (!this.anchored) return this.reads.noStart(next);
     return new StateSyncError(
       "TRUNCATED",
-      `the log no longer holds the entries after revision ${this.revision} and no snapshot entry follows (next retained: ${next})${why}`,
+      `the log no longer holds the entries after revision ${this.revision} and no snapshot entry follows (next retained: ${next})`,
       { details: { after: this.revision, next } },
     );
   }

@@ -89,8 +89,10 @@ const PENDING: StepResult = { kind: "pending" };
    * ({@link scanForStart}) with no starting point after them so far; undefined otherwise.
    */
   get unusableStart(): StateSyncError | undefined {
-    const from = this.scan?.from;
-    return this.scanning ? withRevision(this.truncated(from!), from!) : undefined;
+    if (!this.scanning) return undefined;
+    const { from, through } = this.scan!;
+    // Without a state: what the log lacks before the entries read, up to the last one read.
+    return withRevision(this.anchored ? this.truncated(from) : this.reads.noStart(through), from);
   }
 
   /**
@@ -99,18 +101,8 @@ const PENDING: StepResult = { kind: "pending" };
    * trial: every opening failed `TRUNCATED` for good). The opener starts it again (`reanchor`).
    */
   get neverStarted(): boolean {
-    return (
-      this.contiguous &&
-      this.firstRead === 1 &&
-      this.unanchoredThrough >= 0 &&
-      this.scanning &&
-      this.scan!.from === this.revision + 1
-    );
+    return this.reads.fromTheStart && this.scanning && this.scan!.from === this.revision + 1;
   }
-
-  /** The first entry read (0: read with a state); the last read without one (-1: after a gap). */
-  private firstRead: number | undefined;
-  private unanchoredThrough = 0;
 
   /** Reading past entries, no starting point after them yet (a start moves the revision past). */
   private get scanning(): boolean {
@@ -120,11 +112,7 @@ const PENDING: StepResult = { kind: "pending" };
   /** Consumes one entry read from the log; `predecoded`: `decodeEntry` of its data, if known. */
   step(logEntry: LogEntry, predecoded?: DecodeResult): StepResult {
     if (logEntry.revision <= this.readPosition) return { kind: "ignored" };
-    this.firstRead ??= this.anchored ? 0 : logEntry.revision;
-    if (!this.anchored && this.unanchoredThrough >= 0) {
-      const next = logEntry.revision === this.unanchoredThrough + 1;
-      this.unanchoredThrough = next ? logEntry.revision : -1;
-    }
+    this.reads.note(logEntry.revision, this.anchored);
     const gap = this.contiguous && this.anchored && logEntry.revision !== this.revision + 1;
     if (logEntry.skipped && !this.collector) {
       // Used up without an entry (LogEntry.skipped): stepped over, never across a gap before it.

@@ -50,7 +50,7 @@ describe("a whole log purged under a live replica", () => {
     expect(await codeOf(opening)).toBe("TRUNCATED");
     // It says why, and the way out (a trial saw only "no longer holds the entries").
     await expect(opening).rejects.toThrow(
-      /its entries before were purged or deleted, and it holds no snapshot entry to start from; a replica that still holds the state writes it back \(compact\(\)/,
+      /^the log no longer holds the entries before revision \d+ \(purged or deleted\), and holds no genesis or snapshot entry to start from up to revision \d+; a replica that still holds the state writes it back \(compact\(\)/,
     );
     await a.close();
   });
