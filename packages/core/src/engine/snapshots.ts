@@ -194,10 +194,14 @@ export class Snapshots<S, C extends CommandMap<S>> {
       // Purged since (a compaction, an operator's purge): still good when nothing after it is
       // missing (issue 10, case 4), else the catch-up jumps onto the log's first snapshot entry.
       // Only an entry missing from the middle of the retained history makes it suspect.
-      const purged = info.firstRevision === 0 || info.firstRevision > record.revision;
+      let purged = info.firstRevision === 0 || info.firstRevision > record.revision;
+      // A compaction after `info` may have removed it: asked again (CI's chaos check, stop 45).
+      const now = entry === undefined && !purged ? await log.info() : info;
+      if (this.status.closed) return;
+      purged ||= now.firstRevision === 0 || now.firstRevision > record.revision;
       if (entry === undefined) {
         if (!purged) problem = `the log has no entry at revision ${record.revision}`;
-        else this.keptOverPurge = !(await logHasStart(log, info));
+        else this.keptOverPurge = !(await logHasStart(log, now));
       } else if (entry.messageId !== record.messageId) {
         problem = `the log's entry at revision ${record.revision} is another one`;
       }
