@@ -1,8 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { z } from "zod";
 import {
   createSynchronizer,
-  defineModel,
   JetStreamLog,
   openSynchronizer,
   startNatsServer,
@@ -11,27 +9,7 @@ import {
   type StateSyncError,
 } from "@statesync/node";
 import { codeOf, tcp, uniqueStream } from "./helpers.js";
-
-/** A state of named blobs: a few commands make it larger than one message. */
-const blobs = defineModel({
-  name: "blobs",
-  state: z.object({ count: z.number().int(), items: z.record(z.string(), z.string()) }),
-  initial: { count: 0, items: {} },
-  commands: {
-    put: {
-      args: z.object({ key: z.string(), value: z.string() }),
-      apply(draft, { key, value }) {
-        draft.items[key] = value;
-      },
-    },
-    increment: {
-      args: z.object({}),
-      apply(draft) {
-        draft.count += 1;
-      },
-    },
-  },
-});
+import { blobs } from "./support/models.js";
 
 const noAuto = { compaction: false, snapshots: false } as const;
 /** About 50 KB of text per blob, with characters JSON escapes and one outside the BMP. */

@@ -1,8 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { z } from "zod";
 import {
   createSynchronizer,
-  defineModel,
   JetStreamLog,
   openSynchronizer,
   startNatsServer,
@@ -11,7 +9,7 @@ import {
   type StateSyncError,
 } from "@statesync/node";
 import { tcp, uniqueStream } from "./helpers.js";
-import { counter } from "./support/models.js";
+import { blobs, counter } from "./support/models.js";
 import { compactingBefore, overtakingConnection } from "./support/overtaking.js";
 
 /**
@@ -25,25 +23,6 @@ import { compactingBefore, overtakingConnection } from "./support/overtaking.js"
  * stalled. Here a compaction by another replica runs exactly there, ahead of each of the first
  * reads' consumers (`overtakingConnection`), so every one of those reads is overtaken.
  */
-const blobs = defineModel({
-  name: "blobs",
-  state: z.object({ count: z.number().int(), items: z.record(z.string(), z.string()) }),
-  initial: { count: 0, items: {} },
-  commands: {
-    put: {
-      args: z.object({ key: z.string(), value: z.string() }),
-      apply(draft, { key, value }) {
-        draft.items[key] = value;
-      },
-    },
-    increment: {
-      args: z.object({}),
-      apply(draft) {
-        draft.count += 1;
-      },
-    },
-  },
-});
 /** About 50 KB: two make a state past the small server's max_payload (chunked snapshots). */
 const blob = (i: number) => `${i} ${"abcdefghij".repeat(5_000)}`;
 const noAuto = { compaction: false, snapshots: false } as const;

@@ -42,3 +42,24 @@ import type { ledger } from "../fixtures/hostile/ledger-model.js";
 
 /** The state of {@link ledger}. */
 export type LedgerState = typeof ledger.initial;
+
+/** A state of named blobs: a few commands make it larger than one message. */
+export const blobs = defineModel({
+  name: "blobs",
+  state: z.object({ count: z.number().int(), items: z.record(z.string(), z.string()) }),
+  initial: { count: 0, items: {} },
+  commands: {
+    put: {
+      args: z.object({ key: z.string(), value: z.string() }),
+      apply(draft, { key, value }) {
+        draft.items[key] = value;
+      },
+    },
+    increment: {
+      args: z.object({}),
+      apply(draft) {
+        draft.count += 1;
+      },
+    },
+  },
+});
